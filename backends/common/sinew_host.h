@@ -1,0 +1,76 @@
+/* Helpers over sinew_host_api shared by the runtime, built-in backends and plugins.
+ * SPDX-License-Identifier: MIT */
+#ifndef SINEW_COMMON_HOST_H
+#define SINEW_COMMON_HOST_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sinew/sinew_plugin.h>
+
+#if defined(__GNUC__)
+#  define SINEW_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#  define SINEW_PRINTF(a, b)
+#endif
+
+/* Logs one line through the host's logger when `level` passes the host's filter. */
+static inline SINEW_PRINTF(3, 4) void sinew_host_log(const sinew_host_api* host,
+                                                     sinew_log_level level, const char* fmt, ...)
+{
+    if (!host || !host->logger.func || level > host->log_level) return;
+    char line[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(line, sizeof line, fmt, args);
+    va_end(args);
+    host->logger.func(level, line, host->logger.user);
+}
+
+/* Logs an error line and returns `result`, so a failure path reads
+ * `return sinew_host_fail(host, SINEW_ERROR_X, "what was wrong with which input");`. */
+static inline SINEW_PRINTF(3, 4) sinew_result sinew_host_fail(const sinew_host_api* host,
+                                                              sinew_result result,
+                                                              const char* fmt, ...)
+{
+    if (host && host->logger.func && host->log_level >= SINEW_LOG_ERROR) {
+        char line[1024];
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(line, sizeof line, fmt, args);
+        va_end(args);
+        host->logger.func(SINEW_LOG_ERROR, line, host->logger.user);
+    }
+    return result;
+}
+
+/* 64-byte aligned allocation through the host allocator; NULL on failure or size 0. */
+static inline void* sinew_host_alloc(const sinew_host_api* host, size_t size)
+{
+    if (size == 0) return NULL;
+    return host->allocator.alloc(size, 64, host->allocator.user);
+}
+
+static inline void* sinew_host_calloc(const sinew_host_api* host, size_t count, size_t size)
+{
+    if (count == 0 || size == 0 || count > (size_t)-1 / size) return NULL;
+    void* p = sinew_host_alloc(host, count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+static inline void sinew_host_free(const sinew_host_api* host, void* ptr)
+{
+    if (ptr) host->allocator.free(ptr, host->allocator.user);
+}
+
+/* Runs fn over [0, count) through the host's job system. */
+static inline void sinew_host_parallel_for(const sinew_host_api* host, sinew_job_fn fn,
+                                           void* data, uint32_t count, uint32_t grain)
+{
+    if (count == 0) return;
+    host->jobs.parallel_for(fn, data, count, grain ? grain : 1, host->jobs.user);
+}
+
+#endif

@@ -1,0 +1,371 @@
+/*
+ * sinew: a skinning runtime for game engines.
+ * SPDX-License-Identifier: MIT
+ *
+ * Public C11 API: results, host services, rigs, the world and its skin components.
+ *
+ * Conventions (see README.md):
+ * - Every descriptor begins with `uint32_t struct_size`, set by its SINEW_*_INIT macro;
+ *   a size of 0 or one smaller than the first published version is refused with
+ *   SINEW_ERROR_STRUCT_SIZE. Fields may only be appended; a larger size from a newer
+ *   caller is accepted and the unknown tail ignored.
+ * - Extensible descriptors carry `const void* next`: a chain of extension structs, each
+ *   beginning with sinew_ext_header. An extension type the runtime does not know is refused.
+ * - Every other zero field means its documented default. Required data left empty fails
+ *   validation with a specific code: zero means default for options, never for data.
+ * - Matrices are 4x4, column-major, 16 floats (OpenGL / cglm layout); translation in
+ *   elements 12..14.
+ * - Handles (sinew_rig, sinew_skin) are an index plus a generation: a destroyed handle is
+ *   detected and refused with SINEW_ERROR_INVALID_HANDLE.
+ * - Thread safety: a world is externally synchronised. Calls on one world must not overlap;
+ *   the world itself uses the job system inside sinew_world_update.
+ */
+#ifndef SINEW_SINEW_H
+#define SINEW_SINEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(SINEW_SHARED)
+#  ifdef SINEW_BUILDING
+#    define SINEW_API __declspec(dllexport)
+#  else
+#    define SINEW_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define SINEW_API __attribute__((visibility("default")))
+#else
+#  define SINEW_API
+#endif
+
+#define SINEW_VERSION_MAJOR 0
+#define SINEW_VERSION_MINOR 1
+#define SINEW_VERSION_PATCH 0
+
+/* ---------------------------------------------------------------------------------------- */
+/* Results                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* 0 is success, negative values are errors. Pinned to 32 bits. */
+typedef enum sinew_result {
+    SINEW_OK = 0,
+    SINEW_ERROR_INVALID_ARGUMENT = -1,   /* NULL where a value is required, bad enum value */
+    SINEW_ERROR_STRUCT_SIZE = -2,        /* struct_size 0 or too small */
+    SINEW_ERROR_OUT_OF_MEMORY = -3,
+    SINEW_ERROR_INVALID_HANDLE = -4,     /* destroyed or never created handle */
+    SINEW_ERROR_NONFINITE = -5,          /* NaN or infinity in an input */
+    SINEW_ERROR_JOINT_COUNT = -6,        /* pose or data does not match the rig's joint count */
+    SINEW_ERROR_JOINT_INDEX = -7,        /* joint index out of range (weights, parents) */
+    SINEW_ERROR_WEIGHTS = -8,            /* negative or all-zero weights of a vertex */
+    SINEW_ERROR_EMPTY_MESH = -9,         /* zero vertices or zero triangles */
+    SINEW_ERROR_SKELETON = -10,          /* cycle, missing parent, no root */
+    SINEW_ERROR_VERTEX_INDEX = -11,      /* triangle index out of range */
+    SINEW_ERROR_UNKNOWN_BACKEND = -12,   /* no backend registered under that name */
+    SINEW_ERROR_BACKEND_UNAVAILABLE = -13, /* backend registered but its probe says no */
+    SINEW_ERROR_PLUGIN_LOAD = -14,       /* shared library or entry point missing */
+    SINEW_ERROR_PLUGIN_ABI = -15,        /* ABI version or struct sizes do not match */
+    SINEW_ERROR_PARAMETER = -16,         /* unknown backend parameter or bad value */
+    SINEW_ERROR_OUTPUT_BINDING = -17,    /* output arrays too small, bad stride */
+    SINEW_ERROR_FILE_NOT_FOUND = -18,
+    SINEW_ERROR_FILE_READ = -19,         /* I/O error */
+    SINEW_ERROR_FILE_FORMAT = -20,       /* malformed content */
+    SINEW_ERROR_FILE_TRUNCATED = -21,    /* content ends early */
+    SINEW_ERROR_UNSUPPORTED = -22,       /* feature not built in or not available */
+    SINEW_ERROR_IN_USE = -23,            /* e.g. removing a rig that skins still use */
+    SINEW_ERROR_BACKEND_FAILED = -24,    /* a backend reported an internal failure */
+    SINEW_ERROR_LIMIT = -25,             /* a count exceeds what the runtime supports */
+    SINEW_RESULT_MAX_ENUM = 0x7FFFFFFF
+} sinew_result;
+
+/* A static string naming the result, e.g. "SINEW_ERROR_NONFINITE". Never NULL. */
+SINEW_API const char* sinew_result_string(sinew_result result);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Extension chains                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef enum sinew_ext_type {
+    SINEW_EXT_NONE = 0,
+    /* Reserved for later headers (sinew_vulkan.h, the CUDA plugin, backend parameters). */
+    SINEW_EXT_VULKAN_OUTPUT = 0x100,
+    SINEW_EXT_CUDA_OUTPUT = 0x200,
+    SINEW_EXT_BACKEND_PARAMS = 0x300,
+    SINEW_EXT_TYPE_MAX_ENUM = 0x7FFFFFFF
+} sinew_ext_type;
+
+/* Every struct in a `next` chain begins with this header. */
+typedef struct sinew_ext_header {
+    uint32_t struct_size;
+    sinew_ext_type type;
+    const void* next;
+} sinew_ext_header;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Host services                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Allocator. alloc returns memory aligned to `alignment` (a power of two, at most 4096) or
+ * NULL. free accepts NULL. Both must be thread-safe: jobs may allocate. */
+typedef struct sinew_allocator {
+    void* (*alloc)(size_t size, size_t alignment, void* user);
+    void (*free)(void* ptr, void* user);
+    void* user;
+} sinew_allocator;
+
+typedef enum sinew_log_level {
+    SINEW_LOG_ERROR = 0,
+    SINEW_LOG_WARNING = 1,
+    SINEW_LOG_INFO = 2,
+    SINEW_LOG_DEBUG = 3,
+    SINEW_LOG_LEVEL_MAX_ENUM = 0x7FFFFFFF
+} sinew_log_level;
+
+/* Logger. Called with one line (no trailing newline). Must be reentrant: jobs may log. */
+typedef struct sinew_logger {
+    void (*func)(sinew_log_level level, const char* message, void* user);
+    void* user;
+} sinew_logger;
+
+/* A job body: process items [begin, end). */
+typedef void (*sinew_job_fn)(void* data, uint32_t begin, uint32_t end);
+
+/* Job system. parallel_for runs fn over [0, count) in chunks of at least `grain` items
+ * (a chunk is [begin, end)), on any threads, and returns when every item is done. It may be
+ * called from inside a job (nested); an implementation may then run it inline.
+ * thread_count is how many threads may run jobs at once (0 = 1). */
+typedef struct sinew_job_system {
+    void (*parallel_for)(sinew_job_fn fn, void* data, uint32_t count, uint32_t grain,
+                         void* user);
+    uint32_t thread_count;
+    void* user;
+} sinew_job_system;
+
+/* ---------------------------------------------------------------------------------------- */
+/* World                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct sinew_world sinew_world;
+
+typedef struct sinew_world_desc {
+    uint32_t struct_size;
+    const void* next;
+    const sinew_allocator* allocator; /* NULL: aligned malloc/free */
+    const sinew_logger* logger;       /* NULL: stderr, warnings and errors only */
+    const sinew_job_system* jobs;     /* NULL: built-in persistent pthread pool */
+    uint32_t thread_count;            /* built-in pool only; 0: one thread per core */
+    sinew_log_level log_level;        /* messages above this level are dropped;
+                                         0 (ERROR) is raised to WARNING, the default */
+} sinew_world_desc;
+
+#define SINEW_WORLD_DESC_INIT \
+    { (uint32_t)sizeof(sinew_world_desc), NULL, NULL, NULL, NULL, 0u, SINEW_LOG_WARNING }
+
+SINEW_API sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_world);
+/* Destroys every skin and rig and unloads plugins. NULL is ignored. */
+SINEW_API void sinew_world_destroy(sinew_world* world);
+/* Threads the world's job system may use (1 when single-threaded). */
+SINEW_API uint32_t sinew_world_thread_count(const sinew_world* world);
+
+/* Loads a backend plugin (a shared library exporting SINEW_PLUGIN_ENTRY_NAME, see
+ * sinew_plugin.h) and registers its backends. A plugin with the wrong ABI is refused with
+ * SINEW_ERROR_PLUGIN_ABI and nothing is registered. */
+SINEW_API sinew_result sinew_world_load_plugin(sinew_world* world, const char* path);
+
+/* Number of registered backends, and the name of backend i (NULL when out of range). */
+SINEW_API uint32_t sinew_world_backend_count(const sinew_world* world);
+SINEW_API const char* sinew_world_backend_name(const sinew_world* world, uint32_t index);
+/* SINEW_OK when the backend exists and can run here, else UNKNOWN_BACKEND/UNAVAILABLE. */
+SINEW_API sinew_result sinew_world_probe_backend(sinew_world* world, const char* name);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Rigs                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct sinew_rig { uint32_t id; } sinew_rig;     /* 0 is never valid */
+typedef struct sinew_skin { uint32_t id; } sinew_skin;   /* 0 is never valid */
+
+/* Skeleton. Parents may come in any order, but the graph must be a forest: every parent
+ * index in range or -1, no cycle. */
+typedef struct sinew_skeleton_desc {
+    uint32_t joint_count;               /* required, >= 1 */
+    const int32_t* parents;             /* required: parent index per joint, -1 for a root */
+    const float* bind_matrices;         /* required: joint_count model-space rest transforms */
+    const char* const* names;           /* optional: UTF-8 joint names */
+} sinew_skeleton_desc;
+
+/* A triangle mesh. Positions and normals are packed xyz floats. */
+typedef struct sinew_mesh_desc {
+    uint32_t vertex_count;              /* required */
+    const float* positions;             /* required: 3 * vertex_count */
+    const float* normals;               /* optional: computed (area-weighted) when NULL */
+    uint32_t triangle_count;            /* required */
+    const uint32_t* indices;            /* required: 3 * triangle_count */
+    uint32_t submesh_count;             /* 0: one sub-mesh holding every triangle */
+    const uint32_t* submesh_first_triangle; /* submesh_count ascending offsets, first is 0 */
+} sinew_mesh_desc;
+
+/* Skin weights, any number of influences per vertex, in compressed rows:
+ * the influences of vertex v are entries offsets[v] .. offsets[v+1]-1. */
+typedef struct sinew_weights_desc {
+    const uint32_t* offsets;            /* vertex_count + 1 entries, offsets[0] = 0 */
+    const uint32_t* joints;             /* joint index per entry */
+    const float* weights;               /* weight per entry; >= 0, each vertex sums > 0
+                                           (normalised by the runtime) */
+} sinew_weights_desc;
+
+typedef struct sinew_rig_desc {
+    uint32_t struct_size;
+    const void* next;
+    const char* name;                   /* optional */
+    sinew_skeleton_desc skeleton;
+    sinew_mesh_desc render_mesh;        /* the mesh every backend outputs */
+    sinew_mesh_desc simulation_mesh;    /* optional coarser mesh for physics backends
+                                           (vertex_count 0: none) */
+    sinew_weights_desc weights;         /* optional weights of the render mesh (offsets NULL:
+                                           computed automatically, see README) */
+    uint32_t max_influences;            /* automatic weights: 4 (default) or 8. Given
+                                           weights: the largest influences kept per vertex,
+                                           renormalised (0: keep all) */
+} sinew_rig_desc;
+
+#define SINEW_RIG_DESC_INIT { (uint32_t)sizeof(sinew_rig_desc), NULL, NULL, \
+    { 0u, NULL, NULL, NULL }, { 0u, NULL, NULL, 0u, NULL, 0u, NULL }, \
+    { 0u, NULL, NULL, 0u, NULL, 0u, NULL }, { NULL, NULL, NULL }, 0u }
+
+/* Copies everything it needs from desc (the caller's arrays can be freed afterwards),
+ * validates it, and computes what is missing (normals, weights, inverse bind matrices). */
+SINEW_API sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc,
+                                        sinew_rig* out_rig);
+/* Refused with SINEW_ERROR_IN_USE while skins use it. */
+SINEW_API sinew_result sinew_rig_destroy(sinew_world* world, sinew_rig rig);
+
+typedef struct sinew_rig_info {
+    uint32_t struct_size;
+    uint32_t joint_count;
+    uint32_t vertex_count;              /* render mesh */
+    uint32_t triangle_count;            /* render mesh */
+    uint32_t simulation_vertex_count;   /* 0 when none */
+    uint32_t max_influences;            /* largest influence count of any vertex */
+    uint32_t submesh_count;
+} sinew_rig_info;
+
+#define SINEW_RIG_INFO_INIT { (uint32_t)sizeof(sinew_rig_info), 0u, 0u, 0u, 0u, 0u, 0u }
+
+SINEW_API sinew_result sinew_rig_get_info(const sinew_world* world, sinew_rig rig,
+                                          sinew_rig_info* out_info);
+
+/* Read-only views of the rig's data (valid until the rig is destroyed). Any out pointer may
+ * be NULL. Weights are in compressed rows as in sinew_weights_desc, after normalisation. */
+SINEW_API sinew_result sinew_rig_get_weights(const sinew_world* world, sinew_rig rig,
+                                             const uint32_t** offsets, const uint32_t** joints,
+                                             const float** weights);
+SINEW_API sinew_result sinew_rig_get_mesh(const sinew_world* world, sinew_rig rig,
+                                          const float** positions, const float** normals,
+                                          const uint32_t** indices);
+/* Joint index by name, or -1. */
+SINEW_API int32_t sinew_rig_find_joint(const sinew_world* world, sinew_rig rig,
+                                       const char* name);
+
+/* Forward kinematics: model-space transforms from local ones (16 floats per joint). */
+SINEW_API sinew_result sinew_rig_local_to_model(const sinew_world* world, sinew_rig rig,
+                                                const float* local, float* out_model);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Skin components                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* One backend parameter, as text: backends parse and validate their own keys. */
+typedef struct sinew_param {
+    const char* key;
+    const char* value;
+} sinew_param;
+
+typedef struct sinew_skin_desc {
+    uint32_t struct_size;
+    const void* next;                   /* may chain typed backend parameter structs */
+    sinew_rig rig;                      /* required */
+    const char* backend;                /* NULL: "lbs" */
+    const sinew_param* params;          /* optional */
+    uint32_t param_count;
+} sinew_skin_desc;
+
+#define SINEW_SKIN_DESC_INIT { (uint32_t)sizeof(sinew_skin_desc), NULL, { 0u }, NULL, NULL, 0u }
+
+SINEW_API sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* desc,
+                                            sinew_skin* out_skin);
+SINEW_API sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin);
+
+/* Replaces the backend of a live skin. The new backend starts from the skin's current shape
+ * (positions and velocities) and pose; on failure the old backend stays. */
+SINEW_API sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin,
+                                              const char* backend, const sinew_param* params,
+                                              uint32_t param_count);
+/* Name of the skin's current backend (NULL for an invalid handle). */
+SINEW_API const char* sinew_skin_backend(const sinew_world* world, sinew_skin skin);
+
+typedef enum sinew_pose_space {
+    SINEW_POSE_MODEL = 0,   /* joint transforms in model space (the default) */
+    SINEW_POSE_LOCAL = 1,   /* joint transforms relative to the parent; the rig runs FK */
+    SINEW_POSE_SPACE_MAX_ENUM = 0x7FFFFFFF
+} sinew_pose_space;
+
+typedef struct sinew_pose_desc {
+    uint32_t struct_size;
+    sinew_pose_space space;
+    uint32_t joint_count;               /* required: must equal the rig's */
+    const float* matrices;              /* required: 16 floats per joint, finite */
+} sinew_pose_desc;
+
+#define SINEW_POSE_DESC_INIT { (uint32_t)sizeof(sinew_pose_desc), SINEW_POSE_MODEL, 0u, NULL }
+
+/* Sets the pose that the next sinew_world_update moves the skin to. The runtime multiplies
+ * by the inverse bind matrices itself. A refused pose leaves the previous one in place. */
+SINEW_API sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin,
+                                           const sinew_pose_desc* pose);
+
+/* Steps every skin by dt seconds (dt > 0 and finite; geometric backends ignore it), in
+ * parallel through the job system. Returns the first failure; other skins still step. */
+SINEW_API sinew_result sinew_world_update(sinew_world* world, float dt);
+/* Steps one skin only. */
+SINEW_API sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt);
+
+typedef enum sinew_output_kind {
+    SINEW_OUTPUT_HOST = 0,              /* caller-owned host arrays */
+    SINEW_OUTPUT_EXTERNAL = 1,          /* described by an extension in `next`
+                                           (Vulkan buffer, CUDA memory; later headers) */
+    SINEW_OUTPUT_KIND_MAX_ENUM = 0x7FFFFFFF
+} sinew_output_kind;
+
+/* Where a skin's render-mesh output goes. Positions and normals are 3 floats each at the
+ * given byte strides (0: tightly packed, 12). normals may be NULL. */
+typedef struct sinew_output_desc {
+    uint32_t struct_size;
+    const void* next;
+    sinew_output_kind kind;
+    uint32_t vertex_capacity;           /* required: at least the render vertex count */
+    float* positions;                   /* required for HOST */
+    size_t position_stride;
+    float* normals;
+    size_t normal_stride;
+} sinew_output_desc;
+
+#define SINEW_OUTPUT_DESC_INIT \
+    { (uint32_t)sizeof(sinew_output_desc), NULL, SINEW_OUTPUT_HOST, 0u, NULL, 0u, NULL, 0u }
+
+/* Copies the skin's current output into the arrays of desc. */
+SINEW_API sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
+                                              const sinew_output_desc* desc);
+/* Makes every later update write straight into the arrays of desc (NULL unbinds). The arrays
+ * must stay valid while bound; the binding survives backend swaps. */
+SINEW_API sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
+                                              const sinew_output_desc* desc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SINEW_SINEW_H */

@@ -1,0 +1,78 @@
+/*
+ * sinew importers: characters from files into rig descriptors and animations.
+ * SPDX-License-Identifier: MIT
+ *
+ * A library of its own (sinew_import), separate from the runtime core: a game that ships baked
+ * or engine-made rigs never links it. The text format of the test characters is always
+ * built in; glTF 2.0 / FBX / X / Collada come through assimp when the library is built with it
+ * (SINEW_WITH_ASSIMP), else they are refused with SINEW_ERROR_UNSUPPORTED.
+ */
+#ifndef SINEW_SINEW_IMPORT_H
+#define SINEW_SINEW_IMPORT_H
+
+#include "sinew.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A skeletal animation sampled at key times shared by all joints. Joint transforms are local
+ * (relative to the parent): rotation quaternion (x, y, z, w), translation, scale.
+ * Joints without a channel hold their rest local transform in every key. */
+typedef struct sinew_animation {
+    char* name;
+    uint32_t joint_count;
+    uint32_t key_count;                 /* >= 1 */
+    float* key_times;                   /* key_count ascending seconds, key_times[0] = 0 */
+    float* rotations;                   /* key_count * joint_count * 4, key-major */
+    float* translations;                /* key_count * joint_count * 3 */
+    float* scales;                      /* key_count * joint_count * 3 */
+    float duration;                     /* seconds, = last key time */
+} sinew_animation;
+
+/* An imported character: a ready rig descriptor (its arrays owned by the character) and its
+ * animations. Sub-meshes that share a skeleton are merged into one render mesh. */
+typedef struct sinew_character {
+    char* name;
+    char* source_path;
+    sinew_rig_desc rig;                 /* pass to sinew_rig_create */
+    float* rest_local;                  /* joint_count * 16: rest local transforms */
+    uint32_t animation_count;
+    sinew_animation* animations;
+    void* internal;                     /* storage; do not touch */
+} sinew_character;
+
+typedef struct sinew_import_options {
+    uint32_t struct_size;
+    const void* next;
+    const sinew_logger* logger;         /* NULL: errors and warnings to stderr */
+    uint32_t use_simulation_mesh;       /* text format with SIMMESH and VISMESH: 0 (default)
+                                           renders VISMESH and simulates SIMMESH; 1 renders
+                                           SIMMESH only (no simulation mesh) */
+} sinew_import_options;
+
+#define SINEW_IMPORT_OPTIONS_INIT { (uint32_t)sizeof(sinew_import_options), NULL, NULL, 0u }
+
+/* Loads a character: `.ini` is the text format of the characters folder, anything else goes
+ * to assimp. options may be NULL. Errors: FILE_NOT_FOUND, FILE_READ, FILE_FORMAT,
+ * FILE_TRUNCATED, SKELETON, UNSUPPORTED (no assimp), with one log line naming the file. */
+SINEW_API sinew_result sinew_import_character(const char* path,
+                                              const sinew_import_options* options,
+                                              sinew_character** out_character);
+SINEW_API void sinew_import_free(sinew_character* character);
+
+/* Local joint transforms (16 floats per joint, column-major) of an animation at `time`
+ * seconds: rotations slerped, translations and scales lerped between the two keys around
+ * it. When `loop` is non-zero time wraps around the duration, else it is clamped. */
+SINEW_API sinew_result sinew_animation_sample(const sinew_animation* animation, float time,
+                                              int loop, float* out_local);
+
+/* The test data folder: $SINEW_DATA_DIR when set, else the build's default
+ * (../shared/data beside the source checkout). Never NULL. */
+SINEW_API const char* sinew_import_data_dir(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SINEW_SINEW_IMPORT_H */

@@ -1,0 +1,97 @@
+/* Runtime internals: never included by backends or plugins. SPDX-License-Identifier: MIT */
+#ifndef SINEW_RUNTIME_INTERNAL_H
+#define SINEW_RUNTIME_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sinew/sinew.h>
+#include <sinew/sinew_plugin.h>
+
+#include "sinew_host.h"
+
+/* ---- thread pool (pool.c) ---- */
+typedef struct sinew_pool sinew_pool;
+uint32_t sinew_pool_default_threads(void);
+sinew_result sinew_pool_create(const sinew_host_api* host, uint32_t threads, sinew_pool** out);
+void sinew_pool_destroy(const sinew_host_api* host, sinew_pool* pool);
+sinew_job_system sinew_pool_job_system(sinew_pool* pool);
+
+/* ---- handles ---- */
+/* A handle id is (generation << 16) | (slot + 1): 0 is never valid, and a slot reused after a
+ * destroy gets a new generation, so stale handles are caught. */
+#define SINEW_HANDLE_SLOT_BITS 16u
+#define SINEW_HANDLE_MAX_SLOTS ((1u << SINEW_HANDLE_SLOT_BITS) - 1u)
+
+/* ---- rigs (rig.c) ---- */
+typedef struct sinew_rig_data {
+    sinew_rig_view view;
+    char* name;
+    uint32_t* fk_order;          /* joints with every parent before its children */
+    uint32_t users;              /* skins using this rig */
+    void* block;                 /* one allocation holding every array of the rig */
+} sinew_rig_data;
+
+sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                   sinew_rig_data** out);
+void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig);
+/* model = FK(local); both 16 floats per joint. */
+void sinew_rig_data_local_to_model(const sinew_rig_data* rig, const float* local, float* model);
+
+/* ---- plugins and registry (plugin.c) ---- */
+typedef struct sinew_backend_entry {
+    const sinew_backend_vtable* vt;
+    uint32_t plugin;             /* index into plugins + 1, 0 for built-in */
+} sinew_backend_entry;
+
+/* Checks a backend table against this host's ABI; logs and returns PLUGIN_ABI when bad. */
+sinew_result sinew_validate_backend_table(const sinew_host_api* host,
+                                          const sinew_backend_vtable* vt, const char* origin);
+
+typedef struct sinew_world sinew_world;
+/* dlcloses every plugin of the world (after its skins are gone). */
+void sinew_plugins_unload(sinew_world* world);
+
+/* ---- world (world.c) ---- */
+typedef struct sinew_rig_slot {
+    uint32_t generation;
+    sinew_rig_data* rig;         /* NULL when free */
+} sinew_rig_slot;
+
+typedef struct sinew_skin_data sinew_skin_data;
+
+typedef struct sinew_skin_slot {
+    uint32_t generation;
+    sinew_skin_data* skin;       /* NULL when free */
+} sinew_skin_slot;
+
+struct sinew_world {
+    sinew_host_api host;
+    sinew_pool* pool;            /* NULL when the host brought a job system */
+
+    sinew_backend_entry* backends;
+    uint32_t backend_count, backend_capacity;
+    void** plugins;              /* dlopen handles */
+    uint32_t plugin_count, plugin_capacity;
+
+    sinew_rig_slot* rigs;
+    uint32_t rig_slot_count, rig_slot_capacity;
+    sinew_skin_slot* skins;
+    uint32_t skin_slot_count, skin_slot_capacity;
+
+    sinew_skin_data** update_list; /* scratch for sinew_world_update */
+    uint32_t update_capacity;
+};
+
+/* Grows an array of elem_size items to hold at least `needed`. */
+sinew_result sinew_grow(const sinew_host_api* host, void** array, uint32_t* capacity,
+                        uint32_t needed, size_t elem_size);
+
+const sinew_backend_vtable* sinew_world_find_backend(const sinew_world* world, const char* name);
+sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vtable* vt,
+                                     uint32_t plugin);
+
+bool sinew_matrix_finite(const float* m, uint32_t count);
+
+#endif

@@ -1,0 +1,516 @@
+/* Rigs: validation of a rig descriptor, the runtime's copy of it, forward kinematics.
+ * SPDX-License-Identifier: MIT
+ *
+ * A rig is validated completely before anything is stored, so a refused descriptor leaves the
+ * world untouched. Everything the rig owns lives in one allocation (`block`), laid out in two
+ * passes: the first computes offsets, the second fills them. */
+#include "internal.h"
+#include "weights.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#define MAX_JOINTS 65535u
+#define MAX_ELEMENTS (1u << 26) /* vertices or triangles per mesh */
+
+/* The first published size of each descriptor: smaller is refused, larger accepted. */
+#define RIG_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_rig_desc, max_influences) + sizeof(uint32_t)))
+
+bool sinew_matrix_finite(const float* m, uint32_t count)
+{
+    for (size_t i = 0; i < (size_t)count * 16u; ++i) {
+        if (!isfinite(m[i])) return false;
+    }
+    return true;
+}
+
+static sinew_result validate_mesh(const sinew_host_api* host, const sinew_mesh_desc* mesh,
+                                  const char* which)
+{
+    if (mesh->vertex_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "rig: %s has zero vertices", which);
+    if (mesh->triangle_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "rig: %s has zero triangles", which);
+    if (mesh->vertex_count > MAX_ELEMENTS || mesh->triangle_count > MAX_ELEMENTS)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                               "rig: %s has %u vertices and %u triangles; at most %u each", which,
+                               mesh->vertex_count, mesh->triangle_count, MAX_ELEMENTS);
+    if (!mesh->positions || !mesh->indices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "rig: %s has no %s", which,
+                               mesh->positions ? "indices" : "positions");
+    for (uint32_t i = 0; i < mesh->vertex_count * 3u; ++i) {
+        if (!isfinite(mesh->positions[i]))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "rig: %s vertex %u has a non-finite position", which, i / 3u);
+    }
+    if (mesh->normals) {
+        for (uint32_t i = 0; i < mesh->vertex_count * 3u; ++i) {
+            if (!isfinite(mesh->normals[i]))
+                return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                       "rig: %s vertex %u has a non-finite normal", which, i / 3u);
+        }
+    }
+    for (uint32_t i = 0; i < mesh->triangle_count * 3u; ++i) {
+        if (mesh->indices[i] >= mesh->vertex_count)
+            return sinew_host_fail(host, SINEW_ERROR_VERTEX_INDEX,
+                                   "rig: %s triangle %u uses vertex %u of %u", which, i / 3u,
+                                   mesh->indices[i], mesh->vertex_count);
+    }
+    if (mesh->submesh_count > 0) {
+        if (!mesh->submesh_first_triangle)
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: %s has %u sub-meshes but no offsets", which,
+                                   mesh->submesh_count);
+        for (uint32_t s = 0; s < mesh->submesh_count; ++s) {
+            uint32_t first = mesh->submesh_first_triangle[s];
+            bool ok = (s == 0) ? first == 0
+                               : first > mesh->submesh_first_triangle[s - 1] &&
+                                     first < mesh->triangle_count;
+            if (!ok)
+                return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                       "rig: %s sub-mesh %u starts at triangle %u: offsets must "
+                                       "start at 0 and ascend below %u",
+                                       which, s, first, mesh->triangle_count);
+        }
+    }
+    return SINEW_OK;
+}
+
+/* Orders joints so that every parent comes before its children; refuses cycles and parents
+ * out of range. */
+static sinew_result order_skeleton(const sinew_host_api* host, const sinew_skeleton_desc* sk,
+                                   uint32_t* order)
+{
+    uint32_t n = sk->joint_count;
+    uint8_t* state = (uint8_t*)sinew_host_calloc(host, n, 1); /* 0 new, 1 visiting, 2 placed */
+    uint32_t* stack = (uint32_t*)sinew_host_alloc(host, (size_t)n * sizeof(uint32_t));
+    if (!state || !stack) {
+        sinew_host_free(host, state);
+        sinew_host_free(host, stack);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory");
+    }
+    sinew_result result = SINEW_OK;
+    uint32_t placed = 0;
+    for (uint32_t j = 0; j < n && result == SINEW_OK; ++j) {
+        int32_t p = sk->parents[j];
+        if (p < -1 || p >= (int32_t)n) {
+            result = sinew_host_fail(host, SINEW_ERROR_SKELETON,
+                                     "rig: joint %u has parent %d, which does not exist "
+                                     "(%u joints)", j, (int)p, n);
+        } else if (p == (int32_t)j) {
+            result = sinew_host_fail(host, SINEW_ERROR_SKELETON,
+                                     "rig: joint %u is its own parent", j);
+        }
+    }
+    for (uint32_t j = 0; j < n && result == SINEW_OK; ++j) {
+        /* Walk up to a placed joint or a root, then place the path top-down. */
+        uint32_t depth = 0;
+        int32_t k = (int32_t)j;
+        while (k >= 0 && state[k] != 2) {
+            if (state[k] == 1) {
+                result = sinew_host_fail(host, SINEW_ERROR_SKELETON,
+                                         "rig: the parents of joint %u form a cycle", (uint32_t)k);
+                break;
+            }
+            state[k] = 1;
+            stack[depth++] = (uint32_t)k;
+            k = sk->parents[k];
+        }
+        if (result != SINEW_OK) break;
+        while (depth > 0) {
+            uint32_t q = stack[--depth];
+            state[q] = 2;
+            order[placed++] = q;
+        }
+    }
+    sinew_host_free(host, state);
+    sinew_host_free(host, stack);
+    return result;
+}
+
+/* Weights of the render mesh in compressed rows, sorted by decreasing weight. */
+typedef struct weight_rows {
+    uint32_t* offsets;
+    uint32_t* joints;
+    float* weights;
+    uint32_t max_row;
+} weight_rows;
+
+static void free_rows(const sinew_host_api* host, weight_rows* rows)
+{
+    sinew_host_free(host, rows->offsets);
+    sinew_host_free(host, rows->joints);
+    sinew_host_free(host, rows->weights);
+    memset(rows, 0, sizeof *rows);
+}
+
+/* Validates given weights, merges repeated joints, keeps the `cap` largest (0: all), sorts
+ * and normalises. */
+static sinew_result import_weights(const sinew_host_api* host, const sinew_weights_desc* w,
+                                   uint32_t vertex_count, uint32_t joint_count, uint32_t cap,
+                                   weight_rows* out)
+{
+    if (!w->joints || !w->weights)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: weights have offsets but no %s",
+                               w->joints ? "weight values" : "joint indices");
+    if (w->offsets[0] != 0)
+        return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                               "rig: weight offsets must start at 0 (got %u)", w->offsets[0]);
+    uint32_t max_row = 0;
+    for (uint32_t v = 0; v < vertex_count; ++v) {
+        uint32_t b = w->offsets[v], e = w->offsets[v + 1];
+        if (e < b)
+            return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                   "rig: weight offsets descend at vertex %u", v);
+        if (e == b)
+            return sinew_host_fail(host, SINEW_ERROR_WEIGHTS, "rig: vertex %u has no influence", v);
+        if (e - b > 1024u)
+            return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                                   "rig: vertex %u has %u influences; at most 1024", v, e - b);
+        double sum = 0.0;
+        for (uint32_t i = b; i < e; ++i) {
+            if (w->joints[i] >= joint_count)
+                return sinew_host_fail(host, SINEW_ERROR_JOINT_INDEX,
+                                       "rig: vertex %u is weighted to joint %u of %u", v,
+                                       w->joints[i], joint_count);
+            if (!isfinite(w->weights[i]))
+                return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                       "rig: vertex %u has a non-finite weight", v);
+            if (w->weights[i] < 0.0f)
+                return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                       "rig: vertex %u has a negative weight %g for joint %u", v,
+                                       (double)w->weights[i], w->joints[i]);
+            sum += w->weights[i];
+        }
+        if (!(sum > 0.0))
+            return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                   "rig: the weights of vertex %u are all zero", v);
+        if (e - b > max_row) max_row = e - b;
+    }
+    uint32_t total = w->offsets[vertex_count];
+    out->offsets = (uint32_t*)sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof(uint32_t));
+    out->joints = (uint32_t*)sinew_host_alloc(host, (size_t)total * sizeof(uint32_t));
+    out->weights = (float*)sinew_host_alloc(host, (size_t)total * sizeof(float));
+    uint32_t* tj = (uint32_t*)sinew_host_alloc(host, (size_t)max_row * sizeof(uint32_t));
+    float* tw = (float*)sinew_host_alloc(host, (size_t)max_row * sizeof(float));
+    if (!out->offsets || !out->joints || !out->weights || !tj || !tw) {
+        free_rows(host, out);
+        sinew_host_free(host, tj);
+        sinew_host_free(host, tw);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory for weights");
+    }
+    uint32_t at = 0;
+    out->max_row = 0;
+    for (uint32_t v = 0; v < vertex_count; ++v) {
+        uint32_t n = 0;
+        for (uint32_t i = w->offsets[v]; i < w->offsets[v + 1]; ++i) {
+            if (w->weights[i] == 0.0f) continue;
+            uint32_t k = 0;
+            while (k < n && tj[k] != w->joints[i]) ++k;
+            if (k == n) {
+                tj[n] = w->joints[i];
+                tw[n++] = 0.0f;
+            }
+            tw[k] += w->weights[i];
+        }
+        /* Insertion sort by decreasing weight (rows are short). */
+        for (uint32_t i = 1; i < n; ++i) {
+            float kw = tw[i];
+            uint32_t kj = tj[i];
+            uint32_t k = i;
+            while (k > 0 && tw[k - 1] < kw) {
+                tw[k] = tw[k - 1];
+                tj[k] = tj[k - 1];
+                --k;
+            }
+            tw[k] = kw;
+            tj[k] = kj;
+        }
+        if (cap > 0 && n > cap) n = cap;
+        float sum = 0.0f;
+        for (uint32_t i = 0; i < n; ++i) sum += tw[i];
+        out->offsets[v] = at;
+        for (uint32_t i = 0; i < n; ++i) {
+            out->joints[at] = tj[i];
+            out->weights[at++] = tw[i] / sum;
+        }
+        if (n > out->max_row) out->max_row = n;
+    }
+    out->offsets[vertex_count] = at;
+    sinew_host_free(host, tj);
+    sinew_host_free(host, tw);
+    return SINEW_OK;
+}
+
+static size_t take(size_t* offset, size_t bytes)
+{
+    size_t at = (*offset + 63u) & ~(size_t)63u;
+    *offset = at + bytes;
+    return at;
+}
+
+/* Area-weighted vertex normals; given normals are normalised, and zero ones replaced. */
+static void fill_normals(const sinew_mesh_desc* mesh, float* normals)
+{
+    memset(normals, 0, (size_t)mesh->vertex_count * 3u * sizeof(float));
+    for (uint32_t t = 0; t < mesh->triangle_count; ++t) {
+        const uint32_t* tri = mesh->indices + 3u * t;
+        vec3 a, b, c, e1, e2, n;
+        glm_vec3_copy((float*)mesh->positions + 3u * tri[0], a);
+        glm_vec3_copy((float*)mesh->positions + 3u * tri[1], b);
+        glm_vec3_copy((float*)mesh->positions + 3u * tri[2], c);
+        glm_vec3_sub(b, a, e1);
+        glm_vec3_sub(c, a, e2);
+        glm_vec3_cross(e1, e2, n); /* length = twice the area: area weighting for free */
+        for (int k = 0; k < 3; ++k) glm_vec3_add(normals + 3u * tri[k], n, normals + 3u * tri[k]);
+    }
+    for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
+        float* n = normals + 3u * v;
+        if (mesh->normals) {
+            const float* given = mesh->normals + 3u * v;
+            if (glm_vec3_norm((float*)given) > 0.0f) glm_vec3_copy((float*)given, n);
+        }
+        float len = glm_vec3_norm(n);
+        if (len > 0.0f) {
+            glm_vec3_scale(n, 1.0f / len, n);
+        } else {
+            n[0] = 0.0f; /* an isolated vertex: any unit vector keeps backends finite */
+            n[1] = 0.0f;
+            n[2] = 1.0f;
+        }
+    }
+}
+
+typedef struct mesh_layout {
+    size_t positions, normals, indices, submeshes;
+} mesh_layout;
+
+static void plan_mesh(size_t* offset, const sinew_mesh_desc* m, mesh_layout* l)
+{
+    l->positions = take(offset, (size_t)m->vertex_count * 12u);
+    l->normals = take(offset, (size_t)m->vertex_count * 12u);
+    l->indices = take(offset, (size_t)m->triangle_count * 12u);
+    l->submeshes = take(offset, (size_t)(m->submesh_count ? m->submesh_count : 1u) * 4u);
+}
+
+static void fill_mesh(char* block, const sinew_mesh_desc* m, const mesh_layout* l,
+                      sinew_mesh_view* view)
+{
+    float* positions = (float*)(block + l->positions);
+    float* normals = (float*)(block + l->normals);
+    uint32_t* indices = (uint32_t*)(block + l->indices);
+    uint32_t* submeshes = (uint32_t*)(block + l->submeshes);
+    memcpy(positions, m->positions, (size_t)m->vertex_count * 12u);
+    memcpy(indices, m->indices, (size_t)m->triangle_count * 12u);
+    fill_normals(m, normals);
+    if (m->submesh_count) {
+        memcpy(submeshes, m->submesh_first_triangle, (size_t)m->submesh_count * 4u);
+    } else {
+        submeshes[0] = 0;
+    }
+    view->vertex_count = m->vertex_count;
+    view->triangle_count = m->triangle_count;
+    view->positions = positions;
+    view->normals = normals;
+    view->indices = indices;
+    view->submesh_count = m->submesh_count ? m->submesh_count : 1u;
+    view->submesh_first_triangle = submeshes;
+}
+
+sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                   sinew_rig_data** out)
+{
+    *out = NULL;
+    if (!desc) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "rig: desc is NULL");
+    if (desc->struct_size < RIG_DESC_MIN_SIZE)
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "rig: struct_size %u is too small (at least %u; use "
+                               "SINEW_RIG_DESC_INIT)", desc->struct_size, RIG_DESC_MIN_SIZE);
+    if (desc->next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "rig: desc.next is not NULL, and no rig extension is supported");
+    const sinew_skeleton_desc* sk = &desc->skeleton;
+    if (sk->joint_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_SKELETON, "rig: the skeleton has no joint");
+    if (sk->joint_count > MAX_JOINTS)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "rig: %u joints; at most %u",
+                               sk->joint_count, MAX_JOINTS);
+    if (!sk->parents || !sk->bind_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "rig: the skeleton has no %s",
+                               sk->parents ? "bind matrices" : "parents");
+    for (uint32_t j = 0; j < sk->joint_count; ++j) {
+        if (!sinew_matrix_finite(sk->bind_matrices + 16u * j, 1))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "rig: the bind matrix of joint %u is not finite", j);
+        float det = glm_mat4_det((vec4*)(sk->bind_matrices + 16u * j));
+        if (!(fabsf(det) > 1e-12f))
+            return sinew_host_fail(host, SINEW_ERROR_SKELETON,
+                                   "rig: the bind matrix of joint %u is singular", j);
+    }
+    sinew_result r = validate_mesh(host, &desc->render_mesh, "render mesh");
+    if (r != SINEW_OK) return r;
+    bool has_sim = desc->simulation_mesh.vertex_count > 0 || desc->simulation_mesh.positions;
+    if (has_sim) {
+        r = validate_mesh(host, &desc->simulation_mesh, "simulation mesh");
+        if (r != SINEW_OK) return r;
+    }
+    bool given_weights = desc->weights.offsets != NULL;
+    uint32_t cap = desc->max_influences;
+    if (!given_weights && cap != 0 && cap != 4 && cap != 8)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: max_influences %u for automatic weights must be 0, 4 or 8",
+                               cap);
+
+    uint32_t jn = sk->joint_count;
+    uint32_t* order = (uint32_t*)sinew_host_alloc(host, (size_t)jn * sizeof(uint32_t));
+    if (!order) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory");
+    r = order_skeleton(host, sk, order);
+    if (r != SINEW_OK) {
+        sinew_host_free(host, order);
+        return r;
+    }
+
+    weight_rows rows = { 0 };
+    const sinew_mesh_desc* rm = &desc->render_mesh;
+    if (given_weights) {
+        r = import_weights(host, &desc->weights, rm->vertex_count, jn, cap, &rows);
+    } else {
+        sinew_auto_weights aw = { 0 };
+        r = sinew_compute_auto_weights(host, rm->vertex_count, rm->positions, rm->triangle_count,
+                                       rm->indices, jn, sk->parents, sk->bind_matrices,
+                                       cap ? cap : 4u, &aw);
+        rows.offsets = aw.offsets;
+        rows.joints = aw.joints;
+        rows.weights = aw.weights;
+        if (r == SINEW_OK) {
+            for (uint32_t v = 0; v < rm->vertex_count; ++v) {
+                uint32_t n = aw.offsets[v + 1] - aw.offsets[v];
+                if (n > rows.max_row) rows.max_row = n;
+            }
+        }
+    }
+    if (r != SINEW_OK) {
+        free_rows(host, &rows);
+        sinew_host_free(host, order);
+        return r;
+    }
+
+    uint32_t width = rows.max_row <= 4 ? 4u : rows.max_row <= 8 ? 8u : rows.max_row;
+    uint32_t entries = rows.offsets[rm->vertex_count];
+    size_t names_bytes = 0;
+    for (uint32_t j = 0; j < jn; ++j) {
+        names_bytes += (sk->names && sk->names[j] ? strlen(sk->names[j]) : 0u) + 1u;
+    }
+    size_t rig_name_bytes = (desc->name ? strlen(desc->name) : 0u) + 1u;
+
+    /* Pass 1: offsets. */
+    size_t size = 0;
+    size_t o_rig = take(&size, sizeof(sinew_rig_data));
+    size_t o_parents = take(&size, (size_t)jn * 4u);
+    size_t o_name_ptrs = take(&size, (size_t)jn * sizeof(char*));
+    size_t o_names = take(&size, names_bytes);
+    size_t o_rig_name = take(&size, rig_name_bytes);
+    size_t o_bind = take(&size, (size_t)jn * 64u);
+    size_t o_inv = take(&size, (size_t)jn * 64u);
+    size_t o_order = take(&size, (size_t)jn * 4u);
+    mesh_layout render_l, sim_l;
+    plan_mesh(&size, rm, &render_l);
+    if (has_sim) plan_mesh(&size, &desc->simulation_mesh, &sim_l);
+    size_t o_woff = take(&size, ((size_t)rm->vertex_count + 1u) * 4u);
+    size_t o_wj = take(&size, (size_t)entries * 4u);
+    size_t o_ww = take(&size, (size_t)entries * 4u);
+    size_t o_pj = take(&size, (size_t)rm->vertex_count * width * 4u);
+    size_t o_pw = take(&size, (size_t)rm->vertex_count * width * 4u);
+
+    char* block = (char*)sinew_host_alloc(host, size);
+    if (!block) {
+        free_rows(host, &rows);
+        sinew_host_free(host, order);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "rig: out of memory (%zu bytes)", size);
+    }
+    memset(block, 0, size);
+
+    /* Pass 2: fill. */
+    sinew_rig_data* rig = (sinew_rig_data*)(block + o_rig);
+    rig->block = block;
+    sinew_rig_view* v = &rig->view;
+    v->struct_size = (uint32_t)sizeof(sinew_rig_view);
+    v->joint_count = jn;
+    int32_t* parents = (int32_t*)(block + o_parents);
+    memcpy(parents, sk->parents, (size_t)jn * 4u);
+    v->parents = parents;
+    char** name_ptrs = (char**)(block + o_name_ptrs);
+    char* names = block + o_names;
+    for (uint32_t j = 0; j < jn; ++j) {
+        const char* src = sk->names && sk->names[j] ? sk->names[j] : "";
+        size_t len = strlen(src);
+        memcpy(names, src, len + 1u);
+        name_ptrs[j] = names;
+        names += len + 1u;
+    }
+    v->names = (const char* const*)name_ptrs;
+    rig->name = block + o_rig_name;
+    if (desc->name) memcpy(rig->name, desc->name, rig_name_bytes);
+    float* bind = (float*)(block + o_bind);
+    float* inv = (float*)(block + o_inv);
+    memcpy(bind, sk->bind_matrices, (size_t)jn * 64u);
+    for (uint32_t j = 0; j < jn; ++j) glm_mat4_inv((vec4*)(bind + 16u * j), (vec4*)(inv + 16u * j));
+    v->bind_matrices = bind;
+    v->inverse_bind_matrices = inv;
+    rig->fk_order = (uint32_t*)(block + o_order);
+    memcpy(rig->fk_order, order, (size_t)jn * 4u);
+    fill_mesh(block, rm, &render_l, &v->render_mesh);
+    if (has_sim) fill_mesh(block, &desc->simulation_mesh, &sim_l, &v->simulation_mesh);
+
+    uint32_t* woff = (uint32_t*)(block + o_woff);
+    uint32_t* wj = (uint32_t*)(block + o_wj);
+    float* ww = (float*)(block + o_ww);
+    memcpy(woff, rows.offsets, ((size_t)rm->vertex_count + 1u) * 4u);
+    memcpy(wj, rows.joints, (size_t)entries * 4u);
+    memcpy(ww, rows.weights, (size_t)entries * 4u);
+    uint32_t* pj = (uint32_t*)(block + o_pj);
+    float* pw = (float*)(block + o_pw);
+    for (uint32_t vert = 0; vert < rm->vertex_count; ++vert) {
+        uint32_t k = 0;
+        for (uint32_t i = woff[vert]; i < woff[vert + 1]; ++i, ++k) {
+            pj[(size_t)vert * width + k] = wj[i];
+            pw[(size_t)vert * width + k] = ww[i];
+        }
+    }
+    v->weight_offsets = woff;
+    v->weight_joints = wj;
+    v->weight_values = ww;
+    v->max_influences = rows.max_row;
+    v->padded_width = width;
+    v->padded_joints = pj;
+    v->padded_weights = pw;
+
+    free_rows(host, &rows);
+    sinew_host_free(host, order);
+    *out = rig;
+    return SINEW_OK;
+}
+
+void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig)
+{
+    if (rig) sinew_host_free(host, rig->block);
+}
+
+void sinew_rig_data_local_to_model(const sinew_rig_data* rig, const float* local, float* model)
+{
+    for (uint32_t i = 0; i < rig->view.joint_count; ++i) {
+        uint32_t j = rig->fk_order[i];
+        int32_t p = rig->view.parents[j];
+        if (p < 0) {
+            memcpy(model + 16u * j, local + 16u * j, 64u);
+        } else {
+            glm_mat4_mul((vec4*)(model + 16u * (uint32_t)p), (vec4*)(local + 16u * j),
+                         (vec4*)(model + 16u * j));
+        }
+    }
+}
