@@ -1,0 +1,35 @@
+# Installation: libraries, headers, a CMake package (find_package(sinew CONFIG)) and
+# pkg-config files. tests/install proves both ways with a tiny consumer.
+include(CMakePackageConfigHelpers)
+
+set(SINEW_INSTALL_TARGETS sinew)
+if(TARGET sinew_import)
+  list(APPEND SINEW_INSTALL_TARGETS sinew_import)
+endif()
+install(TARGETS ${SINEW_INSTALL_TARGETS} EXPORT sinewTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sinew DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/sinew)
+
+set(SINEW_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/sinew)
+install(EXPORT sinewTargets NAMESPACE sinew:: DESTINATION ${SINEW_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sinewConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/sinewConfig.cmake INSTALL_DESTINATION ${SINEW_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/sinewConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinewConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/sinewConfigVersion.cmake DESTINATION ${SINEW_CMAKE_DIR})
+
+# pkg-config: sinew (the runtime) and sinew-import (the importers).
+set(SINEW_PC_LIBS_PRIVATE "-lpthread -ldl -lm")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/sinew.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sinew.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinew.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(TARGET sinew_import)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/sinew-import.pc.in
+    ${CMAKE_CURRENT_BINARY_DIR}/sinew-import.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinew-import.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# sinew's one entry point: installs what is missing (Debian), configures, builds, runs.
+#   ./sinew.sh demo       build and run the main job on the default character
+#   ./sinew.sh test       build and run every test (ctest)
+#   ./sinew.sh sanitize   build with AddressSanitizer + UndefinedBehaviorSanitizer and run the tests
+#   ./sinew.sh build      install dependencies and build only
+#   ./sinew.sh deps       install dependencies only
+# Environment: SINEW_BUILD_DIR (default build/), SINEW_JOBS (default: cores),
+# SINEW_DATA_DIR (test characters, default ../shared/data), SINEW_REQUIRE_DATA=1 (fail, not
+# skip, when test data is missing), SINEW_CMAKE_ARGS (extra configure arguments).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUILD=${SINEW_BUILD_DIR:-$ROOT/build}
+JOBS=${SINEW_JOBS:-$(nproc 2>/dev/null || echo 2)}
+PACKAGES=(build-essential cmake pkg-config libcglm-dev libcmocka-dev libassimp-dev
+          assimp-testmodels)
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        echo "sinew.sh: need root to run: $*" >&2; return 1; fi
+}
+
+deps() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "sinew.sh: installing ${missing[*]}" >&2
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}"
+    fi
+}
+
+build() { # build DIR [cmake args...]
+    local dir=$1; shift
+    # shellcheck disable=SC2086
+    cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" ${SINEW_CMAKE_ARGS:-}
+    cmake --build "$dir" -j "$JOBS"
+}
+
+run_tests() { # run_tests DIR
+    ctest --test-dir "$1" --output-on-failure -j "$JOBS" --timeout 900
+}
+
+demo() {
+    local bin=$BUILD/bin
+    local data=${SINEW_DATA_DIR:-$ROOT/../shared/data}
+    echo "== engine-embedding example (half lbs, half dqs, one swapped mid-run)"
+    "$bin/sinew-embed"
+    local character=$data/characters/male/male.ini
+    if [ -f "$character" ]; then
+        for backend in lbs dqs; do
+            echo "== sinew-quality: male, $backend, bend 90 degrees at the default joint"
+            "$bin/sinew-quality" --character "$character" --backend "$backend" --pose bend:90 --json
+            echo "== sinew-bench: male, $backend"
+            "$bin/sinew-bench" --character "$character" --backend "$backend" --frames 300 --json
+        done
+    else
+        echo "sinew.sh: $character is missing: skipped the male character (set SINEW_DATA_DIR)" >&2
+    fi
+}
+
+cmd=${1:-}
+case "$cmd" in
+    deps) deps ;;
+    build) deps; build "$BUILD" ;;
+    test) deps; build "$BUILD"; run_tests "$BUILD" ;;
+    sanitize)
+        deps
+        build "${SINEW_ASAN_BUILD_DIR:-$ROOT/build-asan}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DSINEW_SANITIZE=address,undefined
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            run_tests "${SINEW_ASAN_BUILD_DIR:-$ROOT/build-asan}" ;;
+    demo) deps; build "$BUILD"; demo ;;
+    *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$cmd" ] || exit 2 ;;
+esac

@@ -1,0 +1,167 @@
+/* A small backend shipped as a separate shared library, in several variants (one per
+ * PLUGIN_* define) to exercise the host's ABI negotiation. The good variant registers
+ * "test-rigid": every vertex follows the first joint rigidly. SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sinew/sinew_plugin.h>
+
+typedef struct rigid {
+    const sinew_host_api* host;
+    const sinew_rig_view* rig;
+    float matrix[16];
+    float* positions;
+    float* normals;
+    sinew_output_view bound;
+    int is_bound;
+} rigid;
+
+static sinew_result rigid_probe(const sinew_host_api* host) { (void)host; return SINEW_OK; }
+
+static void identity(float* m)
+{
+    memset(m, 0, 64);
+    m[0] = m[5] = m[10] = m[15] = 1.0f;
+}
+
+static sinew_result rigid_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                                  const sinew_param* params, uint32_t param_count,
+                                  const void* next, void** out)
+{
+    (void)params;
+    if (param_count > 0 || next) {
+        host->logger.func(SINEW_LOG_ERROR, "test-rigid takes no parameter", host->logger.user);
+        return SINEW_ERROR_PARAMETER;
+    }
+    rigid* r = (rigid*)calloc(1, sizeof *r);
+    if (!r) return SINEW_ERROR_OUT_OF_MEMORY;
+    uint32_t n = rig->render_mesh.vertex_count;
+    r->host = host;
+    r->rig = rig;
+    r->positions = (float*)malloc((size_t)n * 12u);
+    r->normals = (float*)malloc((size_t)n * 12u);
+    if (!r->positions || !r->normals) {
+        free(r->positions);
+        free(r->normals);
+        free(r);
+        return SINEW_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(r->positions, rig->render_mesh.positions, (size_t)n * 12u);
+    memcpy(r->normals, rig->render_mesh.normals, (size_t)n * 12u);
+    identity(r->matrix);
+    *out = r;
+    return SINEW_OK;
+}
+
+static sinew_result rigid_set_pose(void* inst, const sinew_pose_view* pose)
+{
+    rigid* r = (rigid*)inst;
+    memcpy(r->matrix, pose->skinning_matrices, 64);
+    return SINEW_OK;
+}
+
+static sinew_result rigid_step(void* inst, float dt)
+{
+    (void)dt;
+    rigid* r = (rigid*)inst;
+    const float* m = r->matrix;
+    for (uint32_t v = 0; v < r->rig->render_mesh.vertex_count; ++v) {
+        const float* p = r->rig->render_mesh.positions + 3u * v;
+        const float* n = r->rig->render_mesh.normals + 3u * v;
+        for (int i = 0; i < 3; ++i) {
+            r->positions[3u * v + i] = m[i] * p[0] + m[4 + i] * p[1] + m[8 + i] * p[2] + m[12 + i];
+            r->normals[3u * v + i] = m[i] * n[0] + m[4 + i] * n[1] + m[8 + i] * n[2];
+        }
+    }
+    if (r->is_bound) {
+        for (uint32_t v = 0; v < r->rig->render_mesh.vertex_count; ++v) {
+            memcpy((char*)r->bound.positions + v * r->bound.position_stride, r->positions + 3u * v, 12);
+            if (r->bound.normals)
+                memcpy((char*)r->bound.normals + v * r->bound.normal_stride, r->normals + 3u * v, 12);
+        }
+    }
+    return SINEW_OK;
+}
+
+static sinew_result rigid_read(void* inst, const sinew_output_view* out)
+{
+    rigid* r = (rigid*)inst;
+    for (uint32_t v = 0; v < r->rig->render_mesh.vertex_count; ++v) {
+        memcpy((char*)out->positions + v * out->position_stride, r->positions + 3u * v, 12);
+        if (out->normals) memcpy((char*)out->normals + v * out->normal_stride, r->normals + 3u * v, 12);
+    }
+    return SINEW_OK;
+}
+
+static sinew_result rigid_bind(void* inst, const sinew_output_view* out)
+{
+    rigid* r = (rigid*)inst;
+    r->is_bound = out != NULL;
+    if (out) r->bound = *out;
+    return SINEW_OK;
+}
+
+static sinew_result rigid_get_state(void* inst, const sinew_state_view* s)
+{
+    rigid* r = (rigid*)inst;
+    memcpy(s->positions, r->positions, (size_t)s->vertex_count * 12u);
+    if (s->velocities) memset(s->velocities, 0, (size_t)s->vertex_count * 12u);
+    return SINEW_OK;
+}
+
+static sinew_result rigid_set_state(void* inst, const sinew_state_view* s)
+{
+    rigid* r = (rigid*)inst;
+    memcpy(r->positions, s->positions, (size_t)s->vertex_count * 12u);
+    return SINEW_OK;
+}
+
+static void rigid_destroy(void* inst)
+{
+    rigid* r = (rigid*)inst;
+    free(r->positions);
+    free(r->normals);
+    free(r);
+}
+
+static sinew_backend_vtable g_rigid = {
+    sizeof(sinew_backend_vtable),
+#if defined(PLUGIN_DUPLICATE)
+    "lbs",
+#else
+    "test-rigid",
+#endif
+    0u, rigid_probe, rigid_prepare, rigid_set_pose, rigid_step, rigid_read, rigid_bind,
+    rigid_get_state, rigid_set_state, rigid_destroy
+};
+
+static const sinew_backend_vtable* g_tables[1] = { &g_rigid };
+
+__attribute__((visibility("default"))) sinew_result sinew_plugin_entry(const sinew_host_info* host,
+                                                                       sinew_plugin_info* out);
+
+sinew_result sinew_plugin_entry(const sinew_host_info* host, sinew_plugin_info* out)
+{
+    if (!host || !out || host->struct_size < sizeof(sinew_host_info)) return SINEW_ERROR_PLUGIN_ABI;
+#if defined(PLUGIN_REFUSE)
+    return SINEW_ERROR_PLUGIN_ABI; /* a plugin that speaks none of the host's versions */
+#endif
+    if (host->abi_version_min > SINEW_PLUGIN_ABI_VERSION ||
+        host->abi_version_max < SINEW_PLUGIN_ABI_VERSION ||
+        host->sizeof_backend_vtable < sizeof(sinew_backend_vtable))
+        return SINEW_ERROR_PLUGIN_ABI;
+    out->abi_version = SINEW_PLUGIN_ABI_VERSION;
+    out->plugin_name = "test plugin";
+    out->backend_count = 1;
+    out->backends = g_tables;
+#if defined(PLUGIN_WRONG_ABI)
+    out->abi_version = SINEW_PLUGIN_ABI_VERSION + 7u; /* built against a future header */
+#elif defined(PLUGIN_NULL_TABLE)
+    out->backends = NULL;
+#elif defined(PLUGIN_NO_BACKENDS)
+    out->backend_count = 0;
+#elif defined(PLUGIN_SHORT_TABLE)
+    g_rigid.struct_size = 8u; /* a table from an older, smaller ABI */
+#endif
+    return SINEW_OK;
+}

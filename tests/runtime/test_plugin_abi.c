@@ -1,0 +1,128 @@
+/* The plugin ABI: a backend built as a separate shared library is loaded, negotiated and run;
+ * plugins with a wrong ABI, no entry point, a NULL or short table are refused without a
+ * crash and without registering anything. SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include <sinew/sinew_plugin.h>
+
+#include "test_rigs.h"
+#include "test_support.h"
+
+static sinew_test_log g_log;
+
+static const char* plugin_path(const char* variant)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/test_plugin_%s.so", PLUGIN_DIR, variant);
+    return path;
+}
+
+static void test_good_plugin_runs(void** state)
+{
+    (void)state;
+    sinew_test_log_init(&g_log);
+    sinew_world* world = sinew_test_world(&g_log, 2);
+    uint32_t before = sinew_world_backend_count(world);
+    assert_int_equal(sinew_world_load_plugin(world, plugin_path("good")), SINEW_OK);
+    assert_int_equal(sinew_world_backend_count(world), before + 1);
+    assert_int_equal(sinew_world_probe_backend(world, "test-rigid"), SINEW_OK);
+
+    test_bar bar;
+    sinew_rig rig;
+    assert_int_equal(sinew_rig_create(world, test_bar_make(&bar, 5), &rig), SINEW_OK);
+    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.rig = rig;
+    desc.backend = "test-rigid";
+    sinew_skin skin;
+    assert_int_equal(sinew_world_add_skin(world, &desc, &skin), SINEW_OK);
+    float model[32];
+    test_mat_identity(model);
+    test_mat_identity(model + 16);
+    model[12] = 3.0f; /* the root moves by 3 along x: so does every vertex */
+    model[16 + 12] = 4.0f;
+    sinew_pose_desc pose = SINEW_POSE_DESC_INIT;
+    pose.joint_count = 2;
+    pose.matrices = model;
+    assert_int_equal(sinew_skin_set_pose(world, skin, &pose), SINEW_OK);
+    assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
+    float out[60];
+    sinew_output_desc o = SINEW_OUTPUT_DESC_INIT;
+    o.vertex_capacity = 20;
+    o.positions = out;
+    assert_int_equal(sinew_skin_read_output(world, skin, &o), SINEW_OK);
+    for (int v = 0; v < 20; ++v) assert_float_equal(out[3 * v], bar.positions[3 * v] + 3.0f, 1e-6f);
+
+    /* Swapping between a plugin backend and a built-in one works both ways. */
+    assert_int_equal(sinew_skin_set_backend(world, skin, "lbs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_set_backend(world, skin, "test-rigid", NULL, 0), SINEW_OK);
+    /* The same plugin twice: its backend name is taken, nothing changes. */
+    sinew_test_log_reset(&g_log);
+    assert_int_equal(sinew_world_load_plugin(world, plugin_path("good")), SINEW_ERROR_PLUGIN_ABI);
+    assert_int_equal(g_log.count[SINEW_LOG_ERROR], 1);
+    assert_int_equal(sinew_world_backend_count(world), before + 1);
+    sinew_world_destroy(world);
+}
+
+static void expect_refused(const char* variant, sinew_result code)
+{
+    sinew_test_log_init(&g_log);
+    sinew_world* world = sinew_test_world(&g_log, 1);
+    uint32_t before = sinew_world_backend_count(world);
+    sinew_result r = sinew_world_load_plugin(world, variant ? plugin_path(variant)
+                                                            : "/nonexistent/plugin.so");
+    print_message("  %s -> %s: %s\n", variant ? variant : "missing file", sinew_result_string(r),
+                  g_log.last);
+    assert_int_equal(r, code);
+    assert_int_equal(g_log.count[SINEW_LOG_ERROR], 1);
+    assert_int_equal(sinew_world_backend_count(world), before);
+    assert_int_equal(sinew_world_probe_backend(world, "lbs"), SINEW_OK);
+    sinew_world_destroy(world);
+}
+
+static void test_wrong_abi(void** state) { (void)state; expect_refused("wrong_abi", SINEW_ERROR_PLUGIN_ABI); }
+static void test_null_table(void** state) { (void)state; expect_refused("null_table", SINEW_ERROR_PLUGIN_ABI); }
+static void test_no_backends(void** state) { (void)state; expect_refused("no_backends", SINEW_ERROR_PLUGIN_ABI); }
+static void test_short_table(void** state) { (void)state; expect_refused("short_table", SINEW_ERROR_PLUGIN_ABI); }
+static void test_refusing_plugin(void** state) { (void)state; expect_refused("refuse", SINEW_ERROR_PLUGIN_ABI); }
+static void test_duplicate_name(void** state) { (void)state; expect_refused("duplicate", SINEW_ERROR_PLUGIN_ABI); }
+static void test_no_entry(void** state) { (void)state; expect_refused("no_entry", SINEW_ERROR_PLUGIN_LOAD); }
+static void test_missing_file(void** state) { (void)state; expect_refused(NULL, SINEW_ERROR_PLUGIN_LOAD); }
+
+/* Tables registered directly are held to the same rules. */
+static sinew_result probe_ok(const sinew_host_api* host) { (void)host; return SINEW_OK; }
+
+static void test_register_bad_table(void** state)
+{
+    (void)state;
+    sinew_test_log_init(&g_log);
+    sinew_world* world = sinew_test_world(&g_log, 1);
+    sinew_backend_vtable vt;
+    memset(&vt, 0, sizeof vt);
+    vt.struct_size = sizeof vt;
+    vt.name = "half";
+    vt.probe = probe_ok;
+    sinew_test_log_reset(&g_log);
+    assert_int_equal(sinew_world_register_backend(world, &vt), SINEW_ERROR_PLUGIN_ABI);
+    assert_int_equal(g_log.count[SINEW_LOG_ERROR], 1);
+    assert_non_null(strstr(g_log.last, "prepare"));
+    assert_int_equal(sinew_world_register_backend(world, NULL), SINEW_ERROR_PLUGIN_ABI);
+    sinew_world_destroy(world);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_plugin_runs),
+        cmocka_unit_test(test_wrong_abi),
+        cmocka_unit_test(test_null_table),
+        cmocka_unit_test(test_no_backends),
+        cmocka_unit_test(test_short_table),
+        cmocka_unit_test(test_refusing_plugin),
+        cmocka_unit_test(test_duplicate_name),
+        cmocka_unit_test(test_no_entry),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_register_bad_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
