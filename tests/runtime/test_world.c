@@ -1,5 +1,6 @@
 /* World, rigs, poses, output bindings, backend swaps, many components.
  * SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
