@@ -1,0 +1,290 @@
+/* sinew-bench: time the skinning step of one character with one backend.
+ * SPDX-License-Identifier: MIT
+ *
+ * Plays the character's first animation at 60 steps per second (or a built-in bend-and-twist
+ * motion when it has none) and times sinew_world_update alone: poses are computed and handed
+ * over outside the timed region, after a few warm-up frames. With --repeat R the measurement
+ * runs R times back to back along the same motion; the clock of a shared machine drifts, so
+ * the figure to quote is the median of the runs' medians. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sinew/sinew.h>
+#include <sinew/sinew_import.h>
+
+#include "sample_character.h"
+#include "sample_json.h"
+#include "sample_log.h"
+#include "sample_metrics.h"
+#include "sample_options.h"
+#include "sample_stats.h"
+
+enum { WARMUP_FRAMES = 10, DEFAULT_FRAMES = 600, MAX_REPEAT = 1000 };
+
+static void usage(FILE* out)
+{
+    fprintf(out,
+        "usage: sinew-bench --character PATH --backend NAME [options]\n"
+        "\n"
+        "Times the skinning step (sinew_world_update) of one character playing its first\n"
+        "animation at 60 steps per second, or a bend-and-twist motion when it has none.\n"
+        "\n"
+        "  --character PATH   a text-format .ini character, or any file assimp reads\n"
+        "  --backend NAME     skinning backend, e.g. lbs or dqs\n"
+        "  --frames N         timed frames per run (default %d, after %d warm-up frames)\n"
+        "  --repeat R         runs of the whole measurement (default 1); the report gives the\n"
+        "                     median of the runs' medians and each run's median\n"
+        "  --threads T        world threads (default: one per core)\n"
+        "  --motion M         anim (the first animation; the default when there is one) or\n"
+        "                     bend-twist (the built-in motion; the default otherwise)\n"
+        "  --set KEY=VALUE    backend parameter (repeatable)\n"
+        "  --json             print JSON instead of one line of text\n"
+        "  --help             print this and exit\n"
+        "\n"
+        "Exit codes: 0 done, 1 runtime error, 2 bad command line, 77 character file missing\n"
+        "(unless SINEW_REQUIRE_DATA=1).\n",
+        DEFAULT_FRAMES, WARMUP_FRAMES);
+}
+
+typedef struct bench {
+    sample_character character;
+    sinew_world* world;
+    sinew_skin skin;
+    const sinew_animation* animation;   /* NULL: the built-in motion at `joint` */
+    int32_t joint;
+    float* pose;
+    sinew_pose_desc pose_desc;
+} bench;
+
+/* Hands the pose of frame `frame` to the skin; not timed. */
+static sinew_result set_frame_pose(bench* b, uint64_t frame)
+{
+    const double seconds = (double)frame / 60.0;
+    sinew_result r = b->animation
+        ? sinew_animation_sample(b->animation, (float)seconds, 1, b->pose)
+        : sample_motion_pose(&b->character, (uint32_t)b->joint, seconds, b->pose);
+    if (r != SINEW_OK) return r;
+    return sinew_skin_set_pose(b->world, b->skin, &b->pose_desc);
+}
+
+static int fail(const char* what, sinew_result r)
+{
+    fprintf(stderr, "sinew-bench: %s failed: %s\n", what, sinew_result_string(r));
+    return SAMPLE_EXIT_FAILURE;
+}
+
+static int run(bench* b, const char* backend, const sample_params* params, uint32_t frames,
+               uint32_t repeat, uint32_t threads, int json)
+{
+    const sinew_rig_desc* rig_desc = &b->character.rig;
+    sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
+    world_desc.logger = sample_stderr_logger();
+    world_desc.thread_count = threads;
+    sinew_result r = sinew_world_create(&world_desc, &b->world);
+    if (r != SINEW_OK) return fail("sinew_world_create", r);
+    sinew_rig rig;
+    if ((r = sinew_rig_create(b->world, rig_desc, &rig)) != SINEW_OK) return fail("sinew_rig_create", r);
+    sinew_skin_desc skin_desc = SINEW_SKIN_DESC_INIT;
+    skin_desc.rig = rig;
+    skin_desc.backend = backend;
+    skin_desc.params = params->params;
+    skin_desc.param_count = params->count;
+    if ((r = sinew_world_add_skin(b->world, &skin_desc, &b->skin)) != SINEW_OK) {
+        return fail("sinew_world_add_skin", r);
+    }
+
+    const uint32_t joint_count = rig_desc->skeleton.joint_count;
+    b->pose = malloc(sizeof(float) * 16 * joint_count);
+    double* times = malloc(sizeof(double) * frames);
+    double* medians = malloc(sizeof(double) * repeat);
+    double* p95s = malloc(sizeof(double) * repeat);
+    double* sorted = malloc(sizeof(double) * repeat);
+    float* output = malloc(sizeof(float) * 3 * rig_desc->render_mesh.vertex_count);
+    if (!b->pose || !times || !medians || !p95s || !sorted || !output) {
+        free(times); free(medians); free(p95s); free(sorted); free(output);
+        return fail("allocating frame buffers", SINEW_ERROR_OUT_OF_MEMORY);
+    }
+    sinew_pose_desc pose_desc = SINEW_POSE_DESC_INIT;
+    pose_desc.space = b->animation ? SINEW_POSE_LOCAL : SINEW_POSE_MODEL;
+    pose_desc.joint_count = joint_count;
+    pose_desc.matrices = b->pose;
+    b->pose_desc = pose_desc;
+
+    /* One continuous motion across runs: a physics backend never sees the pose jump back. */
+    uint64_t frame = 0;
+    int status = SAMPLE_EXIT_OK;
+    for (uint32_t run_index = 0; run_index < repeat && status == SAMPLE_EXIT_OK; ++run_index) {
+        for (uint32_t f = 0; f < WARMUP_FRAMES + frames; ++f, ++frame) {
+            if ((r = set_frame_pose(b, frame)) != SINEW_OK) {
+                status = fail("posing the skin", r);
+                break;
+            }
+            const double start = sample_now_seconds();
+            r = sinew_world_update(b->world, 1.0f / 60.0f);
+            const double elapsed = sample_now_seconds() - start;
+            if (r != SINEW_OK) {
+                status = fail("sinew_world_update", r);
+                break;
+            }
+            if (f >= WARMUP_FRAMES) times[f - WARMUP_FRAMES] = 1000.0 * elapsed;
+        }
+        if (status != SAMPLE_EXIT_OK) break;
+        medians[run_index] = sample_quantile(times, frames, 0.5);  /* sorts times */
+        p95s[run_index] = sample_quantile(times, frames, 0.95);
+    }
+
+    sinew_output_desc out_desc = SINEW_OUTPUT_DESC_INIT;
+    out_desc.vertex_capacity = rig_desc->render_mesh.vertex_count;
+    out_desc.positions = output;
+    if (status == SAMPLE_EXIT_OK && (r = sinew_skin_read_output(b->world, b->skin, &out_desc)) != SINEW_OK) {
+        status = fail("sinew_skin_read_output", r);
+    }
+    if (status == SAMPLE_EXIT_OK) {
+        memcpy(sorted, medians, sizeof(double) * repeat);
+        const double median = sample_quantile(sorted, repeat, 0.5);
+        memcpy(sorted, p95s, sizeof(double) * repeat);
+        const double p95 = sample_quantile(sorted, repeat, 0.5);   /* median of the runs' p95 */
+        const uint32_t vertices = rig_desc->render_mesh.vertex_count;
+        const double vertices_per_second = median > 0.0 ? vertices / (median / 1000.0) : 0.0;
+        const uint32_t nonfinite = sample_count_nonfinite(output, vertices);
+        const uint32_t used_threads = sinew_world_thread_count(b->world);
+        char motion[256];
+        if (b->animation) {
+            snprintf(motion, sizeof motion, "animation 0 (%s)",
+                     b->animation->name ? b->animation->name : "unnamed");
+        } else {
+            const char* name = rig_desc->skeleton.names ? rig_desc->skeleton.names[b->joint] : NULL;
+            snprintf(motion, sizeof motion, "bend-and-twist at joint %d (%s)", (int)b->joint,
+                     name ? name : "unnamed");
+        }
+        if (json) {
+            sample_json j;
+            sample_json_init(&j, stdout);
+            sample_json_begin_object(&j, NULL);
+            sample_json_string(&j, "backend", backend);
+            sample_json_string(&j, "character", b->character.source);
+            sample_json_uint(&j, "vertices", vertices);
+            sample_json_uint(&j, "joints", joint_count);
+            sample_json_string(&j, "motion", motion);
+            sample_json_uint(&j, "frames", frames);
+            sample_json_uint(&j, "warmup_frames", WARMUP_FRAMES);
+            sample_json_uint(&j, "repeat", repeat);
+            sample_json_uint(&j, "threads", used_threads);
+            sample_json_number(&j, "ms_per_frame_median", median);
+            sample_json_number(&j, "ms_per_frame_p95", p95);
+            sample_json_number(&j, "vertices_per_second", vertices_per_second);
+            sample_json_begin_array(&j, "run_medians_ms");
+            for (uint32_t i = 0; i < repeat; ++i) sample_json_number(&j, NULL, medians[i]);
+            sample_json_end_array(&j);
+            sample_json_begin_array(&j, "run_p95_ms");
+            for (uint32_t i = 0; i < repeat; ++i) sample_json_number(&j, NULL, p95s[i]);
+            sample_json_end_array(&j);
+            sample_json_uint(&j, "nonfinite_vertices", nonfinite);
+            sample_json_end_object(&j);
+        } else {
+            printf("%s on %s (%u vertices, %s): %.4f ms per frame median, %.4f ms p95, "
+                   "%.3g vertices/s, %u threads, %u x %u frames%s\n",
+                   backend, b->character.source, vertices, motion, median, p95,
+                   vertices_per_second, used_threads, repeat, frames,
+                   nonfinite ? ", NON-FINITE OUTPUT" : "");
+        }
+    }
+    free(times);
+    free(medians);
+    free(p95s);
+    free(sorted);
+    free(output);
+    return status;
+}
+
+int main(int argc, char** argv)
+{
+    const char* character_path = NULL;
+    const char* backend = NULL;
+    const char* motion = NULL;
+    uint32_t frames = DEFAULT_FRAMES, repeat = 1, threads = 0;
+    int json = 0;
+    sample_params params;
+    memset(&params, 0, sizeof params);
+
+    for (int i = 1; i < argc; ++i) {
+        const char* value = NULL;
+        int m;
+        if (sample_option_flag(argv, i, "--help") || sample_option_flag(argv, i, "-h")) {
+            usage(stdout);
+            sample_params_free(&params);
+            return SAMPLE_EXIT_OK;
+        } else if (sample_option_flag(argv, i, "--json")) {
+            json = 1;
+        } else if ((m = sample_option_value(argc, argv, &i, "--character", &value)) != 0) {
+            if (m < 0) goto usage_error;
+            character_path = value;
+        } else if ((m = sample_option_value(argc, argv, &i, "--backend", &value)) != 0) {
+            if (m < 0) goto usage_error;
+            backend = value;
+        } else if ((m = sample_option_value(argc, argv, &i, "--frames", &value)) != 0) {
+            if (m < 0 || !sample_parse_u32("--frames", value, 1, 10000000, &frames)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--repeat", &value)) != 0) {
+            if (m < 0 || !sample_parse_u32("--repeat", value, 1, MAX_REPEAT, &repeat)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--threads", &value)) != 0) {
+            if (m < 0 || !sample_parse_u32("--threads", value, 1, 1024, &threads)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--motion", &value)) != 0) {
+            if (m < 0) goto usage_error;
+            if (strcmp(value, "anim") != 0 && strcmp(value, "bend-twist") != 0) {
+                fprintf(stderr, "sinew-bench: --motion %s is neither anim nor bend-twist\n", value);
+                goto usage_error;
+            }
+            motion = value;
+        } else if ((m = sample_option_value(argc, argv, &i, "--set", &value)) != 0) {
+            if (m < 0 || !sample_params_add(&params, value)) goto usage_error;
+        } else {
+            fprintf(stderr, "sinew-bench: unknown option %s\n", argv[i]);
+            goto usage_error;
+        }
+    }
+    if (!character_path || !backend) {
+        fprintf(stderr, "sinew-bench: --character and --backend are required\n");
+        goto usage_error;
+    }
+
+    bench b;
+    memset(&b, 0, sizeof b);
+    sinew_result r = sample_character_load(character_path, NULL, &b.character);
+    if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
+        fprintf(stderr, "sinew-bench: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this an error)\n",
+                character_path);
+        sample_params_free(&params);
+        return SAMPLE_EXIT_SKIP;
+    }
+    if (r != SINEW_OK) {
+        fprintf(stderr, "sinew-bench: cannot load %s: %s\n", character_path, sinew_result_string(r));
+        sample_params_free(&params);
+        return SAMPLE_EXIT_FAILURE;
+    }
+    int status = SAMPLE_EXIT_OK;
+    const int use_animation = motion ? strcmp(motion, "anim") == 0 : b.character.animation_count > 0;
+    if (use_animation && b.character.animation_count == 0) {
+        fprintf(stderr, "sinew-bench: --motion anim: %s has no animation\n", character_path);
+        status = SAMPLE_EXIT_FAILURE;
+    } else if (use_animation) {
+        b.animation = &b.character.animations[0];
+    } else {
+        b.joint = sample_default_joint(&b.character);
+        float twist[3], bend[3];
+        r = b.joint < 0 ? SINEW_ERROR_SKELETON
+                        : sample_joint_axes(&b.character, (uint32_t)b.joint, twist, bend);
+        if (r != SINEW_OK) status = fail("choosing a joint for the built-in motion", r);
+    }
+    if (status == SAMPLE_EXIT_OK) status = run(&b, backend, &params, frames, repeat, threads, json);
+    sinew_world_destroy(b.world);
+    free(b.pose);
+    sample_character_free(&b.character);
+    sample_params_free(&params);
+    return status;
+
+usage_error:
+    sample_params_free(&params);
+    usage(stderr);
+    return SAMPLE_EXIT_USAGE;
+}
