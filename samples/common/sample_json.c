@@ -7,6 +7,7 @@
 
 void sample_json_init(sample_json* json, FILE* out)
 {
+    if (!json) return;
     memset(json, 0, sizeof *json);
     json->out = out;
 }
@@ -32,7 +33,7 @@ static void write_string(FILE* out, const char* s)
 /* Separator, indentation and key before a value at the current level. */
 static void begin_value(sample_json* json, const char* key)
 {
-    if (json->depth == 0) return;
+    if (json->depth == 0) return;   /* a top-level value needs no separator */
     int level = json->depth - 1;
     if (json->is_array[level]) {
         if (json->count[level] > 0) fputs(", ", json->out);
@@ -47,6 +48,7 @@ static void begin_value(sample_json* json, const char* key)
 
 static void open_container(sample_json* json, const char* key, char bracket, char is_array)
 {
+    if (!json || !json->out) return;
     begin_value(json, key);
     fputc(bracket, json->out);
     if (json->depth < SAMPLE_JSON_MAX_DEPTH) {
@@ -58,7 +60,7 @@ static void open_container(sample_json* json, const char* key, char bracket, cha
 
 static void close_container(sample_json* json, char bracket)
 {
-    if (json->depth == 0) return;
+    if (!json || !json->out || json->depth == 0) return;
     --json->depth;
     if (!json->is_array[json->depth] && json->count[json->depth] > 0) {
         fputc('\n', json->out);
@@ -75,6 +77,7 @@ void sample_json_end_array(sample_json* json) { close_container(json, ']'); }
 
 void sample_json_string(sample_json* json, const char* key, const char* value)
 {
+    if (!json || !json->out) return;
     begin_value(json, key);
     if (value) write_string(json->out, value);
     else fputs("null", json->out);
@@ -82,6 +85,7 @@ void sample_json_string(sample_json* json, const char* key, const char* value)
 
 void sample_json_number(sample_json* json, const char* key, double value)
 {
+    if (!json || !json->out) return;
     begin_value(json, key);
     if (isfinite(value)) fprintf(json->out, "%.9g", value);
     else fputs("null", json->out);
@@ -89,24 +93,28 @@ void sample_json_number(sample_json* json, const char* key, double value)
 
 void sample_json_uint(sample_json* json, const char* key, uint64_t value)
 {
+    if (!json || !json->out) return;
     begin_value(json, key);
     fprintf(json->out, "%" PRIu64, value);
 }
 
 void sample_json_int(sample_json* json, const char* key, int64_t value)
 {
+    if (!json || !json->out) return;
     begin_value(json, key);
     fprintf(json->out, "%" PRId64, value);
 }
 
 void sample_json_bool(sample_json* json, const char* key, int value)
 {
+    if (!json || !json->out) return;
     begin_value(json, key);
     fputs(value ? "true" : "false", json->out);
 }
 
 void sample_json_null(sample_json* json, const char* key)
 {
+    if (!json || !json->out) return;
     begin_value(json, key);
     fputs("null", json->out);
 }

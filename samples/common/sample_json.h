@@ -24,7 +24,7 @@ void sample_json_init(sample_json* json, FILE* out);
 /* `key` names the member inside an object and must be NULL inside an array or at the top.
  * Objects may not be nested inside arrays (the samples never need it); nesting deeper than
  * SAMPLE_JSON_MAX_DEPTH is ignored. end_* closes the innermost container and prints a
- * newline after the outermost one. */
+ * newline after the outermost one. A NULL writer (or one without a stream) writes nothing. */
 void sample_json_begin_object(sample_json* json, const char* key);
 void sample_json_end_object(sample_json* json);
 void sample_json_begin_array(sample_json* json, const char* key);

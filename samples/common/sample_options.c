@@ -9,6 +9,7 @@
 
 int sample_option_value(int argc, char** argv, int* index, const char* name, const char** value)
 {
+    if (!argv || !index || !name || !value || *index < 0 || *index >= argc || !argv[*index]) return 0;
     const char* arg = argv[*index];
     size_t n = strlen(name);
     if (strncmp(arg, name, n) != 0) return 0;
@@ -28,12 +29,13 @@ int sample_option_value(int argc, char** argv, int* index, const char* name, con
 
 int sample_option_flag(char** argv, int index, const char* name)
 {
-    return strcmp(argv[index], name) == 0;
+    return argv && name && index >= 0 && argv[index] && strcmp(argv[index], name) == 0;
 }
 
 int sample_parse_u32(const char* option, const char* text, uint32_t min, uint32_t max,
                      uint32_t* out)
 {
+    if (!text || !out) return 0;
     char* end = NULL;
     errno = 0;
     /* strtoul accepts a sign and wraps negatives around; insist on digits only. */
@@ -49,6 +51,7 @@ int sample_parse_u32(const char* option, const char* text, uint32_t min, uint32_
 
 int sample_parse_float(const char* option, const char* text, float* out)
 {
+    if (!text || !out) return 0;
     char* end = NULL;
     errno = 0;
     double v = strtod(text, &end);
@@ -62,6 +65,10 @@ int sample_parse_float(const char* option, const char* text, float* out)
 
 int sample_params_add(sample_params* params, const char* text)
 {
+    if (!params || !text) {
+        fprintf(stderr, "option --set: no parameter given\n");
+        return 0;
+    }
     const char* eq = strchr(text, '=');
     if (!eq || eq == text) {
         fprintf(stderr, "option --set: \"%s\" is not key=value\n", text);
@@ -88,6 +95,7 @@ int sample_params_add(sample_params* params, const char* text)
 
 void sample_params_free(sample_params* params)
 {
+    if (!params) return;
     for (uint32_t i = 0; i < params->count; ++i) free(params->text[i]);
     memset(params, 0, sizeof *params);
 }

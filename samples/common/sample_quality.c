@@ -25,7 +25,10 @@ static int parse_u32_text(const char* begin, const char* end, uint32_t* out)
 
 int sample_pose_parse(const char* text, sample_pose_spec* out)
 {
-    if (!text || !out) return 0;
+    if (!text || !out) {
+        fprintf(stderr, "option --pose: no pose given\n");
+        return 0;
+    }
     memset(out, 0, sizeof *out);
     const char* colon = strchr(text, ':');
     if (colon) {
@@ -58,6 +61,9 @@ int sample_pose_parse(const char* text, sample_pose_spec* out)
 /* Everything a run owns, released in one place. */
 typedef struct quality_run {
     sinew_world* world;
+    int owns_world;         /* else: remove the skin and rig from the caller's world */
+    sinew_rig rig;
+    sinew_skin skin;
     sample_topology topology;
     float* pose;            /* joint_count * 16 */
     float* output;          /* 3 * vertices */
@@ -66,7 +72,12 @@ typedef struct quality_run {
 
 static void release(quality_run* run)
 {
-    sinew_world_destroy(run->world);   /* destroys the skin and the rig too */
+    if (run->owns_world) {
+        sinew_world_destroy(run->world);   /* destroys the skin and the rig too */
+    } else if (run->world) {
+        if (run->skin.id) sinew_world_remove_skin(run->world, run->skin);
+        if (run->rig.id) sinew_rig_destroy(run->world, run->rig);
+    }
     sample_topology_free(&run->topology);
     free(run->pose);
     free(run->output);
@@ -85,7 +96,8 @@ static double largest_move(const float* a, const float* b, uint32_t vertex_count
         double dx = (double)a[3 * v] - b[3 * v], dy = (double)a[3 * v + 1] - b[3 * v + 1],
                dz = (double)a[3 * v + 2] - b[3 * v + 2];
         double d = sqrt(dx * dx + dy * dy + dz * dz);
-        if (!(d <= largest)) largest = d;  /* NaN propagates: a broken mesh never settles */
+        if (isnan(d)) return d;   /* a broken mesh never settles */
+        if (d > largest) largest = d;
     }
     return largest;
 }
@@ -146,27 +158,30 @@ sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_
         return sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sample_quality_run: out of memory");
     }
 
-    sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
-    world_desc.logger = desc->logger ? desc->logger : sample_stderr_logger();
-    world_desc.thread_count = desc->thread_count;
-    r = sinew_world_create(&world_desc, &run.world);
-    if (r != SINEW_OK) {
-        release(&run);
-        return fail_runtime(r, "sinew_world_create");
+    if (desc->world) {
+        run.world = desc->world;
+    } else {
+        sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
+        world_desc.logger = desc->logger ? desc->logger : sample_stderr_logger();
+        world_desc.thread_count = desc->thread_count;
+        r = sinew_world_create(&world_desc, &run.world);
+        if (r != SINEW_OK) {
+            release(&run);
+            return fail_runtime(r, "sinew_world_create");
+        }
+        run.owns_world = 1;
     }
-    sinew_rig rig;
-    r = sinew_rig_create(run.world, rig_desc, &rig);
+    r = sinew_rig_create(run.world, rig_desc, &run.rig);
     if (r != SINEW_OK) {
         release(&run);
         return fail_runtime(r, "sinew_rig_create");
     }
     sinew_skin_desc skin_desc = SINEW_SKIN_DESC_INIT;
-    skin_desc.rig = rig;
+    skin_desc.rig = run.rig;
     skin_desc.backend = desc->backend;
     skin_desc.params = desc->params;
     skin_desc.param_count = desc->param_count;
-    sinew_skin skin;
-    r = sinew_world_add_skin(run.world, &skin_desc, &skin);
+    r = sinew_world_add_skin(run.world, &skin_desc, &run.skin);
     if (r != SINEW_OK) {
         release(&run);
         return fail_runtime(r, "sinew_world_add_skin");
@@ -192,14 +207,14 @@ sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_
                 release(&run);
                 return fail_runtime(r, "sinew_animation_sample");
             }
-            if ((r = sinew_skin_set_pose(run.world, skin, &pose)) != SINEW_OK ||
+            if ((r = sinew_skin_set_pose(run.world, run.skin, &pose)) != SINEW_OK ||
                 (r = sinew_world_update(run.world, dt)) != SINEW_OK) {
                 release(&run);
                 return fail_runtime(r, "posing or stepping the skin");
             }
             ++steps;
         }
-        r = sinew_skin_read_output(run.world, skin, &output);
+        r = sinew_skin_read_output(run.world, run.skin, &output);
         if (r != SINEW_OK) {
             release(&run);
             return fail_runtime(r, "sinew_skin_read_output");
@@ -227,9 +242,9 @@ sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_
                 release(&run);
                 return r;
             }
-            if ((r = sinew_skin_set_pose(run.world, skin, &pose)) != SINEW_OK ||
+            if ((r = sinew_skin_set_pose(run.world, run.skin, &pose)) != SINEW_OK ||
                 (r = sinew_world_update(run.world, dt)) != SINEW_OK ||
-                (r = sinew_skin_read_output(run.world, skin, &output)) != SINEW_OK) {
+                (r = sinew_skin_read_output(run.world, run.skin, &output)) != SINEW_OK) {
                 release(&run);
                 return fail_runtime(r, "posing, stepping or reading the skin");
             }
@@ -270,6 +285,7 @@ sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_
 void sample_quality_print_json(FILE* out, const sample_quality_desc* desc, const char* pose_text,
                                const sample_quality_report* report)
 {
+    if (!out || !desc || !desc->character || !report) return;
     sample_json json;
     sample_json_init(&json, out);
     sample_json_begin_object(&json, NULL);
@@ -303,13 +319,14 @@ void sample_quality_print_json(FILE* out, const sample_quality_desc* desc, const
 void sample_quality_print_text(FILE* out, const sample_quality_desc* desc, const char* pose_text,
                                const sample_quality_report* report)
 {
+    if (!out || !desc || !desc->character || !report) return;
     char volume[32];
     if (isfinite(report->volume_ratio)) snprintf(volume, sizeof volume, "%.4f", report->volume_ratio);
     else snprintf(volume, sizeof volume, "n/a (open mesh)");
     fprintf(out,
             "%s on %s, pose %s%s%s: volume ratio %s, %u self-intersections (%u at rest), "
             "edge stretch %.4f..%.4f, %u non-finite vertices, %u steps%s\n",
-            desc->backend ? desc->backend : "lbs", desc->character->source, pose_text,
+            desc->backend ? desc->backend : "lbs", desc->character->source, pose_text ? pose_text : "",
             report->joint_name ? " at " : "", report->joint_name ? report->joint_name : "", volume,
             report->self_intersections, report->rest_self_intersections, report->min_edge_stretch,
             report->max_edge_stretch, report->nonfinite_vertices, report->steps,

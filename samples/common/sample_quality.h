@@ -44,6 +44,10 @@ typedef struct sample_quality_desc {
     uint32_t settle_steps;              /* 0: SAMPLE_SETTLE_STEPS */
     uint32_t thread_count;              /* world threads, 0: one per core */
     const sinew_logger* logger;         /* NULL: stderr */
+    /* Optional: run in this world (with its plugins and registered backends) instead of a
+     * fresh one; the run adds its rig and skin and removes them again. thread_count and
+     * logger are then unused. */
+    sinew_world* world;
 } sample_quality_desc;
 
 typedef struct sample_quality_report {
