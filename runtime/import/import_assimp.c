@@ -506,7 +506,7 @@ static sinew_result fill_mesh(assimp_import* im, sinew_character* character)
         const float* m = im->nodes[inst->node].global;
         /* Normals move with the inverse transpose, so that non-uniform scale keeps them
          * perpendicular to the surface. */
-        float inverse[16], nm[9];
+        float inverse[16], nm[9] = { 0 };
         if (!mesh->mNormals || !import_mat4_invert(m, inverse)) keep_normals = 0;
         else
             for (int c = 0; c < 3; ++c)

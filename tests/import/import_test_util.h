@@ -37,12 +37,12 @@ static inline int tu_affine_inverse(const float* m, float* out)
     double a = m[0], b = m[4], c = m[8], d = m[1], e = m[5], f = m[9], g = m[2], h = m[6],
            i = m[10];
     double det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
+    memset(out, 0, 16 * sizeof(float));
     if (det == 0.0 || !isfinite(det)) return 0;
     double inv[9] = { (e * i - f * h) / det, (c * h - b * i) / det, (b * f - c * e) / det,
                       (f * g - d * i) / det, (a * i - c * g) / det, (c * d - a * f) / det,
                       (d * h - e * g) / det, (b * g - a * h) / det, (a * e - b * d) / det };
     /* inv is row-major: inv[r*3+c]. */
-    memset(out, 0, 16 * sizeof(float));
     for (int r = 0; r < 3; ++r)
         for (int col = 0; col < 3; ++col) out[col * 4 + r] = (float)inv[r * 3 + col];
     for (int r = 0; r < 3; ++r)

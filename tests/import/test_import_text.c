@@ -299,8 +299,8 @@ static void read_reference_skeleton(const char* path, ref_skeleton* s)
 static void check_animation_file(const sinew_character* c, const ref_skeleton* s,
                                  const char* folder, const sinew_animation* anim)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.anim", folder, anim->name);
+    char path[1200];
+    snprintf(path, sizeof path, "%.1000s/%.100s.anim", folder, anim->name);
     FILE* f = fopen(path, "r");
     assert_non_null(f);
     int frames, animated;
