@@ -205,26 +205,37 @@ int sample_triangles_intersect(const double a0[3], const double a1[3], const dou
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Candidate pairs from a uniform grid                                                         */
+/* Candidate pairs from a sparse uniform grid                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct grid {
-    double origin[3];
-    double inverse_cell;
-    int64_t dims[3];
-} grid;
+/* The grid is sparse: only occupied cells exist, as (cell, triangle) entries sorted by cell.
+ * Its cell size is twice the median triangle extent (about 2.5 cells per triangle; smaller
+ * cells cost more in sorting than they save in pairs), so a mesh that partly flew apart
+ * (exactly what a quality run must survive) neither crowds its good part into one cell nor
+ * allocates the empty space in between. Triangles spanning more than BIG_CELLS cells
+ * (needles towards a far vertex) skip the grid and are tested against every triangle whose
+ * box they overlap: linear in the mesh per needle, which only an exploded mesh has many of. */
+enum { BIG_CELLS = 64 };
 
-static int64_t grid_coordinate(const grid* g, int axis, double x)
+typedef struct grid_entry {
+    int64_t cell[3];
+    uint32_t triangle;
+} grid_entry;
+
+static int compare_entries(const void* a, const void* b)
 {
-    double c = floor((x - g->origin[axis]) * g->inverse_cell);
-    if (!(c >= 0.0)) return 0;
-    if (c >= (double)g->dims[axis]) return g->dims[axis] - 1;
-    return (int64_t)c;
+    const grid_entry* x = (const grid_entry*)a;
+    const grid_entry* y = (const grid_entry*)b;
+    for (int k = 0; k < 3; ++k) {
+        if (x->cell[k] != y->cell[k]) return (x->cell[k] > y->cell[k]) - (x->cell[k] < y->cell[k]);
+    }
+    return (x->triangle > y->triangle) - (x->triangle < y->triangle);
 }
 
-static int64_t grid_cell(const grid* g, const int64_t c[3])
+static int compare_doubles(const void* a, const void* b)
 {
-    return (c[2] * g->dims[1] + c[1]) * g->dims[0] + c[0];
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
 }
 
 static int shares_vertex(const uint32_t* s, const uint32_t* t)
@@ -237,25 +248,54 @@ static int shares_vertex(const uint32_t* s, const uint32_t* t)
     return 0;
 }
 
+static int boxes_overlap(const double* a, const double* b)
+{
+    for (int k = 0; k < 3; ++k) {
+        if (a[3 + k] < b[k] || b[3 + k] < a[k]) return 0;
+    }
+    return 1;
+}
+
+/* Decides one candidate pair: no shared vertex, and the exact test. */
+static int pair_intersects(const sample_topology* topology, const float* positions, uint32_t s,
+                           uint32_t t)
+{
+    const uint32_t* ts = topology->triangles + 3 * (size_t)s;
+    const uint32_t* tt = topology->triangles + 3 * (size_t)t;
+    if (shares_vertex(ts, tt)) return 0;
+    double p[6][3];
+    for (int v = 0; v < 3; ++v) {
+        for (int k = 0; k < 3; ++k) {
+            p[v][k] = positions[3 * (size_t)ts[v] + (size_t)k];
+            p[3 + v][k] = positions[3 * (size_t)tt[v] + (size_t)k];
+        }
+    }
+    return sample_triangles_intersect(p[0], p[1], p[2], p[3], p[4], p[5]);
+}
+
+/* Cell coordinate of x; the caller has checked |x| / cell fits comfortably in an int64. */
+static int64_t cell_of(double x, double inverse_cell)
+{
+    return (int64_t)floor(x * inverse_cell);
+}
+
 uint32_t sample_count_self_intersections(const sample_topology* topology,
                                          const float* positions)
 {
     if (!topology || !positions || topology->triangle_count == 0) return 0;
     const uint32_t n = topology->triangle_count;
     double* box = malloc(sizeof *box * 6 * (size_t)n);       /* lo xyz, hi xyz */
+    double* extent = malloc(sizeof *extent * (size_t)n);
     uint32_t* live = malloc(sizeof *live * (size_t)n);
-    if (!box || !live) {
-        free(box); free(live);
+    uint32_t* big = malloc(sizeof *big * (size_t)n);
+    if (!box || !extent || !live || !big) {
+        free(box); free(extent); free(live); free(big);
         sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "self-intersections: out of memory for %u triangles", n);
         return UINT32_MAX;
     }
 
-    /* Bounding boxes of the triangles with finite corners; the cell size is their mean
-     * extent, so a typical triangle covers a handful of cells and a cell a handful of
-     * triangles. */
+    /* Boxes of the triangles with finite corners. */
     uint32_t live_count = 0;
-    double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
-    double extent_sum = 0.0;
     for (uint32_t t = 0; t < n; ++t) {
         double* b = box + 6 * (size_t)t;
         int finite = 1;
@@ -272,127 +312,109 @@ uint32_t sample_count_self_intersections(const sample_topology* topology,
             }
         }
         if (!finite) continue;
+        extent[live_count] = fmax(b[3] - b[0], fmax(b[4] - b[1], b[5] - b[2]));
         live[live_count++] = t;
-        for (int k = 0; k < 3; ++k) {
-            if (b[k] < lo[k]) lo[k] = b[k];
-            if (b[3 + k] > hi[k]) hi[k] = b[3 + k];
-            extent_sum += b[3 + k] - b[k];
-        }
     }
     if (live_count < 2) {
-        free(box); free(live);
+        free(box); free(extent); free(live); free(big);
         return 0;
     }
+    qsort(extent, live_count, sizeof *extent, compare_doubles);
+    double cell = 2.0 * extent[live_count / 2];
+    if (!(cell > 0.0)) cell = extent[live_count - 1] > 0.0 ? extent[live_count - 1] : 1.0;
+    free(extent);
+    const double inverse_cell = 1.0 / cell;
+    const double coordinate_limit = 1.0e15;   /* cells per axis that an int64 holds easily */
 
-    grid g;
-    double cell = extent_sum / (3.0 * live_count);
-    double span = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
-    if (!(cell > 0.0)) cell = span > 0.0 ? span : 1.0;
-    /* Cap the cell count near 4 per triangle: a few huge triangles must not blow up memory. */
-    for (;;) {
-        int64_t total = 1;
+    /* Count the entries, separating the big triangles. */
+    size_t entry_count = 0;
+    uint32_t big_count = 0;
+    for (uint32_t i = 0; i < live_count; ++i) {
+        const double* b = box + 6 * (size_t)live[i];
+        double cells = 1.0;
         for (int k = 0; k < 3; ++k) {
-            g.dims[k] = (int64_t)floor((hi[k] - lo[k]) / cell) + 1;
-            total *= g.dims[k];
+            double lo = b[k] * inverse_cell, hi = b[3 + k] * inverse_cell;
+            if (fabs(lo) > coordinate_limit || fabs(hi) > coordinate_limit) cells = INFINITY;
+            else cells *= floor(hi) - floor(lo) + 1.0;
         }
-        if (total <= 4 * (int64_t)live_count + 64) break;
-        cell *= 1.25;
+        if (cells > BIG_CELLS) big[big_count++] = live[i];
+        else entry_count += (size_t)cells;
     }
-    memcpy(g.origin, lo, sizeof g.origin);
-    g.inverse_cell = 1.0 / cell;
-    const int64_t cell_count = g.dims[0] * g.dims[1] * g.dims[2];
-
-    /* Counting sort of (cell, triangle) entries: counts, prefix sums, fill. */
-    uint32_t* start = calloc((size_t)cell_count + 1, sizeof *start);
-    if (!start) {
-        free(box); free(live);
-        sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "self-intersections: out of memory for the grid");
+    grid_entry* entries = malloc(sizeof *entries * (entry_count ? entry_count : 1));
+    if (!entries) {
+        free(box); free(live); free(big);
+        sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "self-intersections: out of memory for %zu grid entries",
+                    entry_count);
         return UINT32_MAX;
     }
-    size_t entries = 0;
+    size_t e = 0;
+    uint32_t next_big = 0;
     for (uint32_t i = 0; i < live_count; ++i) {
+        if (next_big < big_count && big[next_big] == live[i]) {
+            ++next_big;   /* both lists ascend: big is a subsequence of live */
+            continue;
+        }
         const double* b = box + 6 * (size_t)live[i];
         int64_t c0[3], c1[3], c[3];
         for (int k = 0; k < 3; ++k) {
-            c0[k] = grid_coordinate(&g, k, b[k]);
-            c1[k] = grid_coordinate(&g, k, b[3 + k]);
+            c0[k] = cell_of(b[k], inverse_cell);
+            c1[k] = cell_of(b[3 + k], inverse_cell);
         }
         for (c[2] = c0[2]; c[2] <= c1[2]; ++c[2])
             for (c[1] = c0[1]; c[1] <= c1[1]; ++c[1])
                 for (c[0] = c0[0]; c[0] <= c1[0]; ++c[0]) {
-                    ++start[grid_cell(&g, c) + 1];
-                    ++entries;
+                    memcpy(entries[e].cell, c, sizeof c);
+                    entries[e].triangle = live[i];
+                    ++e;
                 }
     }
-    if (entries > UINT32_MAX) {
-        free(box); free(live); free(start);
-        sample_fail(SINEW_ERROR_LIMIT, "self-intersections: %zu grid entries exceed the limit", entries);
-        return UINT32_MAX;
-    }
-    for (int64_t c = 0; c < cell_count; ++c) start[c + 1] += start[c];
-    uint32_t* items = malloc(sizeof *items * (entries ? entries : 1));
-    uint32_t* fill = malloc(sizeof *fill * (size_t)cell_count);
-    if (!items || !fill) {
-        free(box); free(live); free(start); free(items); free(fill);
-        sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "self-intersections: out of memory for %zu grid entries",
-                    entries);
-        return UINT32_MAX;
-    }
-    memcpy(fill, start, sizeof *fill * (size_t)cell_count);
-    for (uint32_t i = 0; i < live_count; ++i) {
-        const double* b = box + 6 * (size_t)live[i];
-        int64_t c0[3], c1[3], c[3];
-        for (int k = 0; k < 3; ++k) {
-            c0[k] = grid_coordinate(&g, k, b[k]);
-            c1[k] = grid_coordinate(&g, k, b[3 + k]);
-        }
-        for (c[2] = c0[2]; c[2] <= c1[2]; ++c[2])
-            for (c[1] = c0[1]; c[1] <= c1[1]; ++c[1])
-                for (c[0] = c0[0]; c[0] <= c1[0]; ++c[0]) items[fill[grid_cell(&g, c)]++] = live[i];
-    }
-    free(fill);
+    qsort(entries, entry_count, sizeof *entries, compare_entries);
 
     uint32_t count = 0;
-    int64_t here[3];
-    for (here[2] = 0; here[2] < g.dims[2]; ++here[2])
-    for (here[1] = 0; here[1] < g.dims[1]; ++here[1])
-    for (here[0] = 0; here[0] < g.dims[0]; ++here[0]) {
-        const int64_t c = grid_cell(&g, here);
-        for (uint32_t i = start[c]; i < start[c + 1]; ++i) {
-            const uint32_t s = items[i];
+    for (size_t first = 0; first < entry_count;) {
+        size_t end = first + 1;
+        while (end < entry_count && memcmp(entries[end].cell, entries[first].cell,
+                                           sizeof entries[first].cell) == 0) {
+            ++end;
+        }
+        const int64_t* here = entries[first].cell;
+        for (size_t i = first; i < end; ++i) {
+            const uint32_t s = entries[i].triangle;
             const double* bs = box + 6 * (size_t)s;
-            for (uint32_t j = i + 1; j < start[c + 1]; ++j) {
-                const uint32_t t = items[j];
+            for (size_t j = i + 1; j < end; ++j) {
+                const uint32_t t = entries[j].triangle;
                 const double* bt = box + 6 * (size_t)t;
-                int apart = 0;
-                for (int k = 0; k < 3; ++k) {
-                    if (bs[3 + k] < bt[k] || bt[3 + k] < bs[k]) apart = 1;
-                }
-                if (apart) continue;
+                if (!boxes_overlap(bs, bt)) continue;
                 /* A pair shares several cells; only the cell holding the low corner of the
                  * overlap of their boxes tests it, so each pair counts once. */
                 int owner = 1;
                 for (int k = 0; k < 3; ++k) {
-                    if (grid_coordinate(&g, k, fmax(bs[k], bt[k])) != here[k]) owner = 0;
+                    if (cell_of(fmax(bs[k], bt[k]), inverse_cell) != here[k]) owner = 0;
                 }
-                if (!owner) continue;
-                const uint32_t* ts = topology->triangles + 3 * (size_t)s;
-                const uint32_t* tt = topology->triangles + 3 * (size_t)t;
-                if (shares_vertex(ts, tt)) continue;
-                double p[6][3];
-                for (int v = 0; v < 3; ++v) {
-                    for (int k = 0; k < 3; ++k) {
-                        p[v][k] = positions[3 * (size_t)ts[v] + (size_t)k];
-                        p[3 + v][k] = positions[3 * (size_t)tt[v] + (size_t)k];
-                    }
-                }
-                if (sample_triangles_intersect(p[0], p[1], p[2], p[3], p[4], p[5])) ++count;
+                if (owner && pair_intersects(topology, positions, s, t)) ++count;
+            }
+        }
+        first = end;
+    }
+    free(entries);
+
+    /* Big triangles against every live triangle; a pair of two big ones counts once. */
+    for (uint32_t i = 0; i < big_count; ++i) {
+        const uint32_t s = big[i];
+        const double* bs = box + 6 * (size_t)s;
+        uint32_t other_big = 0;
+        for (uint32_t j = 0; j < live_count; ++j) {
+            const uint32_t t = live[j];
+            while (other_big < big_count && big[other_big] < t) ++other_big;
+            const int t_is_big = other_big < big_count && big[other_big] == t;
+            if (t == s || (t_is_big && t < s)) continue;
+            if (boxes_overlap(bs, box + 6 * (size_t)t) && pair_intersects(topology, positions, s, t)) {
+                ++count;
             }
         }
     }
-    free(items);
-    free(start);
     free(box);
     free(live);
+    free(big);
     return count;
 }

@@ -372,6 +372,43 @@ static void test_grid_matches_all_pairs(void** state)
     sample_character_free(&arm);
 }
 
+/* One vertex flung far away (finite, 1e30): the grid must stay small (its cells grow
+ * instead of multiplying) and still propose every pair that testing all pairs finds. */
+static void test_far_vertex_keeps_the_grid_small(void** state)
+{
+    (void)state;
+    sample_topology t;
+    build(cube_positions, 8, cube_indices, 12, &t);
+    const float far[2] = { 1.0e30f, -1.0e30f };  /* the second pulls needles through the cube */
+    for (int variant = 0; variant < 2; ++variant) {
+        float p[8 * 3];
+        memcpy(p, cube_positions, sizeof p);
+        p[18] = far[variant];   /* vertex 6 (1,1,1) -> (+-1e30,1,1) */
+        uint32_t all_pairs = 0;
+        for (uint32_t i = 0; i < t.triangle_count; ++i) {
+            for (uint32_t j = i + 1; j < t.triangle_count; ++j) {
+                const uint32_t* a = t.triangles + 3 * i;
+                const uint32_t* b = t.triangles + 3 * j;
+                int shared = 0;
+                for (int x = 0; x < 3; ++x)
+                    for (int y = 0; y < 3; ++y) shared |= a[x] == b[y];
+                if (shared) continue;
+                double c[6][3];
+                for (int k = 0; k < 3; ++k) {
+                    for (int d = 0; d < 3; ++d) {
+                        c[k][d] = p[3 * a[k] + (uint32_t)d];
+                        c[3 + k][d] = p[3 * b[k] + (uint32_t)d];
+                    }
+                }
+                all_pairs += (uint32_t)sample_triangles_intersect(c[0], c[1], c[2], c[3], c[4], c[5]);
+            }
+        }
+        if (variant == 1) assert_true(all_pairs >= 4);   /* four side triangles are pierced */
+        assert_int_equal(sample_count_self_intersections(&t, p), all_pairs);
+    }
+    sample_topology_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_nonfinite_vertices),
         cmocka_unit_test(test_topology_rejects_bad_input),
         cmocka_unit_test(test_grid_matches_all_pairs),
+        cmocka_unit_test(test_far_vertex_keeps_the_grid_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
