@@ -56,8 +56,24 @@ typedef struct token {
     uint32_t line;
 } token;
 
-/* Longest token shown in a message. */
-#define SHOWN(t) (int)((t).length < 40 ? (t).length : 40), (t).text
+/* A token as a message shows it: at most 40 bytes, control bytes as '?', so a binary file
+ * cannot put escape sequences or NULs into a log line. */
+typedef struct shown_token {
+    char text[48];
+} shown_token;
+
+static shown_token show(token t)
+{
+    shown_token s;
+    size_t n = t.length < 40 ? t.length : 40;
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char c = (unsigned char)t.text[i];
+        s.text[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+    }
+    if (n < t.length) memcpy(s.text + n, "...", 4);
+    else s.text[n] = '\0';
+    return s;
+}
 
 static void reader_init(text_reader* r, const import_context* ctx, const char* file,
                         const char* data, size_t size)
@@ -130,8 +146,8 @@ static sinew_result end_line(text_reader* r, const char* what)
         token t = { r->p, 0, r->line };
         while (r->p < r->end && !is_blank(*r->p) && *r->p != '\n') ++r->p;
         t.length = (size_t)(r->p - t.text);
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected '%.*s' after %s",
-                           r->file, (unsigned)t.line, SHOWN(t), what);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected '%s' after %s",
+                           r->file, (unsigned)t.line, show(t).text, what);
     }
     if (r->p < r->end) {
         ++r->p;
@@ -157,8 +173,8 @@ static sinew_result expect_end(text_reader* r, const char* what)
     if (r->p < r->end) {
         token t;
         next_token(r, 1, what, &t);
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected '%.*s' after %s",
-                           r->file, (unsigned)t.line, SHOWN(t), what);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected '%s' after %s",
+                           r->file, (unsigned)t.line, show(t).text, what);
     }
     return SINEW_OK;
 }
@@ -177,12 +193,12 @@ static sinew_result read_float(text_reader* r, int same_line, const char* what, 
         value = strtod(buffer, &stop);
     }
     if (!stop || stop != buffer + t.length)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: '%.*s' is not a number (%s)",
-                           r->file, (unsigned)t.line, SHOWN(t), what);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: '%s' is not a number (%s)",
+                           r->file, (unsigned)t.line, show(t).text, what);
     if (!isfinite(value) || fabs(value) > FLT_MAX)
         return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: %s is not a finite number ('%.*s')", r->file,
-                           (unsigned)t.line, what, SHOWN(t));
+                           "%s:%u: %s is not a finite number ('%s')", r->file,
+                           (unsigned)t.line, what, show(t).text);
     *out = (float)value;
     return SINEW_OK;
 }
@@ -201,15 +217,17 @@ static sinew_result read_count(text_reader* r, int same_line, const char* what, 
         else if ((value = value * 10u + (uint64_t)(c - '0')) > UINT32_MAX) valid = 0;
     }
     if (!valid) {
-        int digits = t.length > 1 && (t.text[0] == '-' || t.text[0] == '+');
-        for (size_t i = 1; digits && i < t.length; ++i)
-            digits = t.text[i] >= '0' && t.text[i] <= '9';
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: %s '%.*s' is %s", r->file, (unsigned)t.line, what, SHOWN(t),
-                           t.text[0] == '-' && digits ? "negative"
-                           : digits || (t.text[0] >= '0' && t.text[0] <= '9')
-                               ? "not a count below 2^32"
-                               : "not a count");
+        /* Say why: a sign, a number too large, or no number at all. */
+        size_t first = (t.text[0] == '-' || t.text[0] == '+') ? 1 : 0;
+        int numeric = first < t.length;
+        for (size_t i = first; numeric && i < t.length; ++i)
+            numeric = t.text[i] >= '0' && t.text[i] <= '9';
+        const char* why = !numeric            ? "not a count"
+                          : t.text[0] == '-'  ? "negative"
+                          : first == 1        ? "not a plain count (no sign allowed)"
+                                              : "larger than 4294967295";
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s '%s' is %s", r->file,
+                           (unsigned)t.line, what, show(t).text, why);
     }
     *out = (uint32_t)value;
     return SINEW_OK;
@@ -225,8 +243,8 @@ static sinew_result read_integer(text_reader* r, int same_line, const char* what
     int valid = i < t.length;
     for (; i < t.length && valid; ++i) valid = t.text[i] >= '0' && t.text[i] <= '9';
     if (!valid)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s '%.*s' is not an integer",
-                           r->file, (unsigned)t.line, what, SHOWN(t));
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s '%s' is not an integer",
+                           r->file, (unsigned)t.line, what, show(t).text);
     return SINEW_OK;
 }
 
@@ -285,8 +303,8 @@ static sinew_result parse_off_body(text_reader* r, text_mesh* mesh)
     if (res != SINEW_OK) return res;
     if (!token_equals(header, "OFF"))
         return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: starts with '%.*s' where the OFF header belongs", r->file,
-                           (unsigned)header.line, SHOWN(header));
+                           "%s:%u: starts with '%s' where the OFF header belongs", r->file,
+                           (unsigned)header.line, show(header).text);
     uint32_t vertex_count, face_count, edge_count;
     if ((res = read_count(r, 0, "the vertex count", &vertex_count)) != SINEW_OK ||
         (res = read_count(r, 1, "the face count", &face_count)) != SINEW_OK ||
@@ -448,8 +466,8 @@ static sinew_result resolve_parents(text_reader* r, sinew_character* character,
                                                              sizeof *s->sorted, compare_names);
         if (!found || length != parent.length)
             return import_fail(r->ctx, SINEW_ERROR_SKELETON,
-                               "%s:%u: the parent '%.*s' of joint '%s' is not a joint of the "
-                               "skeleton", r->file, (unsigned)parent.line, SHOWN(parent),
+                               "%s:%u: the parent '%s' of joint '%s' is not a joint of the "
+                               "skeleton", r->file, (unsigned)parent.line, show(parent).text,
                                st->names[j]);
         if (found->index == j)
             return import_fail(r->ctx, SINEW_ERROR_SKELETON,
@@ -756,8 +774,8 @@ static sinew_result ini_path_value(text_reader* r, const ini_contents* ini, toke
 {
     if (*slot)
         return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: a second %.*s line (the first is on line %u)", r->file,
-                           (unsigned)key.line, SHOWN(key), (unsigned)*slot_line);
+                           "%s:%u: a second %s line (the first is on line %u)", r->file,
+                           (unsigned)key.line, show(key).text, (unsigned)*slot_line);
     token value;
     sinew_result res = next_token(r, 1, "the file name", &value);
     if (res != SINEW_OK) return res;
@@ -811,8 +829,8 @@ static sinew_result parse_ini_body(text_reader* r, ini_contents* ini)
             res = ini_animation_value(r, ini, key);
         else {
             /* Other tools add their own keys (solver settings and the like): skip them. */
-            import_log(r->ctx, SINEW_LOG_WARNING, "%s:%u: unknown key '%.*s' ignored", r->file,
-                       (unsigned)key.line, SHOWN(key));
+            import_log(r->ctx, SINEW_LOG_WARNING, "%s:%u: unknown key '%s' ignored", r->file,
+                       (unsigned)key.line, show(key).text);
             skip_line(r);
         }
         if (res != SINEW_OK) return res;
