@@ -25,6 +25,10 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinewConfig.cmake
 
 # pkg-config: sinew (the runtime) and sinew-import (the importers).
 set(SINEW_PC_LIBS_PRIVATE "-lpthread -ldl -lm")
+# The prefix is found relative to the .pc file, so an install moved with --prefix (or
+# DESTDIR) stays usable.
+file(RELATIVE_PATH SINEW_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+string(REGEX REPLACE "/$" "" SINEW_PC_TO_PREFIX "${SINEW_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/sinew.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sinew.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinew.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 if(TARGET sinew_import)
