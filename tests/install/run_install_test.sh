@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# run_install_test.sh BUILD_DIR CONSUMER_SRC WORK_DIR CC
+# run_install_test.sh BUILD_DIR CONSUMER_SRC WORK_DIR CC [CFLAGS]
 set -euo pipefail
-build=$1 consumer=$2 work=$3 cc=$4
+build=$1 consumer=$2 work=$3 cc=$4 cflags=${5:-}
 rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
@@ -11,15 +11,15 @@ test -f "$prefix/include/sinew/sinew_plugin.h"
 
 echo "== find_package(sinew CONFIG)"
 cmake -S "$consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
-      -DCMAKE_C_COMPILER="$cc" >"$work/configure.log"
+      -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$cflags" >"$work/configure.log"
 cmake --build "$work/cmake-build" >"$work/build.log"
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:${LD_LIBRARY_PATH:-}" "$work/cmake-build/consumer"
 
 echo "== pkg-config"
 pcdir=$(dirname "$(find "$prefix" -name sinew.pc | head -n 1)")
 export PKG_CONFIG_PATH=$pcdir
-# shellcheck disable=SC2046
-"$cc" -std=c11 -Wall -Wextra -Werror "$consumer/main.c" -o "$work/consumer-pc" \
+# shellcheck disable=SC2046,SC2086
+"$cc" -std=c11 -Wall -Wextra -Werror $cflags "$consumer/main.c" -o "$work/consumer-pc" \
       $(pkg-config --cflags --libs sinew) -Wl,-rpath,"$(pkg-config --variable=libdir sinew)"
 "$work/consumer-pc"
 echo "install test passed"
