@@ -120,7 +120,7 @@ typedef struct aw_ctx {
     double* half_width;     /* h_k per joint */
     uint32_t* label;        /* segment per welded vertex */
     aw_rows rows;
-    aw_rows scratch;
+    aw_rows scratch;        /* a single row */
 } aw_ctx;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -421,7 +421,7 @@ static sinew_result aw_build_grid(aw_ctx* c)
     }
     /* About two cells per triangle keeps a short ray's walk and each cell's list short. */
     double target = 2.0 * (double)c->triangle_count;
-    if (target > 4194304.0) target = 4194304.0;
+    if (target > 1048576.0) target = 1048576.0;
     g->cell = cbrt(volume / target);
     for (;;) {
         double cells = 1.0;
@@ -650,11 +650,14 @@ static sinew_result aw_build_skeleton(aw_ctx* c, const float* bind_matrices)
 
 typedef struct aw_label_job {
     aw_ctx* c;
+    uint32_t* nearest;  /* plain nearest bone per vertex, for the radii */
+    double* nearest_distance;
 } aw_label_job;
 
 static void aw_label_range(void* data, uint32_t begin, uint32_t end)
 {
-    aw_ctx* c = ((aw_label_job*)data)->c;
+    aw_label_job* job = (aw_label_job*)data;
+    aw_ctx* c = job->c;
     for (uint32_t v = begin; v < end; ++v) {
         const double* p = c->pos + 3 * (size_t)v;
         double nearest = DBL_MAX;
@@ -701,6 +704,8 @@ static void aw_label_range(void* data, uint32_t begin, uint32_t end)
             }
         }
         c->label[v] = label;
+        job->nearest[v] = best;
+        job->nearest_distance[v] = nearest;
     }
 }
 
@@ -716,24 +721,11 @@ static sinew_result aw_label_and_radii(aw_ctx* c)
     sinew_result result = SINEW_ERROR_OUT_OF_MEMORY;
     if (!c->label || !first || !dist || !nearest || !nearest_d) goto done;
 
-    aw_label_job job = { c };
+    aw_label_job job = { c, nearest, nearest_d };
     sinew_host_parallel_for(host, aw_label_range, &job, n, 256);
 
     /* Radii from plain nearest bones (4. in the header comment). */
-    for (uint32_t v = 0; v < n; ++v) {
-        double best = DBL_MAX;
-        uint32_t bs = 0;
-        for (uint32_t s = 0; s < S; ++s) {
-            double d = aw_segment_distance(c, s, c->pos + 3 * (size_t)v, NULL);
-            if (d < best) {
-                best = d;
-                bs = s;
-            }
-        }
-        nearest[v] = bs;
-        nearest_d[v] = best;
-        first[bs + 1]++;
-    }
+    for (uint32_t v = 0; v < n; ++v) first[nearest[v] + 1]++;
     for (uint32_t s = 0; s < S; ++s) first[s + 1] += first[s];
     {
         uint32_t* next = sinew_host_alloc(host, (size_t)S * sizeof *next);
@@ -755,7 +747,7 @@ static sinew_result aw_label_and_radii(aw_ctx* c)
         global_count++;
     }
     const double fallback = global_count ? global_sum / global_count : 0.01 * c->diagonal;
-    /* Radius floor: a bone lying on its skin still gets a blend a few grid cells wide. */
+    /* A bone whose vertices all lie on it still gets a blend of positive width. */
     const double floor_radius = 1e-4 * c->diagonal + 1e-12;
 
     /* Joint radii: mean of the bone arriving and the mean of the bones leaving; a joint
@@ -839,6 +831,7 @@ static void aw_store_row(aw_rows* rows, uint32_t v, uint32_t* joints, double* w,
     uint32_t kept = aw_select(joints, w, n, cap + 1);
     if (kept > cap) {
         double cut = soft ? w[cap] : 0.0;
+        if (w[0] <= cut) cut = 0.0; /* all tied: only a hard cut is left */
         kept = cap;
         while (kept > 1 && w[kept - 1] - cut <= 0.0) --kept;
         for (uint32_t i = 0; i < kept; ++i) w[i] -= cut;
@@ -902,7 +895,8 @@ static double aw_row_difference(const aw_rows* rows, uint32_t a, uint32_t b)
 /* ---------------------------------------------------------------------------------------- */
 
 /* The subtree weight of joint k at point p (5. in the header comment). `ctx` is the
- * direction of the bone below k that p belongs to, NULL when p lies before k's bones. */
+ * direction of the bone below k that p belongs to, or the mean of k's bones when p lies
+ * before them; NULL when that mean means nothing (bones leaving in opposite directions). */
 static double aw_step(const aw_ctx* c, uint32_t k, const double* ctx, const double* p)
 {
     if (c->parents[k] < 0) return 1.0;
@@ -1192,7 +1186,7 @@ sinew_result sinew_compute_auto_weights(const sinew_host_api* host, uint32_t ver
     if ((result = aw_label_and_radii(&c)) != SINEW_OK) goto fail;
     result = SINEW_ERROR_OUT_OF_MEMORY;
     if (!aw_rows_alloc(host, &c.rows, c.vertex_count)) goto fail;
-    if (!aw_rows_alloc(host, &c.scratch, c.vertex_count)) goto fail;
+    if (!aw_rows_alloc(host, &c.scratch, 1)) goto fail; /* one row for aw_mix */
     for (uint32_t v = 0; v < c.vertex_count; ++v) aw_geometric_row(&c, v);
     if ((result = aw_limit(&c, AW_LIMIT, AW_WORK_CAP, &violations)) != SINEW_OK) goto fail;
     /* Truncate once, then let the limiter repair what truncation broke (7.). */
