@@ -6,19 +6,22 @@
  *
  * 1. Bones. Joint j owns the segments from j to each of its children: a rotation at j moves
  *    the subtree below j, so the segment j->c moves rigidly with j. Segments shorter than
- *    1e-5 of the mesh's bounding-box diagonal are no bones. A leaf owns no bone and gets no
- *    weight (its rotation moves nothing under this convention; the skin beyond it follows
- *    its parent). A skeleton without any bone (one joint, or all joints coincident) binds
- *    each vertex to its nearest joint as a point influence.
+ *    1e-5 of the mesh's bounding-box diagonal are no bones. A leaf, or a joint whose bones
+ *    all have zero length, owns no bone and gets no weight (its rotation moves nothing under
+ *    this convention; the skin beyond it follows its parent). A skeleton without any bone
+ *    (one joint, or all joints coincident) binds each vertex to its nearest joint as a
+ *    point influence.
  * 2. Welding. Vertices at exactly the same position (the seams of imported meshes) are one
  *    vertex here, so weights never differ across a seam and smoothing crosses it.
- * 3. Labels. Each vertex takes the nearest bone that it "sees": the straight line from the
- *    vertex to the bone's closest point crosses no triangle of the vertex's own connected
- *    part (the visibility test of the skin attachment in Baran and Popovic 2007, "Automatic
- *    Rigging and Animation of 3D Characters", here against a uniform grid of triangles).
- *    Only bones at most twice as far as the nearest compete; if none is seen, the nearest
- *    wins. This keeps the torso under the arm on the torso, one thigh's inside off the other
- *    thigh and a finger's side off its neighbour.
+ * 3. Labels. Each vertex takes the nearest bone that it "sees": the bone's closest point
+ *    lies behind the vertex's tangent plane (normals turned out of each connected part by
+ *    the sign of its volume), and the straight line to it crosses no triangle of the
+ *    vertex's own part (the visibility test of the skin attachment in Baran and Popovic
+ *    2007, "Automatic Rigging and Animation of 3D Characters", here against a uniform grid
+ *    of triangles). Only bones at most twice as far as the nearest compete; if none is
+ *    seen, the nearest wins. This keeps the torso under the arm on the torso, one thigh's
+ *    inside off the other thigh, a finger's side off its neighbour and a hand off the
+ *    separate trousers beside it.
  * 4. Radii. A bone's radius is the median distance to it of the vertices whose nearest bone
  *    (plain Euclidean, no visibility) it is; the radius r_k of joint k is the mean of the
  *    radius of the bone ending at k and the mean radius of the bones leaving k.
@@ -41,7 +44,8 @@
  *    is subtracted from the k largest before renormalising, so a weight fades out instead
  *    of dropping), and the limiter runs again on the cut rows, the two rows of an edge
  *    keeping the same joints. Adjacent vertices then differ by at most 0.19 in every
- *    joint's weight. Rows are sorted by decreasing weight.
+ *    joint's weight (a warning says so should the limiter ever stop short). Rows are sorted
+ *    by decreasing weight.
  */
 #include "weights.h"
 
