@@ -136,6 +136,7 @@ static sinew_result collect_nodes(assimp_import* im)
     struct { const struct aiNode* node; int32_t parent; }* stack =
         malloc(stack_capacity * sizeof *stack);
     sinew_result res = SINEW_OK;
+    int parent_warned = 0;
     if (!im->nodes || !stack) {
         res = import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", im->ctx->path);
         goto done;
@@ -206,6 +207,15 @@ static sinew_result collect_nodes(assimp_import* im)
                                   "%s: node '%s' has a missing child", im->ctx->path,
                                   node->mName.data);
                 goto done;
+            }
+            if (node->mChildren[c]->mParent != node && !parent_warned) {
+                /* Some importers (HL1 MDL) link mParent along the bone chain while mChildren
+                 * lists the bones flat; the tree is what is walked and what counts. */
+                import_log(im->ctx, SINEW_LOG_WARNING,
+                           "%s: node '%s' names another parent than the node listing it; the "
+                           "child lists are used", im->ctx->path,
+                           node->mChildren[c]->mName.data);
+                parent_warned = 1;
             }
             stack[stack_size].node = node->mChildren[c];
             stack[stack_size++].parent = self;

@@ -127,22 +127,17 @@ static struct aiMatrix4x4 ref_local(const struct aiNode* node, const struct aiAn
     struct aiVector3D s = ref_vector(ch->mScalingKeys, ch->mNumScalingKeys, ticks, rest_s);
     struct aiVector3D t = ref_vector(ch->mPositionKeys, ch->mNumPositionKeys, ticks, rest_t);
     struct aiQuaternion q = ref_rotation(ch->mRotationKeys, ch->mNumRotationKeys, ticks, rest_q);
+    /* T * R * S, as assimp's viewer composes channel keys. (aiMatrix4FromScalingQuaternion-
+     * Position of assimp 5.2 scales the rows, S * R, which differs under non-uniform scale.) */
+    struct aiMatrix3x3 r;
+    aiMatrix3FromQuaternion(&r, &q);
     struct aiMatrix4x4 m;
-    aiMatrix4FromScalingQuaternionPosition(&m, &s, &q, &t);
+    aiMatrix4FromMatrix3(&m, &r);
+    m.a1 *= s.x; m.b1 *= s.x; m.c1 *= s.x;
+    m.a2 *= s.y; m.b2 *= s.y; m.c2 *= s.y;
+    m.a3 *= s.z; m.b3 *= s.z; m.c3 *= s.z;
+    m.a4 = t.x; m.b4 = t.y; m.c4 = t.z;
     return m;
-}
-
-static struct aiMatrix4x4 ref_global(const struct aiNode* node, const struct aiAnimation* anim,
-                                     double ticks)
-{
-    struct aiMatrix4x4 g = ref_local(node, anim, ticks);
-    for (const struct aiNode* p = node->mParent; p; p = p->mParent) {
-        struct aiMatrix4x4 parent = ref_local(p, anim, ticks);
-        /* aiMultiplyMatrix4(dst, src) computes dst = dst * src. */
-        aiMultiplyMatrix4(&parent, &g);
-        g = parent;
-    }
-    return g;
 }
 
 static const struct aiNode* ref_find(const struct aiNode* node, const char* name)
@@ -153,6 +148,34 @@ static const struct aiNode* ref_find(const struct aiNode* node, const char* name
         if (hit) return hit;
     }
     return NULL;
+}
+
+/* Global transform of `target`: the product of local transforms on the path from the root
+ * through mChildren (the tree; some importers' mParent pointers disagree with it). */
+static int ref_path_global(const struct aiNode* node, const struct aiNode* target,
+                           const struct aiAnimation* anim, double ticks,
+                           struct aiMatrix4x4 parent_global, struct aiMatrix4x4* out)
+{
+    struct aiMatrix4x4 local = ref_local(node, anim, ticks);
+    /* aiMultiplyMatrix4(dst, src) computes dst = dst * src. */
+    aiMultiplyMatrix4(&parent_global, &local);
+    if (node == target) {
+        *out = parent_global;
+        return 1;
+    }
+    for (unsigned c = 0; c < node->mNumChildren; ++c)
+        if (ref_path_global(node->mChildren[c], target, anim, ticks, parent_global, out))
+            return 1;
+    return 0;
+}
+
+static struct aiMatrix4x4 ref_global(const struct aiScene* scene, const struct aiNode* node,
+                                     const struct aiAnimation* anim, double ticks)
+{
+    struct aiMatrix4x4 identity, g;
+    aiIdentityMatrix4(&identity);
+    assert_true(ref_path_global(scene->mRootNode, node, anim, ticks, identity, &g));
+    return g;
 }
 
 typedef struct ref_walk {
@@ -174,14 +197,14 @@ static void ref_walk_node(ref_walk* w, const struct aiNode* node)
         if (tris == 0) continue;
         w->triangles += tris;
         w->instances++;
-        struct aiMatrix4x4 mesh_global = ref_global(node, w->anim, w->ticks);
+        struct aiMatrix4x4 mesh_global = ref_global(w->scene, node, w->anim, w->ticks);
         double* acc = (double*)calloc((size_t)mesh->mNumVertices * 4, sizeof(double));
         if (w->anim && mesh->mNumBones > 0) {
             for (unsigned b = 0; b < mesh->mNumBones; ++b) {
                 const struct aiBone* bone = mesh->mBones[b];
                 const struct aiNode* bn = ref_find(w->scene->mRootNode, bone->mName.data);
                 assert_non_null(bn);
-                struct aiMatrix4x4 m = ref_global(bn, w->anim, w->ticks);
+                struct aiMatrix4x4 m = ref_global(w->scene, bn, w->anim, w->ticks);
                 aiMultiplyMatrix4(&m, &bone->mOffsetMatrix);
                 for (unsigned i = 0; i < bone->mNumWeights; ++i) {
                     struct aiVector3D v = mesh->mVertices[bone->mWeights[i].mVertexId];
