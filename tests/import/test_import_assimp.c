@@ -483,6 +483,36 @@ static void test_gltf_simple_skin(void** state)
     sinew_import_free(c);
 }
 
+/* More of assimp's test models, each for a case the four characters above do not cover. */
+static void test_more_models_match_assimp(void** state)
+{
+    (void)state;
+    static const struct {
+        const char* path;
+        int warnings;
+    } models[] = {
+        { "ASE/anim.ASE", 0 },                     /* non-uniform scale keys, rigid meshes */
+        { "ASE/MotionCaptureROM.ase", 0 },          /* 26 joints of motion capture */
+        { "Collada/anims_with_full_rotations_between_keys.DAE", 0 }, /* 128 joints */
+        { "FBX/huesitos.fbx", 0 },
+        { "MDL/MDL (HL1)/unnamed_bones.mdl", 1 },   /* mParent disagrees with mChildren */
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i) {
+        const char* path;
+        sinew_character* c = load_model(models[i].path, &path);
+        assert_int_equal(g_log.count[SINEW_LOG_WARNING], models[i].warnings);
+        uint32_t widest = 0;
+        for (uint32_t v = 0; v < c->rig.render_mesh.vertex_count; ++v) {
+            uint32_t k = c->rig.weights.offsets[v + 1] - c->rig.weights.offsets[v];
+            if (k > widest) widest = k;
+        }
+        assert_rig_shape(c, widest);
+        assert_true(c->animation_count >= 1);
+        compare_with_reference(c, path);
+        sinew_import_free(c);
+    }
+}
+
 int main(void)
 {
     sinew_test_log_init(&g_log);
@@ -491,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_testwuson),
         cmocka_unit_test(test_fbx_animation_with_skeleton),
         cmocka_unit_test(test_gltf_simple_skin),
+        cmocka_unit_test(test_more_models_match_assimp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
