@@ -783,7 +783,8 @@ static sinew_result convert_animation(assimp_import* im, const struct aiAnimatio
     char fallback[32];
     snprintf(fallback, sizeof fallback, "animation%u", (unsigned)index);
     out->name = import_strdup(anim->mName.length ? anim->mName.data : fallback);
-    if (!out->name) return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->path);
+    if (!out->name)
+        return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->path);
 
     /* Channels by node; only the skeleton and the nodes above its root matter. */
     memset(s->node_channel, 0, (size_t)im->node_count * sizeof *s->node_channel);

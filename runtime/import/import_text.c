@@ -620,7 +620,8 @@ static sinew_result parse_anim_body(text_reader* r, const sinew_character* chara
     if ((uint64_t)frames * per_frame > (uint64_t)bytes_left(r) + 1u)
         return import_fail(r->ctx, SINEW_ERROR_FILE_TRUNCATED,
                            "%s:%u: announces %u frames of %u joints, but only %zu bytes "
-                           "follow", r->file, header_line, (unsigned)frames, (unsigned)animated, bytes_left(r));
+                           "follow", r->file, header_line, (unsigned)frames, (unsigned)animated,
+                           bytes_left(r));
     uint64_t entries = (uint64_t)frames * joints;
     if (entries > MAX_ANIMATION_ENTRIES)
         return import_fail(r->ctx, SINEW_ERROR_LIMIT,

@@ -242,7 +242,8 @@ static float max_distance(const float* a, const float* b, uint32_t n)
 {
     float worst = 0.0f;
     for (uint32_t v = 0; v < n; ++v) {
-        float d[3] = { a[v * 3] - b[v * 3], a[v * 3 + 1] - b[v * 3 + 1], a[v * 3 + 2] - b[v * 3 + 2] };
+        float d[3] = { a[v * 3] - b[v * 3], a[v * 3 + 1] - b[v * 3 + 1],
+                       a[v * 3 + 2] - b[v * 3 + 2] };
         float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         if (!(len <= worst)) worst = len;
     }

@@ -37,7 +37,8 @@ static const char k_good_off[] =
     "OFF\n4 4 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 2 1\n3 0 1 3\n3 0 3 2\n3 1 2 3\n";
 static const char k_good_skel[] = "2\n0 0 0 a root\n0 1 0 b a\n";
 static const char k_good_anim[] = "2 2\n0\n1 0 0\n1 0 0\n0 0\n1\n0 0 1\n0 0 1\n0.5 0.25\n";
-static const char k_good_ini[] = "SIMMESH good.off\nSKELETON good.skel\nANIMATION good0.anim good\n";
+static const char k_good_ini[] =
+    "SIMMESH good.off\nSKELETON good.skel\nANIMATION good0.anim good\n";
 
 /* Writes the good character; a test then replaces one of its files. */
 static void write_good_character(void)
@@ -162,7 +163,8 @@ static void test_missing_files(void** state)
     expect_failure("miss_vis.ini", SINEW_ERROR_FILE_NOT_FOUND, "missing_vis.off");
     write_file("miss_skel.ini", "SIMMESH good.off\nSKELETON missing.skel\n");
     expect_failure("miss_skel.ini", SINEW_ERROR_FILE_NOT_FOUND, "missing.skel");
-    write_file("miss_anim.ini", "SIMMESH good.off\nSKELETON good.skel\nANIMATION nope0.anim nope\n");
+    write_file("miss_anim.ini",
+               "SIMMESH good.off\nSKELETON good.skel\nANIMATION nope0.anim nope\n");
     expect_failure("miss_anim.ini", SINEW_ERROR_FILE_NOT_FOUND, "nope0.anim");
 
     /* use_simulation_mesh = 1 never opens the VISMESH file. */
