@@ -16,6 +16,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}
 
 set(SINEW_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/sinew)
 install(EXPORT sinewTargets NAMESPACE sinew:: DESTINATION ${SINEW_CMAKE_DIR})
+set(SINEW_CONFIG_NEEDS_ASSIMP OFF)
+if(NOT SINEW_SHARED AND TARGET sinew_import AND TARGET assimp::assimp)
+  set(SINEW_CONFIG_NEEDS_ASSIMP ON)
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sinewConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/sinewConfig.cmake INSTALL_DESTINATION ${SINEW_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/sinewConfigVersion.cmake
