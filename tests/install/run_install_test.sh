@@ -18,8 +18,11 @@ LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:${LD_LIBRARY_PATH:-}" "$work/cmake-bu
 echo "== pkg-config"
 pcdir=$(dirname "$(find "$prefix" -name sinew.pc | head -n 1)")
 export PKG_CONFIG_PATH=$pcdir
+# A static runtime brings its own dependencies through Libs.private.
+static=""
+compgen -G "$pcdir/../libsinew.so*" >/dev/null || static=--static
 # shellcheck disable=SC2046,SC2086
 "$cc" -std=c11 -Wall -Wextra -Werror $cflags "$consumer/main.c" -o "$work/consumer-pc" \
-      $(pkg-config --cflags --libs sinew) -Wl,-rpath,"$(pkg-config --variable=libdir sinew)"
+      $(pkg-config $static --cflags --libs sinew) -Wl,-rpath,"$(pkg-config --variable=libdir sinew)"
 "$work/consumer-pc"
 echo "install test passed"
