@@ -1,0 +1,581 @@
+/* The instance, parameters, output and state handling shared by the geometric CPU backends
+ * (lbs, dqs). Each backend supplies a sinew_geo_ops (how a pose becomes per-joint transforms
+ * and one kernel per instruction set) and points its vtable at these functions.
+ * SPDX-License-Identifier: MIT
+ *
+ * Contract of both backends (what the vtable documentation leaves to the backend):
+ * - Parameters: `normals` = 1 (default) | 0, `simd` = auto (default) | scalar | sse | avx2 |
+ *   avx512. An unknown or repeated key or a bad value is SINEW_ERROR_PARAMETER; an instruction
+ *   set the CPU (or this build) lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. The backends take no
+ *   typed parameters: a non-NULL `next` chain is SINEW_ERROR_UNSUPPORTED.
+ * - Before any pose is set the output is the rest mesh. set_pose only records the pose: the
+ *   shape moves to it at the next step (geometric backends ignore dt, but refuse a nonfinite
+ *   or negative one).
+ * - Normals: lbs transforms them by the blended 3x3 matrix (not its inverse transpose: exact
+ *   for rotations and uniform scale, approximate under non-uniform scale or shear), dqs rotates
+ *   them by the blended rotation; both renormalise, and a normal that blends to (nearly) zero
+ *   is written as a zero vector. With normals=0 steps never touch any normal array and
+ *   read_output returns the rest normals.
+ * - Output: the backend owns packed position and normal buffers. bind_output redirects later
+ *   steps to the caller's arrays (strides >= 12 bytes and multiples of 4, 4-byte aligned
+ *   arrays, vertex_count at least the render vertex count; NULL normals: positions only;
+ *   a non-NULL `next` is SINEW_ERROR_UNSUPPORTED). A bound step writes only the caller's
+ *   arrays, never reads them back; the own buffers are refreshed lazily by running the same
+ *   kernel on the same pose when read_output or get_state needs them, so both always return the
+ *   latest shape, bit for bit what the bound step wrote.
+ * - State: get_state gives the current positions and zero velocities. set_state makes the
+ *   given positions the current shape until the next step (velocities are ignored: these
+ *   backends have no dynamics); its normals are the rest normals skinned with the most recent
+ *   pose given to set_pose (also one given after set_state), or the rest normals when no pose
+ *   was set. set_state does not write into a bound output: only steps do.
+ * - Every entry point checks its arguments; a NULL or foreign instance returns
+ *   SINEW_ERROR_INVALID_ARGUMENT without a log line (there is no host to log through). */
+#ifndef SINEW_COMMON_SKIN_GEOMETRIC_H
+#define SINEW_COMMON_SKIN_GEOMETRIC_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu_features.h"
+#include "sinew_host.h"
+#include "skin_job.h"
+
+/* Vertices per job: large enough that scheduling costs nothing next to the work (a chunk takes
+ * tens of microseconds), small enough that both cores get several chunks of a 20k mesh. */
+#define SINEW_GEO_GRAIN 4096u
+
+typedef struct sinew_geo_ops {
+    const char* name;
+    uint32_t transform_floats;  /* per joint: 16 (lbs) or 8 (dqs) */
+    /* Turns joint_count finite skinning matrices into the kernels' per-joint transforms. */
+    void (*convert_pose)(const float* skinning, uint32_t joint_count, float* out);
+    sinew_skin_kernel_fn kernels[SINEW_SIMD_COUNT]; /* NULL where not built */
+} sinew_geo_ops;
+
+typedef enum sinew_geo_shape {
+    SINEW_GEO_SHAPE_REST,   /* no pose stepped yet */
+    SINEW_GEO_SHAPE_POSED,  /* skinned with `stepped` */
+    SINEW_GEO_SHAPE_STATE   /* positions given by set_state */
+} sinew_geo_shape;
+
+#define SINEW_GEO_MAGIC 0x736b6e67u /* tells our instances from foreign pointers */
+
+typedef struct sinew_geo_instance {
+    uint32_t magic;
+    sinew_host_api host;
+    const sinew_geo_ops* ops;
+    uint32_t vertex_count;
+    uint32_t joint_count;
+    uint32_t width;
+    uint32_t* offsets;          /* see sinew_skin_job */
+    const float* weights;       /* the rig's padded weights: valid for the instance's life */
+    const float* rest_positions;
+    const float* rest_normals;
+    float* rest;                /* 8 floats per vertex, see sinew_skin_job */
+    float* positions;           /* own output, 3 floats per vertex */
+    float* normals;
+    float* latest;              /* transforms of the most recent set_pose */
+    float* stepped;             /* transforms the last step used */
+    bool has_pose;              /* set_pose succeeded at least once */
+    bool pose_pending;          /* latest differs from stepped */
+    bool want_normals;
+    sinew_simd simd;
+    sinew_skin_kernel_fn kernel;
+    bool bound;
+    sinew_output_view binding;
+    sinew_geo_shape shape;
+    bool positions_fresh;       /* own positions hold the current shape */
+    bool normals_fresh;         /* own normals hold the current normals */
+} sinew_geo_instance;
+
+static inline sinew_geo_instance* sinew_geo_cast(void* instance)
+{
+    sinew_geo_instance* inst = (sinew_geo_instance*)instance;
+    return inst && inst->magic == SINEW_GEO_MAGIC ? inst : NULL;
+}
+
+static inline bool sinew_geo_finite(const float* v, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        if (!isfinite(v[i])) return false;
+    }
+    return true;
+}
+
+/* ---- running kernels over the job system ---- */
+
+typedef struct sinew_geo_task {
+    sinew_skin_kernel_fn kernel;
+    sinew_skin_job job;
+} sinew_geo_task;
+
+static inline void sinew_geo_task_run(void* data, uint32_t begin, uint32_t end)
+{
+    const sinew_geo_task* task = (const sinew_geo_task*)data;
+    task->kernel(&task->job, begin, end);
+}
+
+/* Skins every vertex with `transforms` into the given arrays (either may be NULL). */
+static inline void sinew_geo_skin(sinew_geo_instance* inst, const float* transforms,
+                                  float* positions, size_t position_stride, float* normals,
+                                  size_t normal_stride)
+{
+    if (!positions && !normals) return;
+    sinew_geo_task task;
+    task.kernel = inst->kernel;
+    task.job.rest = inst->rest;
+    task.job.offsets = inst->offsets;
+    task.job.weights = inst->weights;
+    task.job.width = inst->width;
+    task.job.transforms = transforms;
+    task.job.positions = positions;
+    task.job.position_stride = position_stride;
+    task.job.normals = normals;
+    task.job.normal_stride = normal_stride;
+    sinew_host_parallel_for(&inst->host, sinew_geo_task_run, &task, inst->vertex_count,
+                            SINEW_GEO_GRAIN);
+}
+
+/* Copies packed xyz triples into a strided array. */
+static inline void sinew_geo_copy_out(const float* src, uint32_t count, float* dst,
+                                      size_t stride)
+{
+    if (stride == 12u) {
+        memcpy(dst, src, (size_t)count * 12u);
+        return;
+    }
+    for (uint32_t v = 0; v < count; ++v) memcpy(sinew_skin_at(dst, stride, v), src + 3u * v, 12u);
+}
+
+/* Brings the own buffers up to the current shape (normals only when asked). */
+static inline void sinew_geo_refresh(sinew_geo_instance* inst, bool need_normals)
+{
+    bool pos = !inst->positions_fresh;
+    bool nrm = need_normals && !inst->normals_fresh;
+    if (!pos && !nrm) return;
+    uint32_t n = inst->vertex_count;
+    switch (inst->shape) {
+    case SINEW_GEO_SHAPE_REST:
+        if (pos) memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
+        if (nrm) memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
+        break;
+    case SINEW_GEO_SHAPE_POSED:
+        sinew_geo_skin(inst, inst->stepped, pos ? inst->positions : NULL, 12u,
+                       nrm ? inst->normals : NULL, 12u);
+        break;
+    case SINEW_GEO_SHAPE_STATE:
+        /* Positions came from set_state and are always fresh; normals follow the pose. */
+        if (nrm && inst->has_pose) sinew_geo_skin(inst, inst->latest, NULL, 12u, inst->normals, 12u);
+        else if (nrm) memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
+        break;
+    }
+    if (pos) inst->positions_fresh = true;
+    if (nrm) inst->normals_fresh = true;
+}
+
+/* ---- parameters ---- */
+
+static inline sinew_result sinew_geo_parse_params(const sinew_host_api* host, const char* name,
+                                                  const sinew_param* params, uint32_t count,
+                                                  bool* want_normals, sinew_simd* simd)
+{
+    *want_normals = true;
+    *simd = SINEW_SIMD_AUTO;
+    if (count > 0 && !params)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: param_count is %u but params is NULL", name, count);
+    bool seen_normals = false, seen_simd = false;
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* key = params[i].key;
+        const char* value = params[i].value;
+        if (!key || !value)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "%s: parameter %u has a NULL %s",
+                                   name, i, key ? "value" : "key");
+        bool* seen = strcmp(key, "normals") == 0 ? &seen_normals
+                     : strcmp(key, "simd") == 0  ? &seen_simd
+                                                 : NULL;
+        if (!seen)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "%s: unknown parameter \"%s\" (known: normals, simd)", name, key);
+        if (*seen)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "%s: parameter \"%s\" is given twice", name, key);
+        *seen = true;
+        if (seen == &seen_normals) {
+            if (strcmp(value, "1") != 0 && strcmp(value, "0") != 0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "%s: normals=\"%s\" is neither 1 nor 0", name, value);
+            *want_normals = value[0] == '1';
+        } else if (!sinew_simd_parse(value, simd)) {
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "%s: simd=\"%s\" is not one of auto, scalar, sse, avx2, avx512",
+                                   name, value);
+        }
+    }
+    return SINEW_OK;
+}
+
+/* ---- vtable entries ---- */
+
+static inline sinew_result sinew_geo_probe(const sinew_host_api* host)
+{
+    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
+}
+
+static inline void sinew_geo_destroy(void* instance)
+{
+    sinew_geo_instance* inst = sinew_geo_cast(instance);
+    if (!inst) return;
+    sinew_host_api host = inst->host;
+    sinew_host_free(&host, inst->rest);
+    sinew_host_free(&host, inst->offsets);
+    sinew_host_free(&host, inst->positions);
+    sinew_host_free(&host, inst->normals);
+    sinew_host_free(&host, inst->latest);
+    sinew_host_free(&host, inst->stepped);
+    inst->magic = 0;
+    sinew_host_free(&host, inst);
+}
+
+/* Checks the rig view: everything the kernels index must be in range, finite and present. */
+static inline sinew_result sinew_geo_check_rig(const sinew_host_api* host, const char* name,
+                                               const sinew_rig_view* rig)
+{
+    if (rig->struct_size < sizeof(sinew_rig_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "%s: rig view struct_size %u is below %zu", name, rig->struct_size,
+                               sizeof(sinew_rig_view));
+    if (rig->joint_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "%s: the rig has no joints", name);
+    if (rig->joint_count > UINT32_MAX / 16u)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                               "%s: %u joints are more than the %u the kernels address", name,
+                               rig->joint_count, UINT32_MAX / 16u);
+    const sinew_mesh_view* mesh = &rig->render_mesh;
+    if (mesh->vertex_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "%s: the render mesh has no vertices",
+                               name);
+    if (!mesh->positions || !mesh->normals)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: the render mesh has no %s", name,
+                               mesh->positions ? "normals" : "positions");
+    size_t n3 = (size_t)mesh->vertex_count * 3u;
+    if (!sinew_geo_finite(mesh->positions, n3) || !sinew_geo_finite(mesh->normals, n3))
+        return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                               "%s: the render mesh has a nonfinite position or normal", name);
+    if (rig->padded_width == 0 || !rig->padded_joints || !rig->padded_weights)
+        return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                               "%s: the rig has no padded weights (width %u)", name,
+                               rig->padded_width);
+    uint32_t w = rig->padded_width;
+    for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
+        const uint32_t* j = rig->padded_joints + (size_t)v * w;
+        const float* wt = rig->padded_weights + (size_t)v * w;
+        float sum = 0.0f;
+        for (uint32_t k = 0; k < w; ++k) {
+            if (j[k] >= rig->joint_count)
+                return sinew_host_fail(host, SINEW_ERROR_JOINT_INDEX,
+                                       "%s: vertex %u influence %u names joint %u of a rig with %u "
+                                       "joints", name, v, k, j[k], rig->joint_count);
+            if (!isfinite(wt[k]))
+                return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                       "%s: vertex %u influence %u has a nonfinite weight", name, v,
+                                       k);
+            if (wt[k] < 0.0f)
+                return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                       "%s: vertex %u influence %u has the negative weight %g", name,
+                                       v, k, (double)wt[k]);
+            sum += wt[k];
+        }
+        /* dqs relies on the first influence weighing more than zero (its normalisation
+         * divides by a norm of at least that weight); sorted rows put the largest first. */
+        if (!(sum > 0.0f) || !(wt[0] > 0.0f))
+            return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                   "%s: vertex %u has %s", name, v,
+                                   sum > 0.0f ? "a zero first weight (rows must be sorted by "
+                                                "decreasing weight)"
+                                              : "no positive weight");
+    }
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_prepare(const sinew_geo_ops* ops, const sinew_host_api* host,
+                                             const sinew_rig_view* rig, const sinew_param* params,
+                                             uint32_t param_count, const void* next,
+                                             void** out_instance)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (host->struct_size < sizeof(sinew_host_api)) return SINEW_ERROR_STRUCT_SIZE;
+    const char* name = ops->name;
+    if (!host->allocator.alloc || !host->allocator.free || !host->jobs.parallel_for)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: the host API lacks an allocator or parallel_for", name);
+    if (!out_instance)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: out_instance is NULL",
+                               name);
+    *out_instance = NULL;
+    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", name);
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "%s: takes no typed parameters, but the next chain is not NULL",
+                               name);
+    bool want_normals;
+    sinew_simd simd;
+    sinew_result r = sinew_geo_parse_params(host, name, params, param_count, &want_normals, &simd);
+    if (r != SINEW_OK) return r;
+    if (simd == SINEW_SIMD_AUTO) {
+        simd = sinew_simd_best();
+        while (simd > SINEW_SIMD_SCALAR && !ops->kernels[simd]) simd = (sinew_simd)(simd - 1);
+    } else if (!sinew_simd_supported(simd) || !ops->kernels[simd]) {
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "%s: simd=%s is not available on this CPU or in this build", name,
+                               sinew_simd_name(simd));
+    }
+    r = sinew_geo_check_rig(host, name, rig);
+    if (r != SINEW_OK) return r;
+
+    sinew_geo_instance* inst =
+        (sinew_geo_instance*)sinew_host_calloc(host, 1, sizeof(sinew_geo_instance));
+    if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", name);
+    inst->magic = SINEW_GEO_MAGIC;
+    inst->host = *host;
+    inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    inst->ops = ops;
+    uint32_t n = rig->render_mesh.vertex_count;
+    inst->vertex_count = n;
+    inst->joint_count = rig->joint_count;
+    inst->width = rig->padded_width;
+    inst->weights = rig->padded_weights;
+    inst->rest_positions = rig->render_mesh.positions;
+    inst->rest_normals = rig->render_mesh.normals;
+    inst->want_normals = want_normals;
+    inst->simd = simd;
+    inst->kernel = ops->kernels[simd];
+    inst->shape = SINEW_GEO_SHAPE_REST;
+    size_t transform_bytes = (size_t)rig->joint_count * ops->transform_floats * sizeof(float);
+    inst->rest = (float*)sinew_host_calloc(host, n, 8u * sizeof(float));
+    inst->offsets = (uint32_t*)sinew_host_calloc(host, n, (size_t)inst->width * sizeof(uint32_t));
+    inst->positions = (float*)sinew_host_calloc(host, n, 12u);
+    inst->normals = (float*)sinew_host_calloc(host, n, 12u);
+    inst->latest = (float*)sinew_host_alloc(host, transform_bytes);
+    inst->stepped = (float*)sinew_host_alloc(host, transform_bytes);
+    if (!inst->rest || !inst->offsets || !inst->positions || !inst->normals || !inst->latest || !inst->stepped) {
+        sinew_geo_destroy(inst);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for a mesh of %u vertices", name, n);
+    }
+    for (uint32_t v = 0; v < n; ++v) {
+        float* d = inst->rest + 8u * v;
+        memcpy(d, inst->rest_positions + 3u * v, 12u);
+        d[3] = 1.0f;
+        memcpy(d + 4, inst->rest_normals + 3u * v, 12u);
+        d[7] = 0.0f;
+    }
+    for (size_t i = 0; i < (size_t)n * inst->width; ++i)
+        inst->offsets[i] = rig->padded_joints[i] * ops->transform_floats;
+    memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
+    memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
+    inst->positions_fresh = true;
+    inst->normals_fresh = true;
+    sinew_host_log(host, SINEW_LOG_DEBUG, "%s: %u vertices, %u influences, simd=%s, normals=%d",
+                   name, n, inst->width, sinew_simd_name(simd), (int)want_normals);
+    *out_instance = inst;
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_set_pose(void* instance, const sinew_pose_view* pose)
+{
+    sinew_geo_instance* inst = sinew_geo_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &inst->host;
+    const char* name = inst->ops->name;
+    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: pose is NULL", name);
+    if (pose->struct_size < sizeof(sinew_pose_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "%s: pose struct_size %u is below %zu", name, pose->struct_size,
+                               sizeof(sinew_pose_view));
+    if (pose->joint_count != inst->joint_count)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT,
+                               "%s: a pose of %u joints for a rig of %u", name, pose->joint_count,
+                               inst->joint_count);
+    if (!pose->skinning_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: the pose has no skinning matrices", name);
+    for (uint32_t j = 0; j < inst->joint_count; ++j) {
+        if (!sinew_geo_finite(pose->skinning_matrices + 16u * j, 16u))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "%s: the skinning matrix of joint %u is not finite", name, j);
+    }
+    inst->ops->convert_pose(pose->skinning_matrices, inst->joint_count, inst->latest);
+    inst->has_pose = true;
+    inst->pose_pending = true;
+    if (inst->shape == SINEW_GEO_SHAPE_STATE && inst->want_normals) inst->normals_fresh = false;
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_step(void* instance, float dt)
+{
+    sinew_geo_instance* inst = sinew_geo_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!isfinite(dt) || dt < 0.0f)
+        return sinew_host_fail(&inst->host, isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT
+                                                         : SINEW_ERROR_NONFINITE,
+                               "%s: dt %g must be finite and not negative", inst->ops->name,
+                               (double)dt);
+    if (inst->pose_pending) {
+        memcpy(inst->stepped, inst->latest,
+               (size_t)inst->joint_count * inst->ops->transform_floats * sizeof(float));
+        inst->pose_pending = false;
+    }
+    inst->shape = inst->has_pose ? SINEW_GEO_SHAPE_POSED : SINEW_GEO_SHAPE_REST;
+    float* pos = inst->positions;
+    float* nrm = inst->want_normals ? inst->normals : NULL;
+    size_t ps = 12u, ns = 12u;
+    if (inst->bound) {
+        pos = inst->binding.positions;
+        ps = inst->binding.position_stride;
+        nrm = inst->want_normals ? inst->binding.normals : NULL;
+        ns = inst->binding.normal_stride;
+    }
+    if (inst->shape == SINEW_GEO_SHAPE_POSED) {
+        sinew_geo_skin(inst, inst->stepped, pos, ps, nrm, ns);
+    } else {
+        sinew_geo_copy_out(inst->rest_positions, inst->vertex_count, pos, ps);
+        if (nrm) sinew_geo_copy_out(inst->rest_normals, inst->vertex_count, nrm, ns);
+    }
+    /* Own normals with normals=0 keep the rest normals, which are always current. */
+    inst->positions_fresh = !inst->bound;
+    inst->normals_fresh = !inst->bound || !inst->want_normals;
+    return SINEW_OK;
+}
+
+/* Validates an output view against the instance (shared by read_output and bind_output). */
+static inline sinew_result sinew_geo_check_output(const sinew_geo_instance* inst,
+                                                  const sinew_output_view* out, const char* fn)
+{
+    const sinew_host_api* host = &inst->host;
+    const char* name = inst->ops->name;
+    if (out->struct_size < sizeof(sinew_output_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "%s %s: output struct_size %u is below %zu", name, fn,
+                               out->struct_size, sizeof(sinew_output_view));
+    if (out->next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "%s %s: a CPU backend writes host arrays only (next is not NULL)",
+                               name, fn);
+    if (out->vertex_count < inst->vertex_count)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "%s %s: room for %u vertices, the mesh has %u", name, fn,
+                               out->vertex_count, inst->vertex_count);
+    if (!out->positions)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING, "%s %s: positions is NULL", name,
+                               fn);
+    size_t ps = out->position_stride ? out->position_stride : 12u;
+    size_t ns = out->normal_stride ? out->normal_stride : 12u;
+    if (ps < 12u || ps % 4u || (out->normals && (ns < 12u || ns % 4u)))
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "%s %s: strides must be multiples of 4 and at least 12 bytes "
+                               "(position %zu, normal %zu)", name, fn, ps, ns);
+    if ((uintptr_t)out->positions % 4u || (uintptr_t)out->normals % 4u)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "%s %s: output arrays must be 4-byte aligned", name, fn);
+    if (out->normals == out->positions)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "%s %s: positions and normals are the same array", name, fn);
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_read_output(void* instance, const sinew_output_view* out)
+{
+    sinew_geo_instance* inst = sinew_geo_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out)
+        return sinew_host_fail(&inst->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s read_output: out is NULL", inst->ops->name);
+    sinew_result r = sinew_geo_check_output(inst, out, "read_output");
+    if (r != SINEW_OK) return r;
+    sinew_geo_refresh(inst, out->normals != NULL);
+    sinew_geo_copy_out(inst->positions, inst->vertex_count, out->positions,
+                       out->position_stride ? out->position_stride : 12u);
+    if (out->normals)
+        sinew_geo_copy_out(inst->normals, inst->vertex_count, out->normals,
+                           out->normal_stride ? out->normal_stride : 12u);
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_bind_output(void* instance, const sinew_output_view* out)
+{
+    sinew_geo_instance* inst = sinew_geo_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out) {
+        /* Back to the own buffers: bring them up to date first, so a read right after unbinding
+         * and the next step both start from the latest shape. */
+        sinew_geo_refresh(inst, true);
+        inst->bound = false;
+        return SINEW_OK;
+    }
+    sinew_result r = sinew_geo_check_output(inst, out, "bind_output");
+    if (r != SINEW_OK) return r;
+    inst->binding = *out;
+    inst->binding.struct_size = (uint32_t)sizeof(sinew_output_view);
+    if (!inst->binding.position_stride) inst->binding.position_stride = 12u;
+    if (!inst->binding.normal_stride) inst->binding.normal_stride = 12u;
+    inst->bound = true;
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_check_state(const sinew_geo_instance* inst,
+                                                 const sinew_state_view* state, const char* fn)
+{
+    const sinew_host_api* host = &inst->host;
+    const char* name = inst->ops->name;
+    if (!state)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s %s: state is NULL", name, fn);
+    if (state->struct_size < sizeof(sinew_state_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "%s %s: state struct_size %u is below %zu", name, fn,
+                               state->struct_size, sizeof(sinew_state_view));
+    if (state->vertex_count != inst->vertex_count)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s %s: a state of %u vertices for a mesh of %u", name, fn,
+                               state->vertex_count, inst->vertex_count);
+    if (!state->positions)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s %s: positions is NULL",
+                               name, fn);
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_get_state(void* instance, const sinew_state_view* state)
+{
+    sinew_geo_instance* inst = sinew_geo_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_geo_check_state(inst, state, "get_state");
+    if (r != SINEW_OK) return r;
+    sinew_geo_refresh(inst, false);
+    memcpy(state->positions, inst->positions, (size_t)inst->vertex_count * 12u);
+    if (state->velocities) memset(state->velocities, 0, (size_t)inst->vertex_count * 12u);
+    return SINEW_OK;
+}
+
+static inline sinew_result sinew_geo_set_state(void* instance, const sinew_state_view* state)
+{
+    sinew_geo_instance* inst = sinew_geo_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_geo_check_state(inst, state, "set_state");
+    if (r != SINEW_OK) return r;
+    if (!sinew_geo_finite(state->positions, (size_t)inst->vertex_count * 3u))
+        return sinew_host_fail(&inst->host, SINEW_ERROR_NONFINITE,
+                               "%s set_state: a position is not finite", inst->ops->name);
+    memcpy(inst->positions, state->positions, (size_t)inst->vertex_count * 12u);
+    inst->shape = SINEW_GEO_SHAPE_STATE;
+    inst->positions_fresh = true;
+    inst->normals_fresh = !inst->want_normals;
+    if (!inst->want_normals)
+        memcpy(inst->normals, inst->rest_normals, (size_t)inst->vertex_count * 12u);
+    return SINEW_OK;
+}
+
+#endif

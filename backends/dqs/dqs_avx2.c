@@ -1,0 +1,100 @@
+/* Dual quaternion skinning with AVX2 and FMA on batches of eight vertices in
+ * structure-of-arrays form, one ymm per component (see dqs_x86.h).
+ * Built with -mavx2 -mfma, called only when the CPU has both.
+ * SPDX-License-Identifier: MIT */
+#include "dqs_kernels.h"
+
+#if defined(SINEW_SKIN_X86)
+#include <immintrin.h>
+
+#include "dqs_x86.h"
+
+/* x + 2 r_v x (r_v x x + r_w x) for eight vertices; x[0..2] in place. */
+SINEW_FORCE_INLINE void dqs_avx2_rotate(const __m256 r[4], __m256 x[3])
+{
+    __m256 two = _mm256_set1_ps(2.0f);
+    __m256 ux = _mm256_fmadd_ps(r[3], x[0], _mm256_fmsub_ps(r[1], x[2], _mm256_mul_ps(r[2], x[1])));
+    __m256 uy = _mm256_fmadd_ps(r[3], x[1], _mm256_fmsub_ps(r[2], x[0], _mm256_mul_ps(r[0], x[2])));
+    __m256 uz = _mm256_fmadd_ps(r[3], x[2], _mm256_fmsub_ps(r[0], x[1], _mm256_mul_ps(r[1], x[0])));
+    x[0] = _mm256_fmadd_ps(two, _mm256_fmsub_ps(r[1], uz, _mm256_mul_ps(r[2], uy)), x[0]);
+    x[1] = _mm256_fmadd_ps(two, _mm256_fmsub_ps(r[2], ux, _mm256_mul_ps(r[0], uz)), x[1]);
+    x[2] = _mm256_fmadd_ps(two, _mm256_fmsub_ps(r[0], uy, _mm256_mul_ps(r[1], ux)), x[2]);
+}
+
+/* 1/sqrt(s) from the 12-bit estimate and one Newton step (relative error about 2e-7). */
+SINEW_FORCE_INLINE __m256 dqs_avx2_rsqrt(__m256 s)
+{
+    __m256 y = _mm256_rsqrt_ps(s);
+    __m256 hs = _mm256_mul_ps(s, _mm256_set1_ps(0.5f));
+    return _mm256_mul_ps(y, _mm256_fnmadd_ps(hs, _mm256_mul_ps(y, y), _mm256_set1_ps(1.5f)));
+}
+
+/* Skins the batch of eight vertices starting at v, of which `count` are stored. */
+SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, uint32_t v, uint32_t count,
+                                       uint32_t end, uint32_t width, bool write_positions,
+                                       bool write_normals)
+{
+    __m256 q[8], x[8];
+    const uint32_t* o[8];
+    const float* w[8];
+    for (uint32_t i = 0; i < 8u; ++i) {
+        uint32_t vi = dqs_x86_index(v, i, count);
+        o[i] = job->offsets + (size_t)vi * width;
+        w[i] = job->weights + (size_t)vi * width;
+        x[i] = _mm256_load_ps(job->rest + 8u * vi);
+    }
+    /* q: r.x r.y r.z r.w e.x e.y e.z e.w of eight vertices; x: p.x p.y p.z 1 n.x n.y n.z 0. */
+    dqs_avx2_blend8(job->transforms, o, w, width, q);
+    dqs_avx2_transpose8(x);
+    /* Normalise by the norm of the real part, which is at least the first weight. */
+    __m256 inv = dqs_avx2_rsqrt(_mm256_fmadd_ps(
+        q[3], q[3], _mm256_fmadd_ps(q[2], q[2], _mm256_fmadd_ps(q[1], q[1], _mm256_mul_ps(q[0], q[0])))));
+    for (int c = 0; c < 8; ++c) q[c] = _mm256_mul_ps(q[c], inv);
+    if (write_positions) {
+        /* t = 2 (r_w e_v - e_w r_v + r_v x e_v). */
+        __m256 two = _mm256_set1_ps(2.0f);
+        __m256 tx = _mm256_fmsub_ps(q[3], q[4], _mm256_mul_ps(q[7], q[0]));
+        __m256 ty = _mm256_fmsub_ps(q[3], q[5], _mm256_mul_ps(q[7], q[1]));
+        __m256 tz = _mm256_fmsub_ps(q[3], q[6], _mm256_mul_ps(q[7], q[2]));
+        tx = _mm256_add_ps(tx, _mm256_fmsub_ps(q[1], q[6], _mm256_mul_ps(q[2], q[5])));
+        ty = _mm256_add_ps(ty, _mm256_fmsub_ps(q[2], q[4], _mm256_mul_ps(q[0], q[6])));
+        tz = _mm256_add_ps(tz, _mm256_fmsub_ps(q[0], q[5], _mm256_mul_ps(q[1], q[4])));
+        dqs_avx2_rotate(q, x);
+        x[0] = _mm256_fmadd_ps(two, tx, x[0]);
+        x[1] = _mm256_fmadd_ps(two, ty, x[1]);
+        x[2] = _mm256_fmadd_ps(two, tz, x[2]);
+        x[3] = _mm256_setzero_ps();
+    }
+    if (write_normals) {
+        dqs_avx2_rotate(q, x + 4);
+        __m256 s = _mm256_fmadd_ps(x[6], x[6], _mm256_fmadd_ps(x[5], x[5], _mm256_mul_ps(x[4], x[4])));
+        __m256 ok = _mm256_cmp_ps(s, _mm256_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
+        __m256 ninv = _mm256_and_ps(dqs_avx2_rsqrt(s), ok);
+        for (int c = 4; c < 7; ++c) x[c] = _mm256_mul_ps(x[c], ninv);
+    }
+    /* Back to one record per vertex, p' | n', stored in vertex order. */
+    dqs_avx2_transpose8(x);
+    for (uint32_t i = 0; i < count; ++i) {
+        if (write_positions)
+            sinew_sse_store_at(job->positions, job->position_stride, v + i, end,
+                               _mm256_castps256_ps128(x[i]));
+        if (write_normals)
+            sinew_sse_store_at(job->normals, job->normal_stride, v + i, end,
+                               _mm256_extractf128_ps(x[i], 1));
+    }
+}
+
+SINEW_FORCE_INLINE void dqs_avx2_range(const sinew_skin_job* job_in, uint32_t begin, uint32_t end,
+                                       uint32_t width, bool write_positions, bool write_normals)
+{
+    const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
+    for (uint32_t v = begin; v < end; v += 8u)
+        dqs_avx2_batch(&job, v, end - v < 8u ? end - v : 8u, end, width, write_positions,
+                       write_normals);
+}
+
+void sinew_dqs_kernel_avx2(const sinew_skin_job* job, uint32_t begin, uint32_t end)
+{
+    SINEW_SKIN_DISPATCH(dqs_avx2_range, job, begin, end);
+}
+#endif
