@@ -12,21 +12,22 @@
 /* x + 2 r_v x (r_v x x + r_w x) for eight vertices; x[0..2] in place. */
 SINEW_FORCE_INLINE void dqs_avx2_rotate(const __m256 r[4], __m256 x[3])
 {
+    /* Without FMA and in the scalar kernel's order, so that the result is the scalar one. */
     __m256 two = _mm256_set1_ps(2.0f);
-    __m256 ux = _mm256_fmadd_ps(r[3], x[0], _mm256_fmsub_ps(r[1], x[2], _mm256_mul_ps(r[2], x[1])));
-    __m256 uy = _mm256_fmadd_ps(r[3], x[1], _mm256_fmsub_ps(r[2], x[0], _mm256_mul_ps(r[0], x[2])));
-    __m256 uz = _mm256_fmadd_ps(r[3], x[2], _mm256_fmsub_ps(r[0], x[1], _mm256_mul_ps(r[1], x[0])));
-    x[0] = _mm256_fmadd_ps(two, _mm256_fmsub_ps(r[1], uz, _mm256_mul_ps(r[2], uy)), x[0]);
-    x[1] = _mm256_fmadd_ps(two, _mm256_fmsub_ps(r[2], ux, _mm256_mul_ps(r[0], uz)), x[1]);
-    x[2] = _mm256_fmadd_ps(two, _mm256_fmsub_ps(r[0], uy, _mm256_mul_ps(r[1], ux)), x[2]);
+    __m256 ux = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(r[1], x[2]), _mm256_mul_ps(r[2], x[1])), _mm256_mul_ps(r[3], x[0]));
+    __m256 uy = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(r[2], x[0]), _mm256_mul_ps(r[0], x[2])), _mm256_mul_ps(r[3], x[1]));
+    __m256 uz = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(r[0], x[1]), _mm256_mul_ps(r[1], x[0])), _mm256_mul_ps(r[3], x[2]));
+    x[0] = _mm256_add_ps(x[0], _mm256_mul_ps(two, _mm256_sub_ps(_mm256_mul_ps(r[1], uz), _mm256_mul_ps(r[2], uy))));
+    x[1] = _mm256_add_ps(x[1], _mm256_mul_ps(two, _mm256_sub_ps(_mm256_mul_ps(r[2], ux), _mm256_mul_ps(r[0], uz))));
+    x[2] = _mm256_add_ps(x[2], _mm256_mul_ps(two, _mm256_sub_ps(_mm256_mul_ps(r[0], uy), _mm256_mul_ps(r[1], ux))));
 }
 
-/* 1/sqrt(s) from the 12-bit estimate and one Newton step (relative error about 2e-7). */
+/* 1/sqrt(s) rounded like the scalar kernel's 1.0f / sqrtf(s): a square root and a division
+ * cost little once per eight vertices, and an estimate's error would enter the rotation twice
+ * and the translation squared. */
 SINEW_FORCE_INLINE __m256 dqs_avx2_rsqrt(__m256 s)
 {
-    __m256 y = _mm256_rsqrt_ps(s);
-    __m256 hs = _mm256_mul_ps(s, _mm256_set1_ps(0.5f));
-    return _mm256_mul_ps(y, _mm256_fnmadd_ps(hs, _mm256_mul_ps(y, y), _mm256_set1_ps(1.5f)));
+    return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(s));
 }
 
 /* Skins the batch of eight vertices starting at v, of which `count` are stored. */
@@ -35,39 +36,34 @@ SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, uint32_t v, ui
                                        bool write_normals)
 {
     __m256 q[8], x[8];
-    const uint32_t* o[8];
-    const float* w[8];
-    for (uint32_t i = 0; i < 8u; ++i) {
-        uint32_t vi = dqs_x86_index(v, i, count);
-        o[i] = job->offsets + (size_t)vi * width;
-        w[i] = job->weights + (size_t)vi * width;
-        x[i] = _mm256_load_ps(job->rest + 8u * vi);
-    }
+    const float* rest = job->rest + 8u * (size_t)v;
+    for (uint32_t i = 0; i < 8u; ++i) x[i] = _mm256_load_ps(rest + 8u * dqs_x86_index(0u, i, count));
     /* q: r.x r.y r.z r.w e.x e.y e.z e.w of eight vertices; x: p.x p.y p.z 1 n.x n.y n.z 0. */
-    dqs_avx2_blend8(job->transforms, o, w, width, q);
+    dqs_avx2_blend8(job->transforms, job->offsets + (size_t)v * width,
+                    job->weights + (size_t)v * width, count, width, q);
     dqs_avx2_transpose8(x);
     /* Normalise by the norm of the real part, which is at least the first weight. */
-    __m256 inv = dqs_avx2_rsqrt(_mm256_fmadd_ps(
-        q[3], q[3], _mm256_fmadd_ps(q[2], q[2], _mm256_fmadd_ps(q[1], q[1], _mm256_mul_ps(q[0], q[0])))));
+    __m256 inv = dqs_avx2_rsqrt(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], q[0]), _mm256_mul_ps(q[1], q[1])),
+                                         _mm256_add_ps(_mm256_mul_ps(q[2], q[2]), _mm256_mul_ps(q[3], q[3]))));
     for (int c = 0; c < 8; ++c) q[c] = _mm256_mul_ps(q[c], inv);
     if (write_positions) {
-        /* t = 2 (r_w e_v - e_w r_v + r_v x e_v). */
+        /* t = 2 ((r_v x e_v + r_w e_v) - e_w r_v), in the scalar kernel's order. */
         __m256 two = _mm256_set1_ps(2.0f);
-        __m256 tx = _mm256_fmsub_ps(q[3], q[4], _mm256_mul_ps(q[7], q[0]));
-        __m256 ty = _mm256_fmsub_ps(q[3], q[5], _mm256_mul_ps(q[7], q[1]));
-        __m256 tz = _mm256_fmsub_ps(q[3], q[6], _mm256_mul_ps(q[7], q[2]));
-        tx = _mm256_add_ps(tx, _mm256_fmsub_ps(q[1], q[6], _mm256_mul_ps(q[2], q[5])));
-        ty = _mm256_add_ps(ty, _mm256_fmsub_ps(q[2], q[4], _mm256_mul_ps(q[0], q[6])));
-        tz = _mm256_add_ps(tz, _mm256_fmsub_ps(q[0], q[5], _mm256_mul_ps(q[1], q[4])));
+        __m256 tx = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(q[1], q[6]), _mm256_mul_ps(q[2], q[5])), _mm256_mul_ps(q[3], q[4]));
+        __m256 ty = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(q[2], q[4]), _mm256_mul_ps(q[0], q[6])), _mm256_mul_ps(q[3], q[5]));
+        __m256 tz = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(q[0], q[5]), _mm256_mul_ps(q[1], q[4])), _mm256_mul_ps(q[3], q[6]));
+        tx = _mm256_mul_ps(two, _mm256_sub_ps(tx, _mm256_mul_ps(q[7], q[0])));
+        ty = _mm256_mul_ps(two, _mm256_sub_ps(ty, _mm256_mul_ps(q[7], q[1])));
+        tz = _mm256_mul_ps(two, _mm256_sub_ps(tz, _mm256_mul_ps(q[7], q[2])));
         dqs_avx2_rotate(q, x);
-        x[0] = _mm256_fmadd_ps(two, tx, x[0]);
-        x[1] = _mm256_fmadd_ps(two, ty, x[1]);
-        x[2] = _mm256_fmadd_ps(two, tz, x[2]);
+        x[0] = _mm256_add_ps(x[0], tx);
+        x[1] = _mm256_add_ps(x[1], ty);
+        x[2] = _mm256_add_ps(x[2], tz);
         x[3] = _mm256_setzero_ps();
     }
     if (write_normals) {
         dqs_avx2_rotate(q, x + 4);
-        __m256 s = _mm256_fmadd_ps(x[6], x[6], _mm256_fmadd_ps(x[5], x[5], _mm256_mul_ps(x[4], x[4])));
+        __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x[4], x[4]), _mm256_mul_ps(x[5], x[5])), _mm256_mul_ps(x[6], x[6]));
         __m256 ok = _mm256_cmp_ps(s, _mm256_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
         __m256 ninv = _mm256_and_ps(dqs_avx2_rsqrt(s), ok);
         for (int c = 4; c < 7; ++c) x[c] = _mm256_mul_ps(x[c], ninv);
@@ -88,9 +84,11 @@ SINEW_FORCE_INLINE void dqs_avx2_range(const sinew_skin_job* job_in, uint32_t be
                                        uint32_t width, bool write_positions, bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
-    for (uint32_t v = begin; v < end; v += 8u)
-        dqs_avx2_batch(&job, v, end - v < 8u ? end - v : 8u, end, width, write_positions,
-                       write_normals);
+    uint32_t v = begin;
+    /* Full batches with a constant count (constant row displacements), then the rest. */
+    for (; end - v >= 8u; v += 8u)
+        dqs_avx2_batch(&job, v, 8u, end, width, write_positions, write_normals);
+    if (v < end) dqs_avx2_batch(&job, v, end - v, end, width, write_positions, write_normals);
 }
 
 void sinew_dqs_kernel_avx2(const sinew_skin_job* job, uint32_t begin, uint32_t end)

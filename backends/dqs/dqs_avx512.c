@@ -40,17 +40,18 @@ SINEW_FORCE_INLINE __m512 dqs_avx512_row(const float* a, const float* b)
                                                _mm256_castps_pd(_mm256_load_ps(b)), 1));
 }
 
-/* The weights of influences k..k+3 of the sixteen vertices (rows w[0..15]), one zmm per
- * influence in the batch's vertex order, zero past the width. */
-SINEW_FORCE_INLINE void dqs_avx512_weights4(const float* const w[16], uint32_t k, uint32_t width,
-                                            __m512 out[4])
+/* The weights of influences k..k+3 of the batch's sixteen vertices (rows of `width` weights
+ * from w, vertex i at row dqs_x86_index(0, i, count)), one zmm per influence in the batch's
+ * vertex order, zero past the width. */
+SINEW_FORCE_INLINE void dqs_avx512_weights4(const float* w, uint32_t count, uint32_t k,
+                                            uint32_t width, __m512 out[4])
 {
-    static const int lane_vertex[4] = { 0, 8, 4, 12 };
+    static const uint32_t lane_vertex[4] = { 0, 8, 4, 12 };
     __m512 a[4];
-    for (int i = 0; i < 4; ++i) {
+    for (uint32_t i = 0; i < 4u; ++i) {
         __m128 l[4];
         for (int lane = 0; lane < 4; ++lane) {
-            const float* row = w[lane_vertex[lane] + i];
+            const float* row = w + (size_t)dqs_x86_index(0u, lane_vertex[lane] + i, count) * width;
             if (k + 4u <= width) {
                 l[lane] = _mm_loadu_ps(row + k);
             } else {
@@ -71,48 +72,54 @@ SINEW_FORCE_INLINE void dqs_avx512_weights4(const float* const w[16], uint32_t k
     out[3] = _mm512_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-/* Blends the dual quaternions of sixteen vertices into b[0..7], one zmm per component. */
-SINEW_FORCE_INLINE void dqs_avx512_blend16(const float* transforms, const uint32_t* const o[16],
-                                           const float* const w[16], uint32_t width, __m512 b[8])
+/* Blends the dual quaternions of the batch's sixteen vertices (rows of `width` offsets from o
+ * and weights from w, vertex i at row dqs_x86_index(0, i, count)) into b[0..7], one zmm per
+ * component. Rows are addressed from one base pointer: for a full batch (count a constant
+ * 16) every row is a constant displacement. */
+SINEW_FORCE_INLINE void dqs_avx512_blend16(const float* transforms, const uint32_t* o,
+                                           const float* w, uint32_t count, uint32_t width,
+                                           __m512 b[8])
 {
+#define DQS_ROW(i) (o + (size_t)dqs_x86_index(0u, (i), count) * width)
     __m512 wk[4], q[8], r0[4];
-    dqs_avx512_weights4(w, 0u, width, wk);
-    for (int i = 0; i < 8; ++i) q[i] = dqs_avx512_row(transforms + o[i][0], transforms + o[i + 8][0]);
+    dqs_avx512_weights4(w, count, 0u, width, wk);
+    for (uint32_t i = 0; i < 8u; ++i)
+        q[i] = dqs_avx512_row(transforms + DQS_ROW(i)[0], transforms + DQS_ROW(i + 8u)[0]);
     dqs_avx512_transpose(q);
     for (int c = 0; c < 4; ++c) r0[c] = q[c];
     for (int c = 0; c < 8; ++c) b[c] = _mm512_mul_ps(wk[0], q[c]);
     for (uint32_t k = 1; k < width; ++k) {
-        if ((k & 3u) == 0) dqs_avx512_weights4(w, k, width, wk);
-        for (int i = 0; i < 8; ++i)
-            q[i] = dqs_avx512_row(transforms + o[i][k], transforms + o[i + 8][k]);
+        if ((k & 3u) == 0) dqs_avx512_weights4(w, count, k, width, wk);
+        for (uint32_t i = 0; i < 8u; ++i)
+            q[i] = dqs_avx512_row(transforms + DQS_ROW(i)[k], transforms + DQS_ROW(i + 8u)[k]);
         dqs_avx512_transpose(q);
         /* Same products and summation order as the scalar kernel: same sign choices. */
         __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(q[0], r0[0]), _mm512_mul_ps(q[1], r0[1])),
                                  _mm512_add_ps(_mm512_mul_ps(q[2], r0[2]), _mm512_mul_ps(q[3], r0[3])));
         __mmask16 flip = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_LT_OQ);
         __m512 sw = _mm512_mask_sub_ps(wk[k & 3u], flip, _mm512_setzero_ps(), wk[k & 3u]);
-        for (int c = 0; c < 8; ++c) b[c] = _mm512_fmadd_ps(sw, q[c], b[c]);
+        for (int c = 0; c < 8; ++c) b[c] = _mm512_add_ps(b[c], _mm512_mul_ps(sw, q[c]));
     }
+#undef DQS_ROW
 }
 
-/* 1/sqrt(s): 14-bit estimate and one Newton step (relative error below 1e-7). */
+/* 1/sqrt(s) rounded like the scalar kernel's 1.0f / sqrtf(s) (see dqs_avx2.c). */
 SINEW_FORCE_INLINE __m512 dqs_avx512_rsqrt(__m512 s)
 {
-    __m512 y = _mm512_rsqrt14_ps(s);
-    __m512 hs = _mm512_mul_ps(s, _mm512_set1_ps(0.5f));
-    return _mm512_mul_ps(y, _mm512_fnmadd_ps(hs, _mm512_mul_ps(y, y), _mm512_set1_ps(1.5f)));
+    return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(s));
 }
 
 /* x + 2 r_v x (r_v x x + r_w x) for sixteen vertices; x[0..2] in place. */
 SINEW_FORCE_INLINE void dqs_avx512_rotate(const __m512 r[4], __m512 x[3])
 {
+    /* Without FMA and in the scalar kernel's order, so that the result is the scalar one. */
     __m512 two = _mm512_set1_ps(2.0f);
-    __m512 ux = _mm512_fmadd_ps(r[3], x[0], _mm512_fmsub_ps(r[1], x[2], _mm512_mul_ps(r[2], x[1])));
-    __m512 uy = _mm512_fmadd_ps(r[3], x[1], _mm512_fmsub_ps(r[2], x[0], _mm512_mul_ps(r[0], x[2])));
-    __m512 uz = _mm512_fmadd_ps(r[3], x[2], _mm512_fmsub_ps(r[0], x[1], _mm512_mul_ps(r[1], x[0])));
-    x[0] = _mm512_fmadd_ps(two, _mm512_fmsub_ps(r[1], uz, _mm512_mul_ps(r[2], uy)), x[0]);
-    x[1] = _mm512_fmadd_ps(two, _mm512_fmsub_ps(r[2], ux, _mm512_mul_ps(r[0], uz)), x[1]);
-    x[2] = _mm512_fmadd_ps(two, _mm512_fmsub_ps(r[0], uy, _mm512_mul_ps(r[1], ux)), x[2]);
+    __m512 ux = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(r[1], x[2]), _mm512_mul_ps(r[2], x[1])), _mm512_mul_ps(r[3], x[0]));
+    __m512 uy = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(r[2], x[0]), _mm512_mul_ps(r[0], x[2])), _mm512_mul_ps(r[3], x[1]));
+    __m512 uz = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(r[0], x[1]), _mm512_mul_ps(r[1], x[0])), _mm512_mul_ps(r[3], x[2]));
+    x[0] = _mm512_add_ps(x[0], _mm512_mul_ps(two, _mm512_sub_ps(_mm512_mul_ps(r[1], uz), _mm512_mul_ps(r[2], uy))));
+    x[1] = _mm512_add_ps(x[1], _mm512_mul_ps(two, _mm512_sub_ps(_mm512_mul_ps(r[2], ux), _mm512_mul_ps(r[0], uz))));
+    x[2] = _mm512_add_ps(x[2], _mm512_mul_ps(two, _mm512_sub_ps(_mm512_mul_ps(r[0], uy), _mm512_mul_ps(r[1], ux))));
 }
 
 /* Stores vertex i of the batch from records given back by dqs_avx512_transpose: vertex
@@ -136,40 +143,35 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, uint32_t v, 
                                          bool write_normals)
 {
     __m512 q[8], x[8];
-    const uint32_t* o[16];
-    const float* w[16];
-    const float* rest[16];
-    for (uint32_t i = 0; i < 16u; ++i) {
-        uint32_t vi = dqs_x86_index(v, i, count);
-        o[i] = job->offsets + (size_t)vi * width;
-        w[i] = job->weights + (size_t)vi * width;
-        rest[i] = job->rest + 8u * vi;
-    }
-    for (int i = 0; i < 8; ++i) x[i] = dqs_avx512_row(rest[i], rest[i + 8]);
+    const float* rest = job->rest + 8u * (size_t)v;
+    for (uint32_t i = 0; i < 8u; ++i)
+        x[i] = dqs_avx512_row(rest + 8u * dqs_x86_index(0u, i, count),
+                              rest + 8u * dqs_x86_index(0u, i + 8u, count));
     /* q: r.x r.y r.z r.w e.x e.y e.z e.w; x: p.x p.y p.z 1 n.x n.y n.z 0 (sixteen vertices). */
-    dqs_avx512_blend16(job->transforms, o, w, width, q);
+    dqs_avx512_blend16(job->transforms, job->offsets + (size_t)v * width,
+                       job->weights + (size_t)v * width, count, width, q);
     dqs_avx512_transpose(x);
     /* Normalise by the norm of the real part, which is at least the first weight. */
-    __m512 inv = dqs_avx512_rsqrt(_mm512_fmadd_ps(
-        q[3], q[3], _mm512_fmadd_ps(q[2], q[2], _mm512_fmadd_ps(q[1], q[1], _mm512_mul_ps(q[0], q[0])))));
+    __m512 inv = dqs_avx512_rsqrt(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(q[0], q[0]), _mm512_mul_ps(q[1], q[1])),
+                                         _mm512_add_ps(_mm512_mul_ps(q[2], q[2]), _mm512_mul_ps(q[3], q[3]))));
     for (int c = 0; c < 8; ++c) q[c] = _mm512_mul_ps(q[c], inv);
     if (write_positions) {
-        /* t = 2 (r_w e_v - e_w r_v + r_v x e_v). */
+        /* t = 2 ((r_v x e_v + r_w e_v) - e_w r_v), in the scalar kernel's order. */
         __m512 two = _mm512_set1_ps(2.0f);
-        __m512 tx = _mm512_fmsub_ps(q[3], q[4], _mm512_mul_ps(q[7], q[0]));
-        __m512 ty = _mm512_fmsub_ps(q[3], q[5], _mm512_mul_ps(q[7], q[1]));
-        __m512 tz = _mm512_fmsub_ps(q[3], q[6], _mm512_mul_ps(q[7], q[2]));
-        tx = _mm512_add_ps(tx, _mm512_fmsub_ps(q[1], q[6], _mm512_mul_ps(q[2], q[5])));
-        ty = _mm512_add_ps(ty, _mm512_fmsub_ps(q[2], q[4], _mm512_mul_ps(q[0], q[6])));
-        tz = _mm512_add_ps(tz, _mm512_fmsub_ps(q[0], q[5], _mm512_mul_ps(q[1], q[4])));
+        __m512 tx = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(q[1], q[6]), _mm512_mul_ps(q[2], q[5])), _mm512_mul_ps(q[3], q[4]));
+        __m512 ty = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(q[2], q[4]), _mm512_mul_ps(q[0], q[6])), _mm512_mul_ps(q[3], q[5]));
+        __m512 tz = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(q[0], q[5]), _mm512_mul_ps(q[1], q[4])), _mm512_mul_ps(q[3], q[6]));
+        tx = _mm512_mul_ps(two, _mm512_sub_ps(tx, _mm512_mul_ps(q[7], q[0])));
+        ty = _mm512_mul_ps(two, _mm512_sub_ps(ty, _mm512_mul_ps(q[7], q[1])));
+        tz = _mm512_mul_ps(two, _mm512_sub_ps(tz, _mm512_mul_ps(q[7], q[2])));
         dqs_avx512_rotate(q, x);
-        x[0] = _mm512_fmadd_ps(two, tx, x[0]);
-        x[1] = _mm512_fmadd_ps(two, ty, x[1]);
-        x[2] = _mm512_fmadd_ps(two, tz, x[2]);
+        x[0] = _mm512_add_ps(x[0], tx);
+        x[1] = _mm512_add_ps(x[1], ty);
+        x[2] = _mm512_add_ps(x[2], tz);
     }
     if (write_normals) {
         dqs_avx512_rotate(q, x + 4);
-        __m512 s = _mm512_fmadd_ps(x[6], x[6], _mm512_fmadd_ps(x[5], x[5], _mm512_mul_ps(x[4], x[4])));
+        __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(x[4], x[4]), _mm512_mul_ps(x[5], x[5])), _mm512_mul_ps(x[6], x[6]));
         __mmask16 ok = _mm512_cmp_ps_mask(s, _mm512_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
         __m512 ninv = _mm512_maskz_mov_ps(ok, dqs_avx512_rsqrt(s));
         for (int c = 4; c < 7; ++c) x[c] = _mm512_mul_ps(x[c], ninv);
@@ -192,9 +194,11 @@ SINEW_FORCE_INLINE void dqs_avx512_range(const sinew_skin_job* job_in, uint32_t 
                                          bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
-    for (uint32_t v = begin; v < end; v += 16u)
-        dqs_avx512_batch(&job, v, end - v < 16u ? end - v : 16u, end, width, write_positions,
-                         write_normals);
+    uint32_t v = begin;
+    /* Full batches with a constant count (constant row displacements), then the rest. */
+    for (; end - v >= 16u; v += 16u)
+        dqs_avx512_batch(&job, v, 16u, end, width, write_positions, write_normals);
+    if (v < end) dqs_avx512_batch(&job, v, end - v, end, width, write_positions, write_normals);
 }
 
 void sinew_dqs_kernel_avx512(const sinew_skin_job* job, uint32_t begin, uint32_t end)

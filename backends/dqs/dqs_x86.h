@@ -84,27 +84,26 @@ SINEW_FORCE_INLINE void dqs_avx2_transpose8(__m256 r[8])
     }
 }
 
-/* The weights of influences k..k+3 of eight vertices (rows w[0..7]), one ymm per influence,
- * zero past the width. */
-SINEW_FORCE_INLINE void dqs_avx2_weights4(const float* const w[8], uint32_t k, uint32_t width,
-                                          __m256 out[4])
+/* The weights of influences k..k+3 of a batch's eight vertices (rows of `width` weights from
+ * w, vertex i at row dqs_x86_index(0, i, count)), one ymm per influence, zero past the width. */
+SINEW_FORCE_INLINE void dqs_avx2_weights4(const float* w, uint32_t count, uint32_t k,
+                                          uint32_t width, __m256 out[4])
 {
     __m256 a[4];
-    for (int i = 0; i < 4; ++i) {
-        __m128 lo, hi;
-        if (k + 4u <= width) {
-            lo = _mm_loadu_ps(w[i] + k);
-            hi = _mm_loadu_ps(w[i + 4] + k);
-        } else {
-            float l[4], h[4];
-            for (uint32_t j = 0; j < 4u; ++j) {
-                l[j] = k + j < width ? w[i][k + j] : 0.0f;
-                h[j] = k + j < width ? w[i + 4][k + j] : 0.0f;
+    for (uint32_t i = 0; i < 4u; ++i) {
+        const float* rows[2] = { w + (size_t)dqs_x86_index(0u, i, count) * width,
+                                 w + (size_t)dqs_x86_index(0u, i + 4u, count) * width };
+        __m128 h[2];
+        for (int j = 0; j < 2; ++j) {
+            if (k + 4u <= width) {
+                h[j] = _mm_loadu_ps(rows[j] + k);
+            } else {
+                float t[4];
+                for (uint32_t n = 0; n < 4u; ++n) t[n] = k + n < width ? rows[j][k + n] : 0.0f;
+                h[j] = _mm_loadu_ps(t);
             }
-            lo = _mm_loadu_ps(l);
-            hi = _mm_loadu_ps(h);
         }
-        a[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+        a[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(h[0]), h[1], 1);
     }
     /* 4x4 transposes within each half: vertices 0-3 low, 4-7 high. */
     __m256 t0 = _mm256_unpacklo_ps(a[0], a[1]), t1 = _mm256_unpacklo_ps(a[2], a[3]);
@@ -115,20 +114,25 @@ SINEW_FORCE_INLINE void dqs_avx2_weights4(const float* const w[8], uint32_t k, u
     out[3] = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-/* Blends the dual quaternions of eight vertices (rows o[i], w[i] of offsets and weights) into
- * b[0..7] = r.x r.y r.z r.w e.x e.y e.z e.w, one ymm per component. */
-SINEW_FORCE_INLINE void dqs_avx2_blend8(const float* transforms, const uint32_t* const o[8],
-                                        const float* const w[8], uint32_t width, __m256 b[8])
+/* Blends the dual quaternions of a batch's eight vertices (rows of `width` offsets from o and
+ * weights from w, vertex i at row dqs_x86_index(0, i, count)) into b[0..7] = r.x r.y r.z r.w
+ * e.x e.y e.z e.w, one ymm per component. Rows are addressed from one base pointer: for a full
+ * batch (count a constant 8) every row is a constant displacement. */
+SINEW_FORCE_INLINE void dqs_avx2_blend8(const float* transforms, const uint32_t* o,
+                                        const float* w, uint32_t count, uint32_t width,
+                                        __m256 b[8])
 {
     __m256 wk[4], q[8], r0[4];
-    dqs_avx2_weights4(w, 0u, width, wk);
-    for (int i = 0; i < 8; ++i) q[i] = _mm256_load_ps(transforms + o[i][0]);
+    dqs_avx2_weights4(w, count, 0u, width, wk);
+    for (uint32_t i = 0; i < 8u; ++i)
+        q[i] = _mm256_load_ps(transforms + o[(size_t)dqs_x86_index(0u, i, count) * width]);
     dqs_avx2_transpose8(q);
     for (int c = 0; c < 4; ++c) r0[c] = q[c];
     for (int c = 0; c < 8; ++c) b[c] = _mm256_mul_ps(wk[0], q[c]);
     for (uint32_t k = 1; k < width; ++k) {
-        if ((k & 3u) == 0) dqs_avx2_weights4(w, k, width, wk);
-        for (int i = 0; i < 8; ++i) q[i] = _mm256_load_ps(transforms + o[i][k]);
+        if ((k & 3u) == 0) dqs_avx2_weights4(w, count, k, width, wk);
+        for (uint32_t i = 0; i < 8u; ++i)
+            q[i] = _mm256_load_ps(transforms + o[(size_t)dqs_x86_index(0u, i, count) * width + k]);
         dqs_avx2_transpose8(q);
         /* Same products and summation order as the scalar kernel: same sign choices. */
         __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], r0[0]), _mm256_mul_ps(q[1], r0[1])),
@@ -136,7 +140,7 @@ SINEW_FORCE_INLINE void dqs_avx2_blend8(const float* transforms, const uint32_t*
         __m256 flip = _mm256_and_ps(_mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_LT_OQ),
                                     _mm256_set1_ps(-0.0f));
         __m256 sw = _mm256_xor_ps(wk[k & 3u], flip);
-        for (int c = 0; c < 8; ++c) b[c] = _mm256_fmadd_ps(sw, q[c], b[c]);
+        for (int c = 0; c < 8; ++c) b[c] = _mm256_add_ps(b[c], _mm256_mul_ps(sw, q[c]));
     }
 }
 #endif

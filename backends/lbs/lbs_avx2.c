@@ -69,40 +69,47 @@ SINEW_FORCE_INLINE void lbs_avx2_store4(float* base, size_t stride, uint32_t v, 
     if (count > 3) sinew_sse_store_at(base, stride, v + 3, end, d);
 }
 
+/* Skins the group of four vertices at v (a short group repeats vertex v and stores only
+ * `count` < 4). For a full group (count a constant 4) every row is a constant displacement. */
+SINEW_FORCE_INLINE void lbs_avx2_group(const sinew_skin_job* job, uint32_t v, uint32_t count,
+                                      uint32_t end, uint32_t width, bool write_positions,
+                                      bool write_normals)
+{
+    uint32_t idx[4] = { v, count > 1 ? v + 1 : v, count > 2 ? v + 2 : v,
+                        count > 3 ? v + 3 : v };
+    lbs_avx2_matrix m[4];
+    for (int i = 0; i < 4; ++i) m[i] = lbs_avx2_blend(job, idx[i], width);
+    if (write_positions) {
+        /* Rest positions have w = 1, which picks up the translation column. */
+        const float* x[4];
+        for (int i = 0; i < 4; ++i) x[i] = job->rest + 8u * idx[i];
+        __m128 z;
+        __m256 xy = lbs_avx2_transform4(m, x, &z);
+        lbs_avx2_store4(job->positions, job->position_stride, v, count, end,
+                        _mm256_castps256_ps128(xy), _mm256_extractf128_ps(xy, 1), z);
+    }
+    if (write_normals) {
+        const float* x[4];
+        for (int i = 0; i < 4; ++i) x[i] = job->rest + 8u * idx[i] + 4u;
+        __m128 z;
+        __m256 xy = lbs_avx2_transform4(m, x, &z);
+        __m128 nx = _mm256_castps256_ps128(xy), ny = _mm256_extractf128_ps(xy, 1);
+        __m128 s = _mm_add_ps(_mm_add_ps(_mm_mul_ps(nx, nx), _mm_mul_ps(ny, ny)),
+                              _mm_mul_ps(z, z));
+        __m128 inv = _mm_and_ps(sinew_sse_rsqrt(s),
+                                _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
+        lbs_avx2_store4(job->normals, job->normal_stride, v, count, end, _mm_mul_ps(nx, inv),
+                        _mm_mul_ps(ny, inv), _mm_mul_ps(z, inv));
+    }
+}
+
 SINEW_FORCE_INLINE void lbs_avx2_range(const sinew_skin_job* job_in, uint32_t begin, uint32_t end,
-                                       uint32_t width, bool write_positions, bool write_normals)
+                                      uint32_t width, bool write_positions, bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
-    for (uint32_t v = begin; v < end; v += 4u) {
-        /* A short last group repeats its first vertex and stores only `count`. */
-        uint32_t count = end - v < 4u ? end - v : 4u;
-        uint32_t idx[4] = { v, count > 1 ? v + 1 : v, count > 2 ? v + 2 : v,
-                            count > 3 ? v + 3 : v };
-        lbs_avx2_matrix m[4];
-        for (int i = 0; i < 4; ++i) m[i] = lbs_avx2_blend(&job, idx[i], width);
-        if (write_positions) {
-            /* Rest positions have w = 1, which picks up the translation column. */
-            const float* x[4];
-            for (int i = 0; i < 4; ++i) x[i] = job.rest + 8u * idx[i];
-            __m128 z;
-            __m256 xy = lbs_avx2_transform4(m, x, &z);
-            lbs_avx2_store4(job.positions, job.position_stride, v, count, end,
-                            _mm256_castps256_ps128(xy), _mm256_extractf128_ps(xy, 1), z);
-        }
-        if (write_normals) {
-            const float* x[4];
-            for (int i = 0; i < 4; ++i) x[i] = job.rest + 8u * idx[i] + 4u;
-            __m128 z;
-            __m256 xy = lbs_avx2_transform4(m, x, &z);
-            __m128 nx = _mm256_castps256_ps128(xy), ny = _mm256_extractf128_ps(xy, 1);
-            __m128 s = _mm_add_ps(_mm_add_ps(_mm_mul_ps(nx, nx), _mm_mul_ps(ny, ny)),
-                                  _mm_mul_ps(z, z));
-            __m128 inv = _mm_and_ps(sinew_sse_rsqrt(s),
-                                    _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
-            lbs_avx2_store4(job.normals, job.normal_stride, v, count, end, _mm_mul_ps(nx, inv),
-                            _mm_mul_ps(ny, inv), _mm_mul_ps(z, inv));
-        }
-    }
+    uint32_t v = begin;
+    for (; end - v >= 4u; v += 4u) lbs_avx2_group(&job, v, 4u, end, width, write_positions, write_normals);
+    if (v < end) lbs_avx2_group(&job, v, end - v, end, width, write_positions, write_normals);
 }
 
 void sinew_lbs_kernel_avx2(const sinew_skin_job* job, uint32_t begin, uint32_t end)

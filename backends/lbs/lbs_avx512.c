@@ -102,27 +102,30 @@ SINEW_FORCE_INLINE void lbs_avx512_range(const sinew_skin_job* job_in, uint32_t 
                                          bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
-    if (begin >= end) return;
-    /* Software-pipelined: the normals of one group are normalised and stored after the next
-     * group has been blended, so that the long chain of the normalisation overlaps the
-     * independent work of the next group instead of stalling the schedulers. */
     uint32_t v = begin;
-    uint32_t count = end - v < 4u ? end - v : 4u;
-    __m512 n = lbs_avx512_group(&job, v, count, end, width, write_positions, write_normals);
-    for (;;) {
-        uint32_t next = v + count;
-        uint32_t next_count = next < end ? (end - next < 4u ? end - next : 4u) : 0u;
-        __m512 next_n = _mm512_setzero_ps();
-        if (next_count)
-            next_n = lbs_avx512_group(&job, next, next_count, end, width, write_positions,
-                                      write_normals);
+    /* Full groups, with a constant count (constant row displacements), software-pipelined:
+     * a group's normals are normalised and stored after the next group has been blended, so
+     * that the normalisation's long chain overlaps independent work. */
+    if (end - v >= 4u) {
+        __m512 n = lbs_avx512_group(&job, v, 4u, end, width, write_positions, write_normals);
+        while (end - v >= 8u) {
+            __m512 next = lbs_avx512_group(&job, v + 4u, 4u, end, width, write_positions,
+                                           write_normals);
+            if (write_normals)
+                lbs_avx512_store4(job.normals, job.normal_stride, v, 4u, end,
+                                  lbs_avx512_normalise4(n));
+            n = next;
+            v += 4u;
+        }
         if (write_normals)
-            lbs_avx512_store4(job.normals, job.normal_stride, v, count, end,
+            lbs_avx512_store4(job.normals, job.normal_stride, v, 4u, end, lbs_avx512_normalise4(n));
+        v += 4u;
+    }
+    if (v < end) {
+        __m512 n = lbs_avx512_group(&job, v, end - v, end, width, write_positions, write_normals);
+        if (write_normals)
+            lbs_avx512_store4(job.normals, job.normal_stride, v, end - v, end,
                               lbs_avx512_normalise4(n));
-        if (!next_count) break;
-        v = next;
-        count = next_count;
-        n = next_n;
     }
 }
 

@@ -294,18 +294,47 @@ void skin_lbs_reference(const sinew_rig_view* rig, const float* skinning, double
     }
 }
 
-/* Quaternion (x y z w) of a rotation matrix by the copysign formulas (a different method from
- * the backend's Shepperd). */
+/* Quaternion (x y z w) of the rotation nearest to the matrix's 3x3 part (for det > 0 the
+ * orthogonal polar factor), by another method than the backend's: the dominant eigenvector of
+ * the symmetric 4x4 matrix K with q^T K q = trace(R(q)^T A) (Bar-Itzhack 2000), by power
+ * iteration in double. */
 static void ref_quat(const float* m, double q[4])
 {
-    double m00 = m[0], m11 = m[5], m22 = m[10];
-    double m21 = m[6], m12 = m[9], m02 = m[8], m20 = m[2], m10 = m[1], m01 = m[4];
-    q[3] = 0.5 * sqrt(fmax(0.0, 1 + m00 + m11 + m22));
-    q[0] = copysign(0.5 * sqrt(fmax(0.0, 1 + m00 - m11 - m22)), m21 - m12);
-    q[1] = copysign(0.5 * sqrt(fmax(0.0, 1 - m00 + m11 - m22)), m02 - m20);
-    q[2] = copysign(0.5 * sqrt(fmax(0.0, 1 - m00 - m11 + m22)), m10 - m01);
-    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (int i = 0; i < 4; ++i) q[i] /= n;
+    double a[3][3];
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) a[r][c] = m[4 * c + r];
+    double k[4][4] = {
+        { a[0][0] - a[1][1] - a[2][2], a[0][1] + a[1][0], a[0][2] + a[2][0], a[2][1] - a[1][2] },
+        { a[0][1] + a[1][0], a[1][1] - a[0][0] - a[2][2], a[1][2] + a[2][1], a[0][2] - a[2][0] },
+        { a[0][2] + a[2][0], a[1][2] + a[2][1], a[2][2] - a[0][0] - a[1][1], a[1][0] - a[0][1] },
+        { a[2][1] - a[1][2], a[0][2] - a[2][0], a[1][0] - a[0][1], a[0][0] + a[1][1] + a[2][2] },
+    };
+    double shift = 0.0; /* makes every eigenvalue non-negative */
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) shift += k[i][j] * k[i][j];
+    shift = sqrt(shift);
+    for (int i = 0; i < 4; ++i) k[i][i] += shift;
+    /* Start from the column with the largest diagonal: never orthogonal to the answer. */
+    int best = 0;
+    for (int i = 1; i < 4; ++i)
+        if (k[i][i] > k[best][best]) best = i;
+    double x[4] = { 0, 0, 0, 0 };
+    x[best] = 1.0;
+    for (int iter = 0; iter < 2000; ++iter) {
+        double y[4], n = 0.0, change = 0.0;
+        for (int i = 0; i < 4; ++i) {
+            y[i] = k[i][0] * x[0] + k[i][1] * x[1] + k[i][2] * x[2] + k[i][3] * x[3];
+            n += y[i] * y[i];
+        }
+        n = sqrt(n);
+        for (int i = 0; i < 4; ++i) {
+            y[i] /= n;
+            change += fabs(y[i] - x[i]);
+            x[i] = y[i];
+        }
+        if (change < 1e-15) break;
+    }
+    memcpy(q, x, sizeof x);
 }
 
 static void qmul(const double a[4], const double b[4], double out[4])

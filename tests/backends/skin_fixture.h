@@ -73,7 +73,7 @@ void skin_mat_random(float m[16], skin_rng* rng, bool non_rigid);
  * error can grow (sum of |w_k M_k n| over |sum w_k M_k n|), for honest tolerances. */
 void skin_lbs_reference(const sinew_rig_view* rig, const float* skinning, double* positions,
                         double* normals, double* normal_gain);
-/* dqs_reference uses the rotation of each matrix as given: pass rigid matrices only. */
+/* dqs_reference takes each matrix's nearest rotation (its polar factor when det > 0). */
 void skin_dqs_reference(const sinew_rig_view* rig, const float* skinning, double* positions,
                         double* normals);
 
