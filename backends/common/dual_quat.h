@@ -94,18 +94,17 @@ static inline void sinew_orthonormalise_rotation(const double a[3][3], double r[
     } else {
         for (int i = 0; i < 3; ++i) x[i] /= lx;
     }
+    double y0 = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
     double d = x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
     for (int i = 0; i < 3; ++i) y[i] -= d * x[i];
     double ly = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
-    if (ly < 1e-30) {
-        /* Any axis perpendicular to x: cross x with the coordinate axis it is least along. */
+    /* Relative test: of two parallel float columns only rounding noise would be left. */
+    if (ly <= 1e-6 * y0 || ly < 1e-30) {
+        /* No second axis: take the coordinate axis x is least along, made perpendicular to x
+         * (a zero matrix thus becomes the identity). */
         int k = fabs(x[0]) <= fabs(x[1]) ? (fabs(x[0]) <= fabs(x[2]) ? 0 : 2)
                                          : (fabs(x[1]) <= fabs(x[2]) ? 1 : 2);
-        double e[3] = { 0.0, 0.0, 0.0 };
-        e[k] = 1.0;
-        y[0] = x[1] * e[2] - x[2] * e[1];
-        y[1] = x[2] * e[0] - x[0] * e[2];
-        y[2] = x[0] * e[1] - x[1] * e[0];
+        for (int i = 0; i < 3; ++i) y[i] = (i == k ? 1.0 : 0.0) - x[k] * x[i];
         ly = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
     }
     for (int i = 0; i < 3; ++i) y[i] /= ly;

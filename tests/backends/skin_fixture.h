@@ -14,7 +14,7 @@
 /* How the fixture's job system splits a parallel_for. */
 typedef enum skin_split {
     SKIN_SPLIT_SERIAL = 0,  /* one call over everything */
-    SKIN_SPLIT_UNEVEN = 1   /* chunks of 1, 2, 3, 5, 7, 11, 13, 17, ... vertices, in order */
+    SKIN_SPLIT_UNEVEN = 1   /* chunks of 1, 2, 3, 5, 7, 11, 13, 17, ... vertices, last first */
 } skin_split;
 
 typedef struct skin_host {
