@@ -30,10 +30,49 @@ SINEW_FORCE_INLINE __m256 dqs_avx2_rsqrt(__m256 s)
     return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(s));
 }
 
+/* Permutations and blend masks that interleave three component registers (x, y, z of eight
+ * vertices) into the 24 floats x y z x y z ... of a packed array: output register r takes
+ * element i from component (8r + i) % 3 of vertex (8r + i) / 3. */
+typedef struct dqs_avx2_packing {
+    __m256i index[3];
+    __m256 take_y[3], take_z[3];
+} dqs_avx2_packing;
+
+static inline dqs_avx2_packing dqs_avx2_packing_make(void)
+{
+    dqs_avx2_packing k;
+    for (int r = 0; r < 3; ++r) {
+        int32_t index[8], y[8], z[8];
+        for (int i = 0; i < 8; ++i) {
+            int f = 8 * r + i;
+            index[i] = f / 3;
+            y[i] = f % 3 == 1 ? -1 : 0;
+            z[i] = f % 3 == 2 ? -1 : 0;
+        }
+        k.index[r] = _mm256_loadu_si256((const __m256i*)(const void*)index);
+        k.take_y[r] = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(const void*)y));
+        k.take_z[r] = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(const void*)z));
+    }
+    return k;
+}
+
+/* Writes x y z of the eight vertices as 24 packed floats at dst. */
+SINEW_FORCE_INLINE void dqs_avx2_store_packed(float* dst, const dqs_avx2_packing* k,
+                                              const __m256 c[3])
+{
+    for (int r = 0; r < 3; ++r) {
+        __m256 x = _mm256_permutevar8x32_ps(c[0], k->index[r]);
+        __m256 y = _mm256_permutevar8x32_ps(c[1], k->index[r]);
+        __m256 z = _mm256_permutevar8x32_ps(c[2], k->index[r]);
+        _mm256_storeu_ps(dst + 8 * r,
+                         _mm256_blendv_ps(_mm256_blendv_ps(x, y, k->take_y[r]), z, k->take_z[r]));
+    }
+}
+
 /* Skins the batch of eight vertices starting at v, of which `count` are stored. */
-SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, uint32_t v, uint32_t count,
-                                       uint32_t end, uint32_t width, bool write_positions,
-                                       bool write_normals)
+SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, const dqs_avx2_packing* pk,
+                                       uint32_t v, uint32_t count, uint32_t end, uint32_t width,
+                                       bool write_positions, bool write_normals)
 {
     __m256 q[8], x[8];
     const float* rest = job->rest + 8u * (size_t)v;
@@ -68,13 +107,24 @@ SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, uint32_t v, ui
         __m256 ninv = _mm256_and_ps(dqs_avx2_rsqrt(s), ok);
         for (int c = 4; c < 7; ++c) x[c] = _mm256_mul_ps(x[c], ninv);
     }
-    /* Back to one record per vertex, p' | n', stored in vertex order. */
+    /* A full batch into a packed array: three permuted stores per array. Otherwise back to
+     * one record per vertex, p' | n', stored in vertex order. */
+    bool strided_positions = write_positions, strided_normals = write_normals;
+    if (write_positions && count == 8u && job->position_stride == 12u) {
+        dqs_avx2_store_packed(job->positions + 3u * (size_t)v, pk, x);
+        strided_positions = false;
+    }
+    if (write_normals && count == 8u && job->normal_stride == 12u) {
+        dqs_avx2_store_packed(job->normals + 3u * (size_t)v, pk, x + 4);
+        strided_normals = false;
+    }
+    if (!strided_positions && !strided_normals) return;
     dqs_avx2_transpose8(x);
     for (uint32_t i = 0; i < count; ++i) {
-        if (write_positions)
+        if (strided_positions)
             sinew_sse_store_at(job->positions, job->position_stride, v + i, end,
                                _mm256_castps256_ps128(x[i]));
-        if (write_normals)
+        if (strided_normals)
             sinew_sse_store_at(job->normals, job->normal_stride, v + i, end,
                                _mm256_extractf128_ps(x[i], 1));
     }
@@ -84,11 +134,13 @@ SINEW_FORCE_INLINE void dqs_avx2_range(const sinew_skin_job* job_in, uint32_t be
                                        uint32_t width, bool write_positions, bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
+    const dqs_avx2_packing pk = dqs_avx2_packing_make();
     uint32_t v = begin;
     /* Full batches with a constant count (constant row displacements), then the rest. */
     for (; end - v >= 8u; v += 8u)
-        dqs_avx2_batch(&job, v, 8u, end, width, write_positions, write_normals);
-    if (v < end) dqs_avx2_batch(&job, v, end - v, end, width, write_positions, write_normals);
+        dqs_avx2_batch(&job, &pk, v, 8u, end, width, write_positions, write_normals);
+    if (v < end)
+        dqs_avx2_batch(&job, &pk, v, end - v, end, width, write_positions, write_normals);
 }
 
 void sinew_dqs_kernel_avx2(const sinew_skin_job* job, uint32_t begin, uint32_t end)

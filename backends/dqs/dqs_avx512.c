@@ -122,25 +122,60 @@ SINEW_FORCE_INLINE void dqs_avx512_rotate(const __m512 r[4], __m512 x[3])
     x[2] = _mm512_add_ps(x[2], _mm512_mul_ps(two, _mm512_sub_ps(_mm512_mul_ps(r[0], uy), _mm512_mul_ps(r[1], ux))));
 }
 
+/* Index vectors that interleave three component registers (x, y, z of the sixteen vertices in
+ * the batch's order) into the 48 floats x y z x y z ... of a packed array:
+ * out_r = permutex2var(permutex2var(x, a[r], y), b[r], z) for r = 0, 1, 2. */
+typedef struct dqs_avx512_packing {
+    __m512i a[3], b[3];
+} dqs_avx512_packing;
+
+static inline dqs_avx512_packing dqs_avx512_packing_make(void)
+{
+    /* Register lane of each vertex (the order is its own inverse). */
+    static const int32_t lane_of[16] = { 0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15 };
+    dqs_avx512_packing k;
+    for (int r = 0; r < 3; ++r) {
+        int32_t a[16], b[16];
+        for (int i = 0; i < 16; ++i) {
+            int f = 16 * r + i, c = f % 3, lane = lane_of[f / 3];
+            a[i] = c == 0 ? lane : c == 1 ? 16 + lane : 0; /* x or y; z comes next */
+            b[i] = c == 2 ? 16 + lane : i;
+        }
+        k.a[r] = _mm512_loadu_si512((const void*)a);
+        k.b[r] = _mm512_loadu_si512((const void*)b);
+    }
+    return k;
+}
+
+/* Writes x y z of the sixteen vertices as 48 packed floats at dst. */
+SINEW_FORCE_INLINE void dqs_avx512_store_packed(float* dst, const dqs_avx512_packing* k,
+                                                const __m512 c[3])
+{
+    for (int r = 0; r < 3; ++r)
+        _mm512_storeu_ps(dst + 16 * r,
+                         _mm512_permutex2var_ps(_mm512_permutex2var_ps(c[0], k->a[r], c[1]),
+                                                k->b[r], c[2]));
+}
+
 /* Stores vertex i of the batch from records given back by dqs_avx512_transpose: vertex
  * 8h + 4g + e sits in register 4h + e, 128-bit lane g (position) and lane g + 2 (normal). */
 #define DQS_AVX512_STORE(x, h, g, e)                                                         \
     do {                                                                                     \
         uint32_t i_ = 8u * (h) + 4u * (g) + (e);                                             \
         if (i_ < count) {                                                                    \
-            if (write_positions)                                                             \
+            if (strided_positions)                                                           \
                 sinew_sse_store_at(job->positions, job->position_stride, v + i_, end,        \
                                    _mm512_extractf32x4_ps((x)[4 * (h) + (e)], (g)));         \
-            if (write_normals)                                                               \
+            if (strided_normals)                                                             \
                 sinew_sse_store_at(job->normals, job->normal_stride, v + i_, end,            \
                                    _mm512_extractf32x4_ps((x)[4 * (h) + (e)], (g) + 2));     \
         }                                                                                    \
     } while (0)
 
 /* Skins the batch of sixteen vertices starting at v, of which `count` are stored. */
-SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, uint32_t v, uint32_t count,
-                                         uint32_t end, uint32_t width, bool write_positions,
-                                         bool write_normals)
+SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_avx512_packing* pk,
+                                         uint32_t v, uint32_t count, uint32_t end, uint32_t width,
+                                         bool write_positions, bool write_normals)
 {
     __m512 q[8], x[8];
     const float* rest = job->rest + 8u * (size_t)v;
@@ -176,8 +211,19 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, uint32_t v, 
         __m512 ninv = _mm512_maskz_mov_ps(ok, dqs_avx512_rsqrt(s));
         for (int c = 4; c < 7; ++c) x[c] = _mm512_mul_ps(x[c], ninv);
     }
-    /* Back to records: register 4h + e holds, per 128-bit lane g, the position (g = 0, 1) and
-     * normal (g = 2, 3) of vertex 8h + 4g + e. Stored in vertex order. */
+    /* A full batch into a packed array: three permuted stores per array. Otherwise back to
+     * records: register 4h + e holds, per 128-bit lane g, the position (g = 0, 1) and normal
+     * (g = 2, 3) of vertex 8h + 4g + e, stored one by one in vertex order. */
+    bool strided_positions = write_positions, strided_normals = write_normals;
+    if (write_positions && count == 16u && job->position_stride == 12u) {
+        dqs_avx512_store_packed(job->positions + 3u * (size_t)v, pk, x);
+        strided_positions = false;
+    }
+    if (write_normals && count == 16u && job->normal_stride == 12u) {
+        dqs_avx512_store_packed(job->normals + 3u * (size_t)v, pk, x + 4);
+        strided_normals = false;
+    }
+    if (!strided_positions && !strided_normals) return;
     dqs_avx512_transpose(x);
     DQS_AVX512_STORE(x, 0, 0, 0); DQS_AVX512_STORE(x, 0, 0, 1);
     DQS_AVX512_STORE(x, 0, 0, 2); DQS_AVX512_STORE(x, 0, 0, 3);
@@ -194,11 +240,13 @@ SINEW_FORCE_INLINE void dqs_avx512_range(const sinew_skin_job* job_in, uint32_t 
                                          bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
+    const dqs_avx512_packing pk = dqs_avx512_packing_make();
     uint32_t v = begin;
     /* Full batches with a constant count (constant row displacements), then the rest. */
     for (; end - v >= 16u; v += 16u)
-        dqs_avx512_batch(&job, v, 16u, end, width, write_positions, write_normals);
-    if (v < end) dqs_avx512_batch(&job, v, end - v, end, width, write_positions, write_normals);
+        dqs_avx512_batch(&job, &pk, v, 16u, end, width, write_positions, write_normals);
+    if (v < end)
+        dqs_avx512_batch(&job, &pk, v, end - v, end, width, write_positions, write_normals);
 }
 
 void sinew_dqs_kernel_avx512(const sinew_skin_job* job, uint32_t begin, uint32_t end)

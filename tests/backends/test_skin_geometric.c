@@ -109,8 +109,12 @@ static void test_dqs_antipodal_rotations(void** state)
     skin_rig_free(&rig);
 }
 
-/* At the kernel level: influences q and -q (the same transform) give exactly what q alone
- * gives, whichever comes first, on every path. */
+/* At the kernel level: influences q and -q (the same transform) add up as q, whichever comes
+ * first, on every path. Rows (joint: weight, offsets in floats = joint * 8; joint 1 is -q,
+ * joint 2 another transform p):
+ *   even vertices: q 0.5, -q 0.5        against  q 1
+ *   odd vertices:  -q 0.5, q 0.3, p 0.2 against  q 0.8, p 0.2
+ * Without the sign flip the first would blend to zero and the second to 0.2 q + 0.2 p. */
 static void test_dqs_q_and_minus_q(void** state)
 {
     (void)state;
@@ -123,10 +127,12 @@ static void test_dqs_q_and_minus_q(void** state)
     enum { V = 21 };
     skin_rng rng = { 12345 };
     float m[16];
+    _Alignas(64) float dq[24];
     skin_mat_random(m, &rng, false);
-    _Alignas(64) float dq[16];
     sinew_dual_quat_from_matrix(m, dq);
     for (int i = 0; i < 8; ++i) dq[8 + i] = -dq[i];
+    skin_mat_random(m, &rng, false);
+    sinew_dual_quat_from_matrix(m, dq + 16);
     _Alignas(64) float rest[8 * V];
     for (int v = 0; v < V; ++v) {
         for (int c = 0; c < 3; ++c) {
@@ -136,22 +142,28 @@ static void test_dqs_q_and_minus_q(void** state)
         rest[8 * v + 3] = 1.0f;
         rest[8 * v + 7] = 0.0f;
     }
-    /* Rows: q alone; q 0.6 then -q 0.4; -q 0.7 then q 0.3 (offsets in floats: joint * 8). */
-    uint32_t alone_o[4 * V], mixed_o[4 * V];
-    float alone_w[4 * V], mixed_w[4 * V];
+    uint32_t ref_o[4 * V] = { 0 }, mixed_o[4 * V] = { 0 };
+    float ref_w[4 * V] = { 0 }, mixed_w[4 * V] = { 0 };
     for (int v = 0; v < V; ++v) {
-        uint32_t first = v % 2 ? 8u : 0u;
-        float wf = v % 2 ? 0.7f : 0.6f;
-        for (int k = 0; k < 4; ++k) {
-            alone_o[4 * v + k] = 0;
-            alone_w[4 * v + k] = k == 0 ? 1.0f : 0.0f;
-            mixed_o[4 * v + k] = k == 0 ? first : k == 1 ? 8u - first : 0u;
-            mixed_w[4 * v + k] = k == 0 ? wf : k == 1 ? 1.0f - wf : 0.0f;
+        uint32_t* ro = ref_o + 4 * v;
+        uint32_t* mo = mixed_o + 4 * v;
+        float* rw = ref_w + 4 * v;
+        float* mw = mixed_w + 4 * v;
+        if (v % 2 == 0) {
+            rw[0] = 1.0f;
+            mo[0] = 0; mw[0] = 0.5f;
+            mo[1] = 8; mw[1] = 0.5f;
+        } else {
+            ro[0] = 0; rw[0] = 0.8f;
+            ro[1] = 16; rw[1] = 0.2f;
+            mo[0] = 8; mw[0] = 0.5f;
+            mo[1] = 0; mw[1] = 0.3f;
+            mo[2] = 16; mw[2] = 0.2f;
         }
     }
     float ref_p[3 * V], ref_n[3 * V];
-    sinew_skin_job alone = { rest, alone_o, alone_w, 4, dq, ref_p, 12, ref_n, 12 };
-    sinew_dqs_kernel_scalar(&alone, 0, V);
+    sinew_skin_job ref = { rest, ref_o, ref_w, 4, dq, ref_p, 12, ref_n, 12 };
+    sinew_dqs_kernel_scalar(&ref, 0, V);
     for (int s = 0; s < 4; ++s) {
         sinew_simd simd = (sinew_simd)s;
         if (!kernels[s] || !sinew_simd_supported(simd)) {
