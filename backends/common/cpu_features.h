@@ -13,29 +13,35 @@ typedef enum sinew_simd {
     SINEW_SIMD_SCALAR = 0,
     SINEW_SIMD_SSE41 = 1,
     SINEW_SIMD_AVX2 = 2,   /* AVX2 together with FMA */
-    SINEW_SIMD_AVX512 = 3, /* AVX-512F */
+    SINEW_SIMD_AVX512 = 3, /* AVX-512F (with AVX2 and FMA, which -mavx512f also enables) */
     SINEW_SIMD_COUNT = 4,
-    SINEW_SIMD_AUTO = 5    /* only as a request: the best the CPU has */
+    SINEW_SIMD_AUTO = 5 /* only as a request: the best the CPU has */
 } sinew_simd;
 
 /* The parameter spelling of each instruction set ("scalar", "sse", "avx2", "avx512"). */
 static inline const char* sinew_simd_name(sinew_simd simd)
 {
     switch (simd) {
-    case SINEW_SIMD_SCALAR: return "scalar";
-    case SINEW_SIMD_SSE41: return "sse";
-    case SINEW_SIMD_AVX2: return "avx2";
-    case SINEW_SIMD_AVX512: return "avx512";
-    case SINEW_SIMD_AUTO: return "auto";
-    default: return "?";
+    case SINEW_SIMD_SCALAR:
+        return "scalar";
+    case SINEW_SIMD_SSE41:
+        return "sse";
+    case SINEW_SIMD_AVX2:
+        return "avx2";
+    case SINEW_SIMD_AVX512:
+        return "avx512";
+    case SINEW_SIMD_AUTO:
+        return "auto";
+    default:
+        return "?";
     }
 }
 
 /* Parses a `simd` parameter value; false when the text names no instruction set. */
 static inline bool sinew_simd_parse(const char* text, sinew_simd* out)
 {
-    static const sinew_simd all[] = { SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW_SIMD_SSE41,
-                                      SINEW_SIMD_AVX2, SINEW_SIMD_AVX512 };
+    static const sinew_simd all[] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW_SIMD_SSE41,
+                                     SINEW_SIMD_AVX2, SINEW_SIMD_AVX512};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
         if (strcmp(text, sinew_simd_name(all[i])) == 0) {
             *out = all[i];
@@ -52,11 +58,15 @@ static inline bool sinew_simd_supported(sinew_simd simd)
 #if defined(SINEW_SKIN_X86) && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
     switch (simd) {
-    case SINEW_SIMD_SSE41: return __builtin_cpu_supports("sse4.1") != 0;
+    case SINEW_SIMD_SSE41:
+        return __builtin_cpu_supports("sse4.1") != 0;
     case SINEW_SIMD_AVX2:
         return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
-    case SINEW_SIMD_AVX512: return __builtin_cpu_supports("avx512f") != 0;
-    default: return false;
+    case SINEW_SIMD_AVX512:
+        return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx2") != 0 &&
+               __builtin_cpu_supports("fma") != 0;
+    default:
+        return false;
     }
 #else
     return false;

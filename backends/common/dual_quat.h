@@ -86,11 +86,13 @@ static inline int sinew_polar_rotation(const double a[3][3], double r[3][3])
 /* A rotation from the first two columns of `a` (Gram-Schmidt), for matrices with det <= 0. */
 static inline void sinew_orthonormalise_rotation(const double a[3][3], double r[3][3])
 {
-    double x[3] = { a[0][0], a[1][0], a[2][0] };
-    double y[3] = { a[0][1], a[1][1], a[2][1] };
+    double x[3] = {a[0][0], a[1][0], a[2][0]};
+    double y[3] = {a[0][1], a[1][1], a[2][1]};
     double lx = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
     if (lx < 1e-30) {
-        x[0] = 1.0; x[1] = 0.0; x[2] = 0.0;
+        x[0] = 1.0;
+        x[1] = 0.0;
+        x[2] = 0.0;
     } else {
         for (int i = 0; i < 3; ++i) x[i] /= lx;
     }
@@ -108,8 +110,7 @@ static inline void sinew_orthonormalise_rotation(const double a[3][3], double r[
         ly = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
     }
     for (int i = 0; i < 3; ++i) y[i] /= ly;
-    double z[3] = { x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2],
-                    x[0] * y[1] - x[1] * y[0] };
+    double z[3] = {x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]};
     for (int i = 0; i < 3; ++i) {
         r[i][0] = x[i];
         r[i][1] = y[i];
@@ -150,7 +151,7 @@ static inline void sinew_quat_from_rotation(const double r[3][3], double q[4])
         y = (r[1][2] + r[2][1]) * s;
     }
     double n = sqrt(x * x + y * y + z * z + w * w);
-    if (w < 0.0) n = -n;  /* one canonical sign: q and -q are the same rotation */
+    if (w < 0.0) n = -n; /* one canonical sign: q and -q are the same rotation */
     q[0] = x / n;
     q[1] = y / n;
     q[2] = z / n;
@@ -165,7 +166,7 @@ static inline void sinew_dual_quat_from_matrix(const float m[16], float out[8])
         for (int col = 0; col < 3; ++col) a[row][col] = (double)m[col * 4 + row];
     if (!sinew_polar_rotation(a, r)) sinew_orthonormalise_rotation(a, r);
     sinew_quat_from_rotation(r, q);
-    double t[3] = { m[12], m[13], m[14] };
+    double t[3] = {m[12], m[13], m[14]};
     /* e = 1/2 (t, 0) q: vector part (w t + t x q_v) / 2, scalar part -(t . q_v) / 2. */
     double ex = 0.5 * (q[3] * t[0] + t[1] * q[2] - t[2] * q[1]);
     double ey = 0.5 * (q[3] * t[1] + t[2] * q[0] - t[0] * q[2]);

@@ -49,16 +49,16 @@
 
 typedef struct sinew_geo_ops {
     const char* name;
-    uint32_t transform_floats;  /* per joint: 16 (lbs) or 8 (dqs) */
+    uint32_t transform_floats; /* per joint: 16 (lbs) or 8 (dqs) */
     /* Turns joint_count finite skinning matrices into the kernels' per-joint transforms. */
     void (*convert_pose)(const float* skinning, uint32_t joint_count, float* out);
     sinew_skin_kernel_fn kernels[SINEW_SIMD_COUNT]; /* NULL where not built */
 } sinew_geo_ops;
 
 typedef enum sinew_geo_shape {
-    SINEW_GEO_SHAPE_REST,   /* no pose stepped yet */
-    SINEW_GEO_SHAPE_POSED,  /* skinned with `stepped` */
-    SINEW_GEO_SHAPE_STATE   /* positions given by set_state */
+    SINEW_GEO_SHAPE_REST,  /* no pose stepped yet */
+    SINEW_GEO_SHAPE_POSED, /* skinned with `stepped` */
+    SINEW_GEO_SHAPE_STATE  /* positions given by set_state */
 } sinew_geo_shape;
 
 #define SINEW_GEO_MAGIC 0x736b6e67u /* tells our instances from foreign pointers */
@@ -70,25 +70,25 @@ typedef struct sinew_geo_instance {
     uint32_t vertex_count;
     uint32_t joint_count;
     uint32_t width;
-    uint32_t* offsets;          /* see sinew_skin_job */
-    const float* weights;       /* the rig's padded weights: valid for the instance's life */
+    uint32_t* offsets;    /* see sinew_skin_job */
+    const float* weights; /* the rig's padded weights: valid for the instance's life */
     const float* rest_positions;
     const float* rest_normals;
-    float* rest;                /* 8 floats per vertex, see sinew_skin_job */
-    float* positions;           /* own output, 3 floats per vertex */
+    float* rest;      /* 8 floats per vertex, see sinew_skin_job */
+    float* positions; /* own output, 3 floats per vertex */
     float* normals;
-    float* latest;              /* transforms of the most recent set_pose */
-    float* stepped;             /* transforms the last step used */
-    bool has_pose;              /* set_pose succeeded at least once */
-    bool pose_pending;          /* latest differs from stepped */
+    float* latest;     /* transforms of the most recent set_pose */
+    float* stepped;    /* transforms the last step used */
+    bool has_pose;     /* set_pose succeeded at least once */
+    bool pose_pending; /* latest differs from stepped */
     bool want_normals;
     sinew_simd simd;
     sinew_skin_kernel_fn kernel;
     bool bound;
     sinew_output_view binding;
     sinew_geo_shape shape;
-    bool positions_fresh;       /* own positions hold the current shape */
-    bool normals_fresh;         /* own normals hold the current normals */
+    bool positions_fresh; /* own positions hold the current shape */
+    bool normals_fresh;   /* own normals hold the current normals */
 } sinew_geo_instance;
 
 static inline sinew_geo_instance* sinew_geo_cast(void* instance)
@@ -140,8 +140,7 @@ static inline void sinew_geo_skin(sinew_geo_instance* inst, const float* transfo
 }
 
 /* Copies packed xyz triples into a strided array. */
-static inline void sinew_geo_copy_out(const float* src, uint32_t count, float* dst,
-                                      size_t stride)
+static inline void sinew_geo_copy_out(const float* src, uint32_t count, float* dst, size_t stride)
 {
     if (stride == 12u) {
         memcpy(dst, src, (size_t)count * 12u);
@@ -168,8 +167,10 @@ static inline void sinew_geo_refresh(sinew_geo_instance* inst, bool need_normals
         break;
     case SINEW_GEO_SHAPE_STATE:
         /* Positions came from set_state and are always fresh; normals follow the pose. */
-        if (nrm && inst->has_pose) sinew_geo_skin(inst, inst->latest, NULL, 12u, inst->normals, 12u);
-        else if (nrm) memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
+        if (nrm && inst->has_pose)
+            sinew_geo_skin(inst, inst->latest, NULL, 12u, inst->normals, 12u);
+        else if (nrm)
+            memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
         break;
     }
     if (pos) inst->positions_fresh = true;
@@ -199,7 +200,8 @@ static inline sinew_result sinew_geo_parse_params(const sinew_host_api* host, co
                                                  : NULL;
         if (!seen)
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: unknown parameter \"%s\" (known: normals, simd)", name, key);
+                                   "%s: unknown parameter \"%s\" (known: normals, simd)", name,
+                                   key);
         if (*seen)
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "%s: parameter \"%s\" is given twice", name, key);
@@ -259,9 +261,8 @@ static inline sinew_result sinew_geo_check_rig(const sinew_host_api* host, const
         return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "%s: the render mesh has no vertices",
                                name);
     if (!mesh->positions || !mesh->normals)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "%s: the render mesh has no %s", name,
-                               mesh->positions ? "normals" : "positions");
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: the render mesh has no %s",
+                               name, mesh->positions ? "normals" : "positions");
     size_t n3 = (size_t)mesh->vertex_count * 3u;
     if (!sinew_geo_finite(mesh->positions, n3) || !sinew_geo_finite(mesh->normals, n3))
         return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
@@ -279,22 +280,22 @@ static inline sinew_result sinew_geo_check_rig(const sinew_host_api* host, const
             if (j[k] >= rig->joint_count)
                 return sinew_host_fail(host, SINEW_ERROR_JOINT_INDEX,
                                        "%s: vertex %u influence %u names joint %u of a rig with %u "
-                                       "joints", name, v, k, j[k], rig->joint_count);
+                                       "joints",
+                                       name, v, k, j[k], rig->joint_count);
             if (!isfinite(wt[k]))
                 return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                        "%s: vertex %u influence %u has a nonfinite weight", name, v,
                                        k);
             if (wt[k] < 0.0f)
                 return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
-                                       "%s: vertex %u influence %u has the negative weight %g", name,
-                                       v, k, (double)wt[k]);
+                                       "%s: vertex %u influence %u has the negative weight %g",
+                                       name, v, k, (double)wt[k]);
             sum += wt[k];
         }
         /* dqs relies on the first influence weighing more than zero (its normalisation
          * divides by a norm of at least that weight); sorted rows put the largest first. */
         if (!(sum > 0.0f) || !(wt[0] > 0.0f))
-            return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
-                                   "%s: vertex %u has %s", name, v,
+            return sinew_host_fail(host, SINEW_ERROR_WEIGHTS, "%s: vertex %u has %s", name, v,
                                    sum > 0.0f ? "a zero first weight (rows must be sorted by "
                                                 "decreasing weight)"
                                               : "no positive weight");
@@ -362,7 +363,8 @@ static inline sinew_result sinew_geo_prepare(const sinew_geo_ops* ops, const sin
     inst->normals = (float*)sinew_host_calloc(host, n, 12u);
     inst->latest = (float*)sinew_host_alloc(host, transform_bytes);
     inst->stepped = (float*)sinew_host_alloc(host, transform_bytes);
-    if (!inst->rest || !inst->offsets || !inst->positions || !inst->normals || !inst->latest || !inst->stepped) {
+    if (!inst->rest || !inst->offsets || !inst->positions || !inst->normals || !inst->latest ||
+        !inst->stepped) {
         sinew_geo_destroy(inst);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                "%s: out of memory for a mesh of %u vertices", name, n);
@@ -421,10 +423,9 @@ static inline sinew_result sinew_geo_step(void* instance, float dt)
     sinew_geo_instance* inst = sinew_geo_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
     if (!isfinite(dt) || dt < 0.0f)
-        return sinew_host_fail(&inst->host, isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT
-                                                         : SINEW_ERROR_NONFINITE,
-                               "%s: dt %g must be finite and not negative", inst->ops->name,
-                               (double)dt);
+        return sinew_host_fail(
+            &inst->host, isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
+            "%s: dt %g must be finite and not negative", inst->ops->name, (double)dt);
     if (inst->pose_pending) {
         memcpy(inst->stepped, inst->latest,
                (size_t)inst->joint_count * inst->ops->transform_floats * sizeof(float));
@@ -478,7 +479,8 @@ static inline sinew_result sinew_geo_check_output(const sinew_geo_instance* inst
     if (ps < 12u || ps % 4u || (out->normals && (ns < 12u || ns % 4u)))
         return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
                                "%s %s: strides must be multiples of 4 and at least 12 bytes "
-                               "(position %zu, normal %zu)", name, fn, ps, ns);
+                               "(position %zu, normal %zu)",
+                               name, fn, ps, ns);
     if ((uintptr_t)out->positions % 4u || (uintptr_t)out->normals % 4u)
         return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
                                "%s %s: output arrays must be 4-byte aligned", name, fn);
@@ -533,7 +535,8 @@ static inline sinew_result sinew_geo_check_state(const sinew_geo_instance* inst,
     const sinew_host_api* host = &inst->host;
     const char* name = inst->ops->name;
     if (!state)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s %s: state is NULL", name, fn);
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s %s: state is NULL", name,
+                               fn);
     if (state->struct_size < sizeof(sinew_state_view))
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
                                "%s %s: state struct_size %u is below %zu", name, fn,
@@ -543,8 +546,8 @@ static inline sinew_result sinew_geo_check_state(const sinew_geo_instance* inst,
                                "%s %s: a state of %u vertices for a mesh of %u", name, fn,
                                state->vertex_count, inst->vertex_count);
     if (!state->positions)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s %s: positions is NULL",
-                               name, fn);
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s %s: positions is NULL", name,
+                               fn);
     return SINEW_OK;
 }
 

@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 #if defined(__GNUC__)
-#  define SINEW_FORCE_INLINE static inline __attribute__((always_inline))
+#define SINEW_FORCE_INLINE static inline __attribute__((always_inline))
 #else
-#  define SINEW_FORCE_INLINE static inline
+#define SINEW_FORCE_INLINE static inline
 #endif
 
 /* Everything a kernel reads and writes for vertices [begin, end). */
@@ -26,14 +26,15 @@ typedef struct sinew_skin_job {
      * i.e. where the joint's transform starts in `transforms` (padding: joint 0). Premultiplied
      * once at prepare so the kernels address a transform without a shift per influence. */
     const uint32_t* offsets;
-    const float* weights;       /* `width` weights per vertex (padding: weight 0) */
-    uint32_t width;             /* >= 1 */
-    /* Per joint: lbs 16 floats (column-major skinning matrix, row 3 zeroed, 64-byte aligned),
-     * dqs 8 floats (unit dual quaternion: real x y z w, dual x y z w, 32-byte aligned). */
+    const float* weights; /* `width` weights per vertex (padding: weight 0) */
+    uint32_t width;       /* >= 1 */
+    /* Per joint: lbs 16 floats (rows 0-2 of the skinning matrix, row-major, then a zero row;
+     * 64-byte aligned), dqs 8 floats (unit dual quaternion: real x y z w, dual x y z w;
+     * 32-byte aligned). */
     const float* transforms;
-    float* positions;           /* NULL: positions are not written */
-    size_t position_stride;     /* bytes, >= 12, multiple of 4 */
-    float* normals;             /* NULL: normals are not computed */
+    float* positions;       /* NULL: positions are not written */
+    size_t position_stride; /* bytes, >= 12, multiple of 4 */
+    float* normals;         /* NULL: normals are not computed */
     size_t normal_stride;
 } sinew_skin_job;
 
@@ -46,24 +47,33 @@ typedef void (*sinew_skin_kernel_fn)(const sinew_skin_job* job, uint32_t begin, 
 /* Calls RANGE(job, begin, end, width, write_positions, write_normals) with the width 4 and 8
  * and the two flags as compile-time constants, so each kernel file gets fully unrolled fast
  * paths for 4 and 8 influences and a loop for any other width. */
-#define SINEW_SKIN_DISPATCH(RANGE, job, begin, end)                                          \
-    do {                                                                                     \
-        const bool p_ = (job)->positions != NULL;                                            \
-        const bool n_ = (job)->normals != NULL;                                              \
-        const uint32_t w_ = (job)->width;                                                    \
-        if (w_ == 4u) {                                                                      \
-            if (p_ && n_) RANGE(job, begin, end, 4u, true, true);                            \
-            else if (p_) RANGE(job, begin, end, 4u, true, false);                            \
-            else if (n_) RANGE(job, begin, end, 4u, false, true);                            \
-        } else if (w_ == 8u) {                                                               \
-            if (p_ && n_) RANGE(job, begin, end, 8u, true, true);                            \
-            else if (p_) RANGE(job, begin, end, 8u, true, false);                            \
-            else if (n_) RANGE(job, begin, end, 8u, false, true);                            \
-        } else {                                                                             \
-            if (p_ && n_) RANGE(job, begin, end, w_, true, true);                            \
-            else if (p_) RANGE(job, begin, end, w_, true, false);                            \
-            else if (n_) RANGE(job, begin, end, w_, false, true);                            \
-        }                                                                                    \
+#define SINEW_SKIN_DISPATCH(RANGE, job, begin, end)                                                \
+    do {                                                                                           \
+        const bool p_ = (job)->positions != NULL;                                                  \
+        const bool n_ = (job)->normals != NULL;                                                    \
+        const uint32_t w_ = (job)->width;                                                          \
+        if (w_ == 4u) {                                                                            \
+            if (p_ && n_)                                                                          \
+                RANGE(job, begin, end, 4u, true, true);                                            \
+            else if (p_)                                                                           \
+                RANGE(job, begin, end, 4u, true, false);                                           \
+            else if (n_)                                                                           \
+                RANGE(job, begin, end, 4u, false, true);                                           \
+        } else if (w_ == 8u) {                                                                     \
+            if (p_ && n_)                                                                          \
+                RANGE(job, begin, end, 8u, true, true);                                            \
+            else if (p_)                                                                           \
+                RANGE(job, begin, end, 8u, true, false);                                           \
+            else if (n_)                                                                           \
+                RANGE(job, begin, end, 8u, false, true);                                           \
+        } else {                                                                                   \
+            if (p_ && n_)                                                                          \
+                RANGE(job, begin, end, w_, true, true);                                            \
+            else if (p_)                                                                           \
+                RANGE(job, begin, end, w_, true, false);                                           \
+            else if (n_)                                                                           \
+                RANGE(job, begin, end, w_, false, true);                                           \
+        }                                                                                          \
     } while (0)
 
 /* Output element v of a strided array. */

@@ -17,10 +17,10 @@ static const sinew_geo_ops dqs_ops = {
     8u,
     dqs_convert_pose,
 #if defined(SINEW_SKIN_X86)
-    { sinew_dqs_kernel_scalar, sinew_dqs_kernel_sse41, sinew_dqs_kernel_avx2,
-      sinew_dqs_kernel_avx512 },
+    {sinew_dqs_kernel_scalar, sinew_dqs_kernel_sse41, sinew_dqs_kernel_avx2,
+     sinew_dqs_kernel_avx512},
 #else
-    { sinew_dqs_kernel_scalar, NULL, NULL, NULL },
+    {sinew_dqs_kernel_scalar, NULL, NULL, NULL},
 #endif
 };
 

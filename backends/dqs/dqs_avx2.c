@@ -9,17 +9,28 @@
 
 #include "dqs_x86.h"
 
+/* a b - c d and x + a b, unfused and in this order: the scalar kernel's rounding, so that
+ * this kernel's results are the scalar ones bit for bit. */
+SINEW_FORCE_INLINE __m256 dqs_avx2_msub(__m256 a, __m256 b, __m256 c, __m256 d)
+{
+    return _mm256_sub_ps(_mm256_mul_ps(a, b), _mm256_mul_ps(c, d));
+}
+
+SINEW_FORCE_INLINE __m256 dqs_avx2_madd(__m256 x, __m256 a, __m256 b)
+{
+    return _mm256_add_ps(x, _mm256_mul_ps(a, b));
+}
+
 /* x + 2 r_v x (r_v x x + r_w x) for eight vertices; x[0..2] in place. */
 SINEW_FORCE_INLINE void dqs_avx2_rotate(const __m256 r[4], __m256 x[3])
 {
-    /* Without FMA and in the scalar kernel's order, so that the result is the scalar one. */
     __m256 two = _mm256_set1_ps(2.0f);
-    __m256 ux = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(r[1], x[2]), _mm256_mul_ps(r[2], x[1])), _mm256_mul_ps(r[3], x[0]));
-    __m256 uy = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(r[2], x[0]), _mm256_mul_ps(r[0], x[2])), _mm256_mul_ps(r[3], x[1]));
-    __m256 uz = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(r[0], x[1]), _mm256_mul_ps(r[1], x[0])), _mm256_mul_ps(r[3], x[2]));
-    x[0] = _mm256_add_ps(x[0], _mm256_mul_ps(two, _mm256_sub_ps(_mm256_mul_ps(r[1], uz), _mm256_mul_ps(r[2], uy))));
-    x[1] = _mm256_add_ps(x[1], _mm256_mul_ps(two, _mm256_sub_ps(_mm256_mul_ps(r[2], ux), _mm256_mul_ps(r[0], uz))));
-    x[2] = _mm256_add_ps(x[2], _mm256_mul_ps(two, _mm256_sub_ps(_mm256_mul_ps(r[0], uy), _mm256_mul_ps(r[1], ux))));
+    __m256 ux = dqs_avx2_madd(dqs_avx2_msub(r[1], x[2], r[2], x[1]), r[3], x[0]);
+    __m256 uy = dqs_avx2_madd(dqs_avx2_msub(r[2], x[0], r[0], x[2]), r[3], x[1]);
+    __m256 uz = dqs_avx2_madd(dqs_avx2_msub(r[0], x[1], r[1], x[0]), r[3], x[2]);
+    x[0] = dqs_avx2_madd(x[0], two, dqs_avx2_msub(r[1], uz, r[2], uy));
+    x[1] = dqs_avx2_madd(x[1], two, dqs_avx2_msub(r[2], ux, r[0], uz));
+    x[2] = dqs_avx2_madd(x[2], two, dqs_avx2_msub(r[0], uy, r[1], ux));
 }
 
 /* 1/sqrt(s) rounded like the scalar kernel's 1.0f / sqrtf(s): a square root and a division
@@ -76,21 +87,23 @@ SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, const dqs_avx2
 {
     __m256 q[8], x[8];
     const float* rest = job->rest + 8u * (size_t)v;
-    for (uint32_t i = 0; i < 8u; ++i) x[i] = _mm256_load_ps(rest + 8u * dqs_x86_index(0u, i, count));
+    for (uint32_t i = 0; i < 8u; ++i)
+        x[i] = _mm256_load_ps(rest + 8u * dqs_x86_index(0u, i, count));
     /* q: r.x r.y r.z r.w e.x e.y e.z e.w of eight vertices; x: p.x p.y p.z 1 n.x n.y n.z 0. */
     dqs_avx2_blend8(job->transforms, job->offsets + (size_t)v * width,
                     job->weights + (size_t)v * width, count, width, q);
     dqs_avx2_transpose8(x);
     /* Normalise by the norm of the real part, which is at least the first weight. */
-    __m256 inv = dqs_avx2_rsqrt(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], q[0]), _mm256_mul_ps(q[1], q[1])),
-                                         _mm256_add_ps(_mm256_mul_ps(q[2], q[2]), _mm256_mul_ps(q[3], q[3]))));
+    __m256 inv =
+        dqs_avx2_rsqrt(_mm256_add_ps(dqs_avx2_madd(_mm256_mul_ps(q[0], q[0]), q[1], q[1]),
+                                     dqs_avx2_madd(_mm256_mul_ps(q[2], q[2]), q[3], q[3])));
     for (int c = 0; c < 8; ++c) q[c] = _mm256_mul_ps(q[c], inv);
     if (write_positions) {
         /* t = 2 ((r_v x e_v + r_w e_v) - e_w r_v), in the scalar kernel's order. */
         __m256 two = _mm256_set1_ps(2.0f);
-        __m256 tx = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(q[1], q[6]), _mm256_mul_ps(q[2], q[5])), _mm256_mul_ps(q[3], q[4]));
-        __m256 ty = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(q[2], q[4]), _mm256_mul_ps(q[0], q[6])), _mm256_mul_ps(q[3], q[5]));
-        __m256 tz = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(q[0], q[5]), _mm256_mul_ps(q[1], q[4])), _mm256_mul_ps(q[3], q[6]));
+        __m256 tx = dqs_avx2_madd(dqs_avx2_msub(q[1], q[6], q[2], q[5]), q[3], q[4]);
+        __m256 ty = dqs_avx2_madd(dqs_avx2_msub(q[2], q[4], q[0], q[6]), q[3], q[5]);
+        __m256 tz = dqs_avx2_madd(dqs_avx2_msub(q[0], q[5], q[1], q[4]), q[3], q[6]);
         tx = _mm256_mul_ps(two, _mm256_sub_ps(tx, _mm256_mul_ps(q[7], q[0])));
         ty = _mm256_mul_ps(two, _mm256_sub_ps(ty, _mm256_mul_ps(q[7], q[1])));
         tz = _mm256_mul_ps(two, _mm256_sub_ps(tz, _mm256_mul_ps(q[7], q[2])));
@@ -102,7 +115,7 @@ SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, const dqs_avx2
     }
     if (write_normals) {
         dqs_avx2_rotate(q, x + 4);
-        __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x[4], x[4]), _mm256_mul_ps(x[5], x[5])), _mm256_mul_ps(x[6], x[6]));
+        __m256 s = dqs_avx2_madd(dqs_avx2_madd(_mm256_mul_ps(x[4], x[4]), x[5], x[5]), x[6], x[6]);
         __m256 ok = _mm256_cmp_ps(s, _mm256_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
         __m256 ninv = _mm256_and_ps(dqs_avx2_rsqrt(s), ok);
         for (int c = 4; c < 7; ++c) x[c] = _mm256_mul_ps(x[c], ninv);
@@ -139,8 +152,7 @@ SINEW_FORCE_INLINE void dqs_avx2_range(const sinew_skin_job* job_in, uint32_t be
     /* Full batches with a constant count (constant row displacements), then the rest. */
     for (; end - v >= 8u; v += 8u)
         dqs_avx2_batch(&job, &pk, v, 8u, end, width, write_positions, write_normals);
-    if (v < end)
-        dqs_avx2_batch(&job, &pk, v, end - v, end, width, write_positions, write_normals);
+    if (v < end) dqs_avx2_batch(&job, &pk, v, end - v, end, width, write_positions, write_normals);
 }
 
 void sinew_dqs_kernel_avx2(const sinew_skin_job* job, uint32_t begin, uint32_t end)

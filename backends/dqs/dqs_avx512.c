@@ -36,8 +36,9 @@ SINEW_FORCE_INLINE void dqs_avx512_transpose(__m512 r[8])
 /* Two 8-float records as one zmm row. */
 SINEW_FORCE_INLINE __m512 dqs_avx512_row(const float* a, const float* b)
 {
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm256_load_ps(a))),
-                                               _mm256_castps_pd(_mm256_load_ps(b)), 1));
+    return _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm256_load_ps(a))),
+                           _mm256_castps_pd(_mm256_load_ps(b)), 1));
 }
 
 /* The weights of influences k..k+3 of the batch's sixteen vertices (rows of `width` weights
@@ -46,7 +47,7 @@ SINEW_FORCE_INLINE __m512 dqs_avx512_row(const float* a, const float* b)
 SINEW_FORCE_INLINE void dqs_avx512_weights4(const float* w, uint32_t count, uint32_t k,
                                             uint32_t width, __m512 out[4])
 {
-    static const uint32_t lane_vertex[4] = { 0, 8, 4, 12 };
+    static const uint32_t lane_vertex[4] = {0, 8, 4, 12};
     __m512 a[4];
     for (uint32_t i = 0; i < 4u; ++i) {
         __m128 l[4];
@@ -94,8 +95,9 @@ SINEW_FORCE_INLINE void dqs_avx512_blend16(const float* transforms, const uint32
             q[i] = dqs_avx512_row(transforms + DQS_ROW(i)[k], transforms + DQS_ROW(i + 8u)[k]);
         dqs_avx512_transpose(q);
         /* Same products and summation order as the scalar kernel: same sign choices. */
-        __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(q[0], r0[0]), _mm512_mul_ps(q[1], r0[1])),
-                                 _mm512_add_ps(_mm512_mul_ps(q[2], r0[2]), _mm512_mul_ps(q[3], r0[3])));
+        __m512 d =
+            _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(q[0], r0[0]), _mm512_mul_ps(q[1], r0[1])),
+                          _mm512_add_ps(_mm512_mul_ps(q[2], r0[2]), _mm512_mul_ps(q[3], r0[3])));
         __mmask16 flip = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_LT_OQ);
         __m512 sw = _mm512_mask_sub_ps(wk[k & 3u], flip, _mm512_setzero_ps(), wk[k & 3u]);
         for (int c = 0; c < 8; ++c) b[c] = _mm512_add_ps(b[c], _mm512_mul_ps(sw, q[c]));
@@ -109,17 +111,28 @@ SINEW_FORCE_INLINE __m512 dqs_avx512_rsqrt(__m512 s)
     return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(s));
 }
 
+/* a b - c d and x + a b, unfused and in this order: the scalar kernel's rounding, so that
+ * this kernel's results are the scalar ones bit for bit. */
+SINEW_FORCE_INLINE __m512 dqs_avx512_msub(__m512 a, __m512 b, __m512 c, __m512 d)
+{
+    return _mm512_sub_ps(_mm512_mul_ps(a, b), _mm512_mul_ps(c, d));
+}
+
+SINEW_FORCE_INLINE __m512 dqs_avx512_madd(__m512 x, __m512 a, __m512 b)
+{
+    return _mm512_add_ps(x, _mm512_mul_ps(a, b));
+}
+
 /* x + 2 r_v x (r_v x x + r_w x) for sixteen vertices; x[0..2] in place. */
 SINEW_FORCE_INLINE void dqs_avx512_rotate(const __m512 r[4], __m512 x[3])
 {
-    /* Without FMA and in the scalar kernel's order, so that the result is the scalar one. */
     __m512 two = _mm512_set1_ps(2.0f);
-    __m512 ux = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(r[1], x[2]), _mm512_mul_ps(r[2], x[1])), _mm512_mul_ps(r[3], x[0]));
-    __m512 uy = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(r[2], x[0]), _mm512_mul_ps(r[0], x[2])), _mm512_mul_ps(r[3], x[1]));
-    __m512 uz = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(r[0], x[1]), _mm512_mul_ps(r[1], x[0])), _mm512_mul_ps(r[3], x[2]));
-    x[0] = _mm512_add_ps(x[0], _mm512_mul_ps(two, _mm512_sub_ps(_mm512_mul_ps(r[1], uz), _mm512_mul_ps(r[2], uy))));
-    x[1] = _mm512_add_ps(x[1], _mm512_mul_ps(two, _mm512_sub_ps(_mm512_mul_ps(r[2], ux), _mm512_mul_ps(r[0], uz))));
-    x[2] = _mm512_add_ps(x[2], _mm512_mul_ps(two, _mm512_sub_ps(_mm512_mul_ps(r[0], uy), _mm512_mul_ps(r[1], ux))));
+    __m512 ux = dqs_avx512_madd(dqs_avx512_msub(r[1], x[2], r[2], x[1]), r[3], x[0]);
+    __m512 uy = dqs_avx512_madd(dqs_avx512_msub(r[2], x[0], r[0], x[2]), r[3], x[1]);
+    __m512 uz = dqs_avx512_madd(dqs_avx512_msub(r[0], x[1], r[1], x[0]), r[3], x[2]);
+    x[0] = dqs_avx512_madd(x[0], two, dqs_avx512_msub(r[1], uz, r[2], uy));
+    x[1] = dqs_avx512_madd(x[1], two, dqs_avx512_msub(r[2], ux, r[0], uz));
+    x[2] = dqs_avx512_madd(x[2], two, dqs_avx512_msub(r[0], uy, r[1], ux));
 }
 
 /* Index vectors that interleave three component registers (x, y, z of the sixteen vertices in
@@ -132,7 +145,7 @@ typedef struct dqs_avx512_packing {
 static inline dqs_avx512_packing dqs_avx512_packing_make(void)
 {
     /* Register lane of each vertex (the order is its own inverse). */
-    static const int32_t lane_of[16] = { 0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15 };
+    static const int32_t lane_of[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
     dqs_avx512_packing k;
     for (int r = 0; r < 3; ++r) {
         int32_t a[16], b[16];
@@ -152,24 +165,24 @@ SINEW_FORCE_INLINE void dqs_avx512_store_packed(float* dst, const dqs_avx512_pac
                                                 const __m512 c[3])
 {
     for (int r = 0; r < 3; ++r)
-        _mm512_storeu_ps(dst + 16 * r,
-                         _mm512_permutex2var_ps(_mm512_permutex2var_ps(c[0], k->a[r], c[1]),
-                                                k->b[r], c[2]));
+        _mm512_storeu_ps(
+            dst + 16 * r,
+            _mm512_permutex2var_ps(_mm512_permutex2var_ps(c[0], k->a[r], c[1]), k->b[r], c[2]));
 }
 
 /* Stores vertex i of the batch from records given back by dqs_avx512_transpose: vertex
  * 8h + 4g + e sits in register 4h + e, 128-bit lane g (position) and lane g + 2 (normal). */
-#define DQS_AVX512_STORE(x, h, g, e)                                                         \
-    do {                                                                                     \
-        uint32_t i_ = 8u * (h) + 4u * (g) + (e);                                             \
-        if (i_ < count) {                                                                    \
-            if (strided_positions)                                                           \
-                sinew_sse_store_at(job->positions, job->position_stride, v + i_, end,        \
-                                   _mm512_extractf32x4_ps((x)[4 * (h) + (e)], (g)));         \
-            if (strided_normals)                                                             \
-                sinew_sse_store_at(job->normals, job->normal_stride, v + i_, end,            \
-                                   _mm512_extractf32x4_ps((x)[4 * (h) + (e)], (g) + 2));     \
-        }                                                                                    \
+#define DQS_AVX512_STORE(x, h, g, e)                                                               \
+    do {                                                                                           \
+        uint32_t i_ = 8u * (h) + 4u * (g) + (e);                                                   \
+        if (i_ < count) {                                                                          \
+            if (strided_positions)                                                                 \
+                sinew_sse_store_at(job->positions, job->position_stride, v + i_, end,              \
+                                   _mm512_extractf32x4_ps((x)[4 * (h) + (e)], (g)));               \
+            if (strided_normals)                                                                   \
+                sinew_sse_store_at(job->normals, job->normal_stride, v + i_, end,                  \
+                                   _mm512_extractf32x4_ps((x)[4 * (h) + (e)], (g) + 2));           \
+        }                                                                                          \
     } while (0)
 
 /* Skins the batch of sixteen vertices starting at v, of which `count` are stored. */
@@ -187,15 +200,16 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_av
                        job->weights + (size_t)v * width, count, width, q);
     dqs_avx512_transpose(x);
     /* Normalise by the norm of the real part, which is at least the first weight. */
-    __m512 inv = dqs_avx512_rsqrt(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(q[0], q[0]), _mm512_mul_ps(q[1], q[1])),
-                                         _mm512_add_ps(_mm512_mul_ps(q[2], q[2]), _mm512_mul_ps(q[3], q[3]))));
+    __m512 inv =
+        dqs_avx512_rsqrt(_mm512_add_ps(dqs_avx512_madd(_mm512_mul_ps(q[0], q[0]), q[1], q[1]),
+                                       dqs_avx512_madd(_mm512_mul_ps(q[2], q[2]), q[3], q[3])));
     for (int c = 0; c < 8; ++c) q[c] = _mm512_mul_ps(q[c], inv);
     if (write_positions) {
         /* t = 2 ((r_v x e_v + r_w e_v) - e_w r_v), in the scalar kernel's order. */
         __m512 two = _mm512_set1_ps(2.0f);
-        __m512 tx = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(q[1], q[6]), _mm512_mul_ps(q[2], q[5])), _mm512_mul_ps(q[3], q[4]));
-        __m512 ty = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(q[2], q[4]), _mm512_mul_ps(q[0], q[6])), _mm512_mul_ps(q[3], q[5]));
-        __m512 tz = _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(q[0], q[5]), _mm512_mul_ps(q[1], q[4])), _mm512_mul_ps(q[3], q[6]));
+        __m512 tx = dqs_avx512_madd(dqs_avx512_msub(q[1], q[6], q[2], q[5]), q[3], q[4]);
+        __m512 ty = dqs_avx512_madd(dqs_avx512_msub(q[2], q[4], q[0], q[6]), q[3], q[5]);
+        __m512 tz = dqs_avx512_madd(dqs_avx512_msub(q[0], q[5], q[1], q[4]), q[3], q[6]);
         tx = _mm512_mul_ps(two, _mm512_sub_ps(tx, _mm512_mul_ps(q[7], q[0])));
         ty = _mm512_mul_ps(two, _mm512_sub_ps(ty, _mm512_mul_ps(q[7], q[1])));
         tz = _mm512_mul_ps(two, _mm512_sub_ps(tz, _mm512_mul_ps(q[7], q[2])));
@@ -206,7 +220,8 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_av
     }
     if (write_normals) {
         dqs_avx512_rotate(q, x + 4);
-        __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(x[4], x[4]), _mm512_mul_ps(x[5], x[5])), _mm512_mul_ps(x[6], x[6]));
+        __m512 s =
+            dqs_avx512_madd(dqs_avx512_madd(_mm512_mul_ps(x[4], x[4]), x[5], x[5]), x[6], x[6]);
         __mmask16 ok = _mm512_cmp_ps_mask(s, _mm512_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
         __m512 ninv = _mm512_maskz_mov_ps(ok, dqs_avx512_rsqrt(s));
         for (int c = 4; c < 7; ++c) x[c] = _mm512_mul_ps(x[c], ninv);
@@ -225,19 +240,26 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_av
     }
     if (!strided_positions && !strided_normals) return;
     dqs_avx512_transpose(x);
-    DQS_AVX512_STORE(x, 0, 0, 0); DQS_AVX512_STORE(x, 0, 0, 1);
-    DQS_AVX512_STORE(x, 0, 0, 2); DQS_AVX512_STORE(x, 0, 0, 3);
-    DQS_AVX512_STORE(x, 0, 1, 0); DQS_AVX512_STORE(x, 0, 1, 1);
-    DQS_AVX512_STORE(x, 0, 1, 2); DQS_AVX512_STORE(x, 0, 1, 3);
-    DQS_AVX512_STORE(x, 1, 0, 0); DQS_AVX512_STORE(x, 1, 0, 1);
-    DQS_AVX512_STORE(x, 1, 0, 2); DQS_AVX512_STORE(x, 1, 0, 3);
-    DQS_AVX512_STORE(x, 1, 1, 0); DQS_AVX512_STORE(x, 1, 1, 1);
-    DQS_AVX512_STORE(x, 1, 1, 2); DQS_AVX512_STORE(x, 1, 1, 3);
+    DQS_AVX512_STORE(x, 0, 0, 0);
+    DQS_AVX512_STORE(x, 0, 0, 1);
+    DQS_AVX512_STORE(x, 0, 0, 2);
+    DQS_AVX512_STORE(x, 0, 0, 3);
+    DQS_AVX512_STORE(x, 0, 1, 0);
+    DQS_AVX512_STORE(x, 0, 1, 1);
+    DQS_AVX512_STORE(x, 0, 1, 2);
+    DQS_AVX512_STORE(x, 0, 1, 3);
+    DQS_AVX512_STORE(x, 1, 0, 0);
+    DQS_AVX512_STORE(x, 1, 0, 1);
+    DQS_AVX512_STORE(x, 1, 0, 2);
+    DQS_AVX512_STORE(x, 1, 0, 3);
+    DQS_AVX512_STORE(x, 1, 1, 0);
+    DQS_AVX512_STORE(x, 1, 1, 1);
+    DQS_AVX512_STORE(x, 1, 1, 2);
+    DQS_AVX512_STORE(x, 1, 1, 3);
 }
 
-SINEW_FORCE_INLINE void dqs_avx512_range(const sinew_skin_job* job_in, uint32_t begin,
-                                         uint32_t end, uint32_t width, bool write_positions,
-                                         bool write_normals)
+SINEW_FORCE_INLINE void dqs_avx512_range(const sinew_skin_job* job_in, uint32_t begin, uint32_t end,
+                                         uint32_t width, bool write_positions, bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
     const dqs_avx512_packing pk = dqs_avx512_packing_make();

@@ -9,8 +9,10 @@
  * - normalise by the norm of the real part: (r, e) = (b_r, b_e) / |b_r|;
  * - p' = p + 2 r_v x (r_v x p + r_w p) + t with t = 2 (r_w e_v - e_w r_v + r_v x e_v), and
  *   n' = normalise(n + 2 r_v x (r_v x n + r_w n)).
- * The dot products use the same summation order (x+y)+(z+w) in every kernel, so all paths
- * make the same sign choice even when a dot product is within rounding of zero. */
+ * The SIMD kernels perform every operation of the scalar kernel in the same order, without
+ * FMA (square roots and divisions included), on batches of vertices in structure-of-arrays
+ * form; their results are the scalar ones bit for bit, and in particular every path makes the
+ * same sign choice even when a dot product is within rounding of zero. */
 #ifndef SINEW_DQS_KERNELS_H
 #define SINEW_DQS_KERNELS_H
 

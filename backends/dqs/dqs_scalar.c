@@ -25,9 +25,8 @@ SINEW_FORCE_INLINE void dqs_rotate(const float r[4], const float x[3], float out
     for (int i = 0; i < 3; ++i) out[i] = x[i] + 2.0f * d[i];
 }
 
-SINEW_FORCE_INLINE void dqs_scalar_range(const sinew_skin_job* job_in, uint32_t begin,
-                                         uint32_t end, uint32_t width, bool write_positions,
-                                         bool write_normals)
+SINEW_FORCE_INLINE void dqs_scalar_range(const sinew_skin_job* job_in, uint32_t begin, uint32_t end,
+                                         uint32_t width, bool write_positions, bool write_normals)
 {
     /* A local copy: the output stores cannot alias it, so its fields stay in registers. */
     const sinew_skin_job job_copy = *job_in;

@@ -11,8 +11,8 @@
 
 /* The weights of influences k..k+3 of a batch's four vertices (rows of `width` weights from
  * w, vertex i at row dqs_x86_index(0, i, count)), one xmm per influence. */
-SINEW_FORCE_INLINE void dqs_sse_weights4(const float* w, uint32_t count, uint32_t k,
-                                         uint32_t width, __m128 out[4])
+SINEW_FORCE_INLINE void dqs_sse_weights4(const float* w, uint32_t count, uint32_t k, uint32_t width,
+                                         __m128 out[4])
 {
     for (uint32_t i = 0; i < 4u; ++i) {
         const float* row = w + (size_t)dqs_x86_index(0u, i, count) * width;
@@ -46,16 +46,28 @@ SINEW_FORCE_INLINE __m128 dqs_sse_rsqrt(__m128 s)
     return _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(s));
 }
 
+/* a b - c d and x + a b, unfused and in this order: the scalar kernel's rounding, so that
+ * this kernel's results are the scalar ones bit for bit. */
+SINEW_FORCE_INLINE __m128 dqs_sse_msub(__m128 a, __m128 b, __m128 c, __m128 d)
+{
+    return _mm_sub_ps(_mm_mul_ps(a, b), _mm_mul_ps(c, d));
+}
+
+SINEW_FORCE_INLINE __m128 dqs_sse_madd(__m128 x, __m128 a, __m128 b)
+{
+    return _mm_add_ps(x, _mm_mul_ps(a, b));
+}
+
 /* x + 2 r_v x (r_v x x + r_w x) for four vertices; x[0..2] in place. */
 SINEW_FORCE_INLINE void dqs_sse_rotate(const __m128 r[4], __m128 x[3])
 {
     __m128 two = _mm_set1_ps(2.0f);
-    __m128 ux = _mm_add_ps(_mm_sub_ps(_mm_mul_ps(r[1], x[2]), _mm_mul_ps(r[2], x[1])), _mm_mul_ps(r[3], x[0]));
-    __m128 uy = _mm_add_ps(_mm_sub_ps(_mm_mul_ps(r[2], x[0]), _mm_mul_ps(r[0], x[2])), _mm_mul_ps(r[3], x[1]));
-    __m128 uz = _mm_add_ps(_mm_sub_ps(_mm_mul_ps(r[0], x[1]), _mm_mul_ps(r[1], x[0])), _mm_mul_ps(r[3], x[2]));
-    x[0] = _mm_add_ps(x[0], _mm_mul_ps(two, _mm_sub_ps(_mm_mul_ps(r[1], uz), _mm_mul_ps(r[2], uy))));
-    x[1] = _mm_add_ps(x[1], _mm_mul_ps(two, _mm_sub_ps(_mm_mul_ps(r[2], ux), _mm_mul_ps(r[0], uz))));
-    x[2] = _mm_add_ps(x[2], _mm_mul_ps(two, _mm_sub_ps(_mm_mul_ps(r[0], uy), _mm_mul_ps(r[1], ux))));
+    __m128 ux = dqs_sse_madd(dqs_sse_msub(r[1], x[2], r[2], x[1]), r[3], x[0]);
+    __m128 uy = dqs_sse_madd(dqs_sse_msub(r[2], x[0], r[0], x[2]), r[3], x[1]);
+    __m128 uz = dqs_sse_madd(dqs_sse_msub(r[0], x[1], r[1], x[0]), r[3], x[2]);
+    x[0] = dqs_sse_madd(x[0], two, dqs_sse_msub(r[1], uz, r[2], uy));
+    x[1] = dqs_sse_madd(x[1], two, dqs_sse_msub(r[2], ux, r[0], uz));
+    x[2] = dqs_sse_madd(x[2], two, dqs_sse_msub(r[0], uy, r[1], ux));
 }
 
 /* Skins the batch of four vertices starting at v, of which `count` are stored. */
@@ -89,20 +101,19 @@ SINEW_FORCE_INLINE void dqs_sse_batch(const sinew_skin_job* job, uint32_t v, uin
         __m128 sw = _mm_xor_ps(wk[k & 3u], flip);
         for (int c = 0; c < 8; ++c) b[c] = _mm_add_ps(b[c], _mm_mul_ps(sw, q[c]));
     }
-    __m128 inv = dqs_sse_rsqrt(_mm_add_ps(_mm_add_ps(_mm_mul_ps(b[0], b[0]), _mm_mul_ps(b[1], b[1])),
-                                            _mm_add_ps(_mm_mul_ps(b[2], b[2]), _mm_mul_ps(b[3], b[3]))));
+    __m128 inv = dqs_sse_rsqrt(_mm_add_ps(dqs_sse_madd(_mm_mul_ps(b[0], b[0]), b[1], b[1]),
+                                          dqs_sse_madd(_mm_mul_ps(b[2], b[2]), b[3], b[3])));
     for (int c = 0; c < 8; ++c) b[c] = _mm_mul_ps(b[c], inv);
     if (write_positions) {
-        /* t = 2 (r_w e_v + r_v x e_v - e_w r_v). */
+        /* t = 2 ((r_v x e_v + r_w e_v) - e_w r_v), in the scalar kernel's order. */
         __m128 two = _mm_set1_ps(2.0f);
-        __m128 t[3] = { b[4], b[5], b[6] };
-        dqs_sse_rotate(b, p); /* reuses the names: p is rotated in place */
-        __m128 cx = _mm_sub_ps(_mm_mul_ps(b[1], t[2]), _mm_mul_ps(b[2], t[1]));
-        __m128 cy = _mm_sub_ps(_mm_mul_ps(b[2], t[0]), _mm_mul_ps(b[0], t[2]));
-        __m128 cz = _mm_sub_ps(_mm_mul_ps(b[0], t[1]), _mm_mul_ps(b[1], t[0]));
-        p[0] = _mm_add_ps(p[0], _mm_mul_ps(two, _mm_sub_ps(_mm_add_ps(cx, _mm_mul_ps(b[3], t[0])), _mm_mul_ps(b[7], b[0]))));
-        p[1] = _mm_add_ps(p[1], _mm_mul_ps(two, _mm_sub_ps(_mm_add_ps(cy, _mm_mul_ps(b[3], t[1])), _mm_mul_ps(b[7], b[1]))));
-        p[2] = _mm_add_ps(p[2], _mm_mul_ps(two, _mm_sub_ps(_mm_add_ps(cz, _mm_mul_ps(b[3], t[2])), _mm_mul_ps(b[7], b[2]))));
+        __m128 tx = dqs_sse_madd(dqs_sse_msub(b[1], b[6], b[2], b[5]), b[3], b[4]);
+        __m128 ty = dqs_sse_madd(dqs_sse_msub(b[2], b[4], b[0], b[6]), b[3], b[5]);
+        __m128 tz = dqs_sse_madd(dqs_sse_msub(b[0], b[5], b[1], b[4]), b[3], b[6]);
+        dqs_sse_rotate(b, p);
+        p[0] = _mm_add_ps(p[0], _mm_mul_ps(two, _mm_sub_ps(tx, _mm_mul_ps(b[7], b[0]))));
+        p[1] = _mm_add_ps(p[1], _mm_mul_ps(two, _mm_sub_ps(ty, _mm_mul_ps(b[7], b[1]))));
+        p[2] = _mm_add_ps(p[2], _mm_mul_ps(two, _mm_sub_ps(tz, _mm_mul_ps(b[7], b[2]))));
         p[3] = _mm_setzero_ps();
         DQS_SSE_TRANSPOSE4(p[0], p[1], p[2], p[3]);
         for (uint32_t i = 0; i < count; ++i)
@@ -110,10 +121,9 @@ SINEW_FORCE_INLINE void dqs_sse_batch(const sinew_skin_job* job, uint32_t v, uin
     }
     if (write_normals) {
         dqs_sse_rotate(b, n);
-        __m128 s = _mm_add_ps(_mm_add_ps(_mm_mul_ps(n[0], n[0]), _mm_mul_ps(n[1], n[1])),
-                              _mm_mul_ps(n[2], n[2]));
-        __m128 ninv = _mm_and_ps(dqs_sse_rsqrt(s),
-                                 _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
+        __m128 s = dqs_sse_madd(dqs_sse_madd(_mm_mul_ps(n[0], n[0]), n[1], n[1]), n[2], n[2]);
+        __m128 ninv =
+            _mm_and_ps(dqs_sse_rsqrt(s), _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
         for (int c = 0; c < 3; ++c) n[c] = _mm_mul_ps(n[c], ninv);
         n[3] = _mm_setzero_ps();
         DQS_SSE_TRANSPOSE4(n[0], n[1], n[2], n[3]);

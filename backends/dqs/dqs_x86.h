@@ -2,46 +2,17 @@
  * -msse4.1; the AVX2 parts need -mavx2 -mfma (implied by -mavx512f).
  * SPDX-License-Identifier: MIT
  *
- * The AVX2 and AVX-512 kernels work on batches of 8 or 16 vertices in structure-of-arrays
- * form: for each influence the batch's dual quaternions are loaded (one row per vertex) and
- * transposed so that one register holds one component of every vertex; the antipodality
- * dot products, the sign flips, the blend, the normalisation and the rigid transform are
- * then plain vertical arithmetic, and the batch's vertices run side by side instead of as one
- * long dependency chain each. Horizontal adds and per-influence broadcasts, slow on some
- * CPUs (Zen 4), are not needed at all. */
+ * The kernels work on batches of 4 (SSE), 8 (AVX2) or 16 (AVX-512) vertices in
+ * structure-of-arrays form: for each influence the batch's dual quaternions are loaded (one
+ * row per vertex) and transposed so that one register holds one component of every vertex;
+ * the antipodality dot products, the sign flips, the blend, the normalisation and the rigid
+ * transform are then plain vertical arithmetic, and the batch's vertices run side by side
+ * instead of as one long dependency chain each. Horizontal adds and per-influence
+ * broadcasts, slow on some CPUs (Zen 4), are not needed at all. */
 #ifndef SINEW_DQS_X86_H
 #define SINEW_DQS_X86_H
 
 #include "skin_simd_x86.h"
-
-/* The dual quaternions and weights of influences k..k+3 of a vertex. Past the end of an odd
- * width the missing influences are the first one with weight 0, which adds nothing. */
-SINEW_FORCE_INLINE __m128 dqs_x86_influences4(const float* transforms, const uint32_t* offsets,
-                                              const float* weights, uint32_t k, uint32_t width,
-                                              const float* q[4])
-{
-    if (k + 4u <= width) {
-        for (uint32_t i = 0; i < 4u; ++i) q[i] = transforms + offsets[k + i];
-        return _mm_loadu_ps(weights + k);
-    }
-    float wt[4];
-    for (uint32_t i = 0; i < 4u; ++i) {
-        q[i] = transforms + offsets[k + i < width ? k + i : 0u];
-        wt[i] = k + i < width ? weights[k + i] : 0.0f;
-    }
-    return _mm_loadu_ps(wt);
-}
-
-/* The dot products of the real parts of q[0..3] with r0, each summed (x+y)+(z+w) like the
- * scalar kernel, and the weights w4 negated where the product is negative (antipodality). */
-SINEW_FORCE_INLINE __m128 dqs_x86_signed_weights(const float* const q[4], __m128 w4, __m128 r0)
-{
-    __m128 d = _mm_hadd_ps(
-        _mm_hadd_ps(_mm_mul_ps(_mm_load_ps(q[0]), r0), _mm_mul_ps(_mm_load_ps(q[1]), r0)),
-        _mm_hadd_ps(_mm_mul_ps(_mm_load_ps(q[2]), r0), _mm_mul_ps(_mm_load_ps(q[3]), r0)));
-    __m128 flip = _mm_and_ps(_mm_cmplt_ps(d, _mm_setzero_ps()), _mm_set1_ps(-0.0f));
-    return _mm_xor_ps(w4, flip);
-}
 
 /* Vertex i of a batch of n starting at v, the last one repeated past the range's end (a
  * short batch computes duplicates and stores only its `count` vertices). */
@@ -51,14 +22,14 @@ SINEW_FORCE_INLINE uint32_t dqs_x86_index(uint32_t v, uint32_t i, uint32_t count
 }
 
 /* Four vectors (w lanes ignored) as x, y, z of four vertices, or back. */
-#define DQS_SSE_TRANSPOSE4(a, b, c, d)                                                       \
-    do {                                                                                     \
-        __m128 t0_ = _mm_unpacklo_ps((a), (b)), t1_ = _mm_unpacklo_ps((c), (d));             \
-        __m128 t2_ = _mm_unpackhi_ps((a), (b)), t3_ = _mm_unpackhi_ps((c), (d));             \
-        (a) = _mm_movelh_ps(t0_, t1_);                                                       \
-        (b) = _mm_movehl_ps(t1_, t0_);                                                       \
-        (c) = _mm_movelh_ps(t2_, t3_);                                                       \
-        (d) = _mm_movehl_ps(t3_, t2_);                                                       \
+#define DQS_SSE_TRANSPOSE4(a, b, c, d)                                                             \
+    do {                                                                                           \
+        __m128 t0_ = _mm_unpacklo_ps((a), (b)), t1_ = _mm_unpacklo_ps((c), (d));                   \
+        __m128 t2_ = _mm_unpackhi_ps((a), (b)), t3_ = _mm_unpackhi_ps((c), (d));                   \
+        (a) = _mm_movelh_ps(t0_, t1_);                                                             \
+        (b) = _mm_movehl_ps(t1_, t0_);                                                             \
+        (c) = _mm_movelh_ps(t2_, t3_);                                                             \
+        (d) = _mm_movehl_ps(t3_, t2_);                                                             \
     } while (0)
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -91,8 +62,8 @@ SINEW_FORCE_INLINE void dqs_avx2_weights4(const float* w, uint32_t count, uint32
 {
     __m256 a[4];
     for (uint32_t i = 0; i < 4u; ++i) {
-        const float* rows[2] = { w + (size_t)dqs_x86_index(0u, i, count) * width,
-                                 w + (size_t)dqs_x86_index(0u, i + 4u, count) * width };
+        const float* rows[2] = {w + (size_t)dqs_x86_index(0u, i, count) * width,
+                                w + (size_t)dqs_x86_index(0u, i + 4u, count) * width};
         __m128 h[2];
         for (int j = 0; j < 2; ++j) {
             if (k + 4u <= width) {
@@ -118,9 +89,8 @@ SINEW_FORCE_INLINE void dqs_avx2_weights4(const float* w, uint32_t count, uint32
  * weights from w, vertex i at row dqs_x86_index(0, i, count)) into b[0..7] = r.x r.y r.z r.w
  * e.x e.y e.z e.w, one ymm per component. Rows are addressed from one base pointer: for a full
  * batch (count a constant 8) every row is a constant displacement. */
-SINEW_FORCE_INLINE void dqs_avx2_blend8(const float* transforms, const uint32_t* o,
-                                        const float* w, uint32_t count, uint32_t width,
-                                        __m256 b[8])
+SINEW_FORCE_INLINE void dqs_avx2_blend8(const float* transforms, const uint32_t* o, const float* w,
+                                        uint32_t count, uint32_t width, __m256 b[8])
 {
     __m256 wk[4], q[8], r0[4];
     dqs_avx2_weights4(w, count, 0u, width, wk);
@@ -135,10 +105,11 @@ SINEW_FORCE_INLINE void dqs_avx2_blend8(const float* transforms, const uint32_t*
             q[i] = _mm256_load_ps(transforms + o[(size_t)dqs_x86_index(0u, i, count) * width + k]);
         dqs_avx2_transpose8(q);
         /* Same products and summation order as the scalar kernel: same sign choices. */
-        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], r0[0]), _mm256_mul_ps(q[1], r0[1])),
-                                 _mm256_add_ps(_mm256_mul_ps(q[2], r0[2]), _mm256_mul_ps(q[3], r0[3])));
-        __m256 flip = _mm256_and_ps(_mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_LT_OQ),
-                                    _mm256_set1_ps(-0.0f));
+        __m256 d =
+            _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], r0[0]), _mm256_mul_ps(q[1], r0[1])),
+                          _mm256_add_ps(_mm256_mul_ps(q[2], r0[2]), _mm256_mul_ps(q[3], r0[3])));
+        __m256 flip =
+            _mm256_and_ps(_mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_LT_OQ), _mm256_set1_ps(-0.0f));
         __m256 sw = _mm256_xor_ps(wk[k & 3u], flip);
         for (int c = 0; c < 8; ++c) b[c] = _mm256_add_ps(b[c], _mm256_mul_ps(sw, q[c]));
     }

@@ -14,10 +14,10 @@ static const sinew_geo_ops lbs_ops = {
     16u,
     lbs_convert_pose,
 #if defined(SINEW_SKIN_X86)
-    { sinew_lbs_kernel_scalar, sinew_lbs_kernel_sse41, sinew_lbs_kernel_avx2,
-      sinew_lbs_kernel_avx512 },
+    {sinew_lbs_kernel_scalar, sinew_lbs_kernel_sse41, sinew_lbs_kernel_avx2,
+     sinew_lbs_kernel_avx512},
 #else
-    { sinew_lbs_kernel_scalar, NULL, NULL, NULL },
+    {sinew_lbs_kernel_scalar, NULL, NULL, NULL},
 #endif
 };
 

@@ -16,11 +16,11 @@ SINEW_FORCE_INLINE __m512 lbs_avx512_blend(const sinew_skin_job* job, uint32_t v
 {
     const uint32_t* offsets = job->offsets + (size_t)v * width;
     const float* weights = job->weights + (size_t)v * width;
-    __m512 m = _mm512_mul_ps(_mm512_set1_ps(weights[0]),
-                             _mm512_load_ps(job->transforms + offsets[0]));
+    __m512 m =
+        _mm512_mul_ps(_mm512_set1_ps(weights[0]), _mm512_load_ps(job->transforms + offsets[0]));
     for (uint32_t k = 1; k < width; ++k)
-        m = _mm512_fmadd_ps(_mm512_set1_ps(weights[k]), _mm512_load_ps(job->transforms + offsets[k]),
-                            m);
+        m = _mm512_fmadd_ps(_mm512_set1_ps(weights[k]),
+                            _mm512_load_ps(job->transforms + offsets[k]), m);
     return m;
 }
 
@@ -47,7 +47,8 @@ SINEW_FORCE_INLINE __m512 lbs_avx512_normalise4(__m512 n)
     __m128 x = _mm512_castps512_ps128(n), y = _mm512_extractf32x4_ps(n, 1);
     __m128 z = _mm512_extractf32x4_ps(n, 2);
     __m128 s = _mm_add_ps(_mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)), _mm_mul_ps(z, z));
-    __m128 inv = _mm_and_ps(sinew_sse_rsqrt(s), _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
+    __m128 inv =
+        _mm_and_ps(sinew_sse_rsqrt(s), _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
     return _mm512_mul_ps(n, _mm512_broadcast_f32x4(inv));
 }
 
@@ -84,22 +85,19 @@ SINEW_FORCE_INLINE __m512 lbs_avx512_group(const sinew_skin_job* job, uint32_t v
     const float* rest = job->rest;
     if (write_positions) {
         /* Rest positions have w = 1, which picks up the translation column. */
-        __m512 p = lbs_avx512_sum4(lbs_avx512_rows(ma, rest + 8u * v),
-                                   lbs_avx512_rows(mb, rest + 8u * i1),
-                                   lbs_avx512_rows(mc, rest + 8u * i2),
-                                   lbs_avx512_rows(md, rest + 8u * i3));
+        __m512 p = lbs_avx512_sum4(
+            lbs_avx512_rows(ma, rest + 8u * v), lbs_avx512_rows(mb, rest + 8u * i1),
+            lbs_avx512_rows(mc, rest + 8u * i2), lbs_avx512_rows(md, rest + 8u * i3));
         lbs_avx512_store4(job->positions, job->position_stride, v, count, end, p);
     }
     if (!write_normals) return _mm512_setzero_ps();
-    return lbs_avx512_sum4(lbs_avx512_rows(ma, rest + 8u * v + 4u),
-                           lbs_avx512_rows(mb, rest + 8u * i1 + 4u),
-                           lbs_avx512_rows(mc, rest + 8u * i2 + 4u),
-                           lbs_avx512_rows(md, rest + 8u * i3 + 4u));
+    return lbs_avx512_sum4(
+        lbs_avx512_rows(ma, rest + 8u * v + 4u), lbs_avx512_rows(mb, rest + 8u * i1 + 4u),
+        lbs_avx512_rows(mc, rest + 8u * i2 + 4u), lbs_avx512_rows(md, rest + 8u * i3 + 4u));
 }
 
-SINEW_FORCE_INLINE void lbs_avx512_range(const sinew_skin_job* job_in, uint32_t begin,
-                                         uint32_t end, uint32_t width, bool write_positions,
-                                         bool write_normals)
+SINEW_FORCE_INLINE void lbs_avx512_range(const sinew_skin_job* job_in, uint32_t begin, uint32_t end,
+                                         uint32_t width, bool write_positions, bool write_normals)
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
     uint32_t v = begin;
@@ -109,8 +107,8 @@ SINEW_FORCE_INLINE void lbs_avx512_range(const sinew_skin_job* job_in, uint32_t 
     if (end - v >= 4u) {
         __m512 n = lbs_avx512_group(&job, v, 4u, end, width, write_positions, write_normals);
         while (end - v >= 8u) {
-            __m512 next = lbs_avx512_group(&job, v + 4u, 4u, end, width, write_positions,
-                                           write_normals);
+            __m512 next =
+                lbs_avx512_group(&job, v + 4u, 4u, end, width, write_positions, write_normals);
             if (write_normals)
                 lbs_avx512_store4(job.normals, job.normal_stride, v, 4u, end,
                                   lbs_avx512_normalise4(n));

@@ -4,9 +4,8 @@
 
 #include "lbs_kernels.h"
 
-SINEW_FORCE_INLINE void lbs_scalar_range(const sinew_skin_job* job_in, uint32_t begin,
-                                         uint32_t end, uint32_t width, bool write_positions,
-                                         bool write_normals)
+SINEW_FORCE_INLINE void lbs_scalar_range(const sinew_skin_job* job_in, uint32_t begin, uint32_t end,
+                                         uint32_t width, bool write_positions, bool write_normals)
 {
     /* A local copy: the output stores cannot alias it, so its fields stay in registers. */
     const sinew_skin_job job_copy = *job_in;

@@ -22,12 +22,13 @@ SINEW_FORCE_INLINE lbs_sse_matrix lbs_sse_blend(const sinew_skin_job* job, uint3
     const float* weights = job->weights + (size_t)v * width;
     const float* s = job->transforms + offsets[0];
     __m128 w = _mm_set1_ps(weights[0]);
-    lbs_sse_matrix m = { { _mm_mul_ps(w, _mm_load_ps(s)), _mm_mul_ps(w, _mm_load_ps(s + 4)),
-                           _mm_mul_ps(w, _mm_load_ps(s + 8)) } };
+    lbs_sse_matrix m = {{_mm_mul_ps(w, _mm_load_ps(s)), _mm_mul_ps(w, _mm_load_ps(s + 4)),
+                         _mm_mul_ps(w, _mm_load_ps(s + 8))}};
     for (uint32_t k = 1; k < width; ++k) {
         s = job->transforms + offsets[k];
         w = _mm_set1_ps(weights[k]);
-        for (int r = 0; r < 3; ++r) m.r[r] = _mm_add_ps(m.r[r], _mm_mul_ps(w, _mm_load_ps(s + 4 * r)));
+        for (int r = 0; r < 3; ++r)
+            m.r[r] = _mm_add_ps(m.r[r], _mm_mul_ps(w, _mm_load_ps(s + 4 * r)));
     }
     return m;
 }
@@ -46,11 +47,14 @@ SINEW_FORCE_INLINE void lbs_sse_store4(float* base, size_t stride, uint32_t v, u
     __m128 lo = _mm_unpacklo_ps(x, y), hi = _mm_unpackhi_ps(x, y);
     sinew_sse_store_at(base, stride, v, end, _mm_movelh_ps(lo, z));
     if (count > 1)
-        sinew_sse_store_at(base, stride, v + 1, end, _mm_shuffle_ps(lo, z, _MM_SHUFFLE(3, 1, 3, 2)));
+        sinew_sse_store_at(base, stride, v + 1, end,
+                           _mm_shuffle_ps(lo, z, _MM_SHUFFLE(3, 1, 3, 2)));
     if (count > 2)
-        sinew_sse_store_at(base, stride, v + 2, end, _mm_shuffle_ps(hi, z, _MM_SHUFFLE(3, 2, 1, 0)));
+        sinew_sse_store_at(base, stride, v + 2, end,
+                           _mm_shuffle_ps(hi, z, _MM_SHUFFLE(3, 2, 1, 0)));
     if (count > 3)
-        sinew_sse_store_at(base, stride, v + 3, end, _mm_shuffle_ps(hi, z, _MM_SHUFFLE(3, 3, 3, 2)));
+        sinew_sse_store_at(base, stride, v + 3, end,
+                           _mm_shuffle_ps(hi, z, _MM_SHUFFLE(3, 3, 3, 2)));
 }
 
 /* Skins the group of four vertices at v (a short group repeats vertex v and stores only
@@ -59,8 +63,7 @@ SINEW_FORCE_INLINE void lbs_sse_group(const sinew_skin_job* job, uint32_t v, uin
                                       uint32_t end, uint32_t width, bool write_positions,
                                       bool write_normals)
 {
-    uint32_t idx[4] = { v, count > 1 ? v + 1 : v, count > 2 ? v + 2 : v,
-                        count > 3 ? v + 3 : v };
+    uint32_t idx[4] = {v, count > 1 ? v + 1 : v, count > 2 ? v + 2 : v, count > 3 ? v + 3 : v};
     lbs_sse_matrix m[4];
     for (int i = 0; i < 4; ++i) m[i] = lbs_sse_blend(job, idx[i], width);
     if (write_positions) {
@@ -75,10 +78,10 @@ SINEW_FORCE_INLINE void lbs_sse_group(const sinew_skin_job* job, uint32_t v, uin
         for (int i = 0; i < 4; ++i) x[i] = _mm_load_ps(job->rest + 8u * idx[i] + 4u);
         __m128 nx = lbs_sse_row4(m, x, 0), ny = lbs_sse_row4(m, x, 1);
         __m128 nz = lbs_sse_row4(m, x, 2);
-        __m128 s = _mm_add_ps(_mm_add_ps(_mm_mul_ps(nx, nx), _mm_mul_ps(ny, ny)),
-                              _mm_mul_ps(nz, nz));
-        __m128 inv = _mm_and_ps(sinew_sse_rsqrt(s),
-                                _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
+        __m128 s =
+            _mm_add_ps(_mm_add_ps(_mm_mul_ps(nx, nx), _mm_mul_ps(ny, ny)), _mm_mul_ps(nz, nz));
+        __m128 inv =
+            _mm_and_ps(sinew_sse_rsqrt(s), _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
         lbs_sse_store4(job->normals, job->normal_stride, v, count, end, _mm_mul_ps(nx, inv),
                        _mm_mul_ps(ny, inv), _mm_mul_ps(nz, inv));
     }
@@ -89,7 +92,8 @@ SINEW_FORCE_INLINE void lbs_sse_range(const sinew_skin_job* job_in, uint32_t beg
 {
     const sinew_skin_job job = *job_in; /* cannot alias the outputs: stays in registers */
     uint32_t v = begin;
-    for (; end - v >= 4u; v += 4u) lbs_sse_group(&job, v, 4u, end, width, write_positions, write_normals);
+    for (; end - v >= 4u; v += 4u)
+        lbs_sse_group(&job, v, 4u, end, width, write_positions, write_normals);
     if (v < end) lbs_sse_group(&job, v, end - v, end, width, write_positions, write_normals);
 }
 

@@ -65,10 +65,10 @@ static void random_rigid(float* m)
     }
     n = sqrtf(n);
     float x = q[0] / n, y = q[1] / n, z = q[2] / n, w = q[3] / n;
-    float r[16] = { 1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y), 0,
-                    2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x), 0,
-                    2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y), 0,
-                    frand() - 0.5f, frand() - 0.5f, frand() - 0.5f, 1 };
+    float r[16] = {1 - 2 * (y * y + z * z), 2 * (x * y + w * z),     2 * (x * z - w * y),     0,
+                   2 * (x * y - w * z),     1 - 2 * (x * x + z * z), 2 * (y * z + w * x),     0,
+                   2 * (x * z + w * y),     2 * (y * z - w * x),     1 - 2 * (x * x + y * y), 0,
+                   frand() - 0.5f,          frand() - 0.5f,          frand() - 0.5f,          1};
     memcpy(m, r, sizeof r);
 }
 
@@ -101,8 +101,10 @@ int main(int argc, char** argv)
         } else if (i + 1 < argc && strcmp(argv[i], "--runs") == 0) {
             runs = (uint32_t)strtoul(argv[++i], NULL, 10);
         } else {
-            fprintf(stderr, "usage: %s [--vertices N] [--joints N] [--influences N] [--runs N] "
-                            "[--no-normals]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--vertices N] [--joints N] [--influences N] [--runs N] "
+                    "[--no-normals]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -180,25 +182,24 @@ int main(int argc, char** argv)
     rig.padded_joints = pj;
     rig.padded_weights = pw;
 
-    sinew_pose_view pose = { (uint32_t)sizeof pose, joints, skinning, skinning };
-    const sinew_backend_vtable* backends[2] = { &sinew_backend_lbs, &sinew_backend_dqs };
+    sinew_pose_view pose = {(uint32_t)sizeof pose, joints, skinning, skinning};
+    const sinew_backend_vtable* backends[2] = {&sinew_backend_lbs, &sinew_backend_dqs};
     /* Steps per timed run: about 5 ms of work at 400 M vertices/s. */
     uint32_t steps = 2000000u / vertices + 1u;
     enum { PATHS = 2 * SINEW_SIMD_COUNT };
-    void* inst[PATHS] = { NULL };
+    void* inst[PATHS] = {NULL};
     double* times = malloc((size_t)PATHS * runs * sizeof(double));
     if (!times) return 1;
 
     printf("sinew-skin-microbench: %u vertices, %u joints, %u influences (width %u), %s, "
            "1 thread, median of %u interleaved runs x %u steps\n",
-           vertices, joints, influences, width, normals ? "positions+normals" : "positions",
-           runs, steps);
+           vertices, joints, influences, width, normals ? "positions+normals" : "positions", runs,
+           steps);
     for (int i = 0; i < PATHS; ++i) {
         const sinew_backend_vtable* b = backends[i / SINEW_SIMD_COUNT];
         sinew_simd s = (sinew_simd)(i % SINEW_SIMD_COUNT);
         if (!sinew_simd_supported(s)) continue;
-        sinew_param params[2] = { { "simd", sinew_simd_name(s) },
-                                  { "normals", normals ? "1" : "0" } };
+        sinew_param params[2] = {{"simd", sinew_simd_name(s)}, {"normals", normals ? "1" : "0"}};
         if (b->prepare(&host, &rig, params, 2, NULL, &inst[i]) != SINEW_OK ||
             b->set_pose(inst[i], &pose) != SINEW_OK || b->step(inst[i], 1.0f / 60.0f) != SINEW_OK) {
             fprintf(stderr, "%s simd=%s failed to start\n", b->name, sinew_simd_name(s));

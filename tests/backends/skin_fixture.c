@@ -38,7 +38,7 @@ static void fixture_parallel_for(sinew_job_fn fn, void* data, uint32_t count, ui
     /* Chunk ends that fall everywhere relative to the kernels' batches of 4, 8 and 16, run
      * last to first: a store that strayed past a chunk's end would overwrite what the chunk
      * after it had already written, and the results would differ from a serial run. */
-    static const uint32_t sizes[] = { 1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37 };
+    static const uint32_t sizes[] = {1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
     uint32_t ends[4096], chunks = 0, begin = 0;
     while (begin < count) {
         uint32_t n = sizes[chunks % (sizeof sizes / sizeof sizes[0])];
@@ -142,11 +142,17 @@ void skin_rig_free(skin_rig* rig)
 void skin_rig_random(skin_rig* rig, uint32_t vertices, uint32_t joints, uint32_t max_influences,
                      uint64_t seed)
 {
-    assert_true(max_influences >= 1 && max_influences <= joints);
-    uint32_t width = skin_padded_width(max_influences);
+    skin_rig_random_width(rig, vertices, joints, max_influences, skin_padded_width(max_influences),
+                          seed);
+}
+
+void skin_rig_random_width(skin_rig* rig, uint32_t vertices, uint32_t joints,
+                           uint32_t max_influences, uint32_t width, uint64_t seed)
+{
+    assert_true(max_influences >= 1 && max_influences <= joints && max_influences <= width);
     skin_rig_alloc(rig, vertices, joints, width);
     rig->view.max_influences = max_influences;
-    skin_rng rng = { seed * 0x9E3779B97F4A7C15ull + 1 };
+    skin_rng rng = {seed * 0x9E3779B97F4A7C15ull + 1};
     for (uint32_t v = 0; v < vertices; ++v) {
         double len = 0.0, n[3];
         for (int c = 0; c < 3; ++c) {
@@ -180,8 +186,12 @@ void skin_rig_random(skin_rig* rig, uint32_t vertices, uint32_t joints, uint32_t
         for (uint32_t a = 0; a < count; ++a) /* sort by decreasing weight */
             for (uint32_t b = a + 1; b < count; ++b)
                 if (w[b] > w[a]) {
-                    double tw = w[a]; w[a] = w[b]; w[b] = tw;
-                    uint32_t tj = used[a]; used[a] = used[b]; used[b] = tj;
+                    double tw = w[a];
+                    w[a] = w[b];
+                    w[b] = tw;
+                    uint32_t tj = used[a];
+                    used[a] = used[b];
+                    used[b] = tj;
                 }
         for (uint32_t k = 0; k < count; ++k) {
             rig->joints[(size_t)v * width + k] = used[k];
@@ -201,9 +211,15 @@ void skin_mat_identity(float m[16])
 static void quat_to_mat3(const double q[4], double r[3][3])
 {
     double x = q[0], y = q[1], z = q[2], w = q[3];
-    r[0][0] = 1 - 2 * (y * y + z * z); r[0][1] = 2 * (x * y - w * z); r[0][2] = 2 * (x * z + w * y);
-    r[1][0] = 2 * (x * y + w * z); r[1][1] = 1 - 2 * (x * x + z * z); r[1][2] = 2 * (y * z - w * x);
-    r[2][0] = 2 * (x * z - w * y); r[2][1] = 2 * (y * z + w * x); r[2][2] = 1 - 2 * (x * x + y * y);
+    r[0][0] = 1 - 2 * (y * y + z * z);
+    r[0][1] = 2 * (x * y - w * z);
+    r[0][2] = 2 * (x * z + w * y);
+    r[1][0] = 2 * (x * y + w * z);
+    r[1][1] = 1 - 2 * (x * x + z * z);
+    r[1][2] = 2 * (y * z - w * x);
+    r[2][0] = 2 * (x * z - w * y);
+    r[2][1] = 2 * (y * z + w * x);
+    r[2][2] = 1 - 2 * (x * x + y * y);
 }
 
 static void store_mat(float m[16], const double a[3][3], const double t[3])
@@ -217,9 +233,9 @@ static void store_mat(float m[16], const double a[3][3], const double t[3])
 
 void skin_mat_rotation(float m[16], double x, double y, double z, double angle, const double t[3])
 {
-    double s = sin(angle / 2), q[4] = { x * s, y * s, z * s, cos(angle / 2) }, r[3][3];
+    double s = sin(angle / 2), q[4] = {x * s, y * s, z * s, cos(angle / 2)}, r[3][3];
     quat_to_mat3(q, r);
-    double zero[3] = { 0, 0, 0 };
+    double zero[3] = {0, 0, 0};
     store_mat(m, r, t ? t : zero);
 }
 
@@ -241,7 +257,8 @@ static void mat3_mul(const double a[3][3], const double b[3][3], double out[3][3
 {
     double t[3][3];
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) t[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
+        for (int j = 0; j < 3; ++j)
+            t[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
     memcpy(out, t, sizeof t);
 }
 
@@ -252,11 +269,11 @@ void skin_mat_random(float m[16], skin_rng* rng, bool non_rigid)
     quat_to_mat3(q, r);
     for (int i = 0; i < 3; ++i) t[i] = skin_rand_range(rng, -0.5, 0.5);
     if (non_rigid) {
-        double u[4], qm[3][3], s[3][3] = { { 0 } }, tmp[3][3], shear[3][3];
+        double u[4], qm[3][3], s[3][3] = {{0}}, tmp[3][3], shear[3][3];
         random_quat(rng, u);
         quat_to_mat3(u, qm);
-        double d[3] = { skin_rand_range(rng, 0.6, 1.6), skin_rand_range(rng, 0.6, 1.6),
-                        skin_rand_range(rng, 0.6, 1.6) };
+        double d[3] = {skin_rand_range(rng, 0.6, 1.6), skin_rand_range(rng, 0.6, 1.6),
+                       skin_rand_range(rng, 0.6, 1.6)};
         for (int i = 0; i < 3; ++i) /* s = qm diag(d) qm^T */
             for (int j = 0; j < 3; ++j)
                 for (int k = 0; k < 3; ++k) s[i][j] += qm[i][k] * d[k] * qm[j][k];
@@ -277,14 +294,15 @@ void skin_lbs_reference(const sinew_rig_view* rig, const float* skinning, double
 {
     uint32_t w = rig->padded_width;
     for (uint32_t v = 0; v < rig->render_mesh.vertex_count; ++v) {
-        double m[16] = { 0 }, sum_abs = 0.0;
+        double m[16] = {0}, sum_abs = 0.0;
         const float* n = rig->render_mesh.normals + 3 * v;
         for (uint32_t k = 0; k < w; ++k) {
             double wk = rig->padded_weights[(size_t)v * w + k];
             const float* s = skinning + 16 * rig->padded_joints[(size_t)v * w + k];
             for (int i = 0; i < 16; ++i) m[i] += wk * s[i];
             double mn[3];
-            for (int r = 0; r < 3; ++r) mn[r] = wk * (s[r] * n[0] + s[4 + r] * n[1] + s[8 + r] * n[2]);
+            for (int r = 0; r < 3; ++r)
+                mn[r] = wk * (s[r] * n[0] + s[4 + r] * n[1] + s[8 + r] * n[2]);
             sum_abs += sqrt(mn[0] * mn[0] + mn[1] * mn[1] + mn[2] * mn[2]);
         }
         const float* p = rig->render_mesh.positions + 3 * v;
@@ -310,10 +328,10 @@ static void ref_quat(const float* m, double q[4])
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) a[r][c] = m[4 * c + r];
     double k[4][4] = {
-        { a[0][0] - a[1][1] - a[2][2], a[0][1] + a[1][0], a[0][2] + a[2][0], a[2][1] - a[1][2] },
-        { a[0][1] + a[1][0], a[1][1] - a[0][0] - a[2][2], a[1][2] + a[2][1], a[0][2] - a[2][0] },
-        { a[0][2] + a[2][0], a[1][2] + a[2][1], a[2][2] - a[0][0] - a[1][1], a[1][0] - a[0][1] },
-        { a[2][1] - a[1][2], a[0][2] - a[2][0], a[1][0] - a[0][1], a[0][0] + a[1][1] + a[2][2] },
+        {a[0][0] - a[1][1] - a[2][2], a[0][1] + a[1][0], a[0][2] + a[2][0], a[2][1] - a[1][2]},
+        {a[0][1] + a[1][0], a[1][1] - a[0][0] - a[2][2], a[1][2] + a[2][1], a[0][2] - a[2][0]},
+        {a[0][2] + a[2][0], a[1][2] + a[2][1], a[2][2] - a[0][0] - a[1][1], a[1][0] - a[0][1]},
+        {a[2][1] - a[1][2], a[0][2] - a[2][0], a[1][0] - a[0][1], a[0][0] + a[1][1] + a[2][2]},
     };
     double shift = 0.0; /* makes every eigenvalue non-negative */
     for (int i = 0; i < 4; ++i)
@@ -324,7 +342,7 @@ static void ref_quat(const float* m, double q[4])
     int best = 0;
     for (int i = 1; i < 4; ++i)
         if (k[i][i] > k[best][best]) best = i;
-    double x[4] = { 0, 0, 0, 0 };
+    double x[4] = {0, 0, 0, 0};
     x[best] = 1.0;
     for (int iter = 0; iter < 2000; ++iter) {
         double y[4], n = 0.0, change = 0.0;
@@ -345,10 +363,10 @@ static void ref_quat(const float* m, double q[4])
 
 static void qmul(const double a[4], const double b[4], double out[4])
 {
-    double r[4] = { a[3] * b[0] + b[3] * a[0] + a[1] * b[2] - a[2] * b[1],
-                    a[3] * b[1] + b[3] * a[1] + a[2] * b[0] - a[0] * b[2],
-                    a[3] * b[2] + b[3] * a[2] + a[0] * b[1] - a[1] * b[0],
-                    a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2] };
+    double r[4] = {a[3] * b[0] + b[3] * a[0] + a[1] * b[2] - a[2] * b[1],
+                   a[3] * b[1] + b[3] * a[1] + a[2] * b[0] - a[0] * b[2],
+                   a[3] * b[2] + b[3] * a[2] + a[0] * b[1] - a[1] * b[0],
+                   a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
     memcpy(out, r, sizeof r);
 }
 
@@ -357,11 +375,11 @@ void skin_dqs_reference(const sinew_rig_view* rig, const float* skinning, double
 {
     uint32_t w = rig->padded_width;
     for (uint32_t v = 0; v < rig->render_mesh.vertex_count; ++v) {
-        double br[4] = { 0 }, be[4] = { 0 }, r0[4] = { 0 };
+        double br[4] = {0}, be[4] = {0}, r0[4] = {0};
         for (uint32_t k = 0; k < w; ++k) {
             double wk = rig->padded_weights[(size_t)v * w + k];
             const float* s = skinning + 16 * rig->padded_joints[(size_t)v * w + k];
-            double r[4], e[4], t[4] = { s[12], s[13], s[14], 0.0 };
+            double r[4], e[4], t[4] = {s[12], s[13], s[14], 0.0};
             ref_quat(s, r);
             qmul(t, r, e); /* e = t r / 2 */
             for (int i = 0; i < 4; ++i) e[i] *= 0.5;
@@ -378,11 +396,11 @@ void skin_dqs_reference(const sinew_rig_view* rig, const float* skinning, double
             br[i] /= len;
             be[i] /= len;
         }
-        double conj[4] = { -br[0], -br[1], -br[2], br[3] }, tq[4], x[4], y[4];
+        double conj[4] = {-br[0], -br[1], -br[2], br[3]}, tq[4], x[4], y[4];
         qmul(be, conj, tq); /* translation: 2 vec(e r*) */
         const float* p = rig->render_mesh.positions + 3 * v;
         const float* n = rig->render_mesh.normals + 3 * v;
-        double pq[4] = { p[0], p[1], p[2], 0 }, nq[4] = { n[0], n[1], n[2], 0 };
+        double pq[4] = {p[0], p[1], p[2], 0}, nq[4] = {n[0], n[1], n[2], 0};
         qmul(br, pq, x);
         qmul(x, conj, y);
         for (int i = 0; i < 3; ++i) positions[3 * v + i] = y[i] + 2 * tq[i];
@@ -395,7 +413,7 @@ void skin_dqs_reference(const sinew_rig_view* rig, const float* skinning, double
 
 /* ---- backends ---- */
 
-const char* const skin_simd_names[4] = { "scalar", "sse", "avx2", "avx512" };
+const char* const skin_simd_names[4] = {"scalar", "sse", "avx2", "avx512"};
 
 bool skin_simd_available(const char* name)
 {
@@ -410,10 +428,11 @@ void* skin_prepare(skin_host* host, const sinew_backend_vtable* vt, const skin_r
         print_message("SKIP: %s simd=%s is not available on this CPU/build\n", vt->name, simd);
         return NULL;
     }
-    sinew_param params[2] = { { "simd", simd }, { "normals", normals ? "1" : "0" } };
+    sinew_param params[2] = {{"simd", simd}, {"normals", normals ? "1" : "0"}};
     void* inst = NULL;
     sinew_result r = vt->prepare(&host->api, &rig->view, params, 2, NULL, &inst);
-    if (r != SINEW_OK) fail_msg("%s prepare simd=%s: result %d (%s)", vt->name, simd, (int)r, host->log.last);
+    if (r != SINEW_OK)
+        fail_msg("%s prepare simd=%s: result %d (%s)", vt->name, simd, (int)r, host->log.last);
     assert_non_null(inst);
     return inst;
 }
@@ -421,13 +440,13 @@ void* skin_prepare(skin_host* host, const sinew_backend_vtable* vt, const skin_r
 void skin_set_pose(const sinew_backend_vtable* vt, void* inst, uint32_t joints,
                    const float* skinning)
 {
-    sinew_pose_view pose = { (uint32_t)sizeof pose, joints, skinning, skinning };
+    sinew_pose_view pose = {(uint32_t)sizeof pose, joints, skinning, skinning};
     assert_int_equal(vt->set_pose(inst, &pose), SINEW_OK);
 }
 
 void skin_read(const sinew_backend_vtable* vt, void* inst, uint32_t vertices, float* positions,
                float* normals)
 {
-    sinew_output_view out = { (uint32_t)sizeof out, vertices, positions, 12, normals, 12, NULL };
+    sinew_output_view out = {(uint32_t)sizeof out, vertices, positions, 12, normals, 12, NULL};
     assert_int_equal(vt->read_output(inst, &out), SINEW_OK);
 }

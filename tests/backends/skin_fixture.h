@@ -13,15 +13,15 @@
 
 /* How the fixture's job system splits a parallel_for. */
 typedef enum skin_split {
-    SKIN_SPLIT_SERIAL = 0,  /* one call over everything */
-    SKIN_SPLIT_UNEVEN = 1   /* chunks of 1, 2, 3, 5, 7, 11, 13, 17, ... vertices, last first */
+    SKIN_SPLIT_SERIAL = 0, /* one call over everything */
+    SKIN_SPLIT_UNEVEN = 1  /* chunks of 1, 2, 3, 5, 7, 11, 13, 17, ... vertices, last first */
 } skin_split;
 
 typedef struct skin_host {
     sinew_host_api api;
     sinew_test_log log;
     skin_split split;
-    int calls;              /* parallel_for calls seen */
+    int calls; /* parallel_for calls seen */
 } skin_host;
 
 /* api is ready to use; the logger captures into host->log. */
@@ -32,11 +32,11 @@ typedef struct skin_rig {
     sinew_rig_view view;
     float* positions;
     float* normals;
-    uint32_t* joints;       /* padded */
-    float* weights;         /* padded */
+    uint32_t* joints; /* padded */
+    float* weights;   /* padded */
     int32_t* parents;
     const char** names;
-    float* identity;        /* bind and inverse bind matrices */
+    float* identity; /* bind and inverse bind matrices */
 } skin_rig;
 
 /* A rig of `vertices` x `joints` with padded width `width` (4, 8 or > 8 as the runtime pads)
@@ -52,12 +52,17 @@ uint32_t skin_padded_width(uint32_t max_influences);
  * distinct joints with positive weights sorted by decreasing weight and summing to one. */
 void skin_rig_random(skin_rig* rig, uint32_t vertices, uint32_t joints, uint32_t max_influences,
                      uint64_t seed);
+/* The same with an explicit padded width >= max_influences (the backends take any width). */
+void skin_rig_random_width(skin_rig* rig, uint32_t vertices, uint32_t joints,
+                           uint32_t max_influences, uint32_t width, uint64_t seed);
 
 #define SKIN_PI 3.14159265358979323846
 
 /* Deterministic random numbers. */
-typedef struct skin_rng { uint64_t s; } skin_rng;
-double skin_rand(skin_rng* rng);                       /* [0, 1) */
+typedef struct skin_rng {
+    uint64_t s;
+} skin_rng;
+double skin_rand(skin_rng* rng); /* [0, 1) */
 double skin_rand_range(skin_rng* rng, double lo, double hi);
 
 /* Column-major 4x4 matrices in float. */

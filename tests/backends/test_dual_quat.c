@@ -8,11 +8,11 @@
 #include "dual_quat.h"
 #include "skin_fixture.h"
 
-#define assert_near(a, b, tol)                                                               \
-    do {                                                                                     \
-        double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (tol)))                                                       \
-            fail_msg("%s = %.9g, expected %.9g (tolerance %g)", #a, a_, b_, (double)(tol));  \
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            fail_msg("%s = %.9g, expected %.9g (tolerance %g)", #a, a_, b_, (double)(tol));        \
     } while (0)
 
 /* Rotation matrix r[row][col] of the real part of dq, after checking that the dual quaternion
@@ -23,9 +23,15 @@ static void unpack(const float dq[8], double r[3][3], double t[3])
     assert_near(x * x + y * y + z * z + w * w, 1.0, 1e-6);
     assert_near(x * dq[4] + y * dq[5] + z * dq[6] + w * dq[7], 0.0, 1e-6);
     assert_true(w >= 0.0);
-    r[0][0] = 1 - 2 * (y * y + z * z); r[0][1] = 2 * (x * y - w * z); r[0][2] = 2 * (x * z + w * y);
-    r[1][0] = 2 * (x * y + w * z); r[1][1] = 1 - 2 * (x * x + z * z); r[1][2] = 2 * (y * z - w * x);
-    r[2][0] = 2 * (x * z - w * y); r[2][1] = 2 * (y * z + w * x); r[2][2] = 1 - 2 * (x * x + y * y);
+    r[0][0] = 1 - 2 * (y * y + z * z);
+    r[0][1] = 2 * (x * y - w * z);
+    r[0][2] = 2 * (x * z + w * y);
+    r[1][0] = 2 * (x * y + w * z);
+    r[1][1] = 1 - 2 * (x * x + z * z);
+    r[1][2] = 2 * (y * z - w * x);
+    r[2][0] = 2 * (x * z - w * y);
+    r[2][1] = 2 * (y * z + w * x);
+    r[2][2] = 1 - 2 * (x * x + y * y);
     /* t = 2 (e r*): vector part w e_v - e_w r_v + r_v x e_v. */
     double ex = dq[4], ey = dq[5], ez = dq[6], ew = dq[7];
     t[0] = 2 * (w * ex - ew * x + (y * ez - z * ey));
@@ -42,7 +48,7 @@ static void mat_of(const float m[16], double a[3][3])
 static void test_rigid(void** state)
 {
     (void)state;
-    skin_rng rng = { 31 };
+    skin_rng rng = {31};
     for (int i = 0; i < 200; ++i) {
         float m[16], dq[8];
         skin_mat_random(m, &rng, false);
@@ -75,7 +81,8 @@ static void check_polar(const float m[16])
     unpack(dq, q, t);
     mat_of(m, a);
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) p[i][j] = q[0][i] * a[0][j] + q[1][i] * a[1][j] + q[2][i] * a[2][j];
+        for (int j = 0; j < 3; ++j)
+            p[i][j] = q[0][i] * a[0][j] + q[1][i] * a[1][j] + q[2][i] * a[2][j];
     double scale = sinew_mat3_frobenius(a);
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < i; ++j) assert_near(p[i][j], p[j][i], 4e-6 * scale);
@@ -89,7 +96,7 @@ static void check_polar(const float m[16])
 static void test_polar(void** state)
 {
     (void)state;
-    skin_rng rng = { 77 };
+    skin_rng rng = {77};
     for (int i = 0; i < 200; ++i) {
         float m[16];
         skin_mat_random(m, &rng, true); /* rotation x stretch x shear */
@@ -99,8 +106,8 @@ static void test_polar(void** state)
     for (int i = 0; i < 50; ++i) {
         float r[16], m[16], dq[8];
         skin_mat_random(r, &rng, false);
-        double s[3] = { skin_rand_range(&rng, 0.2, 5.0), skin_rand_range(&rng, 0.2, 5.0),
-                        skin_rand_range(&rng, 0.2, 5.0) };
+        double s[3] = {skin_rand_range(&rng, 0.2, 5.0), skin_rand_range(&rng, 0.2, 5.0),
+                       skin_rand_range(&rng, 0.2, 5.0)};
         memcpy(m, r, sizeof m);
         for (int c = 0; c < 3; ++c)
             for (int row = 0; row < 3; ++row) m[4 * c + row] = (float)(r[4 * c + row] * s[c]);
@@ -112,7 +119,7 @@ static void test_polar(void** state)
             for (int k = 0; k < 3; ++k) assert_near(q[p][k], a[p][k], 1e-5);
     }
     /* Uniform scales far from 1. */
-    const double scales[3] = { 1e-3, 1e3, 37.0 };
+    const double scales[3] = {1e-3, 1e3, 37.0};
     for (int i = 0; i < 3; ++i) {
         float r[16], m[16], dq[8];
         skin_mat_random(r, &rng, false);
@@ -141,7 +148,7 @@ static void check_proper_rotation(const double r[3][3])
 static void test_mirror_and_collapse(void** state)
 {
     (void)state;
-    skin_rng rng = { 5 };
+    skin_rng rng = {5};
     for (int i = 0; i < 20; ++i) { /* mirrored rotations: the rotation comes back */
         float r[16], m[16], dq[8];
         skin_mat_random(r, &rng, false);
@@ -156,7 +163,7 @@ static void test_mirror_and_collapse(void** state)
         for (int p = 0; p < 3; ++p) assert_near(t[p], m[12 + p], 2e-6);
     }
     /* A joint scaled to nothing: identity rotation, translation kept. */
-    float zero[16] = { 0 }, dq[8];
+    float zero[16] = {0}, dq[8];
     zero[12] = 1.0f;
     zero[13] = -2.0f;
     zero[15] = 1.0f;
@@ -168,14 +175,14 @@ static void test_mirror_and_collapse(void** state)
     assert_near(t[0], 1.0, 1e-6);
     assert_near(t[1], -2.0, 1e-6);
     /* Flattened onto a line along (0.6, 0.8, 0): a rotation whose x axis is that line. */
-    float line[16] = { 0.6f, 0.8f, 0, 0, 1.2f, 1.6f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+    float line[16] = {0.6f, 0.8f, 0, 0, 1.2f, 1.6f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
     sinew_dual_quat_from_matrix(line, dq);
     unpack(dq, q, t);
     check_proper_rotation(q);
     assert_near(q[0][0], 0.6, 1e-6);
     assert_near(q[1][0], 0.8, 1e-6);
     /* Minus identity (det -1). */
-    float minus[16] = { -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1 };
+    float minus[16] = {-1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1};
     sinew_dual_quat_from_matrix(minus, dq);
     unpack(dq, q, t);
     check_proper_rotation(q);

@@ -12,14 +12,14 @@
 #include "dual_quat.h"
 #include "skin_fixture.h"
 
-#define assert_near(a, b, tol)                                                               \
-    do {                                                                                     \
-        double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (tol)))                                                       \
-            fail_msg("%s = %.9g, expected %.9g (tolerance %g)", #a, a_, b_, (double)(tol));  \
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            fail_msg("%s = %.9g, expected %.9g (tolerance %g)", #a, a_, b_, (double)(tol));        \
     } while (0)
 
-static const sinew_backend_vtable* const g_backends[2] = { &sinew_backend_lbs, &sinew_backend_dqs };
+static const sinew_backend_vtable* const g_backends[2] = {&sinew_backend_lbs, &sinew_backend_dqs};
 
 /* ---- hand-computed results ---- */
 
@@ -28,15 +28,19 @@ static const sinew_backend_vtable* const g_backends[2] = { &sinew_backend_lbs, &
 static void two_joint_rig(skin_rig* rig, float skinning[32])
 {
     skin_rig_alloc(rig, 3, 2, 4);
-    const float pos[9] = { 1, 0, 0, 0, 1, 0, 0.5f, 0, 0.25f };
-    const float nrm[9] = { 1, 0, 0, 0, 0, 1, 0, 1, 0 };
+    const float pos[9] = {1, 0, 0, 0, 1, 0, 0.5f, 0, 0.25f};
+    const float nrm[9] = {1, 0, 0, 0, 0, 1, 0, 1, 0};
     memcpy(rig->positions, pos, sizeof pos);
     memcpy(rig->normals, nrm, sizeof nrm);
-    rig->joints[0] = 0; rig->weights[0] = 0.5f;
-    rig->joints[1] = 1; rig->weights[1] = 0.5f;
-    rig->joints[4] = 1; rig->weights[4] = 1.0f;
-    rig->joints[8] = 0; rig->weights[8] = 1.0f;
-    double lift[3] = { 0, 0, 2 };
+    rig->joints[0] = 0;
+    rig->weights[0] = 0.5f;
+    rig->joints[1] = 1;
+    rig->weights[1] = 0.5f;
+    rig->joints[4] = 1;
+    rig->weights[4] = 1.0f;
+    rig->joints[8] = 0;
+    rig->weights[8] = 1.0f;
+    double lift[3] = {0, 0, 2};
     skin_mat_identity(skinning);
     skin_mat_rotation(skinning + 16, 0, 0, 1, SKIN_PI / 2, lift);
 }
@@ -51,9 +55,9 @@ static void test_hand_computed(void** state)
     /* lbs: v0 = (p + R p + t) / 2 = (0.5, 0.5, 1), normal (1,1,0)/sqrt2.
      * dqs: the blend of identity and the 90 degree turn is a 45 degree turn, and the blended
      * translation's vector part over |b_r|^2 is (0, 0, 1): v0 = (h, h, 1). */
-    const double expect_p[2][9] = { { 0.5, 0.5, 1, -1, 0, 2, 0.5, 0, 0.25 },
-                                    { h, h, 1, -1, 0, 2, 0.5, 0, 0.25 } };
-    const double expect_n[9] = { h, h, 0, 0, 0, 1, 0, 1, 0 };
+    const double expect_p[2][9] = {{0.5, 0.5, 1, -1, 0, 2, 0.5, 0, 0.25},
+                                   {h, h, 1, -1, 0, 2, 0.5, 0, 0.25}};
+    const double expect_n[9] = {h, h, 0, 0, 0, 1, 0, 1, 0};
     for (int b = 0; b < 2; ++b) {
         for (int s = 0; s < 4; ++s) {
             skin_host host;
@@ -86,8 +90,10 @@ static void test_dqs_antipodal_rotations(void** state)
     skin_rig_alloc(&rig, 1, 2, 4);
     rig.positions[0] = 1;
     rig.normals[0] = 1;
-    rig.joints[0] = 0; rig.weights[0] = 0.5f;
-    rig.joints[1] = 1; rig.weights[1] = 0.5f;
+    rig.joints[0] = 0;
+    rig.weights[0] = 0.5f;
+    rig.joints[1] = 1;
+    rig.weights[1] = 0.5f;
     float skinning[32];
     const double a = 170.0 * SKIN_PI / 180.0;
     skin_mat_rotation(skinning, 0, 0, 1, a, NULL);
@@ -118,14 +124,14 @@ static void test_dqs_antipodal_rotations(void** state)
 static void test_dqs_q_and_minus_q(void** state)
 {
     (void)state;
-    sinew_skin_kernel_fn kernels[4] = { sinew_dqs_kernel_scalar, NULL, NULL, NULL };
+    sinew_skin_kernel_fn kernels[4] = {sinew_dqs_kernel_scalar, NULL, NULL, NULL};
 #if defined(SINEW_SKIN_X86)
     kernels[1] = sinew_dqs_kernel_sse41;
     kernels[2] = sinew_dqs_kernel_avx2;
     kernels[3] = sinew_dqs_kernel_avx512;
 #endif
     enum { V = 21 };
-    skin_rng rng = { 12345 };
+    skin_rng rng = {12345};
     float m[16];
     _Alignas(64) float dq[24];
     skin_mat_random(m, &rng, false);
@@ -142,8 +148,8 @@ static void test_dqs_q_and_minus_q(void** state)
         rest[8 * v + 3] = 1.0f;
         rest[8 * v + 7] = 0.0f;
     }
-    uint32_t ref_o[4 * V] = { 0 }, mixed_o[4 * V] = { 0 };
-    float ref_w[4 * V] = { 0 }, mixed_w[4 * V] = { 0 };
+    uint32_t ref_o[4 * V] = {0}, mixed_o[4 * V] = {0};
+    float ref_w[4 * V] = {0}, mixed_w[4 * V] = {0};
     for (int v = 0; v < V; ++v) {
         uint32_t* ro = ref_o + 4 * v;
         uint32_t* mo = mixed_o + 4 * v;
@@ -151,18 +157,25 @@ static void test_dqs_q_and_minus_q(void** state)
         float* mw = mixed_w + 4 * v;
         if (v % 2 == 0) {
             rw[0] = 1.0f;
-            mo[0] = 0; mw[0] = 0.5f;
-            mo[1] = 8; mw[1] = 0.5f;
+            mo[0] = 0;
+            mw[0] = 0.5f;
+            mo[1] = 8;
+            mw[1] = 0.5f;
         } else {
-            ro[0] = 0; rw[0] = 0.8f;
-            ro[1] = 16; rw[1] = 0.2f;
-            mo[0] = 8; mw[0] = 0.5f;
-            mo[1] = 0; mw[1] = 0.3f;
-            mo[2] = 16; mw[2] = 0.2f;
+            ro[0] = 0;
+            rw[0] = 0.8f;
+            ro[1] = 16;
+            rw[1] = 0.2f;
+            mo[0] = 8;
+            mw[0] = 0.5f;
+            mo[1] = 0;
+            mw[1] = 0.3f;
+            mo[2] = 16;
+            mw[2] = 0.2f;
         }
     }
     float ref_p[3 * V], ref_n[3 * V];
-    sinew_skin_job ref = { rest, ref_o, ref_w, 4, dq, ref_p, 12, ref_n, 12 };
+    sinew_skin_job ref = {rest, ref_o, ref_w, 4, dq, ref_p, 12, ref_n, 12};
     sinew_dqs_kernel_scalar(&ref, 0, V);
     for (int s = 0; s < 4; ++s) {
         sinew_simd simd = (sinew_simd)s;
@@ -171,7 +184,7 @@ static void test_dqs_q_and_minus_q(void** state)
             continue;
         }
         float p[3 * V], n[3 * V];
-        sinew_skin_job mixed = { rest, mixed_o, mixed_w, 4, dq, p, 12, n, 12 };
+        sinew_skin_job mixed = {rest, mixed_o, mixed_w, 4, dq, p, 12, n, 12};
         kernels[s](&mixed, 0, V);
         for (int i = 0; i < 3 * V; ++i) {
             assert_near(p[i], ref_p[i], 2e-6);
@@ -259,12 +272,12 @@ static void test_parameters(void** state)
     two_joint_rig(&rig, skinning);
     for (int b = 0; b < 2; ++b) {
         const sinew_backend_vtable* vt = g_backends[b];
-        const sinew_param unknown[1] = { { "smooth", "1" } };
-        const sinew_param bad_normals[1] = { { "normals", "yes" } };
-        const sinew_param bad_simd[1] = { { "simd", "avx1024" } };
-        const sinew_param twice[2] = { { "simd", "scalar" }, { "simd", "scalar" } };
-        const sinew_param null_value[1] = { { "simd", NULL } };
-        const sinew_param null_key[1] = { { NULL, "1" } };
+        const sinew_param unknown[1] = {{"smooth", "1"}};
+        const sinew_param bad_normals[1] = {{"normals", "yes"}};
+        const sinew_param bad_simd[1] = {{"simd", "avx1024"}};
+        const sinew_param twice[2] = {{"simd", "scalar"}, {"simd", "scalar"}};
+        const sinew_param null_value[1] = {{"simd", NULL}};
+        const sinew_param null_key[1] = {{NULL, "1"}};
         expect_prepare_error(vt, &rig, unknown, 1, NULL, SINEW_ERROR_PARAMETER);
         expect_prepare_error(vt, &rig, bad_normals, 1, NULL, SINEW_ERROR_PARAMETER);
         expect_prepare_error(vt, &rig, bad_simd, 1, NULL, SINEW_ERROR_PARAMETER);
@@ -272,11 +285,11 @@ static void test_parameters(void** state)
         expect_prepare_error(vt, &rig, null_value, 1, NULL, SINEW_ERROR_PARAMETER);
         expect_prepare_error(vt, &rig, null_key, 1, NULL, SINEW_ERROR_PARAMETER);
         expect_prepare_error(vt, &rig, NULL, 2, NULL, SINEW_ERROR_INVALID_ARGUMENT);
-        sinew_ext_header ext = { (uint32_t)sizeof ext, SINEW_EXT_BACKEND_PARAMS, NULL };
+        sinew_ext_header ext = {(uint32_t)sizeof ext, SINEW_EXT_BACKEND_PARAMS, NULL};
         expect_prepare_error(vt, &rig, NULL, 0, &ext, SINEW_ERROR_UNSUPPORTED);
         /* Every instruction set: accepted exactly when this CPU has it. */
         for (int s = 0; s < 4; ++s) {
-            const sinew_param p[1] = { { "simd", skin_simd_names[s] } };
+            const sinew_param p[1] = {{"simd", skin_simd_names[s]}};
             if (skin_simd_available(skin_simd_names[s])) {
                 skin_host host;
                 skin_host_init(&host, SKIN_SPLIT_SERIAL);
@@ -288,7 +301,7 @@ static void test_parameters(void** state)
             }
         }
         /* Defaults and explicit defaults. */
-        const sinew_param defaults[2] = { { "simd", "auto" }, { "normals", "1" } };
+        const sinew_param defaults[2] = {{"simd", "auto"}, {"normals", "1"}};
         skin_host host;
         skin_host_init(&host, SKIN_SPLIT_SERIAL);
         void* inst = NULL;
@@ -345,10 +358,13 @@ static void test_rig_validation(void** state)
         skin_host host;
         skin_host_init(&host, SKIN_SPLIT_SERIAL);
         void* inst = (void*)&host;
-        assert_int_equal(vt->prepare(NULL, &rig.view, NULL, 0, NULL, &inst), SINEW_ERROR_INVALID_ARGUMENT);
-        assert_int_equal(vt->prepare(&host.api, NULL, NULL, 0, NULL, &inst), SINEW_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(vt->prepare(NULL, &rig.view, NULL, 0, NULL, &inst),
+                         SINEW_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(vt->prepare(&host.api, NULL, NULL, 0, NULL, &inst),
+                         SINEW_ERROR_INVALID_ARGUMENT);
         assert_null(inst);
-        assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, NULL, NULL), SINEW_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, NULL, NULL),
+                         SINEW_ERROR_INVALID_ARGUMENT);
         assert_int_equal(host.log.count[SINEW_LOG_ERROR], 2);
         assert_int_equal(vt->probe(NULL), SINEW_ERROR_INVALID_ARGUMENT);
         skin_rig_free(&rig);
@@ -358,7 +374,8 @@ static void test_rig_validation(void** state)
 static void expect_error(skin_host* host, sinew_result got, sinew_result expected, const char* what)
 {
     if (got != expected)
-        fail_msg("%s: result %d, expected %d (log: %s)", what, (int)got, (int)expected, host->log.last);
+        fail_msg("%s: result %d, expected %d (log: %s)", what, (int)got, (int)expected,
+                 host->log.last);
     assert_int_equal(host->log.count[SINEW_LOG_ERROR], 1);
     sinew_test_log_reset(&host->log);
 }
@@ -372,9 +389,9 @@ static void test_call_validation(void** state)
     for (int b = 0; b < 2; ++b) {
         const sinew_backend_vtable* vt = g_backends[b];
         float p[9], n[9];
-        sinew_pose_view pose = { (uint32_t)sizeof pose, 2, skinning, skinning };
-        sinew_output_view out = { (uint32_t)sizeof out, 3, p, 12, n, 12, NULL };
-        sinew_state_view st = { (uint32_t)sizeof st, 3, p, NULL };
+        sinew_pose_view pose = {(uint32_t)sizeof pose, 2, skinning, skinning};
+        sinew_output_view out = {(uint32_t)sizeof out, 3, p, 12, n, 12, NULL};
+        sinew_state_view st = {(uint32_t)sizeof st, 3, p, NULL};
         /* A NULL or foreign instance is refused without a crash (and without a host to log). */
         assert_int_equal(vt->set_pose(NULL, &pose), SINEW_ERROR_INVALID_ARGUMENT);
         assert_int_equal(vt->step(NULL, 0.1f), SINEW_ERROR_INVALID_ARGUMENT);
@@ -382,7 +399,7 @@ static void test_call_validation(void** state)
         assert_int_equal(vt->bind_output(NULL, &out), SINEW_ERROR_INVALID_ARGUMENT);
         assert_int_equal(vt->get_state(NULL, &st), SINEW_ERROR_INVALID_ARGUMENT);
         assert_int_equal(vt->set_state(NULL, &st), SINEW_ERROR_INVALID_ARGUMENT);
-        uint32_t foreign[64] = { 0 };
+        uint32_t foreign[64] = {0};
         assert_int_equal(vt->step(foreign, 0.1f), SINEW_ERROR_INVALID_ARGUMENT);
         vt->destroy(NULL);
         vt->destroy(foreign);
@@ -431,10 +448,10 @@ static void test_call_validation(void** state)
         /* Outputs, for read and bind alike; unbinding (NULL) is always fine. */
         expect_error(&host, vt->read_output(inst, NULL), SINEW_ERROR_INVALID_ARGUMENT, "NULL out");
         assert_int_equal(vt->bind_output(inst, NULL), SINEW_OK);
-        sinew_result (*const fns[2])(void*, const sinew_output_view*) = { vt->read_output,
-                                                                           vt->bind_output };
+        sinew_result (*const fns[2])(void*, const sinew_output_view*) = {vt->read_output,
+                                                                         vt->bind_output};
         _Alignas(16) char raw[64];
-        sinew_ext_header ext = { (uint32_t)sizeof ext, SINEW_EXT_VULKAN_OUTPUT, NULL };
+        sinew_ext_header ext = {(uint32_t)sizeof ext, SINEW_EXT_VULKAN_OUTPUT, NULL};
         for (int f = 0; f < 2; ++f) {
             sinew_output_view o = out;
             o.struct_size = 8;
@@ -475,7 +492,7 @@ static void test_call_validation(void** state)
         s2 = st;
         s2.positions = NULL;
         expect_error(&host, vt->set_state(inst, &s2), SINEW_ERROR_INVALID_ARGUMENT, "no positions");
-        float nan_state[9] = { 0, 0, 0, NAN, 0, 0, 0, 0, 0 };
+        float nan_state[9] = {0, 0, 0, NAN, 0, 0, 0, 0, 0};
         s2 = st;
         s2.positions = nan_state;
         expect_error(&host, vt->set_state(inst, &s2), SINEW_ERROR_NONFINITE, "nan state");
@@ -491,12 +508,9 @@ static void test_call_validation(void** state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_computed),
-        cmocka_unit_test(test_dqs_antipodal_rotations),
-        cmocka_unit_test(test_dqs_q_and_minus_q),
-        cmocka_unit_test(test_twist_candy_wrapper),
-        cmocka_unit_test(test_parameters),
-        cmocka_unit_test(test_rig_validation),
+        cmocka_unit_test(test_hand_computed),     cmocka_unit_test(test_dqs_antipodal_rotations),
+        cmocka_unit_test(test_dqs_q_and_minus_q), cmocka_unit_test(test_twist_candy_wrapper),
+        cmocka_unit_test(test_parameters),        cmocka_unit_test(test_rig_validation),
         cmocka_unit_test(test_call_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

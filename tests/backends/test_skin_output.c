@@ -11,11 +11,11 @@
 
 enum { V = 37, J = 9 };
 
-static const sinew_backend_vtable* const g_backends[2] = { &sinew_backend_lbs, &sinew_backend_dqs };
+static const sinew_backend_vtable* const g_backends[2] = {&sinew_backend_lbs, &sinew_backend_dqs};
 
 static void random_pose(float* skinning, uint64_t seed)
 {
-    skin_rng rng = { seed };
+    skin_rng rng = {seed};
     for (int j = 0; j < J; ++j) skin_mat_random(skinning + 16 * j, &rng, false);
 }
 
@@ -65,7 +65,7 @@ static void test_rest_before_pose(void** state)
         /* get_state: the current positions and zero velocities. */
         float sp[3 * V];
         for (int i = 0; i < 3 * V; ++i) vel[i] = 123.0f;
-        sinew_state_view st = { (uint32_t)sizeof st, V, sp, vel };
+        sinew_state_view st = {(uint32_t)sizeof st, V, sp, vel};
         assert_int_equal(vt->get_state(inst, &st), SINEW_OK);
         assert_memory_equal(sp, ep, sizeof sp);
         for (int i = 0; i < 3 * V; ++i) assert_true(vel[i] == 0.0f);
@@ -95,7 +95,7 @@ static void test_set_state(void** state)
         reference_output(vt, &rig, "auto", pose_b, bp, bn);
         skin_host host;
         skin_host_init(&host, SKIN_SPLIT_UNEVEN);
-        sinew_state_view st = { (uint32_t)sizeof st, V, custom, NULL };
+        sinew_state_view st = {(uint32_t)sizeof st, V, custom, NULL};
 
         /* No pose yet: rest normals. */
         void* inst = skin_prepare(&host, vt, &rig, "auto", true);
@@ -110,7 +110,7 @@ static void test_set_state(void** state)
         assert_memory_equal(p, custom, sizeof p);
         assert_memory_equal(n, an, sizeof n);
         float got[3 * V];
-        sinew_state_view out = { (uint32_t)sizeof out, V, got, NULL };
+        sinew_state_view out = {(uint32_t)sizeof out, V, got, NULL};
         assert_int_equal(vt->get_state(inst, &out), SINEW_OK);
         assert_memory_equal(got, custom, sizeof got);
         assert_int_equal(vt->step(inst, 0.02f), SINEW_OK);
@@ -165,7 +165,7 @@ static void check_bound(const sinew_backend_vtable* vt, const skin_rig* rig, con
     skin_host_init(&host, SKIN_SPLIT_UNEVEN);
     void* inst = skin_prepare(&host, vt, rig, simd, true);
     assert_non_null(inst);
-    sinew_output_view out = { (uint32_t)sizeof out, V, buf, stride, normals, nstride, NULL };
+    sinew_output_view out = {(uint32_t)sizeof out, V, buf, stride, normals, nstride, NULL};
     assert_int_equal(vt->bind_output(inst, &out), SINEW_OK);
     skin_set_pose(vt, inst, J, skinning);
     assert_int_equal(vt->step(inst, 0.02f), SINEW_OK);
@@ -188,7 +188,7 @@ static void check_bound(const sinew_backend_vtable* vt, const skin_rig* rig, con
     assert_memory_equal(n, en, sizeof n);
     /* Strided read_output into another interleaved layout. */
     float inter[8 * V];
-    sinew_output_view rd = { (uint32_t)sizeof rd, V, inter, 32, inter + 4, 32, NULL };
+    sinew_output_view rd = {(uint32_t)sizeof rd, V, inter, 32, inter + 4, 32, NULL};
     for (int i = 0; i < 8 * V; ++i) inter[i] = SENTINEL;
     assert_int_equal(vt->read_output(inst, &rd), SINEW_OK);
     for (int v = 0; v < V; ++v) {
@@ -225,7 +225,7 @@ static void test_bound_strided_output(void** state)
             }
             float ep[3 * V], en[3 * V];
             reference_output(g_backends[b], &rig, skin_simd_names[s], skinning, ep, en);
-            const size_t strides[4] = { 12, 16, 24, 32 };
+            const size_t strides[4] = {12, 16, 24, 32};
             for (int k = 0; k < 4; ++k) {
                 if (strides[k] >= 24 || strides[k] == 12)
                     check_bound(g_backends[b], &rig, skin_simd_names[s], strides[k], true, skinning,

@@ -1,6 +1,8 @@
 /* Every instruction-set path of lbs and dqs against the scalar path, and the scalar path
- * against a double-precision reference, on random rigs of 1 to 12 influences (padded widths 4,
- * 8 and 9 to 12) with rigid and non-rigid skinning matrices. The job system splits the
+ * against a double-precision reference, on random rigs of 1 to 12 influences with rigid and
+ * non-rigid skinning matrices: padded as the runtime pads (widths 4, 8 and 9 to 12, which
+ * take the fast paths for 4 and 8 and the generic one), unpadded (widths 1, 2, 3, 5, 6, 7)
+ * and over-padded (3 influences in rows of 8 or 12). The job system splits the
  * vertices into uneven chunks, whose ends fall anywhere relative to the kernels' batches of
  * 4, 8 and 16: a vertex's result must not depend on where a chunk ends, so the split and the
  * serial runs of one path must agree bit for bit. Paths the CPU lacks are skipped.
@@ -55,31 +57,41 @@ static void compare_paths(const sinew_backend_vtable* vt, bool rigid)
     assert_non_null(ref_p);
     assert_non_null(ref_n);
     assert_non_null(gain);
-    double worst_ref = 0.0, worst_simd[4] = { 0 };
-    for (uint32_t m = 1; m <= 12; ++m) {
+    double worst_ref = 0.0, worst_simd[4] = {0};
+    static const uint32_t shapes[][2] = {
+        /* influences, width */
+        {1, 4},   {2, 4},   {3, 4}, {4, 4}, {5, 8}, {6, 8}, {7, 8}, {8, 8}, {9, 9}, {10, 10},
+        {11, 11}, {12, 12}, {1, 1}, {2, 2}, {3, 3}, {5, 5}, {6, 6}, {7, 7}, {3, 8}, {3, 12}};
+    for (size_t shape = 0; shape < sizeof shapes / sizeof shapes[0]; ++shape) {
+        uint32_t m = shapes[shape][0];
         skin_rig rig;
-        skin_rig_random(&rig, V, J, m, 100u * m + (rigid ? 1u : 2u));
-        skin_rng rng = { 7777u + m };
+        skin_rig_random_width(&rig, V, J, m, shapes[shape][1], 100u * shape + (rigid ? 1u : 2u));
+        skin_rng rng = {7777u + shape};
         float skinning[16 * J];
         for (int j = 0; j < J; ++j) skin_mat_random(skinning + 16 * j, &rng, !rigid);
         bool ran;
         run(vt, &rig, "scalar", SKIN_SPLIT_SERIAL, skinning, scalar, &ran);
         assert_true(ran);
         {
-            if (is_lbs) skin_lbs_reference(&rig.view, skinning, ref_p, ref_n, gain);
-            else skin_dqs_reference(&rig.view, skinning, ref_p, ref_n);
+            if (is_lbs)
+                skin_lbs_reference(&rig.view, skinning, ref_p, ref_n, gain);
+            else
+                skin_dqs_reference(&rig.view, skinning, ref_p, ref_n);
             for (int v = 0; v < V; ++v) {
                 double ntol = NORMAL_TOLERANCE * (is_lbs ? fmax(1.0, gain[v]) : 1.0);
                 for (int c = 0; c < 3; ++c) {
-                    double scale = fmax(1.0, hypot(hypot(ref_p[3 * v], ref_p[3 * v + 1]), ref_p[3 * v + 2]));
+                    double scale =
+                        fmax(1.0, hypot(hypot(ref_p[3 * v], ref_p[3 * v + 1]), ref_p[3 * v + 2]));
                     double ep = fabs(scalar->p[3 * v + c] - ref_p[3 * v + c]) / scale;
                     double en = fabs(scalar->n[3 * v + c] - ref_n[3 * v + c]);
                     worst_ref = fmax(worst_ref, ep);
                     if (ep > POSITION_TOLERANCE || en > ntol)
-                        fail_msg("%s scalar vs reference, %u influences, %s, vertex %d axis %d: "
-                                 "position %.9g vs %.9g, normal %.9g vs %.9g", vt->name, m,
-                                 rigid ? "rigid" : "non-rigid", v, c, scalar->p[3 * v + c],
-                                 ref_p[3 * v + c], scalar->n[3 * v + c], ref_n[3 * v + c]);
+                        fail_msg("%s scalar vs reference, %u influences in rows of %u, %s, vertex "
+                                 "%d axis %d: "
+                                 "position %.9g vs %.9g, normal %.9g vs %.9g",
+                                 vt->name, m, rig.view.padded_width, rigid ? "rigid" : "non-rigid",
+                                 v, c, scalar->p[3 * v + c], ref_p[3 * v + c], scalar->n[3 * v + c],
+                                 ref_n[3 * v + c]);
                 }
             }
         }
@@ -94,24 +106,27 @@ static void compare_paths(const sinew_backend_vtable* vt, bool rigid)
             for (int v = 0; v < V; ++v) {
                 double ntol = NORMAL_TOLERANCE * (is_lbs ? fmax(1.0, gain[v]) : 1.0);
                 for (int c = 0; c < 3; ++c) {
-                    double scale = fmax(1.0, hypot(hypot(scalar->p[3 * v], scalar->p[3 * v + 1]), scalar->p[3 * v + 2]));
+                    double scale = fmax(1.0, hypot(hypot(scalar->p[3 * v], scalar->p[3 * v + 1]),
+                                                   scalar->p[3 * v + 2]));
                     double ep = fabs(simd->p[3 * v + c] - scalar->p[3 * v + c]) / scale;
                     double en = fabs(simd->n[3 * v + c] - scalar->n[3 * v + c]);
                     worst_simd[s] = fmax(worst_simd[s], fmax(ep, en / ntol * NORMAL_TOLERANCE));
                     if (ep > POSITION_TOLERANCE || en > ntol)
-                        fail_msg("%s %s vs scalar, %u influences, %s, vertex %d axis %d: "
-                                 "position %.9g vs %.9g, normal %.9g vs %.9g", vt->name,
-                                 skin_simd_names[s], m, rigid ? "rigid" : "non-rigid", v, c,
-                                 simd->p[3 * v + c], scalar->p[3 * v + c], simd->n[3 * v + c],
-                                 scalar->n[3 * v + c]);
+                        fail_msg(
+                            "%s %s vs scalar, %u influences in rows of %u, %s, vertex %d axis %d: "
+                            "position %.9g vs %.9g, normal %.9g vs %.9g",
+                            vt->name, skin_simd_names[s], m, rig.view.padded_width,
+                            rigid ? "rigid" : "non-rigid", v, c, simd->p[3 * v + c],
+                            scalar->p[3 * v + c], simd->n[3 * v + c], scalar->n[3 * v + c]);
                 }
             }
         }
         skin_rig_free(&rig);
     }
     print_message("%s %s: worst relative error scalar/reference %.2g, sse %.2g, avx2 %.2g, "
-                  "avx512 %.2g\n", vt->name, rigid ? "rigid" : "non-rigid", worst_ref,
-                  worst_simd[1], worst_simd[2], worst_simd[3]);
+                  "avx512 %.2g\n",
+                  vt->name, rigid ? "rigid" : "non-rigid", worst_ref, worst_simd[1], worst_simd[2],
+                  worst_simd[3]);
     free(scalar);
     free(simd);
     free(serial);
@@ -148,10 +163,10 @@ static void test_dqs_non_rigid(void** state)
 static void test_without_normals(void** state)
 {
     (void)state;
-    const sinew_backend_vtable* const backends[2] = { &sinew_backend_lbs, &sinew_backend_dqs };
+    const sinew_backend_vtable* const backends[2] = {&sinew_backend_lbs, &sinew_backend_dqs};
     skin_rig rig;
     skin_rig_random(&rig, V, J, 6, 99);
-    skin_rng rng = { 4242 };
+    skin_rng rng = {4242};
     float skinning[16 * J];
     for (int j = 0; j < J; ++j) skin_mat_random(skinning + 16 * j, &rng, false);
     for (int b = 0; b < 2; ++b) {
@@ -180,10 +195,8 @@ static void test_without_normals(void** state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lbs_rigid),
-        cmocka_unit_test(test_lbs_non_rigid),
-        cmocka_unit_test(test_dqs_rigid),
-        cmocka_unit_test(test_dqs_non_rigid),
+        cmocka_unit_test(test_lbs_rigid),       cmocka_unit_test(test_lbs_non_rigid),
+        cmocka_unit_test(test_dqs_rigid),       cmocka_unit_test(test_dqs_non_rigid),
         cmocka_unit_test(test_without_normals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,7 +14,7 @@
 
 #include "test_support.h"
 
-static const char* const g_simd[4] = { "scalar", "sse", "avx2", "avx512" };
+static const char* const g_simd[4] = {"scalar", "sse", "avx2", "avx512"};
 
 typedef struct scene {
     sinew_test_log log;
@@ -55,7 +55,7 @@ static void scene_close(scene* s)
 
 static sinew_skin add_posed_skin(scene* s, const char* backend, const char* simd)
 {
-    sinew_param params[1] = { { "simd", simd } };
+    sinew_param params[1] = {{"simd", simd}};
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = s->rig;
     desc.backend = backend;
@@ -63,7 +63,9 @@ static sinew_skin add_posed_skin(scene* s, const char* backend, const char* simd
     desc.param_count = 1;
     sinew_skin skin;
     sinew_result r = sinew_world_add_skin(s->world, &desc, &skin);
-    if (r != SINEW_OK) fail_msg("add_skin %s simd=%s: %s (%s)", backend, simd, sinew_result_string(r), s->log.last);
+    if (r != SINEW_OK)
+        fail_msg("add_skin %s simd=%s: %s (%s)", backend, simd, sinew_result_string(r),
+                 s->log.last);
     sinew_pose_desc pose = SINEW_POSE_DESC_INIT;
     pose.space = SINEW_POSE_LOCAL;
     pose.joint_count = s->character->rig.skeleton.joint_count;
@@ -83,7 +85,7 @@ static void read_skin(scene* s, sinew_skin skin, float* p, float* n)
 
 static bool simd_available(scene* s, const char* simd)
 {
-    sinew_param params[1] = { { "simd", simd } };
+    sinew_param params[1] = {{"simd", simd}};
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = s->rig;
     desc.params = params;
@@ -113,7 +115,7 @@ static void test_threads_agree(void** state)
     float* p2 = malloc(n3 * sizeof(float));
     float* n2 = malloc(n3 * sizeof(float));
     assert_true(p1 && n1 && p2 && n2);
-    const char* backends[2] = { "lbs", "dqs" };
+    const char* backends[2] = {"lbs", "dqs"};
     for (int b = 0; b < 2; ++b) {
         for (int s = 0; s < 4; ++s) {
             if (!simd_available(&one, g_simd[s])) continue;
@@ -136,8 +138,9 @@ static void test_threads_agree(void** state)
             }
             assert_true(moved > 1e-3);
             for (uint32_t v = 0; v < one.vertices; ++v) {
-                double len = sqrt((double)n1[3 * v] * n1[3 * v] + (double)n1[3 * v + 1] * n1[3 * v + 1] +
-                                  (double)n1[3 * v + 2] * n1[3 * v + 2]);
+                double len =
+                    sqrt((double)n1[3 * v] * n1[3 * v] + (double)n1[3 * v + 1] * n1[3 * v + 1] +
+                         (double)n1[3 * v + 2] * n1[3 * v + 2]);
                 assert_true(fabs(len - 1.0) < 1e-5);
             }
             assert_int_equal(sinew_world_remove_skin(one.world, a), SINEW_OK);
@@ -196,12 +199,12 @@ static void test_swap_and_bound_output(void** state)
     assert_int_equal(s.log.count[SINEW_LOG_ERROR], 0);
 
     /* A refused swap keeps the old backend. */
-    sinew_param bad[1] = { { "normals", "2" } };
+    sinew_param bad[1] = {{"normals", "2"}};
     assert_int_equal(sinew_skin_set_backend(s.world, skin, "lbs", bad, 1), SINEW_ERROR_PARAMETER);
     assert_string_equal(sinew_skin_backend(s.world, skin), "dqs");
     assert_int_equal(s.log.count[SINEW_LOG_ERROR], 1);
     sinew_test_log_reset(&s.log);
-    sinew_param unknown[1] = { { "smoothing", "1" } };
+    sinew_param unknown[1] = {{"smoothing", "1"}};
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = s.rig;
     desc.backend = "dqs";
