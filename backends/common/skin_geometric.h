@@ -8,6 +8,11 @@
  *   avx512. An unknown or repeated key or a bad value is SINEW_ERROR_PARAMETER; an instruction
  *   set the CPU (or this build) lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. The backends take no
  *   typed parameters: a non-NULL `next` chain is SINEW_ERROR_UNSUPPORTED.
+ * - Rig: any padded width >= 1 (fast paths for 4 and 8 influences); each row's first weight
+ *   must be positive (the runtime sorts rows by decreasing weight), no weight negative.
+ * - Poses: the skinning matrices are taken as affine (row 3 is ignored). lbs uses them as they
+ *   are; dqs turns each into a unit dual quaternion in set_pose, projecting scale and shear
+ *   away (backends/common/dual_quat.h says how).
  * - Before any pose is set the output is the rest mesh. set_pose only records the pose: the
  *   shape moves to it at the next step (geometric backends ignore dt, but refuse a nonfinite
  *   or negative one).

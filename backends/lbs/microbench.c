@@ -235,6 +235,22 @@ int main(int argc, char** argv)
         printf("%-4s %-7s %12.1f %10.2f\n", b->name, simd, vertices / t[runs / 2] * 1e-6,
                ratio[runs / 2]);
     }
+    /* set_pose: lbs copies the matrices, dqs converts each to a dual quaternion. */
+    for (int b = 0; b < 2; ++b) {
+        void* one = NULL;
+        sinew_param params[1] = {{"simd", "scalar"}};
+        if (backends[b]->prepare(&host, &rig, params, 1, NULL, &one) != SINEW_OK) return 1;
+        enum { POSES = 200 };
+        for (uint32_t run = 0; run < runs; ++run) {
+            double t0 = now_seconds();
+            for (int k = 0; k < POSES; ++k) backends[b]->set_pose(one, &pose);
+            times[run] = (now_seconds() - t0) / POSES;
+        }
+        qsort(times, runs, sizeof(double), cmp_double);
+        printf("%-4s set_pose %8.2f us for %u joints\n", backends[b]->name, times[runs / 2] * 1e6,
+               joints);
+        backends[b]->destroy(one);
+    }
     free(times);
     free(pos);
     free(nrm);
