@@ -221,7 +221,7 @@ int main(int argc, char** argv)
         const sinew_backend_vtable* b = backends[i / SINEW_SIMD_COUNT];
         const char* simd = sinew_simd_name((sinew_simd)(i % SINEW_SIMD_COUNT));
         if (!inst[i]) {
-            printf("%-4s %-7s %12s\n", b->name, simd, "(not on this CPU)");
+            printf("%-4s %-7s %12s\n", b->name, simd, "(not available)");
             continue;
         }
         b->destroy(inst[i]);
