@@ -14,6 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUILD=${SINEW_BUILD_DIR:-$ROOT/build}
 JOBS=${SINEW_JOBS:-$(nproc 2>/dev/null || echo 2)}
 PACKAGES=(build-essential cmake pkg-config libcglm-dev libcmocka-dev libassimp-dev
+          libsuitesparse-dev libmeshoptimizer-dev
           assimp-testmodels)
 
 as_root() {

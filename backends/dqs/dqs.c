@@ -44,6 +44,7 @@ const sinew_backend_vtable sinew_backend_dqs = {
     sinew_geo_get_state,
     sinew_geo_set_state,
     sinew_geo_destroy,
+    NULL, /* bake: nothing pose-independent is worth baking */
 };
 
 static void dqs_convert_pose(const float* skinning, uint32_t joint_count, float* out)

@@ -41,6 +41,7 @@ const sinew_backend_vtable sinew_backend_lbs = {
     sinew_geo_get_state,
     sinew_geo_set_state,
     sinew_geo_destroy,
+    NULL, /* bake: nothing pose-independent is worth baking */
 };
 
 /* Stores each skinning matrix row-major, rows 0-2 then a zero row (row 3 of an affine

@@ -65,6 +65,13 @@ typedef struct sinew_rig_view {
     uint32_t padded_width;
     const uint32_t* padded_joints;
     const float* padded_weights;
+    /* Baked data loaded with the rig (sinew_rig_load_baked), or NULL/0. A backend whose name
+     * equals baked_backend restores its preparation from these bytes instead of recomputing;
+     * the runtime has checked the file's checksum, but the backend must still bounds-check
+     * every field it reads and refuse inconsistent data with SINEW_ERROR_FILE_FORMAT. */
+    const char* baked_backend;
+    const void* baked_data;
+    size_t baked_size;
 } sinew_rig_view;
 
 /* Where a backend writes the render mesh (host arrays with byte strides; normals may be NULL). */
@@ -101,6 +108,13 @@ enum {
     SINEW_BACKEND_FLAG_GPU = 1u << 1
 };
 
+/* Sink for a backend's baked blob: write appends `size` bytes (returns SINEW_OK or an error
+ * that the backend must pass on). */
+typedef struct sinew_bake_writer {
+    sinew_result (*write)(const void* data, size_t size, void* user);
+    void* user;
+} sinew_bake_writer;
+
 /* A backend: a table of functions. Every function receives the instance from prepare. All
  * return SINEW_OK or a negative result after logging one line through host->logger. */
 typedef struct sinew_backend_vtable {
@@ -123,6 +137,12 @@ typedef struct sinew_backend_vtable {
     sinew_result (*get_state)(void* instance, const sinew_state_view* state);
     sinew_result (*set_state)(void* instance, const sinew_state_view* state);
     void (*destroy)(void* instance);
+    /* Optional (may be NULL: the backend has nothing worth baking). Computes everything of the
+     * preparation that does not depend on the pose and writes it through `writer` as one
+     * blob, little-endian, that prepare can later restore from rig->baked_data. */
+    sinew_result (*bake)(const sinew_host_api* host, const sinew_rig_view* rig,
+                         const sinew_param* params, uint32_t param_count,
+                         const struct sinew_bake_writer* writer);
 } sinew_backend_vtable;
 
 /* What the host tells a plugin. */

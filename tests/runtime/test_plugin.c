@@ -132,7 +132,7 @@ static sinew_backend_vtable g_rigid = {
     "test-rigid",
 #endif
     0u, rigid_probe, rigid_prepare, rigid_set_pose, rigid_step, rigid_read, rigid_bind,
-    rigid_get_state, rigid_set_state, rigid_destroy
+    rigid_get_state, rigid_set_state, rigid_destroy, NULL
 };
 
 static const sinew_backend_vtable* g_tables[1] = { &g_rigid };
