@@ -94,4 +94,19 @@ sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vta
 
 bool sinew_matrix_finite(const float* m, uint32_t count);
 
+/* The live rig of a handle, or NULL (world.c). */
+sinew_rig_data* sinew_world_get_rig(const sinew_world* world, sinew_rig rig);
+
+/* ---- baked files (bake.c) ---- */
+/* A logger that begins every line with "<prefix>: ", so errors found deep inside (rig
+ * validation) still name the file they came from. */
+typedef struct sinew_prefix_logger {
+    sinew_logger inner;
+    const char* prefix;
+} sinew_prefix_logger;
+
+/* A copy of `host` whose logger goes through `storage` (which must outlive the copy). */
+sinew_host_api sinew_host_with_prefix(const sinew_host_api* host, const char* prefix,
+                                      sinew_prefix_logger* storage);
+
 #endif

@@ -3,9 +3,15 @@
  *
  * A rig is validated completely before anything is stored, so a refused descriptor leaves the
  * world untouched. Everything the rig owns lives in one allocation (`block`), laid out in two
- * passes: the first computes offsets, the second fills them. */
+ * passes: the first computes offsets, the second fills them.
+ *
+ * A descriptor carrying sinew_baked_rig_ext (a baked file) is "exact": its normals and weights
+ * are the runtime's own, so they are checked and copied unchanged rather than normalised
+ * again, which would not be bit for bit the same. */
 #include "internal.h"
 #include "weights.h"
+
+#include <sinew/sinew_bake.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +24,7 @@
 
 /* The first published size of each descriptor: smaller is refused, larger accepted. */
 #define RIG_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_rig_desc, max_influences) + sizeof(uint32_t)))
+#define BAKED_EXT_MIN_SIZE ((uint32_t)(offsetof(sinew_baked_rig_ext, size) + sizeof(size_t)))
 
 bool sinew_matrix_finite(const float* m, uint32_t count)
 {
@@ -28,7 +35,7 @@ bool sinew_matrix_finite(const float* m, uint32_t count)
 }
 
 static sinew_result validate_mesh(const sinew_host_api* host, const sinew_mesh_desc* mesh,
-                                  const char* which)
+                                  const char* which, bool exact)
 {
     if (mesh->vertex_count == 0)
         return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "rig: %s has zero vertices", which);
@@ -46,12 +53,24 @@ static sinew_result validate_mesh(const sinew_host_api* host, const sinew_mesh_d
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "rig: %s vertex %u has a non-finite position", which, i / 3u);
     }
+    if (exact && !mesh->normals)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: %s has no normals, which a baked rig must carry", which);
     if (mesh->normals) {
         for (uint32_t i = 0; i < mesh->vertex_count * 3u; ++i) {
             if (!isfinite(mesh->normals[i]))
                 return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                        "rig: %s vertex %u has a non-finite normal", which, i / 3u);
         }
+    }
+    /* Backends rely on unit normals, and an exact rig is not normalised again. */
+    for (uint32_t v = 0; exact && v < mesh->vertex_count; ++v) {
+        const float* n = mesh->normals + 3u * v;
+        double len2 = (double)n[0] * n[0] + (double)n[1] * n[1] + (double)n[2] * n[2];
+        if (!(fabs(len2 - 1.0) <= 1e-4))
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: %s vertex %u of a baked rig has a normal of length %g, "
+                                   "not 1", which, v, sqrt(len2));
     }
     for (uint32_t i = 0; i < mesh->triangle_count * 3u; ++i) {
         if (mesh->indices[i] >= mesh->vertex_count)
@@ -147,11 +166,39 @@ static void free_rows(const sinew_host_api* host, weight_rows* rows)
     memset(rows, 0, sizeof *rows);
 }
 
+/* Checks that the rows of an exact (baked) rig are what the runtime stores: sorted by
+ * decreasing weight, no joint twice, summing to 1. `seen` has joint_count entries, all
+ * UINT32_MAX on entry. */
+static sinew_result check_exact_rows(const sinew_host_api* host, const sinew_weights_desc* w,
+                                     uint32_t vertex_count, uint32_t* seen)
+{
+    for (uint32_t v = 0; v < vertex_count; ++v) {
+        double sum = 0.0;
+        for (uint32_t i = w->offsets[v]; i < w->offsets[v + 1]; ++i) {
+            if (i > w->offsets[v] && w->weights[i] > w->weights[i - 1])
+                return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                       "rig: the weights of vertex %u of a baked rig are not "
+                                       "sorted by decreasing weight", v);
+            if (seen[w->joints[i]] == v)
+                return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                       "rig: vertex %u of a baked rig names joint %u twice", v,
+                                       w->joints[i]);
+            seen[w->joints[i]] = v;
+            sum += w->weights[i];
+        }
+        if (!(fabs(sum - 1.0) <= 1e-4))
+            return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
+                                   "rig: the weights of vertex %u of a baked rig sum to %.7g, "
+                                   "not 1", v, sum);
+    }
+    return SINEW_OK;
+}
+
 /* Validates given weights, merges repeated joints, keeps the `cap` largest (0: all), sorts
- * and normalises. */
+ * and normalises. Exact rows are only checked and copied. */
 static sinew_result import_weights(const sinew_host_api* host, const sinew_weights_desc* w,
                                    uint32_t vertex_count, uint32_t joint_count, uint32_t cap,
-                                   weight_rows* out)
+                                   bool exact, weight_rows* out)
 {
     if (!w->joints || !w->weights)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
@@ -192,6 +239,29 @@ static sinew_result import_weights(const sinew_host_api* host, const sinew_weigh
         if (e - b > max_row) max_row = e - b;
     }
     uint32_t total = w->offsets[vertex_count];
+    if (exact) {
+        uint32_t* seen = (uint32_t*)sinew_host_alloc(host, (size_t)joint_count * sizeof(uint32_t));
+        out->offsets = (uint32_t*)sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof(uint32_t));
+        out->joints = (uint32_t*)sinew_host_alloc(host, (size_t)total * sizeof(uint32_t));
+        out->weights = (float*)sinew_host_alloc(host, (size_t)total * sizeof(float));
+        if (!seen || !out->offsets || !out->joints || !out->weights) {
+            sinew_host_free(host, seen);
+            free_rows(host, out);
+            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory for weights");
+        }
+        memset(seen, 0xFF, (size_t)joint_count * sizeof(uint32_t));
+        sinew_result r = check_exact_rows(host, w, vertex_count, seen);
+        sinew_host_free(host, seen);
+        if (r != SINEW_OK) {
+            free_rows(host, out);
+            return r;
+        }
+        memcpy(out->offsets, w->offsets, ((size_t)vertex_count + 1) * sizeof(uint32_t));
+        memcpy(out->joints, w->joints, (size_t)total * sizeof(uint32_t));
+        memcpy(out->weights, w->weights, (size_t)total * sizeof(float));
+        out->max_row = max_row;
+        return SINEW_OK;
+    }
     out->offsets = (uint32_t*)sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof(uint32_t));
     out->joints = (uint32_t*)sinew_host_alloc(host, (size_t)total * sizeof(uint32_t));
     out->weights = (float*)sinew_host_alloc(host, (size_t)total * sizeof(float));
@@ -297,7 +367,7 @@ static void plan_mesh(size_t* offset, const sinew_mesh_desc* m, mesh_layout* l)
     l->submeshes = take(offset, (size_t)(m->submesh_count ? m->submesh_count : 1u) * 4u);
 }
 
-static void fill_mesh(char* block, const sinew_mesh_desc* m, const mesh_layout* l,
+static void fill_mesh(char* block, const sinew_mesh_desc* m, const mesh_layout* l, bool exact,
                       sinew_mesh_view* view)
 {
     float* positions = (float*)(block + l->positions);
@@ -306,7 +376,11 @@ static void fill_mesh(char* block, const sinew_mesh_desc* m, const mesh_layout* 
     uint32_t* submeshes = (uint32_t*)(block + l->submeshes);
     memcpy(positions, m->positions, (size_t)m->vertex_count * 12u);
     memcpy(indices, m->indices, (size_t)m->triangle_count * 12u);
-    fill_normals(m, normals);
+    if (exact) {
+        memcpy(normals, m->normals, (size_t)m->vertex_count * 12u);
+    } else {
+        fill_normals(m, normals);
+    }
     if (m->submesh_count) {
         memcpy(submeshes, m->submesh_first_triangle, (size_t)m->submesh_count * 4u);
     } else {
@@ -321,6 +395,33 @@ static void fill_mesh(char* block, const sinew_mesh_desc* m, const mesh_layout* 
     view->submesh_first_triangle = submeshes;
 }
 
+/* The baked-rig extension of a descriptor's chain, or NULL; the only extension a rig takes. */
+static sinew_result find_baked_ext(const sinew_host_api* host, const void* next,
+                                   const sinew_baked_rig_ext** out)
+{
+    *out = NULL;
+    if (!next) return SINEW_OK;
+    const sinew_ext_header* h = (const sinew_ext_header*)next;
+    if (h->type != SINEW_EXT_BAKED_RIG)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "rig: desc.next holds extension type 0x%x, and a rig takes only "
+                               "SINEW_EXT_BAKED_RIG", (unsigned)h->type);
+    if (h->struct_size < BAKED_EXT_MIN_SIZE)
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "rig: sinew_baked_rig_ext.struct_size %u is too small (at least "
+                               "%u; use SINEW_BAKED_RIG_EXT_INIT)", h->struct_size,
+                               BAKED_EXT_MIN_SIZE);
+    if (h->next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "rig: sinew_baked_rig_ext.next is not NULL, and nothing may "
+                               "follow it");
+    *out = (const sinew_baked_rig_ext*)next;
+    return SINEW_OK;
+}
+
+static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc* desc,
+                               const sinew_baked_rig_ext* baked, sinew_rig_data** out);
+
 sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_desc* desc,
                                    sinew_rig_data** out)
 {
@@ -330,9 +431,39 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
                                "rig: struct_size %u is too small (at least %u; use "
                                "SINEW_RIG_DESC_INIT)", desc->struct_size, RIG_DESC_MIN_SIZE);
-    if (desc->next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "rig: desc.next is not NULL, and no rig extension is supported");
+    const sinew_baked_rig_ext* baked = NULL;
+    sinew_result r = find_baked_ext(host, desc->next, &baked);
+    if (r != SINEW_OK) return r;
+    if (!baked || !baked->source) return create_rig(host, desc, baked, out);
+    /* Every line of a baked rig names where it came from (the file). */
+    sinew_prefix_logger prefix;
+    sinew_host_api named = sinew_host_with_prefix(host, baked->source, &prefix);
+    return create_rig(&named, desc, baked, out);
+}
+
+static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc* desc,
+                               const sinew_baked_rig_ext* baked, sinew_rig_data** out)
+{
+    const bool exact = baked != NULL;
+    const char* baked_backend = baked && baked->backend && baked->backend[0] ? baked->backend : NULL;
+    if (baked) {
+        if (baked_backend && strlen(baked_backend) > 63)
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: baked backend name is longer than 63 bytes");
+        if (baked_backend && (!baked->data || baked->size == 0))
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: baked data for backend \"%s\" is empty", baked_backend);
+        if (!baked_backend && (baked->data || baked->size))
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: baked data (%zu bytes) names no backend", baked->size);
+        if (desc->weights.offsets == NULL)
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: a baked rig must carry its weights");
+        if (desc->max_influences != 0)
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: max_influences %u on a baked rig, whose weights are kept "
+                                   "as they are (use 0)", desc->max_influences);
+    }
     const sinew_skeleton_desc* sk = &desc->skeleton;
     if (sk->joint_count == 0)
         return sinew_host_fail(host, SINEW_ERROR_SKELETON, "rig: the skeleton has no joint");
@@ -351,11 +482,11 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
             return sinew_host_fail(host, SINEW_ERROR_SKELETON,
                                    "rig: the bind matrix of joint %u is singular", j);
     }
-    sinew_result r = validate_mesh(host, &desc->render_mesh, "render mesh");
+    sinew_result r = validate_mesh(host, &desc->render_mesh, "render mesh", exact);
     if (r != SINEW_OK) return r;
     bool has_sim = desc->simulation_mesh.vertex_count > 0 || desc->simulation_mesh.positions;
     if (has_sim) {
-        r = validate_mesh(host, &desc->simulation_mesh, "simulation mesh");
+        r = validate_mesh(host, &desc->simulation_mesh, "simulation mesh", exact);
         if (r != SINEW_OK) return r;
     }
     bool given_weights = desc->weights.offsets != NULL;
@@ -377,7 +508,7 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
     weight_rows rows = { 0 };
     const sinew_mesh_desc* rm = &desc->render_mesh;
     if (given_weights) {
-        r = import_weights(host, &desc->weights, rm->vertex_count, jn, cap, &rows);
+        r = import_weights(host, &desc->weights, rm->vertex_count, jn, cap, exact, &rows);
     } else {
         sinew_auto_weights aw = { 0 };
         r = sinew_compute_auto_weights(host, rm->vertex_count, rm->positions, rm->triangle_count,
@@ -406,6 +537,8 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
         names_bytes += (sk->names && sk->names[j] ? strlen(sk->names[j]) : 0u) + 1u;
     }
     size_t rig_name_bytes = (desc->name ? strlen(desc->name) : 0u) + 1u;
+    size_t baked_name_bytes = baked_backend ? strlen(baked_backend) + 1u : 0u;
+    size_t baked_size = baked_backend ? baked->size : 0u;
 
     /* Pass 1: offsets. */
     size_t size = 0;
@@ -425,6 +558,8 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
     size_t o_ww = take(&size, (size_t)entries * 4u);
     size_t o_pj = take(&size, (size_t)rm->vertex_count * width * 4u);
     size_t o_pw = take(&size, (size_t)rm->vertex_count * width * 4u);
+    size_t o_baked_name = take(&size, baked_name_bytes);
+    size_t o_baked = take(&size, baked_size);
 
     char* block = (char*)sinew_host_alloc(host, size);
     if (!block) {
@@ -464,8 +599,15 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
     v->inverse_bind_matrices = inv;
     rig->fk_order = (uint32_t*)(block + o_order);
     memcpy(rig->fk_order, order, (size_t)jn * 4u);
-    fill_mesh(block, rm, &render_l, &v->render_mesh);
-    if (has_sim) fill_mesh(block, &desc->simulation_mesh, &sim_l, &v->simulation_mesh);
+    fill_mesh(block, rm, &render_l, exact, &v->render_mesh);
+    if (has_sim) fill_mesh(block, &desc->simulation_mesh, &sim_l, exact, &v->simulation_mesh);
+    if (baked_backend) {
+        memcpy(block + o_baked_name, baked_backend, baked_name_bytes);
+        memcpy(block + o_baked, baked->data, baked_size);
+        v->baked_backend = block + o_baked_name;
+        v->baked_data = block + o_baked;
+        v->baked_size = baked_size;
+    }
 
     uint32_t* woff = (uint32_t*)(block + o_woff);
     uint32_t* wj = (uint32_t*)(block + o_wj);

@@ -279,6 +279,11 @@ static sinew_rig_data* rig_get(const sinew_world* world, sinew_rig rig, uint32_t
     return s->rig;
 }
 
+sinew_rig_data* sinew_world_get_rig(const sinew_world* world, sinew_rig rig)
+{
+    return rig_get(world, rig, NULL);
+}
+
 static sinew_skin_data* skin_get(const sinew_world* world, sinew_skin skin)
 {
     uint32_t slot, gen;

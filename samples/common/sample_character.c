@@ -21,7 +21,19 @@ sinew_result sample_character_load(const char* path, const sinew_logger* logger,
     }
     FILE* probe = fopen(path, "rb");
     if (!probe) return sample_fail(SINEW_ERROR_FILE_NOT_FOUND, "character file %s not found", path);
+    char magic[8];
+    size_t got = fread(magic, 1, sizeof magic, probe);
     fclose(probe);
+    if (got == sizeof magic && memcmp(magic, "SINEWBAK", sizeof magic) == 0) {
+        sinew_baked_file* baked = NULL;
+        sinew_result r = sinew_bake_read(path, logger, &baked);
+        if (r != SINEW_OK) return r;   /* the reader logged the line */
+        out->baked = baked;
+        out->name = baked->rig.name && *baked->rig.name ? baked->rig.name : path;
+        out->source = baked->source_path;
+        out->rig = baked->rig;
+        return SINEW_OK;
+    }
 
     sinew_import_options options = SINEW_IMPORT_OPTIONS_INIT;
     options.logger = logger;
@@ -199,6 +211,7 @@ void sample_character_free(sample_character* character)
 {
     if (!character) return;
     if (character->imported) sinew_import_free(character->imported);
+    sinew_bake_free(character->baked);
     free_arm((arm_storage*)character->storage);
     memset(character, 0, sizeof *character);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <sinew/sinew.h>
+#include <sinew/sinew_bake.h>
 #include <sinew/sinew_import.h>
 
 /* A character ready for sinew_rig_create, whether it came from a file or from code. The
@@ -14,16 +15,21 @@ typedef struct sample_character {
     const char* name;
     const char* source;                 /* the file path, or "procedural arm" */
     sinew_rig_desc rig;                 /* pass &rig to sinew_rig_create */
-    const float* rest_local;            /* joint_count * 16 rest local transforms */
+    const float* rest_local;            /* joint_count * 16 rest local transforms (NULL for a
+                                           baked file) */
     uint32_t animation_count;
     const sinew_animation* animations;
     sinew_character* imported;          /* owner of the arrays for a loaded file, else NULL */
     void* storage;                      /* owner of the arrays for a procedural one, else NULL */
+    sinew_baked_file* baked;            /* owner of the arrays for a baked file, else NULL */
 } sample_character;
 
 /* Loads `path` with sinew_import_character: `.ini` is the text format, anything else goes to
- * assimp. A missing file is SINEW_ERROR_FILE_NOT_FOUND (the samples treat it as "data
- * absent"); other errors are the importer's. logger NULL: stderr. */
+ * assimp. A baked file (sinew-bake's output, recognised by its "SINEWBAK" magic) is read with
+ * sinew_bake_read instead: `rig` then carries the baked-rig extension, so sinew_rig_create
+ * gives the rig exactly as baked with the backend's blob attached; it has no animation.
+ * A missing file is SINEW_ERROR_FILE_NOT_FOUND (the samples treat it as "data absent"); other
+ * errors are the importer's or the baked-file reader's. logger NULL: stderr. */
 sinew_result sample_character_load(const char* path, const sinew_logger* logger,
                                    sample_character* out);
 

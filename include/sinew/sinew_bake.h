@@ -1,0 +1,104 @@
+/*
+ * sinew baked files: a rig and one backend's pose-independent preparation, computed once
+ * offline and loaded in milliseconds.
+ * SPDX-License-Identifier: MIT
+ *
+ * A baked file (`.sinew`) holds a rig exactly as the runtime stores it (skeleton, render mesh,
+ * simulation mesh, sub-meshes, normalised weights, unit normals) and, when the backend it was
+ * baked for has a `bake` function (sinew_plugin.h), that backend's blob. Loading it skips the
+ * importer and the automatic weights, and the backend restores its preparation from the blob
+ * instead of recomputing it. A backend without `bake` (lbs, dqs) gives a file with the rig only.
+ *
+ * The file is little-endian, versioned and checksummed (CRC-32C of the payload); README.md
+ * ("Baked files") and runtime/bake.c describe the layout. A file is untrusted input: every
+ * count, index and value is checked when it is read.
+ */
+#ifndef SINEW_SINEW_BAKE_H
+#define SINEW_SINEW_BAKE_H
+
+#include "sinew.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The newest file format this runtime writes and reads. */
+#define SINEW_BAKE_FORMAT_VERSION 1u
+
+/* Extension type of sinew_baked_rig_ext. It lives here rather than in sinew_ext_type so that
+ * sinew.h stays as published; the value is reserved for it. */
+#define SINEW_EXT_BAKED_RIG ((sinew_ext_type)0x400)
+
+/* Chained to sinew_rig_desc.next, it marks the descriptor's arrays as a rig the runtime stored
+ * before (what sinew_bake_read returns): sinew_rig_create then keeps them bit for bit instead
+ * of normalising them, and attaches the backend data to the rig's view. With it:
+ * - both meshes must carry normals, each of unit length; they are copied unchanged;
+ * - weights are required, each row sorted by decreasing weight, without a repeated joint,
+ *   summing to 1 (within 1e-4); they are copied unchanged; max_influences must be 0;
+ * - everything else is validated as for any rig, with the same result codes, and every error
+ *   line begins with `source` when given. */
+typedef struct sinew_baked_rig_ext {
+    uint32_t struct_size;
+    sinew_ext_type type;                /* SINEW_EXT_BAKED_RIG */
+    const void* next;                   /* must be NULL */
+    const char* source;                 /* optional: e.g. "baked file PATH", for messages */
+    const char* backend;                /* NULL or "": no backend data */
+    const void* data;                   /* the backend's blob (copied into the rig) */
+    size_t size;                        /* > 0 exactly when backend is given */
+} sinew_baked_rig_ext;
+
+#define SINEW_BAKED_RIG_EXT_INIT \
+    { (uint32_t)sizeof(sinew_baked_rig_ext), SINEW_EXT_BAKED_RIG, NULL, NULL, NULL, NULL, 0u }
+
+/* Writes `rig` and, when `backend` names a backend with a `bake` function, that backend's blob
+ * (computed by calling it with `params`) to `path`. backend NULL: the rig only. The file is
+ * written as `path`.tmp and renamed over `path` when complete, so `path` never holds half a
+ * file. Progress goes to the world's logger at SINEW_LOG_INFO. Errors: INVALID_ARGUMENT,
+ * INVALID_HANDLE, UNKNOWN_BACKEND, PARAMETER, FILE_NOT_FOUND (the folder does not exist),
+ * FILE_READ (any other I/O error, writing included), OUT_OF_MEMORY, and whatever the backend's
+ * bake returns; each with one log line. */
+SINEW_API sinew_result sinew_bake_write(sinew_world* world, sinew_rig rig, const char* backend,
+                                        const sinew_param* params, uint32_t param_count,
+                                        const char* path);
+
+/* Reads a baked file and creates its rig: the same arrays, bit for bit, that were written,
+ * with the backend's blob in the rig's view (baked_backend, baked_data, baked_size; owned by
+ * the rig). Errors, each with one log line naming the file: FILE_NOT_FOUND; FILE_READ;
+ * FILE_FORMAT (wrong magic, inconsistent sizes, a bad or missing chunk, or a checksum
+ * mismatch); FILE_TRUNCATED (shorter than its header says); UNSUPPORTED (a newer format
+ * version); and for invalid content the codes of sinew_rig_create (JOINT_INDEX, NONFINITE,
+ * SKELETON, ...). A failed load changes nothing in the world. */
+SINEW_API sinew_result sinew_rig_load_baked(sinew_world* world, const char* path,
+                                            sinew_rig* out_rig);
+
+/* The backend data attached to a rig (NULL/0 when it has none). Any out pointer may be NULL;
+ * the pointers stay valid until the rig is destroyed. */
+SINEW_API sinew_result sinew_rig_get_baked(const sinew_world* world, sinew_rig rig,
+                                           const char** backend, const void** data,
+                                           size_t* size);
+
+/* A baked file read without a world, e.g. by tools that also need the arrays themselves.
+ * `rig` is ready for sinew_rig_create (its next points to `baked`), and has passed the same
+ * validation. Everything belongs to the file object; sinew_bake_free releases it. */
+typedef struct sinew_baked_file {
+    char* source_path;
+    uint32_t format_version;
+    sinew_rig_desc rig;
+    sinew_baked_rig_ext baked;
+    const sinew_param* params;          /* the backend parameters the bake used */
+    uint32_t param_count;
+    void* internal;                     /* storage; do not touch */
+} sinew_baked_file;
+
+/* Reads and checks a baked file as sinew_rig_load_baked does (same errors), logging through
+ * `logger` (NULL: errors and warnings to stderr). */
+SINEW_API sinew_result sinew_bake_read(const char* path, const sinew_logger* logger,
+                                       sinew_baked_file** out_file);
+/* NULL is ignored. */
+SINEW_API void sinew_bake_free(sinew_baked_file* file);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SINEW_SINEW_BAKE_H */
