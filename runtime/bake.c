@@ -489,6 +489,8 @@ typedef struct kept_block {
 
 typedef struct baked_impl {
     sinew_baked_file file;              /* what the caller sees; internal points back here */
+    sinew_rig_desc rig;                 /* file.rig points here */
+    sinew_baked_rig_ext baked;          /* file.baked and rig.next point here */
     sinew_allocator allocator;          /* what to free with */
     kept_block* blocks;
 } baked_impl;
@@ -709,7 +711,7 @@ static sinew_result read_backend(const sinew_host_api* host, baked_impl* impl, c
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
                                "chunk BKND has %llu bytes after its last parameter",
                                (unsigned long long)c.left);
-    impl->file.baked.backend = name;
+    impl->baked.backend = name;
     impl->file.params = params;
     impl->file.param_count = count;
     return SINEW_OK;
@@ -866,13 +868,17 @@ static sinew_result read_baked(const sinew_host_api* whost, const char* path,
     const sinew_host_api* host = &named;
 
     sinew_baked_file* file = &impl->file;
+    file->struct_size = (uint32_t)sizeof *file;
     file->internal = impl;
     file->source_path = source;
+    file->rig = &impl->rig;
+    file->baked = &impl->baked;
     sinew_rig_desc init = SINEW_RIG_DESC_INIT;
-    file->rig = init;
+    impl->rig = init;
     sinew_baked_rig_ext ext = SINEW_BAKED_RIG_EXT_INIT;
-    file->baked = ext;
-    file->baked.source = label;
+    impl->baked = ext;
+    impl->baked.source = label;
+    sinew_rig_desc* rig = &impl->rig;
 
     const uint8_t* payload = NULL;
     uint64_t payload_size = 0, base = 0;
@@ -926,31 +932,31 @@ static sinew_result read_baked(const sinew_host_api* whost, const char* path,
                             present[CHUNK_BKND] ? "BLOB" : "BKND");
     if (r == SINEW_OK) {
         cursor c = chunks[CHUNK_RIG0];
-        file->rig.name = take_string(host, impl, &c, c.left, "the rig name", &r);
+        rig->name = take_string(host, impl, &c, c.left, "the rig name", &r);
     }
-    if (r == SINEW_OK) r = read_skeleton(host, impl, chunks[CHUNK_SKEL], &file->rig.skeleton);
+    if (r == SINEW_OK) r = read_skeleton(host, impl, chunks[CHUNK_SKEL], &rig->skeleton);
     if (r == SINEW_OK)
-        r = read_mesh(host, impl, CHUNK_MESH, chunks[CHUNK_MESH], &file->rig.render_mesh);
+        r = read_mesh(host, impl, CHUNK_MESH, chunks[CHUNK_MESH], &rig->render_mesh);
     if (r == SINEW_OK && present[CHUNK_SIMM])
-        r = read_mesh(host, impl, CHUNK_SIMM, chunks[CHUNK_SIMM], &file->rig.simulation_mesh);
+        r = read_mesh(host, impl, CHUNK_SIMM, chunks[CHUNK_SIMM], &rig->simulation_mesh);
     if (r == SINEW_OK)
-        r = read_weights(host, impl, chunks[CHUNK_WGHT], file->rig.render_mesh.vertex_count,
-                         &file->rig.weights);
+        r = read_weights(host, impl, chunks[CHUNK_WGHT], rig->render_mesh.vertex_count,
+                         &rig->weights);
     if (r == SINEW_OK && present[CHUNK_BKND]) r = read_backend(host, impl, chunks[CHUNK_BKND]);
     if (r == SINEW_OK && present[CHUNK_BLOB]) {
         if (chunks[CHUNK_BLOB].left == 0) {
             r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk BLOB is empty");
         } else {
             /* The blob stays in the payload the file keeps: no copy. */
-            file->baked.data = chunks[CHUNK_BLOB].p;
-            file->baked.size = (size_t)chunks[CHUNK_BLOB].left;
+            impl->baked.data = chunks[CHUNK_BLOB].p;
+            impl->baked.size = (size_t)chunks[CHUNK_BLOB].left;
         }
     }
     if (r != SINEW_OK) {
         free_impl(impl);
         return r;
     }
-    file->rig.next = &file->baked;
+    rig->next = &impl->baked;
     *out_impl = impl;
     return SINEW_OK;
 }
@@ -967,7 +973,7 @@ sinew_result sinew_rig_load_baked(sinew_world* world, const char* path, sinew_ri
     sinew_result r = read_baked(&world->host, path, &impl);
     if (r != SINEW_OK) return r;
     /* The rig checks the content; its lines begin with the file's name (baked.source). */
-    r = sinew_rig_create(world, &impl->file.rig, out_rig);
+    r = sinew_rig_create(world, &impl->rig, out_rig);
     free_impl(impl);
     return r;
 }
@@ -1039,7 +1045,7 @@ sinew_result sinew_bake_read(const char* path, const sinew_logger* logger,
     /* Build (and drop) the rig once, so the caller gets only content that sinew_rig_create
      * accepts: tools index the arrays before they create a rig. */
     sinew_rig_data* check = NULL;
-    r = sinew_rig_data_create(&host, &impl->file.rig, &check);
+    r = sinew_rig_data_create(&host, &impl->rig, &check);
     if (r != SINEW_OK) {
         free_impl(impl);
         return r;

@@ -78,13 +78,16 @@ SINEW_API sinew_result sinew_rig_get_baked(const sinew_world* world, sinew_rig r
                                            size_t* size);
 
 /* A baked file read without a world, e.g. by tools that also need the arrays themselves.
- * `rig` is ready for sinew_rig_create (its next points to `baked`), and has passed the same
- * validation. Everything belongs to the file object; sinew_bake_free releases it. */
+ * `rig` is ready for sinew_rig_create (its next points to `baked`) and has passed the same
+ * validation. Everything belongs to the file object; sinew_bake_free releases it. The
+ * descriptors are reached through pointers so that this struct's layout does not change when
+ * they grow; later fields are only appended (struct_size tells which exist). */
 typedef struct sinew_baked_file {
-    char* source_path;
+    uint32_t struct_size;               /* sizeof(sinew_baked_file) of the runtime */
     uint32_t format_version;
-    sinew_rig_desc rig;
-    sinew_baked_rig_ext baked;
+    const char* source_path;
+    const sinew_rig_desc* rig;
+    const sinew_baked_rig_ext* baked;   /* backend name and blob (NULL/0 when none) */
     const sinew_param* params;          /* the backend parameters the bake used */
     uint32_t param_count;
     void* internal;                     /* storage; do not touch */

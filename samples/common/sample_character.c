@@ -29,9 +29,9 @@ sinew_result sample_character_load(const char* path, const sinew_logger* logger,
         sinew_result r = sinew_bake_read(path, logger, &baked);
         if (r != SINEW_OK) return r;   /* the reader logged the line */
         out->baked = baked;
-        out->name = baked->rig.name && *baked->rig.name ? baked->rig.name : path;
+        out->name = baked->rig->name && *baked->rig->name ? baked->rig->name : path;
         out->source = baked->source_path;
-        out->rig = baked->rig;
+        out->rig = *baked->rig;
         return SINEW_OK;
     }
 
