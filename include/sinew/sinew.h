@@ -94,6 +94,7 @@ typedef enum sinew_ext_type {
     SINEW_EXT_VULKAN_OUTPUT = 0x100,
     SINEW_EXT_CUDA_OUTPUT = 0x200,
     SINEW_EXT_BACKEND_PARAMS = 0x300,
+    SINEW_EXT_BAKED_RIG = 0x400,        /* sinew_baked_rig_ext, sinew_bake.h */
     SINEW_EXT_TYPE_MAX_ENUM = 0x7FFFFFFF
 } sinew_ext_type;
 

@@ -25,10 +25,6 @@ extern "C" {
 /* The newest file format this runtime writes and reads. */
 #define SINEW_BAKE_FORMAT_VERSION 1u
 
-/* Extension type of sinew_baked_rig_ext. It lives here rather than in sinew_ext_type so that
- * sinew.h stays as published; the value is reserved for it. */
-#define SINEW_EXT_BAKED_RIG ((sinew_ext_type)0x400)
-
 /* Chained to sinew_rig_desc.next, it marks the descriptor's arrays as a rig the runtime stored
  * before (what sinew_bake_read returns): sinew_rig_create then keeps them bit for bit instead
  * of normalising them, and attaches the backend data to the rig's view. With it:
