@@ -15,9 +15,10 @@
  * convergence is quadratic, so X_{k+1} is then within about tol^2 / 2 of the limit (measured:
  * orthonormal to 4e-7). That takes 2-3 steps for stretches within [0.7, 1.3], 3-4 within
  * [0.2, 2] and 4-5 for condition numbers up to 1e6 (tests/math and the microbenchmark
- * measure this). If it has not happened after SINEW_POLAR3_NEWTON_MAX_ITER steps (F with a
- * positive determinant but badly conditioned, a case the det(F) < 1e-5 rule misses), the SVD
- * path is taken as well, so the result is always a rotation.
+ * measure this). If it has not happened after SINEW_POLAR3_NEWTON_MAX_ITER steps, or it has
+ * converged to a reflection (F with a positive determinant but so badly conditioned that
+ * rounding flips its sign, cases the det(F) < 1e-5 rule misses), the SVD path is taken as well,
+ * so the result is always a rotation.
  *
  * Matrices are float[9], row-major: m[3 * row + col]. Finite input gives finite output; the
  * zero matrix gives the identity. Plain C11 that also compiles as CUDA C++ (SINEW_HD). The
@@ -66,6 +67,13 @@ static inline SINEW_HD void sinew_polar3_svd(const float F[9], float R[9])
     }
 }
 
+/* t[0] + ... + t[8] as a tree of depth 4 rather than a chain of 8: a Newton step is one long
+ * chain of dependent operations, and this shortens it (1-2 % faster, measured). */
+static inline SINEW_HD float sinew_polar3_sum9(const float t[9])
+{
+    return ((t[0] + t[1]) + (t[2] + t[3])) + (((t[4] + t[5]) + (t[6] + t[7])) + t[8]);
+}
+
 /* One scaled Newton step X <- (g X + X^-T / g) / 2 in place; returns |X_new - X_old|_F^2.
  * The rows of the cofactor matrix C are row1 x row2, row2 x row0, row0 x row1, so that
  * X^-T = C / det X. A singular X gives a non-finite result, which the caller's tolerance test
@@ -83,23 +91,26 @@ static inline SINEW_HD float sinew_polar3_newton_step(float X[9])
     C[7] = X[2] * X[3] - X[0] * X[5];
     C[8] = X[0] * X[4] - X[1] * X[3];
     float det = (X[0] * C[0] + X[1] * C[1]) + X[2] * C[2];
-    float nx = X[0] * X[0], nc = C[0] * C[0];
-    for (int k = 1; k < 9; ++k) {
-        nx = nx + X[k] * X[k];
-        nc = nc + C[k] * C[k];
+    float x2[9], c2[9];
+    for (int k = 0; k < 9; ++k) {
+        x2[k] = X[k] * X[k];
+        c2[k] = C[k] * C[k];
     }
-    /* |X^-1|_F = |C|_F / |det|, so g^2 = sqrt(nc / nx) / |det| (Higham 1986, Sec. 3.3). */
+    float nx = sinew_polar3_sum9(x2);
+    float nc = sinew_polar3_sum9(c2);
+    /* |X^-1|_F = |C|_F / |det|, so g^2 = sqrt(nc / nx) / |det| (Higham 1986, Sec. 3.3). Fewer
+     * square roots and divisions (one division for all three) measured no faster. */
     float g = sqrtf(sqrtf(nc / nx) / fabsf(det));
     float a = 0.5f * g;
     float b = 0.5f / (g * det);
-    float diff = 0.0f;
+    float d2[9];
     for (int k = 0; k < 9; ++k) {
         float x = a * X[k] + b * C[k];
         float d = x - X[k];
-        diff = diff + d * d;
+        d2[k] = d * d;
         X[k] = x;
     }
-    return diff;
+    return sinew_polar3_sum9(d2);
 }
 
 /* Higham's scaled Newton iteration alone. Returns 1 when it converged (R is then the
@@ -122,7 +133,11 @@ static inline SINEW_HD int sinew_polar3_newton(const float F[9], float R[9])
  * SINEW_POLAR3_PATH_SVD. R must not alias F. */
 static inline SINEW_HD int sinew_polar3(const float F[9], float R[9])
 {
-    if (sinew_polar3_det(F) >= SINEW_POLAR3_DET_MIN && sinew_polar3_newton(F, R))
+    /* The last test catches an F whose determinant is positive by one rounding and negative by
+     * another (condition number beyond 1 / eps, e.g. singular values 1e3, 0.6, 6e-5): Newton
+     * then converges to a reflection. */
+    if (sinew_polar3_det(F) >= SINEW_POLAR3_DET_MIN && sinew_polar3_newton(F, R) &&
+        sinew_polar3_det(R) > 0.0f)
         return SINEW_POLAR3_PATH_NEWTON;
     sinew_polar3_svd(F, R);
     return SINEW_POLAR3_PATH_SVD;

@@ -203,6 +203,12 @@ static void test_degenerate(void** state)
         math_matrix_from_svd(&rng, t, F, NULL);
         sinew_polar3(F, R);
         check_rotation(R, "nearly singular", n);
+        /* det F > 1e-5 but condition number beyond 1 / eps: rounding can flip the sign of the
+         * determinant inside Newton, which would then converge to a reflection. */
+        double u[3] = {1e3, math_rng_range(&rng, 1e-3, 1.0), math_rng_range(&rng, 1e-6, 1e-3)};
+        math_matrix_from_svd(&rng, u, F, NULL);
+        sinew_polar3(F, R);
+        check_rotation(R, "positive det, cond > 1e7", n);
     }
 }
 
