@@ -151,6 +151,9 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
     /* Built-in backends go through the same validation as a plugin's. */
     sinew_result r = sinew_world_add_backend(world, &sinew_backend_lbs, 0);
     if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_dqs, 0);
+#if defined(SINEW_HAVE_PS)
+    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_ps, 0);
+#endif
     if (r != SINEW_OK) {
         sinew_world_destroy(world);
         return r;

@@ -7,5 +7,8 @@
 
 extern const sinew_backend_vtable sinew_backend_lbs;  /* backends/lbs */
 extern const sinew_backend_vtable sinew_backend_dqs;  /* backends/dqs */
+#if defined(SINEW_HAVE_PS)
+extern const sinew_backend_vtable sinew_backend_ps;   /* backends/ps (needs CHOLMOD) */
+#endif
 
 #endif

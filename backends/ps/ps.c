@@ -1,0 +1,658 @@
+/* The `ps` backend: projective skinning (Komaritzan and Botsch 2018, "Projective Skinning",
+ * ../shared/papers/projective-skinning-2018.txt) on the CPU. A volumetric skeleton of capsules
+ * and spheres (Sec. 3.1), the skin shrunk onto it (Sec. 3.2), a tissue layer of prisms split
+ * into tetrahedra (Sec. 3.3), simulated with projective dynamics (Sec. 4, 4.1) and upsampled
+ * to the render mesh (Sec. 6). No skin weights are needed.
+ * SPDX-License-Identifier: MIT
+ *
+ * Parameters (sinew_param strings; an unknown or repeated key or a bad value is
+ * SINEW_ERROR_PARAMETER with one log line):
+ *
+ *   key            default  meaning
+ *   iterations     10       local/global iterations per step (1..1000), Sec. 4
+ *   timestep       1/60     h of the mass term, seconds (0 < h <= 1). The system matrix holds
+ *                           M / h^2 and is factored once, so h is fixed at prepare: every step
+ *                           call advances the simulation by h, whatever dt it is given (dt is
+ *                           only checked: finite and >= 0). Call step once per frame of h.
+ *   damping        0.95     lambda of v = lambda (x_{t+1} - x_t) / h (2019 paper, Sec. 3):
+ *                           1 keeps all momentum (no damping), 0 none (quasi-static); 0..1
+ *   strain_weight  1        stiffness of the strain constraints per unit rest volume (> 0);
+ *                           only its ratio to mass and anchor_weight matters
+ *   anchor_weight  1000     stiffness of the soft anchors that pull each base vertex to its
+ *                           bone, relative to the strain stiffness at that vertex (> 0)
+ *   mass           0.001    tissue density (> 0). The mass of a vertex is mass * its share of
+ *                           the tet volumes / T^2, T the mean tissue thickness of the rig, so
+ *                           that the tissue's wobble does not depend on the rig's units: a
+ *                           layer of any thickness rings at roughly sqrt(strain_weight / mass)
+ *                           / (2 pi) times a shape factor of order 1 (larger mass: slower,
+ *                           longer secondary motion)
+ *   collisions     0        local collisions (Sec. 5): 1 is SINEW_ERROR_UNSUPPORTED until they
+ *                           are built
+ *   profile        0        1: time the local step, right-hand side, solve and upsampling of
+ *                           every step and report the means in one INFO line when the skin is
+ *                           destroyed
+ *
+ * Contract (what the vtable documentation leaves to the backend):
+ * - Rig: any skeleton with at least one joint (bones are the segments between a joint and each
+ *   child at a different position); no skin weights are read. The simulated mesh is the rig's
+ *   simulation mesh when it has one (upsampled to the render mesh), else the render mesh;
+ *   coincident vertices are welded first so that seams do not tear.
+ * - Poses: each bone moves with its parent joint's skinning matrix, taken as affine.
+ * - Before any step the output is the rest mesh. set_pose records the pose; the next step
+ *   simulates one time step of h towards it. Outputs are positions and normals of the render
+ *   mesh: normals are the rest normals carried by the rotation of the simulated surface.
+ * - State: get_state gives the current render positions and velocities interpolated from the
+ *   simulated skin. set_state takes a render-mesh shape (e.g. from lbs when swapping backends):
+ *   the skin vertices start from it (with a separate simulation mesh: from the rest-pose
+ *   position of each simulation vertex on the render surface, carried along with the given
+ *   shape), base vertices jump to their anchors at the next step, velocities are the given
+ *   ones (or zero). Until the next step the output is exactly the given positions.
+ * - Output and binding behave like the geometric backends (backends/common/skin_geometric.h):
+ *   a bound step writes only the caller's arrays, the own buffers are refreshed on demand.
+ * - Baking: `bake` writes the pose-independent model (skeleton, shrunken skin and its bone
+ *   assignment, welded triangles, upsampling data) little-endian; prepare restores it when the
+ *   rig carries a "ps" blob and then only rebuilds the tetrahedra's rest data and the factor.
+ * - CHOLMOD allocates its factor with the C library's malloc, not the host allocator. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtin_backends.h"
+#include "ps_internal.h"
+
+#define PS_MAGIC 0x70736b6eu
+
+typedef enum ps_shape { PS_SHAPE_REST, PS_SHAPE_SIM, PS_SHAPE_STATE } ps_shape;
+
+typedef struct ps_instance {
+    uint32_t magic;
+    sinew_host_api host;
+    ps_params params;
+    ps_model model;
+    ps_sim* sim;
+    uint32_t joint_count;
+    uint32_t render_count;
+    const float* rest_positions;
+    const float* rest_normals;
+    const uint32_t* render_indices;
+    bool has_sim_mesh;
+    float* positions; /* own output */
+    float* normals;
+    float* latest;    /* skinning matrices of the latest set_pose */
+    bool has_pose;
+    bool pose_pending;
+    bool bound;
+    sinew_output_view binding;
+    ps_shape shape;
+    bool positions_fresh;
+    bool normals_fresh;
+} ps_instance;
+
+static ps_instance* ps_cast(void* instance)
+{
+    ps_instance* inst = (ps_instance*)instance;
+    return inst && inst->magic == PS_MAGIC ? inst : NULL;
+}
+
+/* ---- parameters ---- */
+
+void ps_params_default(ps_params* p)
+{
+    p->iterations = 10u;
+    p->timestep = 1.0 / 60.0;
+    p->damping = 0.95;
+    p->strain_weight = 1.0;
+    p->anchor_weight = 1000.0;
+    p->mass = 0.001;
+    p->collisions = 0;
+    p->profile = 0;
+}
+
+static bool parse_double(const char* text, double* out)
+{
+    if (!text || !*text) return false;
+    errno = 0;
+    char* end = NULL;
+    double v = strtod(text, &end);
+    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
+                             uint32_t count, ps_params* out)
+{
+    ps_params_default(out);
+    if (count > 0 && !params)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "ps: param_count is %u but params is NULL", count);
+    static const char* const keys[] = {"iterations", "timestep",   "damping",    "strain_weight",
+                                       "anchor_weight", "mass",    "collisions", "profile"};
+    enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
+    bool seen[KEY_COUNT] = {false};
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* key = params[i].key;
+        const char* value = params[i].value;
+        if (!key || !value)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: parameter %u has a NULL %s",
+                                   i, key ? "value" : "key");
+        int k = 0;
+        while (k < KEY_COUNT && strcmp(key, keys[k]) != 0) ++k;
+        if (k == KEY_COUNT)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "ps: unknown parameter \"%s\" (known: iterations, timestep, "
+                                   "damping, strain_weight, anchor_weight, mass, collisions, "
+                                   "profile)", key);
+        if (seen[k])
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "ps: parameter \"%s\" is given twice", key);
+        seen[k] = true;
+        double v = 0.0;
+        bool ok = parse_double(value, &v);
+        switch (k) {
+        case 0:
+            ok = ok && v >= 1.0 && v <= 1000.0 && v == floor(v);
+            if (!ok)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: iterations=\"%s\" is not a whole number in 1..1000",
+                                       value);
+            out->iterations = (uint32_t)v;
+            break;
+        case 1:
+            if (!ok || !(v > 0.0) || v > 1.0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: timestep=\"%s\" is not a number of seconds in (0, 1]",
+                                       value);
+            out->timestep = v;
+            break;
+        case 2:
+            if (!ok || v < 0.0 || v > 1.0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: damping=\"%s\" is not a number in [0, 1]", value);
+            out->damping = v;
+            break;
+        case 3:
+        case 4:
+        case 5:
+            if (!ok || !(v > 0.0) || v > 1e12)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: %s=\"%s\" is not a positive number (at most 1e12)",
+                                       key, value);
+            if (k == 3) out->strain_weight = v;
+            if (k == 4) out->anchor_weight = v;
+            if (k == 5) out->mass = v;
+            break;
+        case 6:
+            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: collisions=\"%s\" is neither 0 nor 1", value);
+            if (value[0] == '1')
+                return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                                       "ps: collisions=1: local collisions (Sec. 5) are not built "
+                                       "yet");
+            out->collisions = 0;
+            break;
+        default:
+            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: profile=\"%s\" is neither 0 nor 1", value);
+            out->profile = value[0] == '1';
+            break;
+        }
+    }
+    return SINEW_OK;
+}
+
+/* ---- rig checks ---- */
+
+static sinew_result check_mesh(const sinew_host_api* host, const sinew_mesh_view* mesh,
+                               const char* which, bool need_normals)
+{
+    if (mesh->vertex_count == 0 || mesh->triangle_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "ps: the %s has %u vertices and %u "
+                               "triangles", which, mesh->vertex_count, mesh->triangle_count);
+    if (mesh->vertex_count > UINT32_MAX / 8u || mesh->triangle_count > UINT32_MAX / 8u)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "ps: the %s is too large (%u vertices, "
+                               "%u triangles)", which, mesh->vertex_count, mesh->triangle_count);
+    if (!mesh->positions || !mesh->indices || (need_normals && !mesh->normals))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "ps: the %s lacks positions, normals or indices", which);
+    for (size_t k = 0; k < 3u * (size_t)mesh->triangle_count; ++k)
+        if (mesh->indices[k] >= mesh->vertex_count)
+            return sinew_host_fail(host, SINEW_ERROR_VERTEX_INDEX,
+                                   "ps: the %s's triangle %zu names vertex %u of %u", which,
+                                   k / 3u, mesh->indices[k], mesh->vertex_count);
+    for (size_t k = 0; k < 3u * (size_t)mesh->vertex_count; ++k)
+        if (!isfinite(mesh->positions[k]) || (need_normals && !isfinite(mesh->normals[k])))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "ps: vertex %zu of the %s is not finite", k / 3u, which);
+    return SINEW_OK;
+}
+
+static sinew_result check_rig(const sinew_host_api* host, const sinew_rig_view* rig)
+{
+    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps: rig is NULL");
+    if (rig->struct_size < sizeof(sinew_rig_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "ps: rig view struct_size %u is below %zu", rig->struct_size,
+                               sizeof(sinew_rig_view));
+    if (rig->joint_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "ps: the rig has no joints");
+    if (rig->joint_count > (1u << 20))
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "ps: %u joints are more than the %u "
+                               "supported", rig->joint_count, 1u << 20);
+    if (!rig->parents || !rig->bind_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "ps: the rig lacks parents or bind matrices");
+    for (uint32_t j = 0; j < rig->joint_count; ++j) {
+        if (rig->parents[j] < -1 || rig->parents[j] >= (int32_t)rig->joint_count ||
+            rig->parents[j] == (int32_t)j)
+            return sinew_host_fail(host, SINEW_ERROR_JOINT_INDEX,
+                                   "ps: joint %u has parent %d", j, rig->parents[j]);
+        for (int k = 0; k < 16; ++k)
+            if (!isfinite(rig->bind_matrices[16u * j + k]))
+                return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                       "ps: the bind matrix of joint %u is not finite", j);
+    }
+    sinew_result r = check_mesh(host, &rig->render_mesh, "render mesh", true);
+    if (r == SINEW_OK && rig->simulation_mesh.vertex_count > 0)
+        r = check_mesh(host, &rig->simulation_mesh, "simulation mesh", false);
+    return r;
+}
+
+/* ---- vtable ---- */
+
+static sinew_result ps_probe(const sinew_host_api* host)
+{
+    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
+}
+
+static void ps_destroy(void* instance)
+{
+    ps_instance* inst = ps_cast(instance);
+    if (!inst) return;
+    sinew_host_api host = inst->host;
+    if (inst->sim && inst->params.profile) {
+        double sec[4];
+        uint64_t steps;
+        ps_sim_profile(inst->sim, sec, &steps);
+        if (steps > 0) {
+            double f = 1e3 / (double)steps;
+            sinew_host_log(&host, SINEW_LOG_INFO,
+                           "ps profile: %llu steps, per step: local %.3f ms, right-hand side "
+                           "%.3f ms, solve %.3f ms, upsampling %.3f ms",
+                           (unsigned long long)steps, sec[0] * f, sec[1] * f, sec[2] * f,
+                           sec[3] * f);
+        }
+    }
+    ps_sim_destroy(inst->sim);
+    ps_model_free(&host, &inst->model);
+    sinew_host_free(&host, inst->positions);
+    sinew_host_free(&host, inst->normals);
+    sinew_host_free(&host, inst->latest);
+    inst->magic = 0;
+    sinew_host_free(&host, inst);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                               const sinew_param* params, uint32_t param_count, const void* next,
+                               void** out_instance)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out_instance)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps: out_instance is NULL");
+    *out_instance = NULL;
+    ps_params p;
+    sinew_result r = ps_params_parse(host, params, param_count, &p);
+    if (r != SINEW_OK) return r;
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "ps: takes no typed parameters (next is not NULL)");
+    r = check_rig(host, rig);
+    if (r != SINEW_OK) return r;
+    double t0 = seconds_now();
+    ps_instance* inst = (ps_instance*)sinew_host_calloc(host, 1, sizeof(ps_instance));
+    if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    inst->magic = PS_MAGIC;
+    inst->host = *host;
+    inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    inst->params = p;
+    inst->joint_count = rig->joint_count;
+    inst->render_count = rig->render_mesh.vertex_count;
+    inst->rest_positions = rig->render_mesh.positions;
+    inst->rest_normals = rig->render_mesh.normals;
+    inst->render_indices = rig->render_mesh.indices;
+    inst->has_sim_mesh = rig->simulation_mesh.vertex_count > 0;
+    bool baked = rig->baked_backend && strcmp(rig->baked_backend, PS_NAME) == 0;
+    if (baked)
+        r = ps_bake_read(host, rig, rig->baked_data, rig->baked_size, &inst->model);
+    else
+        r = ps_model_build(host, rig, &inst->model);
+    if (r != SINEW_OK) {
+        ps_destroy(inst);
+        return r;
+    }
+    double t1 = seconds_now();
+    r = ps_sim_create(host, &inst->model, &p, &inst->sim);
+    if (r != SINEW_OK) {
+        ps_destroy(inst);
+        return r;
+    }
+    uint32_t n = inst->render_count;
+    inst->positions = (float*)sinew_host_calloc(host, n, 12u);
+    inst->normals = (float*)sinew_host_calloc(host, n, 12u);
+    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
+    if (!inst->positions || !inst->normals || !inst->latest) {
+        ps_destroy(inst);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    }
+    memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
+    memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
+    inst->positions_fresh = inst->normals_fresh = true;
+    inst->shape = PS_SHAPE_REST;
+    const ps_model* m = &inst->model;
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "ps: %s %u skin vertices, %u bones, %u tets (%u degenerate), %zu matrix "
+                   "nonzeros, %zu in the factor; model %.1f ms, system %.1f ms",
+                   baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
+                   m->tet_count, m->degenerate_count, ps_sim_matrix_nnz(inst->sim),
+                   ps_sim_factor_nnz(inst->sim), 1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+    *out_instance = inst;
+    return SINEW_OK;
+}
+
+static sinew_result ps_set_pose(void* instance, const sinew_pose_view* pose)
+{
+    ps_instance* inst = ps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &inst->host;
+    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps: pose is NULL");
+    if (pose->struct_size < sizeof(sinew_pose_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "ps: pose struct_size %u is below "
+                               "%zu", pose->struct_size, sizeof(sinew_pose_view));
+    if (pose->joint_count != inst->joint_count)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "ps: a pose of %u joints for a rig "
+                               "of %u", pose->joint_count, inst->joint_count);
+    if (!pose->skinning_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "ps: the pose has no skinning matrices");
+    for (uint32_t k = 0; k < 16u * inst->joint_count; ++k)
+        if (!isfinite(pose->skinning_matrices[k]))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "ps: the skinning matrix of joint %u is not finite", k / 16u);
+    memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    inst->has_pose = true;
+    inst->pose_pending = true;
+    return SINEW_OK;
+}
+
+static sinew_result ps_step(void* instance, float dt)
+{
+    ps_instance* inst = ps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!isfinite(dt) || dt < 0.0f)
+        return sinew_host_fail(&inst->host,
+                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
+                               "ps: dt %g must be finite and not negative", (double)dt);
+    if (inst->pose_pending) {
+        ps_sim_set_pose(inst->sim, inst->latest);
+        inst->pose_pending = false;
+    }
+    sinew_result r = ps_sim_step(inst->sim, NULL);
+    if (r != SINEW_OK) return r;
+    inst->shape = PS_SHAPE_SIM;
+    if (inst->bound) {
+        ps_sim_upsample(inst->sim, inst->binding.positions, inst->binding.position_stride,
+                        inst->binding.normals, inst->binding.normal_stride);
+        inst->positions_fresh = inst->normals_fresh = false;
+    } else {
+        ps_sim_upsample(inst->sim, inst->positions, 12u, inst->normals, 12u);
+        inst->positions_fresh = inst->normals_fresh = true;
+    }
+    return SINEW_OK;
+}
+
+/* Brings the own buffers up to the current shape. */
+static void refresh(ps_instance* inst, bool need_normals)
+{
+    bool pos = !inst->positions_fresh;
+    bool nrm = need_normals && !inst->normals_fresh;
+    if (!pos && !nrm) return;
+    if (inst->shape == PS_SHAPE_REST) {
+        if (pos) memcpy(inst->positions, inst->rest_positions, (size_t)inst->render_count * 12u);
+        if (nrm) memcpy(inst->normals, inst->rest_normals, (size_t)inst->render_count * 12u);
+    } else {
+        /* SIM: both from the simulation; STATE: positions are the given ones (always fresh). */
+        ps_sim_upsample(inst->sim, pos ? inst->positions : NULL, 12u, nrm ? inst->normals : NULL,
+                        12u);
+    }
+    if (pos) inst->positions_fresh = true;
+    if (nrm) inst->normals_fresh = true;
+}
+
+static void copy_out(const float* src, uint32_t count, float* dst, size_t stride)
+{
+    if (stride == 12u) {
+        memcpy(dst, src, (size_t)count * 12u);
+        return;
+    }
+    for (uint32_t v = 0; v < count; ++v) memcpy((char*)dst + stride * v, src + 3u * v, 12u);
+}
+
+static sinew_result check_output(const ps_instance* inst, const sinew_output_view* out,
+                                 const char* fn)
+{
+    const sinew_host_api* host = &inst->host;
+    if (!out) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: out is NULL", fn);
+    if (out->struct_size < sizeof(sinew_output_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "ps %s: output struct_size %u is "
+                               "below %zu", fn, out->struct_size, sizeof(sinew_output_view));
+    if (out->next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "ps %s: a CPU backend writes host arrays only (next is not NULL)",
+                               fn);
+    if (out->vertex_count < inst->render_count)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING, "ps %s: room for %u vertices, "
+                               "the mesh has %u", fn, out->vertex_count, inst->render_count);
+    if (!out->positions)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING, "ps %s: positions is NULL", fn);
+    size_t ps = out->position_stride ? out->position_stride : 12u;
+    size_t ns = out->normal_stride ? out->normal_stride : 12u;
+    if (ps < 12u || ps % 4u || (out->normals && (ns < 12u || ns % 4u)))
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "ps %s: strides must be multiples of 4 and at least 12 bytes "
+                               "(position %zu, normal %zu)", fn, ps, ns);
+    if ((uintptr_t)out->positions % 4u || (uintptr_t)out->normals % 4u)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "ps %s: output arrays must be 4-byte aligned", fn);
+    if (out->normals == out->positions)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "ps %s: positions and normals are the same array", fn);
+    return SINEW_OK;
+}
+
+static sinew_result ps_read_output(void* instance, const sinew_output_view* out)
+{
+    ps_instance* inst = ps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_output(inst, out, "read_output");
+    if (r != SINEW_OK) return r;
+    refresh(inst, out->normals != NULL);
+    copy_out(inst->positions, inst->render_count, out->positions,
+             out->position_stride ? out->position_stride : 12u);
+    if (out->normals)
+        copy_out(inst->normals, inst->render_count, out->normals,
+                 out->normal_stride ? out->normal_stride : 12u);
+    return SINEW_OK;
+}
+
+static sinew_result ps_bind_output(void* instance, const sinew_output_view* out)
+{
+    ps_instance* inst = ps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out) {
+        refresh(inst, true);
+        inst->bound = false;
+        return SINEW_OK;
+    }
+    sinew_result r = check_output(inst, out, "bind_output");
+    if (r != SINEW_OK) return r;
+    inst->binding = *out;
+    inst->binding.struct_size = (uint32_t)sizeof(sinew_output_view);
+    if (!inst->binding.position_stride) inst->binding.position_stride = 12u;
+    if (!inst->binding.normal_stride) inst->binding.normal_stride = 12u;
+    inst->bound = true;
+    return SINEW_OK;
+}
+
+static sinew_result check_state(const ps_instance* inst, const sinew_state_view* state,
+                                const char* fn)
+{
+    const sinew_host_api* host = &inst->host;
+    if (!state) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: state is NULL", fn);
+    if (state->struct_size < sizeof(sinew_state_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "ps %s: state struct_size %u is "
+                               "below %zu", fn, state->struct_size, sizeof(sinew_state_view));
+    if (state->vertex_count != inst->render_count)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: a state of %u vertices "
+                               "for a mesh of %u", fn, state->vertex_count, inst->render_count);
+    if (!state->positions)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: positions is NULL", fn);
+    return SINEW_OK;
+}
+
+static sinew_result ps_get_state(void* instance, const sinew_state_view* state)
+{
+    ps_instance* inst = ps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_state(inst, state, "get_state");
+    if (r != SINEW_OK) return r;
+    refresh(inst, false);
+    memcpy(state->positions, inst->positions, (size_t)inst->render_count * 12u);
+    if (state->velocities) {
+        if (inst->shape == PS_SHAPE_REST)
+            memset(state->velocities, 0, (size_t)inst->render_count * 12u);
+        else
+            ps_sim_render_velocities(inst->sim, state->velocities);
+    }
+    return SINEW_OK;
+}
+
+/* Skin vertex values from render-vertex values (set_state): with a separate simulation mesh
+ * through the restore records, else from the first render vertex welded into each. */
+static void render_to_skin(const ps_instance* inst, const float* render, float* skin, bool offsets)
+{
+    const ps_model* m = &inst->model;
+    static const float zero[3] = {0.0f, 0.0f, 0.0f};
+    if (!inst->has_sim_mesh) {
+        for (uint32_t v = m->render_count; v-- > 0;)
+            memcpy(skin + 3u * m->weld[v], render + 3u * v, 12u);
+        return;
+    }
+    for (uint32_t i = 0; i < m->n; ++i) {
+        const ps_restore* rs = &m->restore[i];
+        const uint32_t* t = inst->render_indices + 3u * rs->triangle;
+        if (!offsets) {
+            for (int k = 0; k < 3; ++k)
+                skin[3u * i + k] = rs->bary[0] * render[3u * t[0] + k] +
+                                   rs->bary[1] * render[3u * t[1] + k] +
+                                   rs->bary[2] * render[3u * t[2] + k];
+            continue;
+        }
+        float p[3], tg[3], bt[3], nn[3];
+        ps_surface_frame(render + 3u * t[0], render + 3u * t[1], render + 3u * t[2], zero, zero,
+                         zero, rs->bary, p, tg, bt, nn);
+        for (int k = 0; k < 3; ++k)
+            skin[3u * i + k] = p[k] + rs->offset[0] * tg[k] + rs->offset[1] * bt[k] +
+                               rs->offset[2] * nn[k];
+    }
+}
+
+static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
+{
+    ps_instance* inst = ps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_state(inst, state, "set_state");
+    if (r != SINEW_OK) return r;
+    size_t count = 3u * (size_t)inst->render_count;
+    for (size_t k = 0; k < count; ++k)
+        if (!isfinite(state->positions[k]) || (state->velocities && !isfinite(state->velocities[k])))
+            return sinew_host_fail(&inst->host, SINEW_ERROR_NONFINITE,
+                                   "ps set_state: vertex %zu is not finite", k / 3u);
+    uint32_t n = inst->model.n;
+    float* skin = (float*)sinew_host_calloc(&inst->host, n, 12u);
+    float* vel = state->velocities ? (float*)sinew_host_calloc(&inst->host, n, 12u) : NULL;
+    if (!skin || (state->velocities && !vel)) {
+        sinew_host_free(&inst->host, skin);
+        sinew_host_free(&inst->host, vel);
+        return sinew_host_fail(&inst->host, SINEW_ERROR_OUT_OF_MEMORY, "ps set_state: out of memory");
+    }
+    render_to_skin(inst, state->positions, skin, true);
+    if (vel) render_to_skin(inst, state->velocities, vel, false);
+    ps_sim_set_skin(inst->sim, skin, vel);
+    sinew_host_free(&inst->host, skin);
+    sinew_host_free(&inst->host, vel);
+    memcpy(inst->positions, state->positions, count * sizeof(float));
+    inst->shape = PS_SHAPE_STATE;
+    inst->positions_fresh = true;
+    inst->normals_fresh = false;
+    return SINEW_OK;
+}
+
+static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* rig,
+                            const sinew_param* params, uint32_t param_count,
+                            const sinew_bake_writer* writer)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    ps_params p;
+    sinew_result r = ps_params_parse(host, params, param_count, &p);
+    if (r != SINEW_OK) return r;
+    if (!writer || !writer->write)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps bake: writer is NULL");
+    r = check_rig(host, rig);
+    if (r != SINEW_OK) return r;
+    ps_model m;
+    r = ps_model_build(host, rig, &m);
+    if (r != SINEW_OK) return r;
+    r = ps_bake_write(host, rig, &m, writer);
+    ps_model_free(host, &m);
+    return r;
+}
+
+const ps_model* ps_instance_model(void* instance)
+{
+    ps_instance* inst = ps_cast(instance);
+    return inst ? &inst->model : NULL;
+}
+
+ps_sim* ps_instance_sim(void* instance)
+{
+    ps_instance* inst = ps_cast(instance);
+    return inst ? inst->sim : NULL;
+}
+
+const sinew_backend_vtable sinew_backend_ps = {
+    (uint32_t)sizeof(sinew_backend_vtable),
+    PS_NAME,
+    SINEW_BACKEND_FLAG_PHYSICS,
+    ps_probe,
+    ps_prepare,
+    ps_set_pose,
+    ps_step,
+    ps_read_output,
+    ps_bind_output,
+    ps_get_state,
+    ps_set_state,
+    ps_destroy,
+    ps_bake,
+};

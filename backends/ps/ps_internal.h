@@ -1,0 +1,307 @@
+/* Internals of the `ps` backend (projective skinning, Komaritzan and Botsch 2018), shared by
+ * its source files and its tests. Nothing here crosses the plugin ABI.
+ * SPDX-License-Identifier: MIT
+ *
+ * Vocabulary:
+ * - skin vertices: the simulation surface after welding coincident positions (seams), n of
+ *   them; base vertices: their shrunken copies on the volumetric skeleton (Sec. 3.2). The
+ *   tissue mesh has N = 2n vertices, skin i at index i and its base at n + i (Sec. 3.3).
+ * - prism: a skin triangle with its base copy, split into 3 tetrahedra (Sec. 3.3).
+ * - bone: the segment from a joint's position to the position of one of its children; it
+ *   moves with the parent joint's skinning matrix. Zero-length segments are no bones. */
+#ifndef SINEW_PS_INTERNAL_H
+#define SINEW_PS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+
+#include "sinew_host.h"
+
+#define PS_NAME "ps"
+#define PS_NONE UINT32_MAX
+
+/* ---- parameters (defaults and meaning: the table at the top of ps.c) ---- */
+
+typedef struct ps_params {
+    uint32_t iterations;  /* local/global iterations per step */
+    double timestep;      /* h of the mass term, seconds */
+    double damping;       /* lambda of the velocity update, 1 = none */
+    double strain_weight; /* stiffness of the strain constraints per unit rest volume */
+    double anchor_weight; /* anchor stiffness relative to the base vertex's strain stiffness */
+    double mass;          /* tissue density, see ps.c */
+    int collisions;       /* 0 only, for now */
+    int profile;          /* 1: time the phases of each step, report at INFO on destroy */
+} ps_params;
+
+void ps_params_default(ps_params* p);
+/* Parses and validates; one log line and SINEW_ERROR_PARAMETER (or UNSUPPORTED for
+ * collisions=1) on a bad key or value. */
+sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
+                             uint32_t count, ps_params* out);
+
+/* ---- the pose-independent model ---- */
+
+typedef struct ps_bone {
+    uint32_t joint;  /* the joint whose skinning matrix moves the bone (segment start) */
+    uint32_t child;  /* the joint at the segment end */
+    uint32_t end[2]; /* representative joints of both ends (see ps_skeleton) */
+    double radius;   /* capsule radius (Sec. 3.1) */
+} ps_bone;
+
+/* One render vertex as a displacement of the simulated surface (Sec. 6). */
+typedef struct ps_upsample {
+    uint32_t triangle;  /* skin triangle; PS_NONE: the vertex follows skin vertex `vertex` */
+    uint32_t vertex;    /* skin vertex of an isolated render vertex, else unused (0) */
+    float bary[3];      /* barycentric coordinates of the foot point in `triangle` */
+    float offset[3];    /* displacement in the foot point's frame (tangent, bitangent, normal) */
+    float normal[3];    /* rest normal in the same frame */
+} ps_upsample;
+
+/* The skin vertex a simulation vertex is restored from when a render-mesh shape is given
+ * (set_state with a separate simulation mesh): a point of a render triangle plus an offset in
+ * that triangle's frame. */
+typedef struct ps_restore {
+    uint32_t triangle; /* render triangle */
+    float bary[3];
+    float offset[3];
+} ps_restore;
+
+typedef struct ps_model {
+    uint32_t joint_count;
+    const float* joint_rest; /* the rig's bind matrices (16 per joint) */
+
+    /* Sec. 3.1: the volumetric skeleton. */
+    uint32_t bone_count;
+    ps_bone* bones;
+    double* joint_radius;   /* per joint, 0 for a joint that is not a sphere of the skeleton */
+    uint32_t* joint_rep;    /* per joint: the first ancestor at the same position (or itself) */
+
+    /* The simulated surface: the simulation mesh (or the render mesh) with coincident
+     * positions welded. */
+    uint32_t source_vertex_count; /* vertices of that mesh */
+    uint32_t* weld;               /* source vertex -> skin vertex */
+    uint32_t n;                   /* skin vertices */
+    uint32_t triangle_count;      /* kept triangles = prisms (degenerate ones dropped) */
+    uint32_t* triangles;          /* 3 per triangle, skin indices */
+
+    /* Sec. 3.2: shrinking. */
+    double* rest;           /* 3 per tissue vertex (2n): skin positions, then base positions */
+    uint32_t* vertex_bone;  /* per tissue vertex: the bone its anchor follows */
+    uint32_t shrink_iterations;
+    double shrink_residual; /* largest foot point move of the last smoothing iteration,
+                               relative to the bounding-box diagonal */
+    uint32_t inside_count;  /* skin vertices that started inside the volumetric skeleton */
+
+    /* Sec. 3.3 and 4.1: tetrahedra (3 per prism: slots of ps_tet_slots) and their rest data. */
+    uint32_t tet_count;
+    uint32_t* tets;         /* 4 tissue indices per tet */
+    double* tet_A;          /* 12 per tet: A = (E E^T)^-1 E, 3 x 4 row-major */
+    double* tet_volume;     /* signed rest volume */
+    uint8_t* tet_excluded;  /* 1: degenerate, left out of the strain energy */
+    uint32_t degenerate_count;
+    uint32_t inverted_count; /* tets whose rest orientation disagrees with their prism's skin */
+
+    /* Sec. 6: render vertices from the simulated surface. */
+    uint32_t render_count;
+    ps_upsample* upsample;
+    /* With a separate simulation mesh: per skin vertex, where it sits on the render mesh. */
+    ps_restore* restore;
+    /* The skin triangles around each skin vertex (compressed rows), for vertex normals. */
+    uint32_t* vertex_tri_offsets; /* n + 1 */
+    uint32_t* vertex_tris;
+    double thickness;       /* mean distance between a skin vertex and its base */
+    double diagonal;        /* bounding-box diagonal of the skin at rest */
+} ps_model;
+
+/* Local vertex slots of the 3 tets of a prism (a, b, c, a', b', c' with a < b < c): the
+ * quad over edge (u, v), u < v, is split along u-v', so neighbouring prisms agree. */
+extern const uint8_t ps_tet_slots[3][4];
+
+void ps_model_free(const sinew_host_api* host, ps_model* model);
+
+/* Builds the whole model from the rig (Sec. 3.1-3.3, 6). */
+sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* rig,
+                            ps_model* model);
+
+/* Steps of ps_model_build, in order (also used when restoring a bake). */
+sinew_result ps_model_weld(const sinew_host_api* host, const sinew_rig_view* rig, ps_model* m);
+sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view* rig,
+                               ps_model* m);
+sinew_result ps_shrink(const sinew_host_api* host, ps_model* m);
+sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m);
+sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view* rig,
+                               ps_model* m);
+
+/* The simulated mesh of the rig: the simulation mesh when it has one, else the render mesh. */
+const sinew_mesh_view* ps_sim_mesh(const sinew_rig_view* rig);
+
+/* Position of a joint in the rest pose. */
+void ps_joint_position(const ps_model* m, uint32_t joint, double out[3]);
+
+/* ---- the frame of a surface point (Sec. 6), shared by preparation and run time so that the
+ * rest pose reproduces the render mesh ---- */
+
+static inline void ps_normalize3f(float v[3], const float fallback[3])
+{
+    float l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    if (l2 > 1e-30f) {
+        float s = 1.0f / sqrtf(l2);
+        v[0] *= s, v[1] *= s, v[2] *= s;
+    } else {
+        v[0] = fallback[0], v[1] = fallback[1], v[2] = fallback[2];
+    }
+}
+
+/* The point p at barycentric coordinates `bary` of triangle (x0, x1, x2) and an orthonormal
+ * frame there: n the interpolated vertex normal (the face normal where that vanishes), t the
+ * first edge made orthogonal to n, b = n x t. */
+static inline void ps_surface_frame(const float* x0, const float* x1, const float* x2,
+                                    const float* n0, const float* n1, const float* n2,
+                                    const float bary[3], float p[3], float t[3], float b[3],
+                                    float nn[3])
+{
+    static const float z_axis[3] = {0.0f, 0.0f, 1.0f};
+    static const float x_axis[3] = {1.0f, 0.0f, 0.0f};
+    float e1[3], e2[3], fn[3];
+    for (int k = 0; k < 3; ++k) {
+        p[k] = bary[0] * x0[k] + bary[1] * x1[k] + bary[2] * x2[k];
+        nn[k] = bary[0] * n0[k] + bary[1] * n1[k] + bary[2] * n2[k];
+        e1[k] = x1[k] - x0[k];
+        e2[k] = x2[k] - x0[k];
+    }
+    fn[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    fn[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    fn[2] = e1[0] * e2[1] - e1[1] * e2[0];
+    ps_normalize3f(fn, z_axis);
+    ps_normalize3f(nn, fn);
+    float d = e1[0] * nn[0] + e1[1] * nn[1] + e1[2] * nn[2];
+    for (int k = 0; k < 3; ++k) t[k] = e1[k] - d * nn[k];
+    float l2 = t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
+    if (!(l2 > 1e-30f)) {
+        /* collapsed edge: any direction orthogonal to n */
+        const float* a = fabsf(nn[0]) < 0.9f ? x_axis : z_axis;
+        d = a[0] * nn[0] + a[1] * nn[1] + a[2] * nn[2];
+        for (int k = 0; k < 3; ++k) t[k] = a[k] - d * nn[k];
+    }
+    ps_normalize3f(t, x_axis);
+    b[0] = nn[1] * t[2] - nn[2] * t[1];
+    b[1] = nn[2] * t[0] - nn[0] * t[2];
+    b[2] = nn[0] * t[1] - nn[1] * t[0];
+}
+
+/* Area-weighted normal of skin vertex i from `positions` (3 floats per skin vertex), over the
+ * model's vertex-triangle lists; zero for a vertex without triangles. */
+static inline void ps_vertex_normal(const ps_model* m, const float* positions, uint32_t i,
+                                    float out[3])
+{
+    float s[3] = {0.0f, 0.0f, 0.0f};
+    for (uint32_t k = m->vertex_tri_offsets[i]; k < m->vertex_tri_offsets[i + 1]; ++k) {
+        const uint32_t* tri = m->triangles + 3u * m->vertex_tris[k];
+        const float* a = positions + 3u * tri[0];
+        const float* b = positions + 3u * tri[1];
+        const float* c = positions + 3u * tri[2];
+        float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        float e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        s[0] += e1[1] * e2[2] - e1[2] * e2[1];
+        s[1] += e1[2] * e2[0] - e1[0] * e2[2];
+        s[2] += e1[0] * e2[1] - e1[1] * e2[0];
+    }
+    static const float zero[3] = {0.0f, 0.0f, 0.0f};
+    ps_normalize3f(s, zero);
+    out[0] = s[0], out[1] = s[1], out[2] = s[2];
+}
+
+/* ---- geometry helpers (ps_geometry.c) ---- */
+
+/* Closest point of segment [a, b] to p; returns the parameter t in [0, 1]. */
+double ps_closest_on_segment(const double p[3], const double a[3], const double b[3],
+                             double out[3]);
+/* Closest point of triangle (a, b, c) to p with its barycentric coordinates. */
+void ps_closest_on_triangle(const double p[3], const double a[3], const double b[3],
+                            const double c[3], double out[3], double bary[3]);
+/* Squared distance between segment [p0, p1] and triangle (a, b, c). */
+double ps_segment_triangle_dist2(const double p0[3], const double p1[3], const double a[3],
+                                 const double b[3], const double c[3]);
+
+/* A uniform grid over triangles for closest-point queries. */
+typedef struct ps_grid {
+    double origin[3];
+    double cell;
+    uint32_t dims[3];
+    uint32_t* cell_offsets; /* dims product + 1 */
+    uint32_t* items;
+    const double* positions;
+    const uint32_t* triangles;
+    uint32_t triangle_count;
+} ps_grid;
+
+sinew_result ps_grid_build(const sinew_host_api* host, const double* positions,
+                           uint32_t vertex_count, const uint32_t* triangles,
+                           uint32_t triangle_count, ps_grid* grid);
+void ps_grid_free(const sinew_host_api* host, ps_grid* grid);
+/* The triangle closest to p (PS_NONE for a grid without triangles), with its closest point
+ * and barycentric coordinates. Ties go to the lower triangle index. */
+uint32_t ps_grid_closest(const ps_grid* grid, const double p[3], double out[3], double bary[3]);
+
+/* ---- the run-time simulation (ps_sim.c) ---- */
+
+typedef struct ps_sim ps_sim;
+
+/* Projective dynamics on the model with the given parameters: the constant system matrix is
+ * assembled and factored here (Sec. 4). */
+sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* model,
+                           const ps_params* params, ps_sim** out);
+void ps_sim_destroy(ps_sim* sim);
+/* Sets the anchor transforms from skinning matrices (16 floats per joint, finite), or the rest
+ * pose for NULL. Takes effect at the next step. */
+void ps_sim_set_pose(ps_sim* sim, const float* skinning);
+/* One time step of h (Sec. 4, 2019 paper Alg. 1). energies: NULL, or room for iterations + 1
+ * values: the PD energy min_R E(X, R) of the start and after each iteration (tests). */
+sinew_result ps_sim_step(ps_sim* sim, double* energies);
+/* The tissue positions (3N doubles, x then y then z columns of N) and velocities (same). */
+const double* ps_sim_positions(const ps_sim* sim);
+const double* ps_sim_velocities(const ps_sim* sim);
+/* Replaces the skin positions and velocities (3 floats per skin vertex each, velocities may
+ * be NULL); base vertices go to their anchors with zero velocity. */
+void ps_sim_set_skin(ps_sim* sim, const float* positions, const float* velocities);
+/* Writes the render mesh from the current skin (Sec. 6); normals may be NULL. */
+void ps_sim_upsample(ps_sim* sim, float* positions, size_t position_stride, float* normals,
+                     size_t normal_stride);
+/* Render-vertex velocities interpolated from the skin vertices. */
+void ps_sim_render_velocities(const ps_sim* sim, float* velocities);
+/* The PD energy min_R E(X, R) at the current positions for the current step's prediction. */
+double ps_sim_energy(ps_sim* sim);
+/* Accumulated phase times in seconds (profile=1): local, right-hand side, solve, upsample;
+ * and the number of steps. */
+void ps_sim_profile(const ps_sim* sim, double seconds[4], uint64_t* steps);
+/* The factor and matrix statistics for logs and tests. */
+size_t ps_sim_matrix_nnz(const ps_sim* sim);
+size_t ps_sim_factor_nnz(const ps_sim* sim);
+/* Writes the system matrix (upper triangle, compressed columns) and the per-vertex masses and
+ * anchor weights through `writer` (the bit-for-bit comparison of the bake test). */
+sinew_result ps_sim_dump(const ps_sim* sim, const sinew_bake_writer* writer);
+
+/* ---- the backend instance (ps.c) ---- */
+
+/* The model and simulation of a ps instance (NULL for anything else), for tests. */
+const ps_model* ps_instance_model(void* instance);
+ps_sim* ps_instance_sim(void* instance);
+
+/* ---- baking (ps_bake.c) ---- */
+
+#define PS_BAKE_MAGIC 0x314b4250u /* "PBK1" little-endian */
+#define PS_BAKE_VERSION 1u
+
+/* Writes the pose-independent model (what ps_model_build computed) as one little-endian blob. */
+sinew_result ps_bake_write(const sinew_host_api* host, const sinew_rig_view* rig,
+                           const ps_model* model, const sinew_bake_writer* writer);
+/* Restores a model from a blob written by ps_bake_write for this rig; a truncated,
+ * inconsistent or foreign blob is SINEW_ERROR_FILE_FORMAT with one log line. */
+sinew_result ps_bake_read(const sinew_host_api* host, const sinew_rig_view* rig,
+                          const void* data, size_t size, ps_model* model);
+/* Writes every array of the model, derived ones included (tests compare two of these). */
+sinew_result ps_model_dump(const ps_model* model, const sinew_bake_writer* writer);
+
+#endif

@@ -1,0 +1,40 @@
+/* The pose-independent preparation of the `ps` backend, in the order of the paper: volumetric
+ * skeleton (Sec. 3.1), skin shrinking (Sec. 3.2), tissue mesh (Sec. 3.3, 4.1), upsampling
+ * data (Sec. 6). SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "ps_internal.h"
+
+void ps_model_free(const sinew_host_api* host, ps_model* m)
+{
+    if (!m) return;
+    sinew_host_free(host, m->bones);
+    sinew_host_free(host, m->joint_radius);
+    sinew_host_free(host, m->joint_rep);
+    sinew_host_free(host, m->weld);
+    sinew_host_free(host, m->triangles);
+    sinew_host_free(host, m->rest);
+    sinew_host_free(host, m->vertex_bone);
+    sinew_host_free(host, m->tets);
+    sinew_host_free(host, m->tet_A);
+    sinew_host_free(host, m->tet_volume);
+    sinew_host_free(host, m->tet_excluded);
+    sinew_host_free(host, m->upsample);
+    sinew_host_free(host, m->restore);
+    sinew_host_free(host, m->vertex_tri_offsets);
+    sinew_host_free(host, m->vertex_tris);
+    memset(m, 0, sizeof *m);
+}
+
+sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* rig,
+                            ps_model* m)
+{
+    memset(m, 0, sizeof *m);
+    sinew_result r = ps_model_weld(host, rig, m);
+    if (r == SINEW_OK) r = ps_skeleton_build(host, rig, m);
+    if (r == SINEW_OK) r = ps_shrink(host, m);
+    if (r == SINEW_OK) r = ps_tissue_build(host, m);
+    if (r == SINEW_OK) r = ps_upsample_build(host, rig, m);
+    if (r != SINEW_OK) ps_model_free(host, m);
+    return r;
+}

@@ -1,0 +1,708 @@
+/* Projective dynamics on the tissue mesh (projective skinning Sec. 4 and 4.1; the time step of
+ * the 2019 paper, Sec. 3 and Alg. 1), and the upsampling to the render mesh (Sec. 6).
+ * SPDX-License-Identifier: MIT
+ *
+ * Energy of one time step (eq. 4 with the potentials of eq. 5):
+ *   E(X, R) = sum_i m_i / (2 h^2) |x_i - s_i|^2                       (mass, s = x + h v)
+ *           + sum_t w_t / 2 |A_t S_t X - R_p(t)^T|_F^2                (strain, Sec. 4.1)
+ *           + sum_a w_a / 2 |x_a - T_a q_a|^2                         (anchors of base vertices)
+ * with w_t = strain_weight * |V_t| (Chao et al.'s potential, eq. 7) and one rotation R_p per
+ * prism shared by its 3 tets (Sec. 6). For fixed X the prism's best rotation is the rotation
+ * closest to sum_t w_t F_t, the weighted mean deformation gradient of the prism; for fixed R
+ * the minimiser solves eq. (6). Alternating the two never increases E, and the precomputed
+ * G_p = sum_t w_t A_t (over the prism's 6 vertices) serves both: G_p X_p = sum_t w_t F_t^T,
+ * and G_p^T R^T is the prism's share of the right-hand side of eq. (6).
+ *
+ * The global matrix h^-2 M + sum_t w_t S^T A^T A S + W_anchor is constant: it is factored once
+ * with CHOLMOD as a simplicial LDL^T with AMD ordering (measured 3-4 times faster to solve
+ * than the supernodal factor on these shell-like meshes, NOTES.md), and every iteration solves
+ * the three coordinates in one call with a 3-column right-hand side. Only CHOLMOD's Core and
+ * Cholesky modules are used (analyze, factorize, solve2 and Core utilities). */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include <cholmod.h>
+
+#include "polar3.h"
+#include "polar3_batch.h"
+#include "ps_internal.h"
+
+struct ps_sim {
+    sinew_host_api host;
+    const ps_model* m;
+    ps_params p;
+    uint32_t n, N;
+    double h, inv_h2;
+    double* mass;           /* N */
+    double* anchor_w;       /* N; 0: not anchored */
+    uint32_t* anchor_joint; /* N */
+    uint32_t* anchored;     /* indices of anchored vertices */
+    uint32_t anchored_count;
+    /* prisms */
+    uint32_t prism_count;
+    uint32_t* prism_v;  /* 6 per prism: a, b, c, a', b', c' (a < b < c) */
+    float* prism_G;     /* 18 per prism: G_p, 3 x 6 row-major */
+    float* prism_inv_w; /* 1 / sum_t w_t; 0 for a prism whose tets are all left out */
+    double* prism_Gd;   /* G_p in double, for the energy */
+    float* contrib;     /* 18 per prism: R_p g_k for each slot k */
+    float* F_soa;       /* 9 x prism_count: each prism's F, then (in place) its R */
+    sinew_polar3_batch_fn polar; /* the widest batched polar decomposition this CPU runs */
+    uint32_t* gather_offsets; /* N + 1: the contrib entries (prism * 6 + slot) of a vertex */
+    uint32_t* gather;
+    /* CHOLMOD */
+    cholmod_common cc;
+    int cc_started;
+    cholmod_sparse* K;
+    cholmod_factor* L;
+    cholmod_dense* B;
+    cholmod_dense* X;
+    cholmod_dense* Y;
+    cholmod_dense* E;
+    /* state: N x 3 columns (x coordinates, then y, then z), as CHOLMOD's dense matrices */
+    double* x;
+    double* v;
+    double* pred;
+    double* x_prev;
+    double* rhs_const;
+    double* target;
+    float* skinning; /* 16 per joint, the pose of the anchors */
+    int pose_dirty;
+    int snap; /* set_state: anchored vertices jump to their targets at the next step */
+    float* skin_f; /* upsampling scratch: 3 per skin vertex */
+    float* skin_n;
+    double profile[4];
+    uint64_t profile_steps;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void ps_sim_destroy(ps_sim* s)
+{
+    if (!s) return;
+    sinew_host_api host = s->host;
+    if (s->cc_started) {
+        cholmod_free_sparse(&s->K, &s->cc);
+        cholmod_free_factor(&s->L, &s->cc);
+        cholmod_free_dense(&s->B, &s->cc);
+        cholmod_free_dense(&s->X, &s->cc);
+        cholmod_free_dense(&s->Y, &s->cc);
+        cholmod_free_dense(&s->E, &s->cc);
+        cholmod_finish(&s->cc);
+    }
+    void* arrays[] = {s->mass,      s->anchor_w,   s->anchor_joint, s->anchored,  s->prism_v,
+                      s->prism_G,   s->prism_inv_w, s->prism_Gd,    s->contrib,   s->F_soa,     s->gather_offsets,
+                      s->gather,    s->x,          s->v,            s->pred,      s->x_prev,
+                      s->rhs_const, s->target,     s->skinning,     s->skin_f,    s->skin_n};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
+    sinew_host_free(&host, s);
+}
+
+/* Sorted corners of prism p and the 6 tissue vertices in slot order. */
+static void prism_slots(const ps_model* m, uint32_t p, uint32_t v[6])
+{
+    uint32_t a[3];
+    memcpy(a, m->triangles + 3u * p, sizeof a);
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2 - i; ++j)
+            if (a[j] > a[j + 1]) {
+                uint32_t t = a[j];
+                a[j] = a[j + 1];
+                a[j + 1] = t;
+            }
+    for (int k = 0; k < 3; ++k) {
+        v[k] = a[k];
+        v[k + 3] = m->n + a[k];
+    }
+}
+
+static sinew_result cholmod_fail(ps_sim* s, const char* what)
+{
+    return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
+                           "ps: CHOLMOD %s failed (status %d) for %u unknowns", what, s->cc.status,
+                           s->N);
+}
+
+/* Assembles the upper triangle of the system matrix of eq. (6) and factors it. */
+static sinew_result factor_system(ps_sim* s, const double* strain_diag)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N;
+    size_t nz = (size_t)N + 10u * (size_t)m->tet_count;
+    cholmod_triplet* T = cholmod_allocate_triplet(N, N, nz, 1, CHOLMOD_REAL, &s->cc);
+    if (!T) return cholmod_fail(s, "allocate_triplet");
+    int* ti = (int*)T->i;
+    int* tj = (int*)T->j;
+    double* tx = (double*)T->x;
+    size_t k = 0;
+    for (uint32_t i = 0; i < N; ++i) {
+        ti[k] = tj[k] = (int)i;
+        tx[k++] = s->mass[i] * s->inv_h2 + s->anchor_w[i];
+    }
+    (void)strain_diag;
+    for (uint32_t t = 0; t < m->tet_count; ++t) {
+        if (m->tet_excluded[t]) continue;
+        double w = s->p.strain_weight * fabs(m->tet_volume[t]);
+        const double* A = m->tet_A + 12u * t;
+        const uint32_t* tv = m->tets + 4u * t;
+        for (int a = 0; a < 4; ++a)
+            for (int b = a; b < 4; ++b) {
+                double sum = 0.0;
+                for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
+                uint32_t i = tv[a], j = tv[b];
+                if (i > j) {
+                    uint32_t q = i;
+                    i = j;
+                    j = q;
+                }
+                ti[k] = (int)i;
+                tj[k] = (int)j;
+                tx[k++] = w * sum;
+            }
+    }
+    T->nnz = k;
+    s->K = cholmod_triplet_to_sparse(T, 0, &s->cc);
+    cholmod_free_triplet(&T, &s->cc);
+    if (!s->K) return cholmod_fail(s, "triplet_to_sparse");
+    s->L = cholmod_analyze(s->K, &s->cc);
+    if (!s->L) return cholmod_fail(s, "analyze");
+    if (!cholmod_factorize(s->K, s->L, &s->cc) || s->cc.status != CHOLMOD_OK)
+        return cholmod_fail(s, "factorize");
+    s->B = cholmod_allocate_dense(N, 3, N, CHOLMOD_REAL, &s->cc);
+    if (!s->B) return cholmod_fail(s, "allocate_dense");
+    return SINEW_OK;
+}
+
+sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const ps_params* params,
+                           ps_sim** out)
+{
+    *out = NULL;
+    ps_sim* s = (ps_sim*)sinew_host_calloc(host, 1, sizeof(ps_sim));
+    if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    s->host = *host;
+    s->m = m;
+    s->p = *params;
+    s->n = m->n;
+    s->N = 2u * m->n;
+    s->h = params->timestep;
+    s->inv_h2 = 1.0 / (params->timestep * params->timestep);
+    uint32_t N = s->N, pc = m->triangle_count;
+    s->prism_count = pc;
+    size_t N3 = 3u * (size_t)N;
+    s->mass = (double*)sinew_host_calloc(host, N, sizeof(double));
+    s->anchor_w = (double*)sinew_host_calloc(host, N, sizeof(double));
+    s->anchor_joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
+    s->anchored = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
+    s->prism_v = (uint32_t*)sinew_host_calloc(host, pc ? pc : 1u, 6u * sizeof(uint32_t));
+    s->prism_G = (float*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(float));
+    s->prism_inv_w = (float*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(float));
+    s->prism_Gd = (double*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(double));
+    s->contrib = (float*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(float));
+    s->F_soa = (float*)sinew_host_calloc(host, pc ? pc : 1u, 9u * sizeof(float));
+    s->polar = sinew_polar3_batch_kernel(SINEW_SIMD_AUTO);
+    s->gather_offsets = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
+    s->gather = (uint32_t*)sinew_host_calloc(host, pc ? 6u * (size_t)pc : 1u, sizeof(uint32_t));
+    s->x = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->v = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->pred = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->x_prev = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->rhs_const = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->target = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->skinning = (float*)sinew_host_calloc(host, m->joint_count, 16u * sizeof(float));
+    s->skin_f = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
+    s->skin_n = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
+    double* strain_diag = (double*)sinew_host_calloc(host, N, sizeof(double));
+    double* volume = (double*)sinew_host_calloc(host, N, sizeof(double));
+    if (!s->mass || !s->anchor_w || !s->anchor_joint || !s->anchored || !s->prism_v ||
+        !s->prism_G || !s->prism_inv_w || !s->prism_Gd || !s->contrib || !s->F_soa || !s->polar || !s->gather_offsets ||
+        !s->gather || !s->x || !s->v || !s->pred || !s->x_prev || !s->rhs_const || !s->target ||
+        !s->skinning || !s->skin_f || !s->skin_n || !strain_diag || !volume) {
+        sinew_host_free(host, strain_diag);
+        sinew_host_free(host, volume);
+        ps_sim_destroy(s);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for a tissue "
+                               "mesh of %u vertices", N);
+    }
+
+    /* Per-prism G_p and the diagonal of the strain part of the matrix. */
+    double ws = params->strain_weight;
+    for (uint32_t p = 0; p < pc; ++p) {
+        uint32_t* v = s->prism_v + 6u * p;
+        prism_slots(m, p, v);
+        double* Gd = s->prism_Gd + 18u * p;
+        double wsum = 0.0;
+        for (uint32_t k = 0; k < 3; ++k) {
+            uint32_t t = 3u * p + k;
+            const uint32_t* tv = m->tets + 4u * t;
+            double vol = fabs(m->tet_volume[t]);
+            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
+            if (m->tet_excluded[t]) continue;
+            double w = ws * vol;
+            wsum += w;
+            const double* A = m->tet_A + 12u * t;
+            for (int c = 0; c < 4; ++c) {
+                int slot = 0;
+                while (slot < 6 && v[slot] != tv[c]) ++slot;
+                for (int r = 0; r < 3; ++r) {
+                    Gd[6 * r + slot] += w * A[4 * r + c];
+                    strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
+                }
+            }
+        }
+        for (int q = 0; q < 18; ++q) s->prism_G[18u * p + q] = (float)Gd[q];
+        s->prism_inv_w[p] = wsum > 0.0 ? (float)(1.0 / wsum) : 0.0f;
+    }
+    /* Lumped masses: a quarter of each tet's volume per vertex, density `mass` in units of the
+     * tissue thickness (ps.c explains the scaling). Vertices without volume get a small mass
+     * so that the matrix stays positive definite. */
+    double l2 = m->thickness * m->thickness;
+    double msum = 0.0, dsum = 0.0;
+    uint32_t dcount = 0;
+    for (uint32_t i = 0; i < N; ++i) {
+        s->mass[i] = params->mass * volume[i] / l2;
+        msum += s->mass[i];
+        if (strain_diag[i] > 0.0) {
+            dsum += strain_diag[i];
+            ++dcount;
+        }
+    }
+    double mmean = N ? msum / N : 0.0;
+    if (!(mmean > 0.0)) mmean = params->mass > 0.0 ? params->mass : 1.0;
+    for (uint32_t i = 0; i < N; ++i) s->mass[i] = fmax(s->mass[i], 1e-3 * mmean);
+    double dmean = dcount ? dsum / dcount : mmean * s->inv_h2;
+    /* Anchors: every base vertex, plus skin vertices that no tet holds (isolated vertices,
+     * or all their tets degenerate), which then move rigidly with their bone. */
+    for (uint32_t i = 0; i < N; ++i) {
+        bool base = i >= s->n;
+        if (!base && strain_diag[i] > 0.0) continue;
+        s->anchor_w[i] = params->anchor_weight * fmax(strain_diag[i], dmean);
+        s->anchor_joint[i] = m->bones[m->vertex_bone[i]].joint;
+        s->anchored[s->anchored_count++] = i;
+    }
+    sinew_host_free(host, volume);
+
+    /* Which prism slots feed each vertex's right-hand side. */
+    for (uint32_t p = 0; p < pc; ++p)
+        for (int k = 0; k < 6; ++k) s->gather_offsets[s->prism_v[6u * p + k] + 1]++;
+    for (uint32_t i = 0; i < N; ++i) s->gather_offsets[i + 1] += s->gather_offsets[i];
+    {
+        uint32_t* cursor = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
+        if (!cursor) {
+            sinew_host_free(host, strain_diag);
+            ps_sim_destroy(s);
+            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+        }
+        memcpy(cursor, s->gather_offsets, (N + 1u) * sizeof(uint32_t));
+        for (uint32_t p = 0; p < pc; ++p)
+            for (uint32_t k = 0; k < 6; ++k) s->gather[cursor[s->prism_v[6u * p + k]]++] = 6u * p + k;
+        sinew_host_free(host, cursor);
+    }
+
+    /* CHOLMOD: simplicial LDL^T, AMD ordering only, quiet (errors come back as status). */
+    cholmod_start(&s->cc);
+    s->cc_started = 1;
+    s->cc.print = 0;
+    s->cc.supernodal = CHOLMOD_SIMPLICIAL;
+    s->cc.final_ll = 0;
+    s->cc.nmethods = 1;
+    s->cc.method[0].ordering = CHOLMOD_AMD;
+    s->cc.postorder = 1;
+    sinew_result r = factor_system(s, strain_diag);
+    sinew_host_free(host, strain_diag);
+    if (r != SINEW_OK) {
+        ps_sim_destroy(s);
+        return r;
+    }
+
+    /* Start at rest. */
+    for (uint32_t i = 0; i < N; ++i)
+        for (int c = 0; c < 3; ++c) s->x[(size_t)c * N + i] = m->rest[3u * i + c];
+    memcpy(s->target, s->x, N3 * sizeof(double));
+    for (uint32_t j = 0; j < m->joint_count; ++j)
+        for (int k = 0; k < 16; ++k) s->skinning[16u * j + k] = (k % 5 == 0) ? 1.0f : 0.0f;
+    sinew_host_log(host, SINEW_LOG_DEBUG,
+                   "ps: system of %u unknowns, %zu nonzeros, LDL^T factor with %zu nonzeros",
+                   N, ps_sim_matrix_nnz(s), ps_sim_factor_nnz(s));
+    *out = s;
+    return SINEW_OK;
+}
+
+size_t ps_sim_matrix_nnz(const ps_sim* s)
+{
+    return s->K ? (size_t)((const int*)s->K->p)[s->K->ncol] : 0u;
+}
+
+size_t ps_sim_factor_nnz(const ps_sim* s)
+{
+    if (!s->L || s->L->is_super) return 0u;
+    const int* colcount = (const int*)s->L->nz;
+    size_t total = 0;
+    for (size_t j = 0; j < s->L->n; ++j) total += (size_t)colcount[j];
+    return total;
+}
+
+void ps_sim_set_pose(ps_sim* s, const float* skinning)
+{
+    const ps_model* m = s->m;
+    for (uint32_t j = 0; j < m->joint_count; ++j)
+        for (int k = 0; k < 16; ++k)
+            s->skinning[16u * j + k] = skinning ? skinning[16u * j + k] : ((k % 5 == 0) ? 1.0f : 0.0f);
+    s->pose_dirty = 1;
+}
+
+/* Anchor targets: the rest position moved by the anchor joint's skinning matrix. */
+static void update_targets(ps_sim* s)
+{
+    uint32_t N = s->N;
+    for (uint32_t a = 0; a < s->anchored_count; ++a) {
+        uint32_t i = s->anchored[a];
+        const float* T = s->skinning + 16u * s->anchor_joint[i];
+        const double* q = s->m->rest + 3u * i;
+        for (int r = 0; r < 3; ++r)
+            s->target[(size_t)r * N + i] =
+                (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
+    }
+}
+
+/* ---- local step (Sec. 4.1, rotations per prism as in Sec. 6) ---- */
+
+typedef struct local_ctx {
+    ps_sim* s;
+} local_ctx;
+
+/* For prisms [begin, end): the weighted mean deformation gradient into F_soa, the rotations
+ * by the batched polar decomposition (Higham's Newton iteration, the SVD of McAdams et al.
+ * where det F < 1e-5, Sec. 6), and each slot's share R_p g_k of the right-hand side. */
+static void local_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_sim* s = ((const local_ctx*)data)->s;
+    uint32_t N = s->N;
+    size_t stride = s->prism_count;
+    float* F_soa = s->F_soa;
+    const double* x = s->x;
+    for (uint32_t p = begin; p < end; ++p) {
+        const uint32_t* v = s->prism_v + 6u * p;
+        const float* G = s->prism_G + 18u * p;
+        float inv_w = s->prism_inv_w[p];
+        /* Positions relative to the first corner: G's columns sum to zero, so the offset drops
+         * out, and float keeps the tissue's small extent exact enough. */
+        float rel[3][6];
+        for (int c = 0; c < 3; ++c) {
+            const double* xc = x + (size_t)c * N;
+            double base = xc[v[0]];
+            for (int k = 1; k < 6; ++k) rel[c][k] = (float)(xc[v[k]] - base);
+        }
+        /* F = (G_p X_p)^T / sum w, row-major: F[3 c + r] = sum_k G[r][k] X[k][c] / W. */
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) {
+                float sum = G[6 * r + 1] * rel[c][1];
+                for (int k = 2; k < 6; ++k) sum += G[6 * r + k] * rel[c][k];
+                F_soa[(size_t)(3 * c + r) * stride + p] = sum * inv_w;
+            }
+    }
+    s->polar(F_soa, F_soa, stride, begin, end);
+    for (uint32_t p = begin; p < end; ++p) {
+        float* out = s->contrib + 18u * p;
+        const float* G = s->prism_G + 18u * p;
+        float R[9];
+        for (int k = 0; k < 9; ++k) R[k] = F_soa[(size_t)k * stride + p];
+        /* A prism whose tets are all left out has G = 0 and contributes nothing. */
+        for (int k = 0; k < 6; ++k)
+            for (int i = 0; i < 3; ++i)
+                out[3 * k + i] = R[3 * i] * G[k] + R[3 * i + 1] * G[6 + k] + R[3 * i + 2] * G[12 + k];
+    }
+}
+
+/* The right-hand side of eq. (6): constant part plus the prisms' projections. */
+static void rhs_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_sim* s = ((const local_ctx*)data)->s;
+    uint32_t N = s->N;
+    double* b = (double*)s->B->x;
+    for (uint32_t i = begin; i < end; ++i) {
+        double acc[3] = {s->rhs_const[i], s->rhs_const[(size_t)N + i],
+                         s->rhs_const[2u * (size_t)N + i]};
+        for (uint32_t e = s->gather_offsets[i]; e < s->gather_offsets[i + 1]; ++e) {
+            const float* c = s->contrib + 3u * s->gather[e];
+            acc[0] += c[0];
+            acc[1] += c[1];
+            acc[2] += c[2];
+        }
+        b[i] = acc[0];
+        b[(size_t)N + i] = acc[1];
+        b[2u * (size_t)N + i] = acc[2];
+    }
+}
+
+double ps_sim_energy(ps_sim* s)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N;
+    double e = 0.0;
+    for (uint32_t i = 0; i < N; ++i) {
+        double d2 = 0.0, a2 = 0.0;
+        for (int c = 0; c < 3; ++c) {
+            double d = s->x[(size_t)c * N + i] - s->pred[(size_t)c * N + i];
+            double a = s->x[(size_t)c * N + i] - s->target[(size_t)c * N + i];
+            d2 += d * d;
+            a2 += a * a;
+        }
+        e += 0.5 * s->mass[i] * s->inv_h2 * d2 + 0.5 * s->anchor_w[i] * a2;
+    }
+    for (uint32_t p = 0; p < s->prism_count; ++p) {
+        if (s->prism_inv_w[p] == 0.0f) continue;
+        const uint32_t* v = s->prism_v + 6u * p;
+        const double* G = s->prism_Gd + 18u * p;
+        double M[3][3] = {{0.0}};
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c)
+                for (int k = 0; k < 6; ++k) M[r][c] += G[6 * r + k] * s->x[(size_t)c * N + v[k]];
+        double wsum = 0.0;
+        for (uint32_t k = 0; k < 3; ++k)
+            if (!m->tet_excluded[3u * p + k])
+                wsum += s->p.strain_weight * fabs(m->tet_volume[3u * p + k]);
+        float F[9], R[9];
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) F[3 * c + r] = (float)(M[r][c] / wsum);
+        sinew_polar3(F, R);
+        for (uint32_t k = 0; k < 3; ++k) {
+            uint32_t t = 3u * p + k;
+            if (m->tet_excluded[t]) continue;
+            double w = s->p.strain_weight * fabs(m->tet_volume[t]);
+            const double* A = m->tet_A + 12u * t;
+            const uint32_t* tv = m->tets + 4u * t;
+            double sum = 0.0;
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c) {
+                    double f = 0.0;
+                    for (int q = 0; q < 4; ++q) f += A[4 * r + q] * s->x[(size_t)c * N + tv[q]];
+                    double d = f - (double)R[3 * c + r]; /* (A X)[r][c] against R^T[r][c] */
+                    sum += d * d;
+                }
+            e += 0.5 * w * sum;
+        }
+    }
+    return e;
+}
+
+sinew_result ps_sim_step(ps_sim* s, double* energies)
+{
+    uint32_t N = s->N;
+    size_t N3 = 3u * (size_t)N;
+    double t0 = s->p.profile ? now_seconds() : 0.0;
+    if (s->pose_dirty) {
+        update_targets(s);
+        s->pose_dirty = 0;
+    }
+    if (s->snap) {
+        for (uint32_t a = 0; a < s->anchored_count; ++a) {
+            uint32_t i = s->anchored[a];
+            for (int c = 0; c < 3; ++c) {
+                s->x[(size_t)c * N + i] = s->target[(size_t)c * N + i];
+                s->v[(size_t)c * N + i] = 0.0;
+            }
+        }
+        s->snap = 0;
+    }
+    /* Alg. 1, line 1-2: the inertial prediction, which also starts the iteration; anchored
+     * vertices start at their targets, where they will end up. */
+    double h = s->h;
+    for (size_t k = 0; k < N3; ++k) {
+        s->x_prev[k] = s->x[k];
+        s->pred[k] = s->x[k] + h * s->v[k];
+        s->x[k] = s->pred[k];
+    }
+    for (size_t k = 0; k < N3; ++k) {
+        uint32_t i = (uint32_t)(k % N);
+        s->rhs_const[k] = s->mass[i] * s->inv_h2 * s->pred[k] + s->anchor_w[i] * s->target[k];
+    }
+    for (uint32_t a = 0; a < s->anchored_count; ++a) {
+        uint32_t i = s->anchored[a];
+        for (int c = 0; c < 3; ++c) s->x[(size_t)c * N + i] = s->target[(size_t)c * N + i];
+    }
+    if (energies) energies[0] = ps_sim_energy(s);
+    local_ctx ctx = {s};
+    double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
+    for (uint32_t it = 0; it < s->p.iterations; ++it) {
+        double a = s->p.profile ? now_seconds() : 0.0;
+        sinew_host_parallel_for(&s->host, local_range, &ctx, s->prism_count, 128u);
+        double b = s->p.profile ? now_seconds() : 0.0;
+        sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
+        double c = s->p.profile ? now_seconds() : 0.0;
+        if (!cholmod_solve2(CHOLMOD_A, s->L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
+            return cholmod_fail(s, "solve");
+        memcpy(s->x, s->X->x, N3 * sizeof(double));
+        if (s->p.profile) {
+            double d = now_seconds();
+            t_local += b - a;
+            t_rhs += c - b;
+            t_solve += d - c;
+        }
+        if (energies) energies[it + 1] = ps_sim_energy(s);
+    }
+    /* Alg. 1, line 7: v = lambda (x_{t+1} - x_t) / h. */
+    double f = s->p.damping / h;
+    double check = 0.0;
+    for (size_t k = 0; k < N3; ++k) {
+        s->v[k] = f * (s->x[k] - s->x_prev[k]);
+        check += s->x[k] + s->v[k];
+    }
+    if (!isfinite(check)) {
+        memcpy(s->x, s->x_prev, N3 * sizeof(double));
+        memset(s->v, 0, N3 * sizeof(double));
+        return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
+                               "ps: the step produced a non-finite position; the shape is kept "
+                               "and the velocities are cleared");
+    }
+    if (s->p.profile) {
+        s->profile[0] += t_local;
+        s->profile[1] += t_rhs;
+        s->profile[2] += t_solve;
+        s->profile_steps++;
+        (void)t0;
+    }
+    return SINEW_OK;
+}
+
+const double* ps_sim_positions(const ps_sim* s)
+{
+    return s->x;
+}
+
+const double* ps_sim_velocities(const ps_sim* s)
+{
+    return s->v;
+}
+
+void ps_sim_set_skin(ps_sim* s, const float* positions, const float* velocities)
+{
+    uint32_t N = s->N;
+    for (uint32_t i = 0; i < s->n; ++i)
+        for (int c = 0; c < 3; ++c) {
+            s->x[(size_t)c * N + i] = positions[3u * i + c];
+            s->v[(size_t)c * N + i] = velocities ? velocities[3u * i + c] : 0.0;
+        }
+    s->snap = 1;
+}
+
+void ps_sim_profile(const ps_sim* s, double seconds[4], uint64_t* steps)
+{
+    memcpy(seconds, s->profile, sizeof s->profile);
+    *steps = s->profile_steps;
+}
+
+/* ---- upsampling (Sec. 6) ---- */
+
+typedef struct up_ctx {
+    ps_sim* s;
+    float* positions;
+    size_t position_stride;
+    float* normals;
+    size_t normal_stride;
+    float* velocities;
+} up_ctx;
+
+static void skin_float_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_sim* s = ((const up_ctx*)data)->s;
+    uint32_t N = s->N;
+    for (uint32_t i = begin; i < end; ++i)
+        for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->x[(size_t)c * N + i];
+}
+
+static void skin_normal_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_sim* s = ((const up_ctx*)data)->s;
+    for (uint32_t i = begin; i < end; ++i) ps_vertex_normal(s->m, s->skin_f, i, s->skin_n + 3u * i);
+}
+
+static inline float* at_stride(float* base, size_t stride, uint32_t i)
+{
+    return (float*)((char*)base + stride * i);
+}
+
+static void render_range(void* data, uint32_t begin, uint32_t end)
+{
+    const up_ctx* c = (const up_ctx*)data;
+    const ps_sim* s = c->s;
+    const ps_model* m = s->m;
+    for (uint32_t r = begin; r < end; ++r) {
+        const ps_upsample* u = &m->upsample[r];
+        float pos[3], nrm[3];
+        if (u->triangle == PS_NONE) {
+            /* No triangle around it: rigid with its skin vertex's bone. */
+            const float* T = s->skinning + 16u * m->bones[m->vertex_bone[u->vertex]].joint;
+            const float* x = s->skin_f + 3u * u->vertex;
+            for (int k = 0; k < 3; ++k) {
+                pos[k] = x[k] + T[k] * u->offset[0] + T[4 + k] * u->offset[1] + T[8 + k] * u->offset[2];
+                nrm[k] = T[k] * u->normal[0] + T[4 + k] * u->normal[1] + T[8 + k] * u->normal[2];
+            }
+            static const float zero[3] = {0.0f, 0.0f, 0.0f};
+            ps_normalize3f(nrm, zero);
+        } else {
+            const uint32_t* t = m->triangles + 3u * u->triangle;
+            float p[3], tg[3], bt[3], nn[3];
+            ps_surface_frame(s->skin_f + 3u * t[0], s->skin_f + 3u * t[1], s->skin_f + 3u * t[2],
+                             s->skin_n + 3u * t[0], s->skin_n + 3u * t[1], s->skin_n + 3u * t[2],
+                             u->bary, p, tg, bt, nn);
+            for (int k = 0; k < 3; ++k) {
+                pos[k] = p[k] + u->offset[0] * tg[k] + u->offset[1] * bt[k] + u->offset[2] * nn[k];
+                nrm[k] = u->normal[0] * tg[k] + u->normal[1] * bt[k] + u->normal[2] * nn[k];
+            }
+        }
+        if (c->positions) memcpy(at_stride(c->positions, c->position_stride, r), pos, sizeof pos);
+        if (c->normals) memcpy(at_stride(c->normals, c->normal_stride, r), nrm, sizeof nrm);
+    }
+}
+
+void ps_sim_upsample(ps_sim* s, float* positions, size_t position_stride, float* normals,
+                     size_t normal_stride)
+{
+    double t0 = s->p.profile ? now_seconds() : 0.0;
+    up_ctx c = {s, positions, position_stride, normals, normal_stride, NULL};
+    sinew_host_parallel_for(&s->host, skin_float_range, &c, s->n, 2048u);
+    sinew_host_parallel_for(&s->host, skin_normal_range, &c, s->n, 1024u);
+    sinew_host_parallel_for(&s->host, render_range, &c, s->m->render_count, 1024u);
+    if (s->p.profile) s->profile[3] += now_seconds() - t0;
+}
+
+void ps_sim_render_velocities(const ps_sim* s, float* velocities)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N;
+    for (uint32_t r = 0; r < m->render_count; ++r) {
+        const ps_upsample* u = &m->upsample[r];
+        for (int c = 0; c < 3; ++c) {
+            const double* v = s->v + (size_t)c * N;
+            double val;
+            if (u->triangle == PS_NONE) {
+                val = v[u->vertex];
+            } else {
+                const uint32_t* t = m->triangles + 3u * u->triangle;
+                val = u->bary[0] * v[t[0]] + u->bary[1] * v[t[1]] + u->bary[2] * v[t[2]];
+            }
+            velocities[3u * r + c] = (float)val;
+        }
+    }
+}
+
+sinew_result ps_sim_dump(const ps_sim* s, const sinew_bake_writer* w)
+{
+    const int* p = (const int*)s->K->p;
+    size_t ncol = s->K->ncol, nnz = (size_t)p[ncol];
+    sinew_result r = w->write(&s->N, sizeof s->N, w->user);
+    if (r == SINEW_OK) r = w->write(p, (ncol + 1u) * sizeof(int), w->user);
+    if (r == SINEW_OK) r = w->write(s->K->i, nnz * sizeof(int), w->user);
+    if (r == SINEW_OK) r = w->write(s->K->x, nnz * sizeof(double), w->user);
+    if (r == SINEW_OK) r = w->write(s->mass, s->N * sizeof(double), w->user);
+    if (r == SINEW_OK) r = w->write(s->anchor_w, s->N * sizeof(double), w->user);
+    if (r == SINEW_OK) r = w->write(s->prism_G, s->prism_count * 18u * sizeof(float), w->user);
+    return r;
+}

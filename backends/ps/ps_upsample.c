@@ -1,0 +1,191 @@
+/* The render mesh as a normal displacement of the simulated surface (projective skinning
+ * Sec. 6, after Botsch et al. 2010): each render vertex is the closest point of the rest
+ * simulation surface plus an offset along the interpolated normal there. The offset is kept
+ * in the full frame (tangent, bitangent, normal) of that point, so that the rest pose gives the
+ * render mesh back exactly even where the offset is not quite parallel to the interpolated
+ * normal; the tangential parts are small. SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "ps_internal.h"
+
+typedef struct upsample_ctx {
+    const ps_model* m;
+    const ps_grid* grid;
+    const float* skin;    /* rest skin positions, float */
+    const float* normals; /* rest skin vertex normals */
+    const float* render_positions;
+    const float* render_normals;
+    /* restore: render triangles and the grid over them */
+    const ps_grid* render_grid;
+    const float* render_f;
+    const uint32_t* render_indices;
+} upsample_ctx;
+
+static inline float dot3f(const float a[3], const float b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* Fills a record for the point at `bary` of skin triangle `tri` so that it reproduces
+ * position x and normal nr at rest. */
+static void make_record(const upsample_ctx* c, uint32_t tri, const float bary[3], const float x[3],
+                        const float nr[3], ps_upsample* out)
+{
+    const uint32_t* t = c->m->triangles + 3u * tri;
+    float p[3], tg[3], bt[3], nn[3];
+    ps_surface_frame(c->skin + 3u * t[0], c->skin + 3u * t[1], c->skin + 3u * t[2],
+                     c->normals + 3u * t[0], c->normals + 3u * t[1], c->normals + 3u * t[2], bary,
+                     p, tg, bt, nn);
+    float d[3] = {x[0] - p[0], x[1] - p[1], x[2] - p[2]};
+    out->triangle = tri;
+    out->vertex = 0;
+    memcpy(out->bary, bary, sizeof out->bary);
+    out->offset[0] = dot3f(d, tg);
+    out->offset[1] = dot3f(d, bt);
+    out->offset[2] = dot3f(d, nn);
+    out->normal[0] = dot3f(nr, tg);
+    out->normal[1] = dot3f(nr, bt);
+    out->normal[2] = dot3f(nr, nn);
+}
+
+static void upsample_range(void* data, uint32_t begin, uint32_t end)
+{
+    const upsample_ctx* c = (const upsample_ctx*)data;
+    for (uint32_t r = begin; r < end; ++r) {
+        const float* x = c->render_positions + 3u * r;
+        const float* nr = c->render_normals + 3u * r;
+        double p[3] = {x[0], x[1], x[2]}, q[3], bary[3];
+        uint32_t tri = ps_grid_closest(c->grid, p, q, bary);
+        ps_upsample* out = &c->m->upsample[r];
+        if (tri == PS_NONE) { /* a simulated surface without triangles: closest vertex */
+            double best = -1.0;
+            uint32_t bi = 0;
+            for (uint32_t i = 0; i < c->m->n; ++i) {
+                const double* s = c->m->rest + 3u * i;
+                double d = (s[0] - p[0]) * (s[0] - p[0]) + (s[1] - p[1]) * (s[1] - p[1]) +
+                           (s[2] - p[2]) * (s[2] - p[2]);
+                if (best < 0.0 || d < best) best = d, bi = i;
+            }
+            out->triangle = PS_NONE;
+            out->vertex = bi;
+            memset(out->bary, 0, sizeof out->bary);
+            for (int k = 0; k < 3; ++k) out->offset[k] = x[k] - c->skin[3u * bi + k];
+            memcpy(out->normal, nr, sizeof out->normal);
+            continue;
+        }
+        float b[3] = {(float)bary[0], (float)bary[1], (float)bary[2]};
+        make_record(c, tri, b, x, nr, out);
+    }
+}
+
+static void restore_range(void* data, uint32_t begin, uint32_t end)
+{
+    const upsample_ctx* c = (const upsample_ctx*)data;
+    static const float zero[3] = {0.0f, 0.0f, 0.0f};
+    for (uint32_t i = begin; i < end; ++i) {
+        const double* p = c->m->rest + 3u * i;
+        double q[3], bary[3];
+        uint32_t tri = ps_grid_closest(c->render_grid, p, q, bary);
+        ps_restore* out = &c->m->restore[i];
+        out->triangle = tri;
+        float b[3] = {(float)bary[0], (float)bary[1], (float)bary[2]};
+        const uint32_t* t = c->render_indices + 3u * tri;
+        float fp[3], tg[3], bt[3], nn[3];
+        ps_surface_frame(c->render_f + 3u * t[0], c->render_f + 3u * t[1],
+                         c->render_f + 3u * t[2], zero, zero, zero, b, fp, tg, bt, nn);
+        float d[3] = {(float)p[0] - fp[0], (float)p[1] - fp[1], (float)p[2] - fp[2]};
+        memcpy(out->bary, b, sizeof b);
+        out->offset[0] = dot3f(d, tg);
+        out->offset[1] = dot3f(d, bt);
+        out->offset[2] = dot3f(d, nn);
+    }
+}
+
+sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view* rig,
+                               ps_model* m)
+{
+    const sinew_mesh_view* render = &rig->render_mesh;
+    uint32_t n = m->n, rc = render->vertex_count;
+    m->render_count = rc;
+    m->upsample = (ps_upsample*)sinew_host_calloc(host, rc, sizeof(ps_upsample));
+    float* skin = (float*)sinew_host_calloc(host, n ? n : 1u, 3u * sizeof(float));
+    float* normals = (float*)sinew_host_calloc(host, n ? n : 1u, 3u * sizeof(float));
+    sinew_result r = SINEW_OK;
+    if (!m->upsample || !skin || !normals) {
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for upsampling");
+        goto done;
+    }
+    for (size_t k = 0; k < 3u * (size_t)n; ++k) skin[k] = (float)m->rest[k];
+    for (uint32_t i = 0; i < n; ++i) ps_vertex_normal(m, skin, i, normals + 3u * i);
+    upsample_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.m = m;
+    ctx.skin = skin;
+    ctx.normals = normals;
+    ctx.render_positions = render->positions;
+    ctx.render_normals = render->normals;
+    if (rig->simulation_mesh.vertex_count == 0) {
+        /* The render mesh is simulated itself: each vertex is a corner of a skin triangle
+         * around its welded vertex (barycentric 1 reproduces it bit for bit). */
+        for (uint32_t v = 0; v < rc; ++v) {
+            uint32_t i = m->weld[v];
+            ps_upsample* out = &m->upsample[v];
+            const float* x = render->positions + 3u * v;
+            const float* nr = render->normals + 3u * v;
+            if (m->vertex_tri_offsets[i] == m->vertex_tri_offsets[i + 1]) {
+                out->triangle = PS_NONE;
+                out->vertex = i;
+                for (int k = 0; k < 3; ++k) out->offset[k] = x[k] - skin[3u * i + k];
+                memcpy(out->normal, nr, sizeof out->normal);
+                continue;
+            }
+            uint32_t tri = m->vertex_tris[m->vertex_tri_offsets[i]];
+            float b[3] = {0.0f, 0.0f, 0.0f};
+            for (int k = 0; k < 3; ++k)
+                if (m->triangles[3u * tri + k] == i) b[k] = 1.0f;
+            make_record(&ctx, tri, b, x, nr, out);
+        }
+        goto done;
+    }
+    ps_grid grid;
+    r = ps_grid_build(host, m->rest, n, m->triangles, m->triangle_count, &grid);
+    if (r != SINEW_OK) {
+        r = sinew_host_fail(host, r, "ps: out of memory for the upsampling grid");
+        goto done;
+    }
+    ctx.grid = &grid;
+    sinew_host_parallel_for(host, upsample_range, &ctx, rc, 256u);
+    ps_grid_free(host, &grid);
+
+    /* The way back, for set_state: each skin vertex on the render surface. */
+    m->restore = (ps_restore*)sinew_host_calloc(host, n ? n : 1u, sizeof(ps_restore));
+    double* render_d = (double*)sinew_host_calloc(host, rc, 3u * sizeof(double));
+    if (!m->restore || !render_d) {
+        sinew_host_free(host, render_d);
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < 3u * (size_t)rc; ++k) render_d[k] = render->positions[k];
+    ps_grid rgrid;
+    r = ps_grid_build(host, render_d, rc, render->indices, render->triangle_count, &rgrid);
+    if (r != SINEW_OK) {
+        sinew_host_free(host, render_d);
+        r = sinew_host_fail(host, r, "ps: out of memory for the render grid");
+        goto done;
+    }
+    ctx.render_grid = &rgrid;
+    ctx.render_f = render->positions;
+    ctx.render_indices = render->indices;
+    if (render->triangle_count > 0) {
+        sinew_host_parallel_for(host, restore_range, &ctx, n, 256u);
+    } else {
+        /* no render triangles: restore from the closest render vertex (a point triangle) */
+        for (uint32_t i = 0; i < n; ++i) m->restore[i].triangle = PS_NONE;
+    }
+    ps_grid_free(host, &rgrid);
+    sinew_host_free(host, render_d);
+done:
+    sinew_host_free(host, skin);
+    sinew_host_free(host, normals);
+    return r;
+}

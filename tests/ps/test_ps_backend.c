@@ -1,0 +1,292 @@
+/* The ps backend through its vtable with a hand-made host: parameters, rig and argument
+ * checks (one log line each), the rest output before any step, bound output, and the state
+ * that carries a shape across backend swaps. SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin_backends.h"
+#include "ps_fixture.h"
+#include "ps_internal.h"
+
+static const sinew_backend_vtable* vt = &sinew_backend_ps;
+
+typedef struct bad_param {
+    const char* key;
+    const char* value;
+    sinew_result expect;
+} bad_param;
+
+static void test_parameters(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    static const bad_param bad[] = {
+        {"no_such_key", "1", SINEW_ERROR_PARAMETER},
+        {"iterations", "0", SINEW_ERROR_PARAMETER},
+        {"iterations", "2.5", SINEW_ERROR_PARAMETER},
+        {"iterations", "1001", SINEW_ERROR_PARAMETER},
+        {"iterations", "ten", SINEW_ERROR_PARAMETER},
+        {"iterations", "", SINEW_ERROR_PARAMETER},
+        {"timestep", "0", SINEW_ERROR_PARAMETER},
+        {"timestep", "-0.01", SINEW_ERROR_PARAMETER},
+        {"timestep", "2", SINEW_ERROR_PARAMETER},
+        {"timestep", "nan", SINEW_ERROR_PARAMETER},
+        {"damping", "1.01", SINEW_ERROR_PARAMETER},
+        {"damping", "-0.5", SINEW_ERROR_PARAMETER},
+        {"damping", "0.9x", SINEW_ERROR_PARAMETER},
+        {"strain_weight", "0", SINEW_ERROR_PARAMETER},
+        {"anchor_weight", "-1", SINEW_ERROR_PARAMETER},
+        {"mass", "inf", SINEW_ERROR_PARAMETER},
+        {"mass", "1e13", SINEW_ERROR_PARAMETER},
+        {"collisions", "2", SINEW_ERROR_PARAMETER},
+        {"collisions", "1", SINEW_ERROR_UNSUPPORTED},
+        {"profile", "yes", SINEW_ERROR_PARAMETER},
+        {NULL, "1", SINEW_ERROR_PARAMETER},
+        {"mass", NULL, SINEW_ERROR_PARAMETER},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        sinew_param p = {bad[i].key, bad[i].value};
+        void* inst = (void*)&p;
+        sinew_test_log_reset(&host.log);
+        sinew_result r = vt->prepare(&host.api, &rig.view, &p, 1, NULL, &inst);
+        if (r != bad[i].expect)
+            fail_msg("%s=%s: %s", bad[i].key ? bad[i].key : "(null)",
+                     bad[i].value ? bad[i].value : "(null)", sinew_result_string(r));
+        assert_null(inst);
+        assert_int_equal(host.log.total, 1);
+        assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
+    }
+    sinew_test_log_reset(&host.log);
+    assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, NULL, NULL),
+                     SINEW_ERROR_INVALID_ARGUMENT);
+    /* collisions=1 says why */
+    sinew_param col = {"collisions", "1"};
+    void* inst = NULL;
+    sinew_test_log_reset(&host.log);
+    assert_int_equal(vt->prepare(&host.api, &rig.view, &col, 1, NULL, &inst),
+                     SINEW_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(host.log.last, "collisions"));
+    /* a key given twice, params NULL with a count, a typed parameter chain */
+    sinew_param twice[2] = {{"iterations", "5"}, {"iterations", "6"}};
+    assert_int_equal(vt->prepare(&host.api, &rig.view, twice, 2, NULL, &inst), SINEW_ERROR_PARAMETER);
+    assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 2, NULL, &inst),
+                     SINEW_ERROR_INVALID_ARGUMENT);
+    sinew_ext_header ext = {(uint32_t)sizeof(sinew_ext_header), SINEW_EXT_BACKEND_PARAMS, NULL};
+    assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, &ext, &inst), SINEW_ERROR_UNSUPPORTED);
+    /* every key with a good value */
+    sinew_param good[] = {{"iterations", "4"},   {"timestep", "0.02"},    {"damping", "1"},
+                          {"strain_weight", "2"}, {"anchor_weight", "50"}, {"mass", "0.003"},
+                          {"collisions", "0"},    {"profile", "1"}};
+    ps_test_host_init(&host, SINEW_LOG_INFO, 0);
+    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 8, NULL, &inst), SINEW_OK);
+    assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
+    sinew_test_log_reset(&host.log);
+    vt->destroy(inst);
+    /* profile=1 reports its figures in one INFO line */
+    assert_int_equal(host.log.count[SINEW_LOG_INFO], 1);
+    assert_non_null(strstr(host.log.last, "solve"));
+    ps_test_rig_free(&rig);
+}
+
+static void test_rig_checks(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    void* inst = NULL;
+    sinew_rig_view v = rig.view;
+    v.struct_size = 8;
+    assert_int_equal(vt->prepare(&host.api, &v, NULL, 0, NULL, &inst), SINEW_ERROR_STRUCT_SIZE);
+    v = rig.view;
+    v.joint_count = 0;
+    assert_int_equal(vt->prepare(&host.api, &v, NULL, 0, NULL, &inst), SINEW_ERROR_JOINT_COUNT);
+    v = rig.view;
+    v.render_mesh.triangle_count = 0;
+    assert_int_equal(vt->prepare(&host.api, &v, NULL, 0, NULL, &inst), SINEW_ERROR_EMPTY_MESH);
+    uint32_t* indices = malloc(sizeof(uint32_t) * 3u * rig.view.render_mesh.triangle_count);
+    memcpy(indices, rig.view.render_mesh.indices, sizeof(uint32_t) * 3u * rig.view.render_mesh.triangle_count);
+    indices[7] = rig.view.render_mesh.vertex_count;
+    v = rig.view;
+    v.render_mesh.indices = indices;
+    sinew_test_log_reset(&host.log);
+    assert_int_equal(vt->prepare(&host.api, &v, NULL, 0, NULL, &inst), SINEW_ERROR_VERTEX_INDEX);
+    assert_int_equal(host.log.total, 1);
+    free(indices);
+    int32_t* parents = malloc(sizeof(int32_t) * rig.view.joint_count);
+    memcpy(parents, rig.view.parents, sizeof(int32_t) * rig.view.joint_count);
+    parents[1] = 99;
+    v = rig.view;
+    v.parents = parents;
+    assert_int_equal(vt->prepare(&host.api, &v, NULL, 0, NULL, &inst), SINEW_ERROR_JOINT_INDEX);
+    free(parents);
+    assert_null(inst);
+    ps_test_rig_free(&rig);
+}
+
+static float max_abs_diff(const float* a, const float* b, size_t count)
+{
+    float worst = 0.0f;
+    for (size_t i = 0; i < count; ++i) worst = fmaxf(worst, fabsf(a[i] - b[i]));
+    return worst;
+}
+
+static void test_output_and_pose(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    void* inst = NULL;
+    assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, NULL, &inst), SINEW_OK);
+    uint32_t n = rig.view.render_mesh.vertex_count, jn = rig.view.joint_count;
+    float* pos = calloc(3u * n, sizeof(float));
+    float* nrm = calloc(3u * n, sizeof(float));
+    sinew_output_view out = {(uint32_t)sizeof(sinew_output_view), n, pos, 0, nrm, 0, NULL};
+    /* before any step: the rest mesh, bit for bit */
+    assert_int_equal(vt->read_output(inst, &out), SINEW_OK);
+    assert_memory_equal(pos, rig.view.render_mesh.positions, 12u * n);
+    assert_memory_equal(nrm, rig.view.render_mesh.normals, 12u * n);
+    /* a step at the rest pose stays at rest */
+    assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
+    assert_int_equal(vt->read_output(inst, &out), SINEW_OK);
+    assert_true(max_abs_diff(pos, rig.view.render_mesh.positions, 3u * n) < 1e-5f);
+    assert_true(max_abs_diff(nrm, rig.view.render_mesh.normals, 3u * n) < 1e-4f);
+    /* argument checks, one log line each */
+    float* skinning = malloc(sizeof(float) * 16u * jn);
+    ps_test_skinning(&rig, 2, 45.0f, 0.0f, skinning);
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_test_log_reset(&host.log);
+    assert_int_equal(vt->set_pose(inst, NULL), SINEW_ERROR_INVALID_ARGUMENT);
+    pose.joint_count = jn + 1u;
+    assert_int_equal(vt->set_pose(inst, &pose), SINEW_ERROR_JOINT_COUNT);
+    pose.joint_count = jn;
+    skinning[5] = NAN;
+    assert_int_equal(vt->set_pose(inst, &pose), SINEW_ERROR_NONFINITE);
+    assert_int_equal(vt->step(inst, NAN), SINEW_ERROR_NONFINITE);
+    assert_int_equal(vt->step(inst, -1.0f), SINEW_ERROR_INVALID_ARGUMENT);
+    out.vertex_count = n - 1u;
+    assert_int_equal(vt->read_output(inst, &out), SINEW_ERROR_OUTPUT_BINDING);
+    out.vertex_count = n;
+    out.position_stride = 10u;
+    assert_int_equal(vt->bind_output(inst, &out), SINEW_ERROR_OUTPUT_BINDING);
+    out.position_stride = 0u;
+    assert_int_equal(host.log.total, 7);
+    assert_int_equal(vt->step(NULL, 0.1f), SINEW_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vt->set_pose(&host, &pose), SINEW_ERROR_INVALID_ARGUMENT); /* foreign */
+    ps_test_skinning(&rig, 2, 45.0f, 0.0f, skinning);
+    assert_int_equal(vt->set_pose(inst, &pose), SINEW_OK);
+    /* a bound step writes the caller's strided arrays; read_output gives the same bits */
+    size_t stride = 32u;
+    float* bound = calloc((size_t)n * stride / 4u, sizeof(float));
+    float* bound_n = calloc((size_t)n * stride / 4u, sizeof(float));
+    sinew_output_view bind = {(uint32_t)sizeof(sinew_output_view), n, bound, stride, bound_n, stride, NULL};
+    assert_int_equal(vt->bind_output(inst, &bind), SINEW_OK);
+    for (int i = 0; i < 5; ++i) assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
+    assert_int_equal(vt->read_output(inst, &out), SINEW_OK);
+    for (uint32_t v = 0; v < n; ++v) {
+        assert_memory_equal(pos + 3u * v, (char*)bound + stride * v, 12u);
+        assert_memory_equal(nrm + 3u * v, (char*)bound_n + stride * v, 12u);
+        float l = sqrtf(nrm[3 * v] * nrm[3 * v] + nrm[3 * v + 1] * nrm[3 * v + 1] +
+                        nrm[3 * v + 2] * nrm[3 * v + 2]);
+        assert_true(fabsf(l - 1.0f) < 1e-4f);
+    }
+    /* the pose moved the far end of the cylinder */
+    assert_true(max_abs_diff(pos, rig.view.render_mesh.positions, 3u * n) > 0.5f);
+    assert_int_equal(vt->bind_output(inst, NULL), SINEW_OK);
+    free(bound);
+    free(bound_n);
+    free(skinning);
+    free(pos);
+    free(nrm);
+    vt->destroy(inst);
+    ps_test_rig_free(&rig);
+}
+
+/* set_state: the given shape is the output until the next step, get_state returns it with the
+ * given velocities; the simulation continues from it. */
+static void check_state(const char* relative)
+{
+    const char* path = sinew_test_data_path(relative);
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    void* inst = NULL;
+    assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, NULL, &inst), SINEW_OK);
+    uint32_t n = rig.view.render_mesh.vertex_count;
+    const ps_model* m = ps_instance_model(inst);
+    assert_non_null(m);
+    float* pos = malloc(sizeof(float) * 3u * n);
+    float* vel = malloc(sizeof(float) * 3u * n);
+    float* got = malloc(sizeof(float) * 3u * n);
+    float* got_v = malloc(sizeof(float) * 3u * n);
+    /* the rest shape shifted by a constant, moving at a constant velocity */
+    for (uint32_t v = 0; v < n; ++v)
+        for (int k = 0; k < 3; ++k) {
+            pos[3u * v + k] = rig.view.render_mesh.positions[3u * v + k] + (k == 1 ? 0.25f : 0.0f);
+            vel[3u * v + k] = k == 0 ? 1.5f : 0.0f;
+        }
+    sinew_state_view st = {(uint32_t)sizeof(sinew_state_view), n, pos, vel};
+    assert_int_equal(vt->set_state(inst, &st), SINEW_OK);
+    sinew_state_view back = {(uint32_t)sizeof(sinew_state_view), n, got, got_v};
+    assert_int_equal(vt->get_state(inst, &back), SINEW_OK);
+    assert_memory_equal(got, pos, 12u * n);
+    assert_true(max_abs_diff(got_v, vel, 3u * n) < 1e-5f);
+    /* the skin restored from it sits at the shifted rest shape */
+    const double* x = ps_sim_positions(ps_instance_sim(inst));
+    double worst = 0.0;
+    for (uint32_t i = 0; i < m->n; ++i)
+        for (int k = 0; k < 3; ++k)
+            worst = fmax(worst, fabs(x[(size_t)k * 2u * m->n + i] - (m->rest[3u * i + k] + (k == 1 ? 0.25 : 0.0))));
+    assert_true(worst < 1e-4 * m->diagonal);
+    /* bad states */
+    st.vertex_count = n + 1u;
+    assert_int_equal(vt->set_state(inst, &st), SINEW_ERROR_INVALID_ARGUMENT);
+    st.vertex_count = n;
+    pos[4] = INFINITY;
+    assert_int_equal(vt->set_state(inst, &st), SINEW_ERROR_NONFINITE);
+    /* the next steps pull the skin back onto its bones, finitely */
+    for (int i = 0; i < 20; ++i) assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
+    assert_int_equal(vt->get_state(inst, &back), SINEW_OK);
+    for (size_t k = 0; k < 3u * n; ++k) assert_true(isfinite(got[k]) && isfinite(got_v[k]));
+    free(pos);
+    free(vel);
+    free(got);
+    free(got_v);
+    vt->destroy(inst);
+    ps_test_rig_free(&rig);
+}
+
+static void test_state_render_mesh(void** state)
+{
+    (void)state;
+    check_state("characters/cylinder/cylinder.ini");
+}
+
+static void test_state_simulation_mesh(void** state)
+{
+    (void)state;
+    check_state("characters/male/male.ini");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parameters),
+        cmocka_unit_test(test_rig_checks),
+        cmocka_unit_test(test_output_and_pose),
+        cmocka_unit_test(test_state_render_mesh),
+        cmocka_unit_test(test_state_simulation_mesh),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
