@@ -31,6 +31,9 @@
  *   profile        0        1: time the local step, right-hand side, solve and upsampling of
  *                           every step and report the means in one INFO line when the skin is
  *                           destroyed
+ *   simd           auto     kernels of the local step and its polar decomposition: auto (the
+ *                           widest this CPU runs), scalar, avx2, avx512 (all give the same
+ *                           bits); one the CPU lacks is SINEW_ERROR_BACKEND_UNAVAILABLE
  *
  * Contract (what the vtable documentation leaves to the backend):
  * - Rig: any skeleton with at least one joint (bones are the segments between a joint and each
@@ -109,6 +112,7 @@ void ps_params_default(ps_params* p)
     p->mass = 0.001;
     p->collisions = 0;
     p->profile = 0;
+    p->simd = SINEW_SIMD_AUTO;
 }
 
 static bool parse_double(const char* text, double* out)
@@ -130,7 +134,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "ps: param_count is %u but params is NULL", count);
     static const char* const keys[] = {"iterations", "timestep",   "damping",    "strain_weight",
-                                       "anchor_weight", "mass",    "collisions", "profile"};
+                                       "anchor_weight", "mass",    "collisions", "profile",
+                                       "simd"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     for (uint32_t i = 0; i < count; ++i) {
@@ -145,7 +150,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: unknown parameter \"%s\" (known: iterations, timestep, "
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
-                                   "profile)", key);
+                                   "profile, simd)", key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: parameter \"%s\" is given twice", key);
@@ -195,11 +200,17 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                        "yet");
             out->collisions = 0;
             break;
-        default:
+        case 7:
             if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                        "ps: profile=\"%s\" is neither 0 nor 1", value);
             out->profile = value[0] == '1';
+            break;
+        default:
+            if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: simd=\"%s\" is not one of auto, scalar, avx2, avx512",
+                                       value);
             break;
         }
     }
@@ -276,16 +287,16 @@ static void ps_destroy(void* instance)
     if (!inst) return;
     sinew_host_api host = inst->host;
     if (inst->sim && inst->params.profile) {
-        double sec[4];
+        double sec[5];
         uint64_t steps;
         ps_sim_profile(inst->sim, sec, &steps);
         if (steps > 0) {
             double f = 1e3 / (double)steps;
             sinew_host_log(&host, SINEW_LOG_INFO,
-                           "ps profile: %llu steps, per step: local %.3f ms, right-hand side "
-                           "%.3f ms, solve %.3f ms, upsampling %.3f ms",
-                           (unsigned long long)steps, sec[0] * f, sec[1] * f, sec[2] * f,
-                           sec[3] * f);
+                           "ps profile: %llu steps, per step: simulation %.3f ms (local step "
+                           "%.3f, right-hand side %.3f, solve %.3f), upsampling %.3f ms",
+                           (unsigned long long)steps, sec[4] * f, sec[0] * f, sec[1] * f,
+                           sec[2] * f, sec[3] * f);
         }
     }
     ps_sim_destroy(inst->sim);
@@ -314,6 +325,7 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     *out_instance = NULL;
     ps_params p;
     sinew_result r = ps_params_parse(host, params, param_count, &p);
+    if (r == SINEW_OK) r = ps_simd_resolve(host, &p.simd);
     if (r != SINEW_OK) return r;
     if (next)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,

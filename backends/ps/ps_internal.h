@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <math.h>
 
+#include "cpu_features.h"
 #include "sinew_host.h"
 
 #define PS_NAME "ps"
@@ -33,9 +34,13 @@ typedef struct ps_params {
     double mass;          /* tissue density, see ps.c */
     int collisions;       /* 0 only, for now */
     int profile;          /* 1: time the phases of each step, report at INFO on destroy */
+    sinew_simd simd;      /* local step kernels: SCALAR, AVX2 or AVX512 (AUTO resolved) */
 } ps_params;
 
 void ps_params_default(ps_params* p);
+/* Resolves SINEW_SIMD_AUTO to the widest local-step kernels this CPU runs (SSE: scalar);
+ * an explicit AVX2 or AVX512 the CPU or build lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. */
+sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd);
 /* Parses and validates; one log line and SINEW_ERROR_PARAMETER (or UNSUPPORTED for
  * collisions=1) on a bad key or value. */
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
@@ -273,9 +278,9 @@ void ps_sim_upsample(ps_sim* sim, float* positions, size_t position_stride, floa
 void ps_sim_render_velocities(const ps_sim* sim, float* velocities);
 /* The PD energy min_R E(X, R) at the current positions for the current step's prediction. */
 double ps_sim_energy(ps_sim* sim);
-/* Accumulated phase times in seconds (profile=1): local, right-hand side, solve, upsample;
- * and the number of steps. */
-void ps_sim_profile(const ps_sim* sim, double seconds[4], uint64_t* steps);
+/* Accumulated times in seconds (profile=1): local step, right-hand side, solve, upsampling,
+ * and the whole of ps_sim_step; and the number of steps. */
+void ps_sim_profile(const ps_sim* sim, double seconds[5], uint64_t* steps);
 /* The factor and matrix statistics for logs and tests. */
 size_t ps_sim_matrix_nnz(const ps_sim* sim);
 size_t ps_sim_factor_nnz(const ps_sim* sim);

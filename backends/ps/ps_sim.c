@@ -29,6 +29,7 @@
 #include "polar3.h"
 #include "polar3_batch.h"
 #include "ps_internal.h"
+#include "ps_local.h"
 
 struct ps_sim {
     sinew_host_api host;
@@ -41,17 +42,24 @@ struct ps_sim {
     uint32_t* anchor_joint; /* N */
     uint32_t* anchored;     /* indices of anchored vertices */
     uint32_t anchored_count;
-    /* prisms */
+    /* prisms, in blocks of PS_LOCAL_BLOCK (structure of arrays, see ps_local.h) */
     uint32_t prism_count;
+    uint32_t block_count;
+    size_t stride;      /* prism_count rounded up to whole blocks */
     uint32_t* prism_v;  /* 6 per prism: a, b, c, a', b', c' (a < b < c) */
-    float* prism_G;     /* 18 per prism: G_p, 3 x 6 row-major */
-    float* prism_inv_w; /* 1 / sum_t w_t; 0 for a prism whose tets are all left out */
-    double* prism_Gd;   /* G_p in double, for the energy */
-    float* contrib;     /* 18 per prism: R_p g_k for each slot k */
-    float* F_soa;       /* 9 x prism_count: each prism's F, then (in place) its R */
-    sinew_polar3_batch_fn polar; /* the widest batched polar decomposition this CPU runs */
-    uint32_t* gather_offsets; /* N + 1: the contrib entries (prism * 6 + slot) of a vertex */
-    uint32_t* gather;
+    double* prism_Gd;   /* 18 per prism: G_p = sum_t w_t A_t over the 6 slots, 3 x 6 row-major */
+    double* prism_w;    /* sum_t w_t per prism */
+    int32_t* pv_soa;    /* 6 x stride */
+    float* G_soa;       /* 18 x stride */
+    float* inv_w;       /* stride: 1 / sum_t w_t; 0 for a prism whose tets are all left out */
+    float* F_soa;       /* 9 x stride: each prism's F, then (in place) its R */
+    float* contrib;     /* 18 x stride: R_p g_k for each slot k */
+    ps_local_gradient_fn gradient;
+    ps_local_project_fn project;
+    sinew_polar3_batch_fn polar;
+    sinew_simd simd;
+    uint32_t* gather_offsets; /* N + 1: where each vertex finds its shares in contrib */
+    uint32_t* gather;         /* 3 slot stride + prism */
     /* CHOLMOD */
     cholmod_common cc;
     int cc_started;
@@ -73,9 +81,30 @@ struct ps_sim {
     int snap; /* set_state: anchored vertices jump to their targets at the next step */
     float* skin_f; /* upsampling scratch: 3 per skin vertex */
     float* skin_n;
-    double profile[4];
+    double profile[5]; /* local, right-hand side, solve, upsampling, whole step */
     uint64_t profile_steps;
 };
+
+/* The local step's kernels for a `simd` request: AUTO is the widest this CPU runs (SSE runs the
+ * scalar kernels: there is no SSE kernel); an explicit AVX2 or AVX512 the CPU lacks is refused. */
+sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd)
+{
+    if (*simd == SINEW_SIMD_AUTO) {
+        sinew_simd best = sinew_simd_best();
+        *simd = best == SINEW_SIMD_SSE41 ? SINEW_SIMD_SCALAR : best;
+#if !defined(SINEW_SKIN_X86)
+        *simd = SINEW_SIMD_SCALAR;
+#endif
+        return SINEW_OK;
+    }
+    if (*simd == SINEW_SIMD_SCALAR) return SINEW_OK;
+#if defined(SINEW_SKIN_X86)
+    if (sinew_simd_supported(*simd)) return SINEW_OK;
+#endif
+    return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                           "ps: simd=%s is not available on this CPU or in this build",
+                           sinew_simd_name(*simd));
+}
 
 static double now_seconds(void)
 {
@@ -97,10 +126,11 @@ void ps_sim_destroy(ps_sim* s)
         cholmod_free_dense(&s->E, &s->cc);
         cholmod_finish(&s->cc);
     }
-    void* arrays[] = {s->mass,      s->anchor_w,   s->anchor_joint, s->anchored,  s->prism_v,
-                      s->prism_G,   s->prism_inv_w, s->prism_Gd,    s->contrib,   s->F_soa,     s->gather_offsets,
-                      s->gather,    s->x,          s->v,            s->pred,      s->x_prev,
-                      s->rhs_const, s->target,     s->skinning,     s->skin_f,    s->skin_n};
+    void* arrays[] = {s->mass,     s->anchor_w,  s->anchor_joint,   s->anchored, s->prism_v,
+                      s->prism_Gd, s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
+                      s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
+                      s->v,        s->pred,      s->x_prev,         s->rhs_const, s->target,
+                      s->skinning, s->skin_f,    s->skin_n};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, s);
 }
@@ -131,7 +161,7 @@ static sinew_result cholmod_fail(ps_sim* s, const char* what)
 }
 
 /* Assembles the upper triangle of the system matrix of eq. (6) and factors it. */
-static sinew_result factor_system(ps_sim* s, const double* strain_diag)
+static sinew_result factor_system(ps_sim* s)
 {
     const ps_model* m = s->m;
     uint32_t N = s->N;
@@ -146,7 +176,6 @@ static sinew_result factor_system(ps_sim* s, const double* strain_diag)
         ti[k] = tj[k] = (int)i;
         tx[k++] = s->mass[i] * s->inv_h2 + s->anchor_w[i];
     }
-    (void)strain_diag;
     for (uint32_t t = 0; t < m->tet_count; ++t) {
         if (m->tet_excluded[t]) continue;
         double w = s->p.strain_weight * fabs(m->tet_volume[t]);
@@ -200,13 +229,35 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->anchor_w = (double*)sinew_host_calloc(host, N, sizeof(double));
     s->anchor_joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->anchored = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
+    s->block_count = (pc + PS_LOCAL_BLOCK - 1u) / PS_LOCAL_BLOCK;
+    s->stride = (size_t)s->block_count * PS_LOCAL_BLOCK;
+    size_t S = s->stride ? s->stride : PS_LOCAL_BLOCK;
     s->prism_v = (uint32_t*)sinew_host_calloc(host, pc ? pc : 1u, 6u * sizeof(uint32_t));
-    s->prism_G = (float*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(float));
-    s->prism_inv_w = (float*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(float));
     s->prism_Gd = (double*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(double));
-    s->contrib = (float*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(float));
-    s->F_soa = (float*)sinew_host_calloc(host, pc ? pc : 1u, 9u * sizeof(float));
-    s->polar = sinew_polar3_batch_kernel(SINEW_SIMD_AUTO);
+    s->prism_w = (double*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(double));
+    s->pv_soa = (int32_t*)sinew_host_calloc(host, S, 6u * sizeof(int32_t));
+    s->G_soa = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
+    s->inv_w = (float*)sinew_host_calloc(host, S, sizeof(float));
+    s->F_soa = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
+    s->contrib = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
+    s->simd = params->simd;
+    sinew_result rs = ps_simd_resolve(host, &s->simd);
+    if (rs != SINEW_OK) {
+        ps_sim_destroy(s);
+        return rs;
+    }
+    s->gradient = ps_local_gradient_scalar;
+    s->project = ps_local_project_scalar;
+#if defined(SINEW_SKIN_X86)
+    if (s->simd == SINEW_SIMD_AVX512) {
+        s->gradient = ps_local_gradient_avx512;
+        s->project = ps_local_project_avx512;
+    } else if (s->simd == SINEW_SIMD_AVX2) {
+        s->gradient = ps_local_gradient_avx2;
+        s->project = ps_local_project_avx2;
+    }
+#endif
+    s->polar = sinew_polar3_batch_kernel(s->simd);
     s->gather_offsets = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
     s->gather = (uint32_t*)sinew_host_calloc(host, pc ? 6u * (size_t)pc : 1u, sizeof(uint32_t));
     s->x = (double*)sinew_host_calloc(host, N3, sizeof(double));
@@ -221,7 +272,8 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     double* strain_diag = (double*)sinew_host_calloc(host, N, sizeof(double));
     double* volume = (double*)sinew_host_calloc(host, N, sizeof(double));
     if (!s->mass || !s->anchor_w || !s->anchor_joint || !s->anchored || !s->prism_v ||
-        !s->prism_G || !s->prism_inv_w || !s->prism_Gd || !s->contrib || !s->F_soa || !s->polar || !s->gather_offsets ||
+        !s->prism_Gd || !s->prism_w || !s->pv_soa || !s->G_soa || !s->inv_w || !s->F_soa ||
+        !s->contrib || !s->polar || !s->gather_offsets ||
         !s->gather || !s->x || !s->v || !s->pred || !s->x_prev || !s->rhs_const || !s->target ||
         !s->skinning || !s->skin_f || !s->skin_n || !strain_diag || !volume) {
         sinew_host_free(host, strain_diag);
@@ -256,8 +308,10 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
                 }
             }
         }
-        for (int q = 0; q < 18; ++q) s->prism_G[18u * p + q] = (float)Gd[q];
-        s->prism_inv_w[p] = wsum > 0.0 ? (float)(1.0 / wsum) : 0.0f;
+        s->prism_w[p] = wsum;
+        for (int q = 0; q < 18; ++q) s->G_soa[(size_t)q * S + p] = (float)Gd[q];
+        for (int k = 0; k < 6; ++k) s->pv_soa[(size_t)k * S + p] = (int32_t)v[k];
+        s->inv_w[p] = wsum > 0.0 ? (float)(1.0 / wsum) : 0.0f;
     }
     /* Lumped masses: a quarter of each tet's volume per vertex, density `mass` in units of the
      * tissue thickness (ps.c explains the scaling). Vertices without volume get a small mass
@@ -301,7 +355,8 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
         }
         memcpy(cursor, s->gather_offsets, (N + 1u) * sizeof(uint32_t));
         for (uint32_t p = 0; p < pc; ++p)
-            for (uint32_t k = 0; k < 6; ++k) s->gather[cursor[s->prism_v[6u * p + k]]++] = 6u * p + k;
+            for (uint32_t k = 0; k < 6; ++k)
+                s->gather[cursor[s->prism_v[6u * p + k]]++] = (uint32_t)(3u * k * S + p);
         sinew_host_free(host, cursor);
     }
 
@@ -314,8 +369,8 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->cc.nmethods = 1;
     s->cc.method[0].ordering = CHOLMOD_AMD;
     s->cc.postorder = 1;
-    sinew_result r = factor_system(s, strain_diag);
     sinew_host_free(host, strain_diag);
+    sinew_result r = factor_system(s);
     if (r != SINEW_OK) {
         ps_sim_destroy(s);
         return r;
@@ -377,47 +432,26 @@ typedef struct local_ctx {
     ps_sim* s;
 } local_ctx;
 
-/* For prisms [begin, end): the weighted mean deformation gradient into F_soa, the rotations
+/* For blocks of prisms [begin, end): the weighted mean deformation gradients, their rotations
  * by the batched polar decomposition (Higham's Newton iteration, the SVD of McAdams et al.
  * where det F < 1e-5, Sec. 6), and each slot's share R_p g_k of the right-hand side. */
 static void local_range(void* data, uint32_t begin, uint32_t end)
 {
     ps_sim* s = ((const local_ctx*)data)->s;
-    uint32_t N = s->N;
-    size_t stride = s->prism_count;
-    float* F_soa = s->F_soa;
-    const double* x = s->x;
-    for (uint32_t p = begin; p < end; ++p) {
-        const uint32_t* v = s->prism_v + 6u * p;
-        const float* G = s->prism_G + 18u * p;
-        float inv_w = s->prism_inv_w[p];
-        /* Positions relative to the first corner: G's columns sum to zero, so the offset drops
-         * out, and float keeps the tissue's small extent exact enough. */
-        float rel[3][6];
-        for (int c = 0; c < 3; ++c) {
-            const double* xc = x + (size_t)c * N;
-            double base = xc[v[0]];
-            for (int k = 1; k < 6; ++k) rel[c][k] = (float)(xc[v[k]] - base);
-        }
-        /* F = (G_p X_p)^T / sum w, row-major: F[3 c + r] = sum_k G[r][k] X[k][c] / W. */
-        for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) {
-                float sum = G[6 * r + 1] * rel[c][1];
-                for (int k = 2; k < 6; ++k) sum += G[6 * r + k] * rel[c][k];
-                F_soa[(size_t)(3 * c + r) * stride + p] = sum * inv_w;
-            }
-    }
-    s->polar(F_soa, F_soa, stride, begin, end);
-    for (uint32_t p = begin; p < end; ++p) {
-        float* out = s->contrib + 18u * p;
-        const float* G = s->prism_G + 18u * p;
-        float R[9];
-        for (int k = 0; k < 9; ++k) R[k] = F_soa[(size_t)k * stride + p];
-        /* A prism whose tets are all left out has G = 0 and contributes nothing. */
-        for (int k = 0; k < 6; ++k)
-            for (int i = 0; i < 3; ++i)
-                out[3 * k + i] = R[3 * i] * G[k] + R[3 * i + 1] * G[6 + k] + R[3 * i + 2] * G[12 + k];
-    }
+    ps_local_job job;
+    job.x = s->x;
+    job.N = s->N;
+    job.pv = s->pv_soa;
+    job.G = s->G_soa;
+    job.inv_w = s->inv_w;
+    job.F = s->F_soa;
+    job.contrib = s->contrib;
+    job.stride = s->stride;
+    s->gradient(&job, begin, end);
+    /* A prism whose tets are all left out has F = 0, whose rotation is I, and G = 0: it
+     * contributes nothing. */
+    s->polar(s->F_soa, s->F_soa, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+    s->project(&job, begin, end);
 }
 
 /* The right-hand side of eq. (6): constant part plus the prisms' projections. */
@@ -429,11 +463,12 @@ static void rhs_range(void* data, uint32_t begin, uint32_t end)
     for (uint32_t i = begin; i < end; ++i) {
         double acc[3] = {s->rhs_const[i], s->rhs_const[(size_t)N + i],
                          s->rhs_const[2u * (size_t)N + i]};
+        size_t S = s->stride;
         for (uint32_t e = s->gather_offsets[i]; e < s->gather_offsets[i + 1]; ++e) {
-            const float* c = s->contrib + 3u * s->gather[e];
+            const float* c = s->contrib + s->gather[e];
             acc[0] += c[0];
-            acc[1] += c[1];
-            acc[2] += c[2];
+            acc[1] += c[S];
+            acc[2] += c[2u * S];
         }
         b[i] = acc[0];
         b[(size_t)N + i] = acc[1];
@@ -457,17 +492,14 @@ double ps_sim_energy(ps_sim* s)
         e += 0.5 * s->mass[i] * s->inv_h2 * d2 + 0.5 * s->anchor_w[i] * a2;
     }
     for (uint32_t p = 0; p < s->prism_count; ++p) {
-        if (s->prism_inv_w[p] == 0.0f) continue;
+        if (!(s->prism_w[p] > 0.0)) continue;
         const uint32_t* v = s->prism_v + 6u * p;
         const double* G = s->prism_Gd + 18u * p;
         double M[3][3] = {{0.0}};
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c)
                 for (int k = 0; k < 6; ++k) M[r][c] += G[6 * r + k] * s->x[(size_t)c * N + v[k]];
-        double wsum = 0.0;
-        for (uint32_t k = 0; k < 3; ++k)
-            if (!m->tet_excluded[3u * p + k])
-                wsum += s->p.strain_weight * fabs(m->tet_volume[3u * p + k]);
+        double wsum = s->prism_w[p];
         float F[9], R[9];
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) F[3 * c + r] = (float)(M[r][c] / wsum);
@@ -511,17 +543,25 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
         }
         s->snap = 0;
     }
-    /* Alg. 1, line 1-2: the inertial prediction, which also starts the iteration; anchored
-     * vertices start at their targets, where they will end up. */
+    /* Alg. 1, line 1-2: the inertial prediction s = x + h v, which also starts the iteration
+     * (anchored vertices start at their targets, where they will end up), and the constant
+     * part of the right-hand side of eq. (6): M s / h^2 + W_anchor T q. */
     double h = s->h;
-    for (size_t k = 0; k < N3; ++k) {
-        s->x_prev[k] = s->x[k];
-        s->pred[k] = s->x[k] + h * s->v[k];
-        s->x[k] = s->pred[k];
-    }
-    for (size_t k = 0; k < N3; ++k) {
-        uint32_t i = (uint32_t)(k % N);
-        s->rhs_const[k] = s->mass[i] * s->inv_h2 * s->pred[k] + s->anchor_w[i] * s->target[k];
+    for (int c = 0; c < 3; ++c) {
+        size_t o = (size_t)c * N;
+        double* x = s->x + o;
+        const double* v = s->v + o;
+        double* xp = s->x_prev + o;
+        double* pred = s->pred + o;
+        double* rc = s->rhs_const + o;
+        const double* target = s->target + o;
+        for (uint32_t i = 0; i < N; ++i) {
+            double p = x[i] + h * v[i];
+            xp[i] = x[i];
+            pred[i] = p;
+            x[i] = p;
+            rc[i] = s->mass[i] * s->inv_h2 * p + s->anchor_w[i] * target[i];
+        }
     }
     for (uint32_t a = 0; a < s->anchored_count; ++a) {
         uint32_t i = s->anchored[a];
@@ -532,7 +572,7 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
     double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
     for (uint32_t it = 0; it < s->p.iterations; ++it) {
         double a = s->p.profile ? now_seconds() : 0.0;
-        sinew_host_parallel_for(&s->host, local_range, &ctx, s->prism_count, 128u);
+        sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 8u);
         double b = s->p.profile ? now_seconds() : 0.0;
         sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
         double c = s->p.profile ? now_seconds() : 0.0;
@@ -565,8 +605,8 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
         s->profile[0] += t_local;
         s->profile[1] += t_rhs;
         s->profile[2] += t_solve;
+        s->profile[4] += now_seconds() - t0;
         s->profile_steps++;
-        (void)t0;
     }
     return SINEW_OK;
 }
@@ -592,7 +632,7 @@ void ps_sim_set_skin(ps_sim* s, const float* positions, const float* velocities)
     s->snap = 1;
 }
 
-void ps_sim_profile(const ps_sim* s, double seconds[4], uint64_t* steps)
+void ps_sim_profile(const ps_sim* s, double seconds[5], uint64_t* steps)
 {
     memcpy(seconds, s->profile, sizeof s->profile);
     *steps = s->profile_steps;
@@ -703,6 +743,7 @@ sinew_result ps_sim_dump(const ps_sim* s, const sinew_bake_writer* w)
     if (r == SINEW_OK) r = w->write(s->K->x, nnz * sizeof(double), w->user);
     if (r == SINEW_OK) r = w->write(s->mass, s->N * sizeof(double), w->user);
     if (r == SINEW_OK) r = w->write(s->anchor_w, s->N * sizeof(double), w->user);
-    if (r == SINEW_OK) r = w->write(s->prism_G, s->prism_count * 18u * sizeof(float), w->user);
+    if (r == SINEW_OK) r = w->write(s->G_soa, s->stride * 18u * sizeof(float), w->user);
+    if (r == SINEW_OK) r = w->write(s->pv_soa, s->stride * 6u * sizeof(int32_t), w->user);
     return r;
 }

@@ -46,6 +46,8 @@ static void test_parameters(void** state)
         {"collisions", "2", SINEW_ERROR_PARAMETER},
         {"collisions", "1", SINEW_ERROR_UNSUPPORTED},
         {"profile", "yes", SINEW_ERROR_PARAMETER},
+        {"simd", "sse", SINEW_ERROR_PARAMETER},
+        {"simd", "neon", SINEW_ERROR_PARAMETER},
         {NULL, "1", SINEW_ERROR_PARAMETER},
         {"mass", NULL, SINEW_ERROR_PARAMETER},
     };
@@ -81,9 +83,9 @@ static void test_parameters(void** state)
     /* every key with a good value */
     sinew_param good[] = {{"iterations", "4"},   {"timestep", "0.02"},    {"damping", "1"},
                           {"strain_weight", "2"}, {"anchor_weight", "50"}, {"mass", "0.003"},
-                          {"collisions", "0"},    {"profile", "1"}};
+                          {"collisions", "0"},    {"profile", "1"},        {"simd", "scalar"}};
     ps_test_host_init(&host, SINEW_LOG_INFO, 0);
-    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 8, NULL, &inst), SINEW_OK);
+    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 9, NULL, &inst), SINEW_OK);
     assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
     sinew_test_log_reset(&host.log);
     vt->destroy(inst);

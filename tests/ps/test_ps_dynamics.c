@@ -249,6 +249,46 @@ static void test_job_split_does_not_change_the_result(void** state)
     cylinder_free(&b);
 }
 
+/* The scalar, AVX2 and AVX-512 local steps give the same bits (each where this CPU runs it). */
+static void test_kernels_agree(void** state)
+{
+    (void)state;
+    cylinder c;
+    cylinder_load(&c, 0);
+    const sinew_simd kinds[] = {SINEW_SIMD_SCALAR, SINEW_SIMD_AVX2, SINEW_SIMD_AVX512};
+    double* reference = NULL;
+    size_t bytes = sizeof(double) * 6u * c.model.n;
+    int ran = 0;
+    for (size_t k = 0; k < 3; ++k) {
+        ps_params p;
+        ps_params_default(&p);
+        p.simd = kinds[k];
+        ps_sim* s = NULL;
+        sinew_result r = ps_sim_create(&c.host.api, &c.model, &p, &s);
+        if (r == SINEW_ERROR_BACKEND_UNAVAILABLE) {
+            print_message("simd=%s: not available here\n", sinew_simd_name(kinds[k]));
+            continue;
+        }
+        assert_int_equal(r, SINEW_OK);
+        for (int i = 1; i <= 6; ++i) {
+            pose(&c, s, 25.0f * i, -15.0f * i);
+            assert_int_equal(ps_sim_step(s, NULL), SINEW_OK);
+        }
+        if (!reference) {
+            reference = malloc(bytes);
+            memcpy(reference, ps_sim_positions(s), bytes);
+        } else {
+            assert_memory_equal(reference, ps_sim_positions(s), bytes);
+        }
+        ++ran;
+        ps_sim_destroy(s);
+    }
+    print_message("%d kernel sets compared\n", ran);
+    assert_true(ran >= 1);
+    free(reference);
+    cylinder_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_static_pose_converges),
         cmocka_unit_test(test_release_oscillates_and_damping_acts),
         cmocka_unit_test(test_job_split_does_not_change_the_result),
+        cmocka_unit_test(test_kernels_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
