@@ -281,6 +281,74 @@ static void test_state_simulation_mesh(void** state)
     check_state("characters/male/male.ini");
 }
 
+/* Holes, a separate floating part, an unreferenced vertex and two sub-meshes: the cylinder with
+ * its first triangles removed, a small triangle beside it and a lone vertex. Everything stays
+ * finite, and the lone vertex moves rigidly with its bone. */
+static void test_holes_parts_and_isolated_vertices(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    const sinew_mesh_view* base = &rig.view.render_mesh;
+    uint32_t n0 = base->vertex_count, t0 = base->triangle_count, removed = 12u;
+    uint32_t n = n0 + 4u, tc = t0 - removed + 1u;
+    float* pos = malloc(sizeof(float) * 3u * n);
+    float* nrm = malloc(sizeof(float) * 3u * n);
+    uint32_t* idx = malloc(sizeof(uint32_t) * 3u * tc);
+    memcpy(pos, base->positions, sizeof(float) * 3u * n0);
+    memcpy(nrm, base->normals, sizeof(float) * 3u * n0);
+    const float extra[4][3] = {{4.0f, 0.0f, 0.2f}, {3.0f, 2.5f, 0.0f}, {3.5f, 2.5f, 0.0f}, {3.2f, 2.9f, 0.1f}};
+    for (int k = 0; k < 4; ++k) {
+        memcpy(pos + 3u * (n0 + (uint32_t)k), extra[k], sizeof extra[k]);
+        nrm[3u * (n0 + k)] = 0.0f, nrm[3u * (n0 + k) + 1] = 0.0f, nrm[3u * (n0 + k) + 2] = 1.0f;
+    }
+    memcpy(idx, base->indices + 3u * removed, sizeof(uint32_t) * 3u * (t0 - removed));
+    idx[3u * (tc - 1u)] = n0 + 1u, idx[3u * (tc - 1u) + 1] = n0 + 2u, idx[3u * (tc - 1u) + 2] = n0 + 3u;
+    uint32_t firsts[2] = {0u, tc - 1u};
+    sinew_rig_view v = rig.view;
+    v.render_mesh.vertex_count = n;
+    v.render_mesh.triangle_count = tc;
+    v.render_mesh.positions = pos;
+    v.render_mesh.normals = nrm;
+    v.render_mesh.indices = idx;
+    v.render_mesh.submesh_count = 2;
+    v.render_mesh.submesh_first_triangle = firsts;
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    void* inst = NULL;
+    assert_int_equal(vt->prepare(&host.api, &v, NULL, 0, NULL, &inst), SINEW_OK);
+    const ps_model* m = ps_instance_model(inst);
+    uint32_t lone = m->weld[n0];
+    uint32_t jn = v.joint_count;
+    float* skinning = malloc(sizeof(float) * 16u * jn);
+    float* out = malloc(sizeof(float) * 3u * n);
+    float* out_n = malloc(sizeof(float) * 3u * n);
+    sinew_output_view ov = {(uint32_t)sizeof(sinew_output_view), n, out, 0, out_n, 0, NULL};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    for (int i = 1; i <= 40; ++i) {
+        ps_test_skinning(&rig, 2, 3.0f * (float)(i < 30 ? i : 30), 2.0f * (float)(i < 30 ? i : 30), skinning);
+        assert_int_equal(vt->set_pose(inst, &pose), SINEW_OK);
+        assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
+        assert_int_equal(vt->read_output(inst, &ov), SINEW_OK);
+        for (size_t k = 0; k < 3u * n; ++k) assert_true(isfinite(out[k]) && isfinite(out_n[k]));
+    }
+    /* The lone vertex follows the skinning matrix of its bone's joint exactly (a stiff anchor). */
+    const float* T = skinning + 16u * m->bones[m->vertex_bone[lone]].joint;
+    for (int r = 0; r < 3; ++r) {
+        float expect = T[r] * extra[0][0] + T[4 + r] * extra[0][1] + T[8 + r] * extra[0][2] + T[12 + r];
+        assert_true(fabsf(out[3u * n0 + (uint32_t)r] - expect) < 1e-3f);
+    }
+    free(skinning);
+    free(out);
+    free(out_n);
+    vt->destroy(inst);
+    free(pos);
+    free(nrm);
+    free(idx);
+    ps_test_rig_free(&rig);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_output_and_pose),
         cmocka_unit_test(test_state_render_mesh),
         cmocka_unit_test(test_state_simulation_mesh),
+        cmocka_unit_test(test_holes_parts_and_isolated_vertices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,61 @@ static void test_backend_swap(void** state)
     sample_character_free(&ch);
 }
 
+/* Three ps skins in a two-thread world step in parallel (each inside a job, its own work then
+ * inline): each gives exactly what a lone skin in a one-thread world gives. */
+static void run_skins(const sample_character* ch, uint32_t threads, uint32_t skins, float** out)
+{
+    sinew_test_log log;
+    sinew_test_log_init(&log);
+    sinew_world* world = sinew_test_world(&log, threads);
+    sinew_rig rig;
+    assert_int_equal(sinew_rig_create(world, &ch->rig, &rig), SINEW_OK);
+    sinew_skin skin[3];
+    for (uint32_t k = 0; k < skins; ++k) {
+        sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
+        sd.rig = rig;
+        sd.backend = "ps";
+        assert_int_equal(sinew_world_add_skin(world, &sd, &skin[k]), SINEW_OK);
+    }
+    uint32_t jn = ch->rig.skeleton.joint_count, n = ch->rig.render_mesh.vertex_count;
+    float* pose = malloc(sizeof(float) * 16u * jn);
+    int32_t joint = sample_default_joint(ch);
+    for (int f = 0; f < 20; ++f) {
+        sinew_pose_desc pd = SINEW_POSE_DESC_INIT;
+        pd.joint_count = jn;
+        pd.matrices = pose;
+        assert_int_equal(sample_motion_pose(ch, (uint32_t)joint, f / 60.0, pose), SINEW_OK);
+        for (uint32_t k = 0; k < skins; ++k) assert_int_equal(sinew_skin_set_pose(world, skin[k], &pd), SINEW_OK);
+        assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
+    }
+    for (uint32_t k = 0; k < skins; ++k) {
+        sinew_output_desc od = SINEW_OUTPUT_DESC_INIT;
+        od.vertex_capacity = n;
+        od.positions = out[k];
+        assert_int_equal(sinew_skin_read_output(world, skin[k], &od), SINEW_OK);
+    }
+    free(pose);
+    sinew_world_destroy(world);
+}
+
+static void test_parallel_skins(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/tbone/tbone.ini");
+    sample_character ch;
+    assert_int_equal(sample_character_load(path, NULL, &ch), SINEW_OK);
+    uint32_t n = ch.rig.render_mesh.vertex_count;
+    float* lone[1] = {malloc(sizeof(float) * 3u * n)};
+    float* many[3];
+    for (int k = 0; k < 3; ++k) many[k] = malloc(sizeof(float) * 3u * n);
+    run_skins(&ch, 1, 1, lone);
+    run_skins(&ch, 2, 3, many);
+    for (int k = 0; k < 3; ++k) assert_memory_equal(lone[0], many[k], sizeof(float) * 3u * n);
+    free(lone[0]);
+    for (int k = 0; k < 3; ++k) free(many[k]);
+    sample_character_free(&ch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_every_data_character),
         cmocka_unit_test(test_epileptic),
         cmocka_unit_test(test_backend_swap),
+        cmocka_unit_test(test_parallel_skins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
