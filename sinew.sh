@@ -54,8 +54,8 @@ demo() {
     "$bin/sinew-embed"
     local character=$data/characters/male/male.ini
     if [ -f "$character" ]; then
-        for backend in lbs dqs; do
-            echo "== sinew-quality: male, $backend, bend 90 degrees at the default joint"
+        for backend in lbs dqs ps; do
+            echo "== sinew-quality: male, $backend, bend 90 degrees at the default joint (settled)"
             "$bin/sinew-quality" --character "$character" --backend "$backend" --pose bend:90 --json
             echo "== sinew-bench: male, $backend"
             "$bin/sinew-bench" --character "$character" --backend "$backend" --frames 300 --json
