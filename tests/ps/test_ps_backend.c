@@ -349,6 +349,46 @@ static void test_holes_parts_and_isolated_vertices(void** state)
     ps_test_rig_free(&rig);
 }
 
+/* A skeleton of one joint has no segment: the joint becomes a sphere and the skin a shell
+ * around it, which a pure translation of the joint carries along unchanged. */
+static void test_single_joint(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    sinew_rig_view v = rig.view;
+    int32_t parent = -1;
+    float bind[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.5f, 0, 0, 1};
+    v.joint_count = 1;
+    v.parents = &parent;
+    v.bind_matrices = bind;
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    void* inst = NULL;
+    assert_int_equal(vt->prepare(&host.api, &v, NULL, 0, NULL, &inst), SINEW_OK);
+    const ps_model* m = ps_instance_model(inst);
+    assert_int_equal(m->bone_count, 1);
+    assert_true(m->joint_radius[0] > 0.0);
+    float skinning[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.25f, -0.5f, 1.0f, 1};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), 1, skinning, skinning};
+    assert_int_equal(vt->set_pose(inst, &pose), SINEW_OK);
+    for (int i = 0; i < 200; ++i) assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
+    uint32_t n = v.render_mesh.vertex_count;
+    float* out = malloc(sizeof(float) * 3u * n);
+    sinew_output_view ov = {(uint32_t)sizeof(sinew_output_view), n, out, 0, NULL, 0, NULL};
+    assert_int_equal(vt->read_output(inst, &ov), SINEW_OK);
+    float worst = 0.0f;
+    for (uint32_t k = 0; k < n; ++k)
+        for (int c = 0; c < 3; ++c)
+            worst = fmaxf(worst, fabsf(out[3u * k + c] - (v.render_mesh.positions[3u * k + c] + skinning[12 + c])));
+    print_message("single joint: largest deviation from the translated rest mesh %g\n", worst);
+    assert_true(worst < 1e-3f);
+    free(out);
+    vt->destroy(inst);
+    ps_test_rig_free(&rig);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_state_render_mesh),
         cmocka_unit_test(test_state_simulation_mesh),
         cmocka_unit_test(test_holes_parts_and_isolated_vertices),
+        cmocka_unit_test(test_single_joint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
