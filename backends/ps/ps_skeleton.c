@@ -412,7 +412,9 @@ sinew_result ps_shrink(const sinew_host_api* host, ps_model* m)
     uint32_t* ring_offsets = (uint32_t*)sinew_host_calloc(host, n + 1u, sizeof(uint32_t));
     uint32_t* ring = (uint32_t*)sinew_host_calloc(host, ring_cap ? ring_cap : 1u, sizeof(uint32_t));
     uint32_t* adj_offsets = (uint32_t*)sinew_host_calloc(host, bc + 1u, sizeof(uint32_t));
-    uint32_t* adj = (uint32_t*)sinew_host_calloc(host, (size_t)bc * bc, sizeof(uint32_t));
+    uint32_t* joint_offsets = (uint32_t*)sinew_host_calloc(host, m->joint_count + 1u, sizeof(uint32_t));
+    uint32_t* joint_bones = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)bc, sizeof(uint32_t));
+    uint32_t* adj = NULL;
     double* ends = (double*)sinew_host_calloc(host, bc, 6u * sizeof(double));
     uint8_t* fixed = (uint8_t*)sinew_host_calloc(host, n, 1u);
     double* s[2] = {(double*)sinew_host_calloc(host, n, 3u * sizeof(double)),
@@ -422,7 +424,7 @@ sinew_result ps_shrink(const sinew_host_api* host, ps_model* m)
     double* move2 = (double*)sinew_host_calloc(host, n, sizeof(double));
     uint32_t* degree = (uint32_t*)sinew_host_calloc(host, m->joint_count, sizeof(uint32_t));
     m->vertex_bone = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)n, sizeof(uint32_t));
-    if (!ring_offsets || !ring || !adj_offsets || !adj || !ends || !fixed || !s[0] || !s[1] ||
+    if (!ring_offsets || !ring || !adj_offsets || !joint_offsets || !joint_bones || !ends || !fixed || !s[0] || !s[1] ||
         !bone[0] || !bone[1] || !move2 || !degree || !m->vertex_bone) {
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory shrinking %u "
                             "vertices", n);
@@ -434,15 +436,27 @@ sinew_result ps_shrink(const sinew_host_api* host, ps_model* m)
         degree[m->bones[b].end[0]]++;
         degree[m->bones[b].end[1]]++;
     }
-    /* Bones sharing an end. */
+    /* Bones sharing an end (itself included, possibly twice): the bones of both end joints. */
+    for (uint32_t j = 0; j < m->joint_count; ++j) joint_offsets[j + 1] = joint_offsets[j] + degree[j];
+    for (uint32_t b = 0; b < bc; ++b)
+        for (int k = 0; k < 2; ++k) joint_bones[joint_offsets[m->bones[b].end[k]]++] = b;
+    for (uint32_t j = m->joint_count; j > 0; --j) joint_offsets[j] = joint_offsets[j - 1];
+    joint_offsets[0] = 0;
+    size_t adj_count = 0;
+    for (uint32_t b = 0; b < bc; ++b)
+        adj_count += (size_t)degree[m->bones[b].end[0]] + degree[m->bones[b].end[1]];
+    adj = (uint32_t*)sinew_host_calloc(host, adj_count ? adj_count : 1u, sizeof(uint32_t));
+    if (!adj || adj_count > UINT32_MAX) {
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for the bone "
+                            "adjacency of %u bones", bc);
+        goto done;
+    }
     for (uint32_t b = 0; b < bc; ++b) {
         adj_offsets[b + 1] = adj_offsets[b];
-        for (uint32_t o = 0; o < bc; ++o) {
-            const ps_bone* x = &m->bones[b];
-            const ps_bone* y = &m->bones[o];
-            if (o == b || x->end[0] == y->end[0] || x->end[0] == y->end[1] ||
-                x->end[1] == y->end[0] || x->end[1] == y->end[1])
-                adj[adj_offsets[b + 1]++] = o;
+        for (int k = 0; k < 2; ++k) {
+            uint32_t j = m->bones[b].end[k];
+            for (uint32_t q = joint_offsets[j]; q < joint_offsets[j + 1]; ++q)
+                adj[adj_offsets[b + 1]++] = joint_bones[q];
         }
     }
     /* One-ring neighbours: both directions of every edge, sorted and deduplicated. */
@@ -623,6 +637,8 @@ done:
     sinew_host_free(host, ring);
     sinew_host_free(host, adj_offsets);
     sinew_host_free(host, adj);
+    sinew_host_free(host, joint_offsets);
+    sinew_host_free(host, joint_bones);
     sinew_host_free(host, ends);
     sinew_host_free(host, fixed);
     sinew_host_free(host, s[0]);
