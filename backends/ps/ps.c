@@ -15,17 +15,18 @@
  *                           call advances the simulation by h, whatever dt it is given (dt is
  *                           only checked: finite and >= 0). Call step once per frame of h.
  *   damping        0.95     lambda of v = lambda (x_{t+1} - x_t) / h (2019 paper, Sec. 3):
- *                           1 keeps all momentum (no damping), 0 none (quasi-static); 0..1
+ *                           1 keeps all momentum (no damping), 0 keeps none (quasi-static);
+ *                           0..1. 0.95 lets a swing die out within about two seconds
  *   strain_weight  1        stiffness of the strain constraints per unit rest volume (> 0);
  *                           only its ratio to mass and anchor_weight matters
  *   anchor_weight  1000     stiffness of the soft anchors that pull each base vertex to its
  *                           bone, relative to the strain stiffness at that vertex (> 0)
  *   mass           0.001    tissue density (> 0). The mass of a vertex is mass * its share of
  *                           the tet volumes / T^2, T the mean tissue thickness of the rig, so
- *                           that the tissue's wobble does not depend on the rig's units: a
- *                           layer of any thickness rings at roughly sqrt(strain_weight / mass)
- *                           / (2 pi) times a shape factor of order 1 (larger mass: slower,
- *                           longer secondary motion)
+ *                           that the tissue's wobble does not depend on the rig's units; its
+ *                           frequency goes with sqrt(strain_weight / mass) (with the defaults
+ *                           the cylinder's forearm swings back at about 2-3 Hz; larger mass:
+ *                           slower, longer secondary motion)
  *   collisions     0        local collisions (Sec. 5): 1 is SINEW_ERROR_UNSUPPORTED until they
  *                           are built
  *   profile        0        1: time the local step, right-hand side, solve and upsampling of
