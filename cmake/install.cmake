@@ -29,6 +29,18 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinewConfig.cmake
 
 # pkg-config: sinew (the runtime) and sinew-import (the importers).
 set(SINEW_PC_LIBS_PRIVATE "-lpthread -ldl -lm")
+# A static runtime also needs what its built-in backends link (e.g. CHOLMOD for ps).
+foreach(lib ${SINEW_BUILTIN_BACKEND_LIBS})
+  if(TARGET ${lib})
+    get_target_property(lib ${lib} IMPORTED_LOCATION_NONE)
+    if(NOT lib)
+      continue()
+    endif()
+  endif()
+  get_filename_component(_name "${lib}" NAME_WE)
+  string(REGEX REPLACE "^lib" "" _name "${_name}")
+  string(APPEND SINEW_PC_LIBS_PRIVATE " -l${_name}")
+endforeach()
 # The prefix is found relative to the .pc file, so an install moved with --prefix (or
 # DESTDIR) stays usable.
 file(RELATIVE_PATH SINEW_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
