@@ -35,6 +35,20 @@
  *   simd           auto     kernels of the local step and its polar decomposition: auto (the
  *                           widest this CPU runs), scalar, avx2, avx512 (all give the same
  *                           bits); one the CPU lacks is SINEW_ERROR_BACKEND_UNAVAILABLE
+ *   sliding        1        skin sliding at joints (Sec. 4.2, ps_sliding.c): base vertices near
+ *                           a joint follow anchor rings on the half-rotated joint sphere and on
+ *                           the bones, projected back onto the posed skeleton; 0: they follow
+ *                           one bone rigidly
+ *   decimate_above 12000    a rig without a simulation mesh whose render mesh has more
+ *                           vertices simulates a mesh decimated from it (meshoptimizer, Sec. 6)
+ *                           and upsamples; 0: never. Without meshoptimizer in the build: one
+ *                           WARNING and the full mesh
+ *   simulation_vertices 4000  target vertex count of that decimated mesh (>= 4)
+ *   bone_radii     ""       joint:radius,joint:radius,... (joint names): the radius of the bones
+ *                           that start at each named joint, instead of 75 % of the closest skin
+ *                           distance (Sec. 3.1); still scaled down (with a WARNING) where eq. (1)
+ *                           needs it. An unknown name, a joint that starts no bone or a radius
+ *                           that is not a positive number is SINEW_ERROR_PARAMETER
  *
  * Contract (what the vtable documentation leaves to the backend):
  * - Rig: any skeleton with at least one joint (bones are the segments between a joint and each
@@ -114,6 +128,10 @@ void ps_params_default(ps_params* p)
     p->collisions = 0;
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
+    p->sliding = 1;
+    p->decimate_above = 12000u;
+    p->simulation_vertices = 4000u;
+    p->bone_radii[0] = '\0';
 }
 
 static bool parse_double(const char* text, double* out)
@@ -136,7 +154,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                "ps: param_count is %u but params is NULL", count);
     static const char* const keys[] = {"iterations", "timestep",   "damping",    "strain_weight",
                                        "anchor_weight", "mass",    "collisions", "profile",
-                                       "simd"};
+                                       "simd", "sliding", "decimate_above",
+                                       "simulation_vertices", "bone_radii"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     for (uint32_t i = 0; i < count; ++i) {
@@ -151,7 +170,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: unknown parameter \"%s\" (known: iterations, timestep, "
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
-                                   "profile, simd)", key);
+                                   "profile, simd, sliding, decimate_above, simulation_vertices, "
+                                   "bone_radii)", key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: parameter \"%s\" is given twice", key);
@@ -207,6 +227,31 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                        "ps: profile=\"%s\" is neither 0 nor 1", value);
             out->profile = value[0] == '1';
             break;
+        case 9:
+            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: sliding=\"%s\" is neither 0 nor 1", value);
+            out->sliding = value[0] == '1';
+            break;
+        case 10:
+        case 11:
+            ok = ok && v >= (k == 10 ? 0.0 : 4.0) && v <= 1e8 && v == floor(v);
+            if (!ok)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: %s=\"%s\" is not a whole number in %s..100000000",
+                                       key, value, k == 10 ? "0" : "4");
+            if (k == 10) out->decimate_above = (uint32_t)v;
+            else out->simulation_vertices = (uint32_t)v;
+            break;
+        case 12: {
+            size_t len = strlen(value);
+            if (len == 0 || len >= sizeof out->bone_radii)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: bone_radii=\"%.64s\" is empty or longer than %zu "
+                                       "characters", value, sizeof out->bone_radii - 1u);
+            memcpy(out->bone_radii, value, len + 1u); /* names are checked against the rig */
+            break;
+        }
         default:
             if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -345,12 +390,18 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     inst->rest_positions = rig->render_mesh.positions;
     inst->rest_normals = rig->render_mesh.normals;
     inst->render_indices = rig->render_mesh.indices;
-    inst->has_sim_mesh = rig->simulation_mesh.vertex_count > 0;
     bool baked = rig->baked_backend && strcmp(rig->baked_backend, PS_NAME) == 0;
+    /* A lone large render mesh is simulated decimated (Sec. 6); a bake carries that mesh. */
+    sinew_rig_view view;
+    sinew_decimated_mesh decimated;
     if (baked)
         r = ps_bake_read(host, rig, rig->baked_data, rig->baked_size, &inst->model);
     else
-        r = ps_model_build(host, rig, &inst->model);
+        r = ps_decimate_view(host, rig, &p, &view, &decimated);
+    if (r == SINEW_OK && !baked) r = ps_model_build_with(host, &view, &p, &inst->model);
+    if (r == SINEW_OK && !baked) inst->model.decimated_triangles = decimated.triangle_count;
+    if (!baked) sinew_decimated_free(host, &decimated);
+    inst->has_sim_mesh = inst->model.restore != NULL;
     if (r != SINEW_OK) {
         ps_destroy(inst);
         return r;
@@ -635,7 +686,13 @@ static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* ri
     r = check_rig(host, rig);
     if (r != SINEW_OK) return r;
     ps_model m;
-    r = ps_model_build(host, rig, &m);
+    sinew_rig_view view;
+    sinew_decimated_mesh decimated;
+    r = ps_decimate_view(host, rig, &p, &view, &decimated);
+    if (r != SINEW_OK) return r;
+    r = ps_model_build_with(host, &view, &p, &m);
+    if (r == SINEW_OK) m.decimated_triangles = decimated.triangle_count;
+    sinew_decimated_free(host, &decimated);
     if (r != SINEW_OK) return r;
     r = ps_bake_write(host, rig, &m, writer);
     ps_model_free(host, &m);

@@ -8,13 +8,19 @@
  * Layout (u32/u64 unsigned, f32/f64 IEEE 754, all little-endian):
  *   u32 magic "PBK1", u32 version, u64 rig fingerprint (FNV-1a over the rig's skeleton and
  *   meshes), u32 joint_count, source_vertex_count, source_triangle_count, render_count,
- *   has_simulation_mesh, n, triangle_count, bone_count;
+ *   has_simulation_mesh (0, 1, or 2: decimated from the render mesh when baking, whose
+ *   vertex and triangle counts are then the source counts), n, triangle_count, bone_count;
  *   bones: u32 joint, child, end0, end1, f64 radius; f64 joint_radius[joints];
  *   u32 joint_rep[joints]; u32 weld[source vertices]; u32 triangles[3 * triangle_count];
  *   f64 rest[6 n] (skin then base); u32 vertex_bone[2 n]; u32 shrink_iterations;
  *   f64 shrink_residual; u32 inside_count; f64 thickness, diagonal;
  *   upsampling per render vertex: u32 triangle, vertex, f32 bary[3], offset[3], normal[3];
- *   with a simulation mesh, per skin vertex: u32 render triangle, f32 bary[3], offset[3];
+ *   with a simulation mesh (own or decimated), per skin vertex: u32 render triangle, f32
+ *   bary[3], offset[3];
+ *   tagged sections (version 2), each at most once, each u32 tag then its fields:
+ *     "PSLD" skin sliding (Sec. 4.2): u32 anchor count, per anchor u32 joint0, joint1, center,
+ *            f64 rest[3], axis[3], ref[3], reach; u32 record count, per record u32 vertex,
+ *            joint, anchor[4], f64 weight[4], p0[3];
  *   u32 end marker "PEND". */
 #include <math.h>
 #include <string.h>
@@ -22,6 +28,7 @@
 #include "ps_internal.h"
 
 #define PS_BAKE_END 0x444e4550u
+#define PS_BAKE_TAG_SLIDING 0x444c5350u /* "PSLD" */
 
 /* ---- little-endian writing, in two passes (size, then bytes) ---- */
 
@@ -107,9 +114,9 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
     put_bytes_le(o, print, 8);
     put_u32(o, m->joint_count);
     put_u32(o, m->source_vertex_count);
-    put_u32(o, sim->triangle_count);
+    put_u32(o, m->decimated_triangles ? m->decimated_triangles : sim->triangle_count);
     put_u32(o, m->render_count);
-    put_u32(o, has_sim ? 1u : 0u);
+    put_u32(o, has_sim ? 1u : (m->decimated_triangles ? 2u : 0u));
     put_u32(o, m->n);
     put_u32(o, m->triangle_count);
     put_u32(o, m->bone_count);
@@ -139,13 +146,34 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
         for (int k = 0; k < 3; ++k) put_f32(o, u->offset[k]);
         for (int k = 0; k < 3; ++k) put_f32(o, u->normal[k]);
     }
-    if (has_sim) {
+    if (has_sim || m->decimated_triangles) {
         for (uint32_t i = 0; i < m->n; ++i) {
             const ps_restore* rs = &m->restore[i];
             put_u32(o, rs->triangle);
             for (int k = 0; k < 3; ++k) put_f32(o, rs->bary[k]);
             for (int k = 0; k < 3; ++k) put_f32(o, rs->offset[k]);
         }
+    }
+    put_u32(o, PS_BAKE_TAG_SLIDING);
+    put_u32(o, m->slide_anchor_count);
+    for (uint32_t a = 0; a < m->slide_anchor_count; ++a) {
+        const ps_slide_anchor* an = &m->slide_anchors[a];
+        put_u32(o, an->joint[0]);
+        put_u32(o, an->joint[1]);
+        put_u32(o, an->center);
+        for (int k = 0; k < 3; ++k) put_f64(o, an->rest[k]);
+        for (int k = 0; k < 3; ++k) put_f64(o, an->axis[k]);
+        for (int k = 0; k < 3; ++k) put_f64(o, an->ref[k]);
+        put_f64(o, an->reach);
+    }
+    put_u32(o, m->slide_vertex_count);
+    for (uint32_t i = 0; i < m->slide_vertex_count; ++i) {
+        const ps_slide_vertex* v = &m->slide_vertices[i];
+        put_u32(o, v->vertex);
+        put_u32(o, v->joint);
+        for (int k = 0; k < 4; ++k) put_u32(o, v->anchor[k]);
+        for (int k = 0; k < 4; ++k) put_f64(o, v->weight[k]);
+        for (int k = 0; k < 3; ++k) put_f64(o, v->p0[k]);
     }
     put_u32(o, PS_BAKE_END);
 }
@@ -221,6 +249,48 @@ static bool room_for(const bake_in* in, size_t count, size_t item)
 
 #define BAD(...) sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "ps baked data: " __VA_ARGS__)
 
+/* The "PSLD" section: anchors and records in range, every number finite. */
+static sinew_result read_sliding(const sinew_host_api* host, bake_in* in, ps_model* m)
+{
+    if (m->slide_anchors) return BAD("the sliding section appears twice");
+    uint32_t ac = get_u32(in);
+    if (!room_for(in, ac, 92u)) return BAD("truncated in the sliding anchors (%u)", ac);
+    m->slide_anchors = (ps_slide_anchor*)sinew_host_calloc(host, ac ? ac : 1u, sizeof(ps_slide_anchor));
+    if (!m->slide_anchors)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps baked data: out of memory");
+    for (uint32_t a = 0; a < ac; ++a) {
+        ps_slide_anchor* an = &m->slide_anchors[a];
+        an->joint[0] = get_u32(in);
+        an->joint[1] = get_u32(in);
+        an->center = get_u32(in);
+        bool ok = an->joint[0] < m->joint_count && an->joint[1] < m->joint_count &&
+                  an->center < m->joint_count;
+        for (int k = 0; k < 3; ++k) ok = isfinite(an->rest[k] = get_f64(in)) && ok;
+        for (int k = 0; k < 3; ++k) ok = isfinite(an->axis[k] = get_f64(in)) && ok;
+        for (int k = 0; k < 3; ++k) ok = isfinite(an->ref[k] = get_f64(in)) && ok;
+        ok = isfinite(an->reach = get_f64(in)) && ok;
+        if (!ok) return BAD("sliding anchor %u is out of range or not finite", a);
+    }
+    m->slide_anchor_count = ac;
+    uint32_t vc = get_u32(in);
+    if (!room_for(in, vc, 80u)) return BAD("truncated in the sliding records (%u)", vc);
+    m->slide_vertices = (ps_slide_vertex*)sinew_host_calloc(host, vc ? vc : 1u, sizeof(ps_slide_vertex));
+    if (!m->slide_vertices)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps baked data: out of memory");
+    for (uint32_t i = 0; i < vc; ++i) {
+        ps_slide_vertex* v = &m->slide_vertices[i];
+        v->vertex = get_u32(in);
+        v->joint = get_u32(in);
+        bool ok = v->vertex >= m->n && v->vertex < 2u * m->n && v->joint < m->joint_count;
+        for (int k = 0; k < 4; ++k) ok = (v->anchor[k] = get_u32(in)) < ac && ok;
+        for (int k = 0; k < 4; ++k) ok = isfinite(v->weight[k] = get_f64(in)) && ok;
+        for (int k = 0; k < 3; ++k) ok = isfinite(v->p0[k] = get_f64(in)) && ok;
+        if (!ok) return BAD("sliding record %u is out of range or not finite", i);
+    }
+    m->slide_vertex_count = vc;
+    return SINEW_OK;
+}
+
 static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view* rig,
                                bake_in* in, ps_model* m)
 {
@@ -237,8 +307,19 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
     if (in->short_read) return BAD("truncated in the header");
     if (print != rig_fingerprint(rig))
         return BAD("made for a different rig (its skeleton or meshes differ)");
-    if (jc != rig->joint_count || svc != sim->vertex_count || stc != sim->triangle_count ||
-        rc != rig->render_mesh.vertex_count || hs != (has_sim ? 1u : 0u))
+    /* hs 2: a simulation mesh decimated from the render mesh at bake time (ps_decimate.c);
+     * the blob carries everything the model needs of it. */
+    bool decimated = hs == 2u && !has_sim;
+    if (decimated) {
+        if (svc == 0 || svc > rig->render_mesh.vertex_count || stc == 0 || stc > 4u * svc)
+            return BAD("a decimated mesh of %u vertices and %u triangles for a render mesh of %u "
+                       "vertices", svc, stc, rig->render_mesh.vertex_count);
+        m->decimated_triangles = stc;
+        has_sim = true; /* restore records follow */
+    }
+    if (jc != rig->joint_count || rc != rig->render_mesh.vertex_count ||
+        (!decimated && (svc != sim->vertex_count || stc != sim->triangle_count ||
+                        hs != (has_sim ? 1u : 0u))))
         return BAD("counts (%u joints, %u/%u simulated vertices/triangles, %u render vertices) "
                    "do not match the rig", jc, svc, stc, rc);
     if (n == 0 || n > svc || tc > stc || bc == 0 || bc > jc)
@@ -331,6 +412,11 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
         }
     }
     uint32_t end = get_u32(in);
+    while (!in->short_read && end == PS_BAKE_TAG_SLIDING) {
+        sinew_result r = read_sliding(host, in, m);
+        if (r != SINEW_OK) return r;
+        end = get_u32(in);
+    }
     if (in->short_read) return BAD("truncated before the end marker");
     if (end != PS_BAKE_END) return BAD("end marker 0x%08x is wrong", end);
     if (in->pos != in->size) return BAD("%zu bytes follow the end marker", in->size - in->pos);
@@ -384,6 +470,11 @@ sinew_result ps_model_dump(const ps_model* m, const sinew_bake_writer* w)
         {m->restore, m->restore ? (size_t)m->n * sizeof(ps_restore) : 0u},
         {m->vertex_tri_offsets, ((size_t)m->n + 1u) * sizeof(uint32_t)},
         {m->vertex_tris, 3u * (size_t)m->triangle_count * sizeof(uint32_t)},
+        {&m->decimated_triangles, sizeof m->decimated_triangles},
+        {&m->slide_anchor_count, sizeof m->slide_anchor_count},
+        {m->slide_anchors, (size_t)m->slide_anchor_count * sizeof(ps_slide_anchor)},
+        {&m->slide_vertex_count, sizeof m->slide_vertex_count},
+        {m->slide_vertices, (size_t)m->slide_vertex_count * sizeof(ps_slide_vertex)},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
         if (!parts[i].bytes) continue;

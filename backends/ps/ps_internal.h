@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "cpu_features.h"
+#include "sinew_decimate.h"
 #include "sinew_host.h"
 
 #define PS_NAME "ps"
@@ -35,6 +36,10 @@ typedef struct ps_params {
     int collisions;       /* 0 only, for now */
     int profile;          /* 1: time the phases of each step, report at INFO on destroy */
     sinew_simd simd;      /* local step kernels: SCALAR, AVX2 or AVX512 (AUTO resolved) */
+    int sliding;          /* 1: skin sliding at joints (Sec. 4.2) */
+    uint32_t decimate_above;      /* decimate a lone render mesh above this many vertices (0: never) */
+    uint32_t simulation_vertices; /* target size of that decimated simulation mesh */
+    char bone_radii[1024];        /* "" or "joint:radius,..." (Sec. 3.1, user-given radii) */
 } ps_params;
 
 void ps_params_default(ps_params* p);
@@ -72,6 +77,28 @@ typedef struct ps_restore {
     float bary[3];
     float offset[3];
 } ps_restore;
+
+/* Skin sliding (Sec. 4.2, ps_sliding.c): an anchor of a ring around a bone or a joint. It
+ * moves with the skinning matrix joint[0] when joint[0] == joint[1] (a bone ring), else with
+ * the quaternion average of joint[0]'s and joint[1]'s transforms about joint `center` (a joint
+ * ring). The first anchor of each pair of rings also keeps the pair's frame. */
+typedef struct ps_slide_anchor {
+    uint32_t joint[2];
+    uint32_t center;
+    double rest[3];
+    double axis[3];  /* first anchor of a pair: unit bone direction away from the joint */
+    double ref[3];   /* first anchor of a pair: angle 0 around the axis */
+    double reach;    /* first anchor of a pair: distance of the bone ring from the joint */
+} ps_slide_anchor;
+
+/* A base vertex near a joint as an affine combination of four anchors (Sec. 4.2). */
+typedef struct ps_slide_vertex {
+    uint32_t vertex;    /* tissue index (a base vertex) */
+    uint32_t joint;     /* the joint whose sphere and bones it is projected onto */
+    uint32_t anchor[4]; /* two of the joint ring, two of the bone ring */
+    double weight[4];   /* sum to 1 and give the rest position */
+    double p0[3];       /* the projected combination at rest */
+} ps_slide_vertex;
 
 typedef struct ps_model {
     uint32_t joint_count;
@@ -118,6 +145,16 @@ typedef struct ps_model {
     uint32_t* vertex_tris;
     double thickness;       /* mean distance between a skin vertex and its base */
     double diagonal;        /* bounding-box diagonal of the skin at rest */
+
+    /* A simulation mesh decimated from the render mesh (ps_decimate.c): its triangle count,
+     * 0 when the simulated mesh is the rig's own. */
+    uint32_t decimated_triangles;
+
+    /* Sec. 4.2: skin sliding records (ps_sliding.c); used when the parameter sliding is 1. */
+    uint32_t slide_anchor_count;
+    ps_slide_anchor* slide_anchors;
+    uint32_t slide_vertex_count;
+    ps_slide_vertex* slide_vertices;
 } ps_model;
 
 /* Local vertex slots of the 3 tets of a prism (a, b, c, a', b', c' with a < b < c): the
@@ -130,10 +167,15 @@ void ps_model_free(const sinew_host_api* host, ps_model* model);
 sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* rig,
                             ps_model* model);
 
+/* The same with the parameters that shape the model (bone_radii; NULL: defaults). */
+sinew_result ps_model_build_with(const sinew_host_api* host, const sinew_rig_view* rig,
+                                 const ps_params* params, ps_model* m);
+
 /* Steps of ps_model_build, in order (also used when restoring a bake). */
 sinew_result ps_model_weld(const sinew_host_api* host, const sinew_rig_view* rig, ps_model* m);
+/* bone_radii: NULL, "" or the parameter of that name (user-given radii, Sec. 3.1). */
 sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view* rig,
-                               ps_model* m);
+                               const char* bone_radii, ps_model* m);
 sinew_result ps_shrink(const sinew_host_api* host, ps_model* m);
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m);
 sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view* rig,
@@ -288,6 +330,27 @@ size_t ps_sim_factor_nnz(const ps_sim* sim);
  * anchor weights through `writer` (the bit-for-bit comparison of the bake test). */
 sinew_result ps_sim_dump(const ps_sim* sim, const sinew_bake_writer* writer);
 
+/* ---- decimated simulation mesh (ps_decimate.c, Sec. 6) ---- */
+
+/* `view` = `rig`, with a simulation mesh decimated from the render mesh (into `mesh`, free
+ * with sinew_decimated_free) when the rig has none and the render mesh has more than
+ * params->decimate_above vertices; without meshoptimizer one WARNING line and no change. */
+sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* rig,
+                              const ps_params* params, sinew_rig_view* view,
+                              sinew_decimated_mesh* mesh);
+
+/* ---- skin sliding (ps_sliding.c, Sec. 4.2) ---- */
+
+/* Builds the anchor rings and the records of the base vertices near joints (after ps_shrink). */
+sinew_result ps_sliding_build(const sinew_host_api* host, ps_model* m);
+/* The run-time evaluation: posed anchors and skeleton. */
+typedef struct ps_slide ps_slide;
+sinew_result ps_slide_create(const sinew_host_api* host, const ps_model* m, ps_slide** out);
+void ps_slide_destroy(ps_slide* s);
+/* Writes the anchor targets of the sliding base vertices (N rows, x/y/z columns) for skinning
+ * matrices (16 floats per joint; NULL: rest pose, which gives the rest positions exactly). */
+void ps_slide_targets(ps_slide* s, const float* skinning, double* target, uint32_t N);
+
 /* ---- the backend instance (ps.c) ---- */
 
 /* The model and simulation of a ps instance (NULL for anything else), for tests. */
@@ -297,7 +360,7 @@ ps_sim* ps_instance_sim(void* instance);
 /* ---- baking (ps_bake.c) ---- */
 
 #define PS_BAKE_MAGIC 0x314b4250u /* "PBK1" little-endian */
-#define PS_BAKE_VERSION 1u
+#define PS_BAKE_VERSION 2u /* 2: tagged sections before the end marker, decimated meshes */
 
 /* Writes the pose-independent model (what ps_model_build computed) as one little-endian blob. */
 sinew_result ps_bake_write(const sinew_host_api* host, const sinew_rig_view* rig,

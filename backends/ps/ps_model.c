@@ -23,16 +23,25 @@ void ps_model_free(const sinew_host_api* host, ps_model* m)
     sinew_host_free(host, m->restore);
     sinew_host_free(host, m->vertex_tri_offsets);
     sinew_host_free(host, m->vertex_tris);
+    sinew_host_free(host, m->slide_anchors);
+    sinew_host_free(host, m->slide_vertices);
     memset(m, 0, sizeof *m);
 }
 
 sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* rig,
                             ps_model* m)
 {
+    return ps_model_build_with(host, rig, NULL, m);
+}
+
+sinew_result ps_model_build_with(const sinew_host_api* host, const sinew_rig_view* rig,
+                                 const ps_params* params, ps_model* m)
+{
     memset(m, 0, sizeof *m);
     sinew_result r = ps_model_weld(host, rig, m);
-    if (r == SINEW_OK) r = ps_skeleton_build(host, rig, m);
+    if (r == SINEW_OK) r = ps_skeleton_build(host, rig, params ? params->bone_radii : NULL, m);
     if (r == SINEW_OK) r = ps_shrink(host, m);
+    if (r == SINEW_OK) r = ps_sliding_build(host, m);
     if (r == SINEW_OK) r = ps_tissue_build(host, m);
     if (r == SINEW_OK) r = ps_upsample_build(host, rig, m);
     if (r != SINEW_OK) ps_model_free(host, m);

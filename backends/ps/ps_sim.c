@@ -81,6 +81,7 @@ struct ps_sim {
     int snap; /* set_state: anchored vertices jump to their targets at the next step */
     float* skin_f; /* upsampling scratch: 3 per skin vertex */
     float* skin_n;
+    ps_slide* slide; /* skin sliding (Sec. 4.2); NULL when off or no record */
     double profile[5]; /* local, right-hand side, solve, upsampling, whole step */
     uint64_t profile_steps;
 };
@@ -126,6 +127,7 @@ void ps_sim_destroy(ps_sim* s)
         cholmod_free_dense(&s->E, &s->cc);
         cholmod_finish(&s->cc);
     }
+    ps_slide_destroy(s->slide);
     void* arrays[] = {s->mass,     s->anchor_w,  s->anchor_joint,   s->anchored, s->prism_v,
                       s->prism_Gd, s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
                       s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
@@ -371,6 +373,8 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->cc.postorder = 1;
     sinew_host_free(host, strain_diag);
     sinew_result r = factor_system(s);
+    if (r == SINEW_OK && params->sliding && m->slide_vertex_count > 0)
+        r = ps_slide_create(host, m, &s->slide);
     if (r != SINEW_OK) {
         ps_sim_destroy(s);
         return r;
@@ -424,6 +428,8 @@ static void update_targets(ps_sim* s)
             s->target[(size_t)r * N + i] =
                 (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
     }
+    /* Sec. 4.2: base vertices near joints slide instead of following one bone. */
+    if (s->slide) ps_slide_targets(s->slide, s->skinning, s->target, N);
 }
 
 /* ---- local step (Sec. 4.1, rotations per prism as in Sec. 6) ---- */

@@ -124,8 +124,62 @@ sinew_result ps_model_weld(const sinew_host_api* host, const sinew_rig_view* rig
 
 /* ---- Sec. 3.1: bones and joints ---- */
 
+/* User-given radii (Sec. 3.1: "the user may specify the joint and bone radii directly"):
+ * "joint:radius,joint:radius,..." sets the radius of the bones that start at each named joint
+ * (the segments from its position to its children); marks them in `given`. A malformed entry,
+ * an unknown joint, a joint that starts no bone or a radius that is not a positive finite
+ * number is SINEW_ERROR_PARAMETER with one log line. */
+static sinew_result user_radii(const sinew_host_api* host, const sinew_rig_view* rig, ps_model* m,
+                               const char* list, uint8_t* given)
+{
+    const char* entry = list;
+    while (*entry) {
+        const char* end = strchr(entry, ',');
+        size_t len = end ? (size_t)(end - entry) : strlen(entry);
+        const char* colon = NULL;
+        for (size_t k = 0; k < len; ++k)
+            if (entry[k] == ':') colon = entry + k;
+        if (!colon || colon == entry || (size_t)(colon - entry) + 1u >= len || len > 255u)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "ps: bone_radii entry \"%.*s\" is not joint:radius",
+                                   (int)(len < 255u ? len : 255u), entry);
+        char name[256], number[256];
+        size_t nl = (size_t)(colon - entry), vl = len - nl - 1u;
+        memcpy(name, entry, nl);
+        name[nl] = '\0';
+        memcpy(number, colon + 1, vl);
+        number[vl] = '\0';
+        char* stop = NULL;
+        double radius = strtod(number, &stop);
+        if (!stop || *stop != '\0' || !isfinite(radius) || !(radius > 0.0))
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "ps: bone_radii: the radius \"%s\" of joint \"%s\" is not a "
+                                   "positive number", number, name);
+        uint32_t joint = PS_NONE;
+        for (uint32_t j = 0; j < rig->joint_count && joint == PS_NONE; ++j)
+            if (rig->names && rig->names[j] && strcmp(rig->names[j], name) == 0) joint = j;
+        if (joint == PS_NONE)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "ps: bone_radii names joint \"%s\", which the rig does not have",
+                                   name);
+        uint32_t hits = 0;
+        for (uint32_t b = 0; b < m->bone_count; ++b)
+            if (m->bones[b].joint == joint || m->bones[b].end[0] == joint) {
+                m->bones[b].radius = radius;
+                given[b] = 1;
+                ++hits;
+            }
+        if (hits == 0)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "ps: bone_radii: no bone starts at joint \"%s\" (a leaf, or at "
+                                   "its parent's position)", name);
+        entry = end ? end + 1 : entry + len;
+    }
+    return SINEW_OK;
+}
+
 sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view* rig,
-                               ps_model* m)
+                               const char* bone_radii, ps_model* m)
 {
     uint32_t jn = rig->joint_count;
     m->joint_count = jn;
@@ -240,6 +294,16 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
         b->radius = best < DBL_MAX ? PS_RADIUS_FRACTION * sqrt(best) : 0.0;
     }
     sinew_host_free(host, spheres);
+    uint8_t* given = NULL;
+    if (bone_radii && bone_radii[0]) {
+        given = (uint8_t*)sinew_host_calloc(host, bc ? bc : 1u, 1u);
+        if (!given) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+        sinew_result r = user_radii(host, rig, m, bone_radii, given);
+        if (r != SINEW_OK) {
+            sinew_host_free(host, given);
+            return r;
+        }
+    }
     /* Joint radius: the largest radius of the incident bones. */
     for (uint32_t bi = 0; bi < bc; ++bi)
         for (int k = 0; k < 2; ++k) {
@@ -247,7 +311,9 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
             m->joint_radius[j] = fmax(m->joint_radius[j], m->bones[bi].radius);
         }
     /* Eq. (1): r1 + r2 + 2 rb <= lb, by scaling the three radii of a bone that does not fit;
-     * radii only shrink, so repeated passes settle. */
+     * radii only shrink, so repeated passes settle. User-given radii obey it too. */
+    uint32_t given_scaled = 0;
+    double given_scaled_min = DBL_MAX;
     for (uint32_t pass = 0; pass < 1000u; ++pass) {
         bool changed = false;
         for (uint32_t bi = 0; bi < bc; ++bi) {
@@ -260,6 +326,8 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
             double sum = m->joint_radius[b->end[0]] + m->joint_radius[b->end[1]] + 2.0 * b->radius;
             if (sum <= len * (1.0 + 1e-9)) continue;
             double f = len / sum;
+            if (given && given[bi] && b->radius * f < given_scaled_min) given_scaled_min = b->radius * f;
+            if (given && given[bi]) ++given_scaled;
             b->radius *= f;
             m->joint_radius[b->end[0]] *= f;
             m->joint_radius[b->end[1]] *= f;
@@ -267,6 +335,12 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
         }
         if (!changed) break;
     }
+    if (given_scaled)
+        sinew_host_log(host, SINEW_LOG_WARNING,
+                       "ps: bone_radii: %u scalings of user-given bone radii were needed to fit "
+                       "the bones (eq. 1: r1 + r2 + 2 rb <= lb); the smallest is now %g",
+                       given_scaled, given_scaled_min);
+    sinew_host_free(host, given);
     return SINEW_OK;
 }
 

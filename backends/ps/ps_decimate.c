@@ -1,0 +1,43 @@
+/* A decimated simulation mesh for a rig that brings only one, large render mesh (projective
+ * skinning Sec. 6: simulate a coarser skin, upsample to the render mesh by normal
+ * displacement). SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "ps_internal.h"
+#include "sinew_decimate.h"
+
+sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* rig,
+                              const ps_params* params, sinew_rig_view* view,
+                              sinew_decimated_mesh* mesh)
+{
+    *view = *rig;
+    memset(mesh, 0, sizeof *mesh);
+    uint32_t count = rig->render_mesh.vertex_count;
+    if (rig->simulation_mesh.vertex_count > 0 || params->decimate_above == 0 ||
+        count <= params->decimate_above || params->simulation_vertices >= count)
+        return SINEW_OK;
+#if defined(SINEW_HAVE_MESHOPTIMIZER)
+    sinew_result r = sinew_decimate_mesh(host, &rig->render_mesh, params->simulation_vertices, mesh);
+    if (r != SINEW_OK)
+        return sinew_host_fail(host, r, "ps: decimating the render mesh of %u vertices to about "
+                               "%u failed (%s)", count, params->simulation_vertices,
+                               sinew_result_string(r));
+    sinew_mesh_view* sim = &view->simulation_mesh;
+    memset(sim, 0, sizeof *sim);
+    sim->vertex_count = mesh->vertex_count;
+    sim->triangle_count = mesh->triangle_count;
+    sim->positions = mesh->positions;
+    sim->indices = mesh->indices;
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "ps: the render mesh has %u vertices (above decimate_above=%u): simulating a "
+                   "decimated mesh of %u vertices and %u triangles (error %.3g of the extent), "
+                   "upsampled to it", count, params->decimate_above, mesh->vertex_count,
+                   mesh->triangle_count, (double)mesh->relative_error);
+#else
+    sinew_host_log(host, SINEW_LOG_WARNING,
+                   "ps: the render mesh has %u vertices (above decimate_above=%u), but this "
+                   "build has no meshoptimizer to decimate it: simulating the full mesh",
+                   count, params->decimate_above);
+#endif
+    return SINEW_OK;
+}
