@@ -27,8 +27,21 @@
  *                           frequency goes with sqrt(strain_weight / mass) (with the defaults
  *                           the cylinder's forearm swings back at about 2-3 Hz; larger mass:
  *                           slower, longer secondary motion)
- *   collisions     0        local collisions (Sec. 5): 1 is SINEW_ERROR_UNSUPPORTED until they
- *                           are built
+ *   collisions     0        local collisions (Sec. 5, ps_collide.c). bake: 1 computes the
+ *                           candidate pairs (Sec. 5.1) and stores them in the baked data.
+ *                           prepare: 1 is SINEW_ERROR_UNSUPPORTED for now: the response is
+ *                           built but measured to add self-intersections instead of removing
+ *                           them (README.md), so skins run without it; 0 is the default
+ *   collision_weight 10     weight of each collision constraint of the second matrix (Sec.
+ *                           5.3), relative to that vertex's diagonal of the system matrix (as
+ *                           anchor_weight is); (0, 1e6]
+ *   collision_joints ""     comma-separated joint names whose extreme poses give candidates;
+ *                           empty: automatic (names containing elbow, knee, shoulder, hip,
+ *                           spine, forearm, lowerarm, upperarm, calf, thigh, upleg, leg, or
+ *                           H-Anim vertebrae vl1.., vt1..; without any such name, every joint
+ *                           with one child bone within 0.5..2 times its incoming bone's length).
+ *                           A name the rig lacks, or a joint that does not join two bones, is
+ *                           SINEW_ERROR_PARAMETER at prepare and bake
  *   profile        0        1: time the local step, right-hand side, solve and upsampling of
  *                           every step and report the means in one INFO line when the skin is
  *                           destroyed
@@ -126,6 +139,8 @@ void ps_params_default(ps_params* p)
     p->anchor_weight = 1000.0;
     p->mass = 0.001;
     p->collisions = 0;
+    p->collision_weight = 10.0;
+    p->collision_joints[0] = '\0';
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
     p->sliding = 1;
@@ -154,8 +169,9 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                "ps: param_count is %u but params is NULL", count);
     static const char* const keys[] = {"iterations", "timestep",   "damping",    "strain_weight",
                                        "anchor_weight", "mass",    "collisions", "profile",
-                                       "simd", "sliding", "decimate_above",
-                                       "simulation_vertices", "bone_radii"};
+                                       "simd", "collision_weight", "collision_joints",
+                                       "sliding", "decimate_above", "simulation_vertices",
+                                       "bone_radii"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     for (uint32_t i = 0; i < count; ++i) {
@@ -170,8 +186,9 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: unknown parameter \"%s\" (known: iterations, timestep, "
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
-                                   "profile, simd, sliding, decimate_above, simulation_vertices, "
-                                   "bone_radii)", key);
+                                   "profile, simd, collision_weight, collision_joints, "
+                                   "sliding, decimate_above, simulation_vertices, bone_radii)",
+                                   key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: parameter \"%s\" is given twice", key);
@@ -215,11 +232,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                        "ps: collisions=\"%s\" is neither 0 nor 1", value);
-            if (value[0] == '1')
-                return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                                       "ps: collisions=1: local collisions (Sec. 5) are not built "
-                                       "yet");
-            out->collisions = 0;
+            out->collisions = value[0] == '1';
             break;
         case 7:
             if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
@@ -228,22 +241,41 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             out->profile = value[0] == '1';
             break;
         case 9:
+            if (!ok || !(v > 0.0) || v > 1e6)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: collision_weight=\"%s\" is not a number in (0, 1e6]",
+                                       value);
+            out->collision_weight = v;
+            break;
+        case 10: {
+            size_t len = strlen(value);
+            bool empty_name = len == 0 || value[0] == ',' || value[len - 1] == ',' ||
+                              strstr(value, ",,") != NULL;
+            if (len >= sizeof out->collision_joints || empty_name)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: collision_joints=\"%.64s\" is not a comma-separated "
+                                       "list of joint names (at most %zu characters)", value,
+                                       sizeof out->collision_joints - 1u);
+            memcpy(out->collision_joints, value, len + 1u);
+            break;
+        }
+        case 11:
             if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                        "ps: sliding=\"%s\" is neither 0 nor 1", value);
             out->sliding = value[0] == '1';
             break;
-        case 10:
-        case 11:
-            ok = ok && v >= (k == 10 ? 0.0 : 4.0) && v <= 1e8 && v == floor(v);
+        case 12:
+        case 13:
+            ok = ok && v >= (k == 12 ? 0.0 : 4.0) && v <= 1e8 && v == floor(v);
             if (!ok)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                        "ps: %s=\"%s\" is not a whole number in %s..100000000",
-                                       key, value, k == 10 ? "0" : "4");
-            if (k == 10) out->decimate_above = (uint32_t)v;
+                                       key, value, k == 12 ? "0" : "4");
+            if (k == 12) out->decimate_above = (uint32_t)v;
             else out->simulation_vertices = (uint32_t)v;
             break;
-        case 12: {
+        case 14: {
             size_t len = strlen(value);
             if (len == 0 || len >= sizeof out->bone_radii)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -361,6 +393,24 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Checks collision_joints against the rig and, with collisions on, computes the candidate
+ * pairs of Sec. 5.1 unless the model already has them (restored from baked data: the baked
+ * pairs are used as they are). */
+static sinew_result collision_candidates(const sinew_host_api* host, const sinew_rig_view* rig,
+                                         ps_model* m, const ps_params* p)
+{
+    if (p->collision_joints[0]) {
+        uint8_t* chosen = (uint8_t*)sinew_host_calloc(host, m->joint_count, 1);
+        if (!chosen) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+        uint32_t count = 0;
+        sinew_result r = ps_collide_select(host, rig, m, p->collision_joints, chosen, &count);
+        sinew_host_free(host, chosen);
+        if (r != SINEW_OK) return r;
+    }
+    if (!p->collisions || m->has_collision_pairs) return SINEW_OK;
+    return ps_collide_candidates(host, rig, m, p);
+}
+
 static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
                                const sinew_param* params, uint32_t param_count, const void* next,
                                void** out_instance)
@@ -373,6 +423,14 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     sinew_result r = ps_params_parse(host, params, param_count, &p);
     if (r == SINEW_OK) r = ps_simd_resolve(host, &p.simd);
     if (r != SINEW_OK) return r;
+    /* The whole of Sec. 5 is built (ps_collide.c, the second factor in ps_sim.c, candidates
+     * in baked data), but its response does not reduce the self-intersections it is meant to
+     * remove (README.md, "Local collisions"), so a skin does not run with it yet. */
+    if (p.collisions)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "ps: collisions=1: the local collision response (Sec. 5) does not "
+                               "reduce self-intersections yet (see backends/ps/README.md); "
+                               "baking candidates with collisions=1 works");
     if (next)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "ps: takes no typed parameters (next is not NULL)");
@@ -400,6 +458,7 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         r = ps_decimate_view(host, rig, &p, &view, &decimated);
     if (r == SINEW_OK && !baked) r = ps_model_build_with(host, &view, &p, &inst->model);
     if (r == SINEW_OK && !baked) inst->model.decimated_triangles = decimated.triangle_count;
+    if (r == SINEW_OK) r = collision_candidates(host, baked ? rig : &view, &inst->model, &p);
     if (!baked) sinew_decimated_free(host, &decimated);
     inst->has_sim_mesh = inst->model.restore != NULL;
     if (r != SINEW_OK) {
@@ -692,8 +751,12 @@ static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* ri
     if (r != SINEW_OK) return r;
     r = ps_model_build_with(host, &view, &p, &m);
     if (r == SINEW_OK) m.decimated_triangles = decimated.triangle_count;
+    if (r == SINEW_OK) r = collision_candidates(host, &view, &m, &p);
     sinew_decimated_free(host, &decimated);
-    if (r != SINEW_OK) return r;
+    if (r != SINEW_OK) {
+        ps_model_free(host, &m);
+        return r;
+    }
     r = ps_bake_write(host, rig, &m, writer);
     ps_model_free(host, &m);
     return r;

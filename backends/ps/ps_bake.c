@@ -17,7 +17,9 @@
  *   upsampling per render vertex: u32 triangle, vertex, f32 bary[3], offset[3], normal[3];
  *   with a simulation mesh (own or decimated), per skin vertex: u32 render triangle, f32
  *   bary[3], offset[3];
- *   tagged sections (version 2), each at most once, each u32 tag then its fields:
+ *   optional tagged sections (version 2), each at most once, each u32 tag then its fields:
+ *     "PCOL" collision candidates (Sec. 5.1): u32 pair count, per pair u32 i, j, bone_i,
+ *            bone_j, joint (sorted, no duplicates);
  *     "PSLD" skin sliding (Sec. 4.2): u32 anchor count, per anchor u32 joint0, joint1, center,
  *            f64 rest[3], axis[3], ref[3], reach; u32 record count, per record u32 vertex,
  *            joint, anchor[4], f64 weight[4], p0[3];
@@ -28,7 +30,8 @@
 #include "ps_internal.h"
 
 #define PS_BAKE_END 0x444e4550u
-#define PS_BAKE_TAG_SLIDING 0x444c5350u /* "PSLD" */
+#define PS_BAKE_TAG_COLLISIONS 0x4c4f4350u /* "PCOL" */
+#define PS_BAKE_TAG_SLIDING 0x444c5350u    /* "PSLD" */
 
 /* ---- little-endian writing, in two passes (size, then bytes) ---- */
 
@@ -154,6 +157,18 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
             for (int k = 0; k < 3; ++k) put_f32(o, rs->offset[k]);
         }
     }
+    if (m->has_collision_pairs) {
+        put_u32(o, PS_BAKE_TAG_COLLISIONS);
+        put_u32(o, m->collision_pair_count);
+        for (uint32_t k = 0; k < m->collision_pair_count; ++k) {
+            const ps_collision_pair* c = &m->collision_pairs[k];
+            put_u32(o, c->i);
+            put_u32(o, c->j);
+            put_u32(o, c->bone_i);
+            put_u32(o, c->bone_j);
+            put_u32(o, c->joint);
+        }
+    }
     put_u32(o, PS_BAKE_TAG_SLIDING);
     put_u32(o, m->slide_anchor_count);
     for (uint32_t a = 0; a < m->slide_anchor_count; ++a) {
@@ -248,6 +263,41 @@ static bool room_for(const bake_in* in, size_t count, size_t item)
 }
 
 #define BAD(...) sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "ps baked data: " __VA_ARGS__)
+
+/* The "PCOL" section: pairs of distinct skin vertices, bones in range, the joint an end of
+ * bone_i, strictly increasing (sorted and unique as written). */
+static sinew_result read_collisions(const sinew_host_api* host, bake_in* in, ps_model* m)
+{
+    if (m->has_collision_pairs) return BAD("the collision section appears twice");
+    uint32_t count = get_u32(in);
+    if (!room_for(in, count, 20u)) return BAD("truncated in the collision pairs (%u)", count);
+    m->collision_pairs =
+        (ps_collision_pair*)sinew_host_calloc(host, count ? count : 1u, sizeof(ps_collision_pair));
+    if (!m->collision_pairs)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps baked data: out of memory");
+    m->has_collision_pairs = 1;
+    for (uint32_t k = 0; k < count; ++k) {
+        ps_collision_pair* c = &m->collision_pairs[k];
+        c->i = get_u32(in);
+        c->j = get_u32(in);
+        c->bone_i = get_u32(in);
+        c->bone_j = get_u32(in);
+        c->joint = get_u32(in);
+        bool ok = c->i < m->n && c->j < m->n && c->i != c->j && c->bone_i < m->bone_count &&
+                  c->bone_j < m->bone_count && c->joint < m->joint_count &&
+                  (m->bones[c->bone_i].end[0] == c->joint || m->bones[c->bone_i].end[1] == c->joint);
+        if (ok && k > 0) {
+            const uint32_t* a = &m->collision_pairs[k - 1].i;
+            const uint32_t* b = &c->i;
+            int q = 0;
+            while (q < 5 && a[q] == b[q]) ++q;
+            ok = q < 5 && a[q] < b[q];
+        }
+        if (!ok) return BAD("collision pair %u is out of range or out of order", k);
+        m->collision_pair_count = k + 1u;
+    }
+    return SINEW_OK;
+}
 
 /* The "PSLD" section: anchors and records in range, every number finite. */
 static sinew_result read_sliding(const sinew_host_api* host, bake_in* in, ps_model* m)
@@ -412,8 +462,9 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
         }
     }
     uint32_t end = get_u32(in);
-    while (!in->short_read && end == PS_BAKE_TAG_SLIDING) {
-        sinew_result r = read_sliding(host, in, m);
+    while (!in->short_read && (end == PS_BAKE_TAG_COLLISIONS || end == PS_BAKE_TAG_SLIDING)) {
+        sinew_result r = end == PS_BAKE_TAG_SLIDING ? read_sliding(host, in, m)
+                                                    : read_collisions(host, in, m);
         if (r != SINEW_OK) return r;
         end = get_u32(in);
     }
@@ -470,6 +521,9 @@ sinew_result ps_model_dump(const ps_model* m, const sinew_bake_writer* w)
         {m->restore, m->restore ? (size_t)m->n * sizeof(ps_restore) : 0u},
         {m->vertex_tri_offsets, ((size_t)m->n + 1u) * sizeof(uint32_t)},
         {m->vertex_tris, 3u * (size_t)m->triangle_count * sizeof(uint32_t)},
+        {&m->has_collision_pairs, sizeof m->has_collision_pairs},
+        {&m->collision_pair_count, sizeof m->collision_pair_count},
+        {m->collision_pairs, (size_t)m->collision_pair_count * sizeof(ps_collision_pair)},
         {&m->decimated_triangles, sizeof m->decimated_triangles},
         {&m->slide_anchor_count, sizeof m->slide_anchor_count},
         {m->slide_anchors, (size_t)m->slide_anchor_count * sizeof(ps_slide_anchor)},

@@ -33,7 +33,9 @@ typedef struct ps_params {
     double strain_weight; /* stiffness of the strain constraints per unit rest volume */
     double anchor_weight; /* anchor stiffness relative to the base vertex's strain stiffness */
     double mass;          /* tissue density, see ps.c */
-    int collisions;       /* 0 only, for now */
+    int collisions;       /* 1: local collisions (Sec. 5) */
+    double collision_weight; /* collision constraint weight relative to the vertex's diagonal */
+    char collision_joints[1024]; /* "" (automatic) or comma-separated joint names */
     int profile;          /* 1: time the phases of each step, report at INFO on destroy */
     sinew_simd simd;      /* local step kernels: SCALAR, AVX2 or AVX512 (AUTO resolved) */
     int sliding;          /* 1: skin sliding at joints (Sec. 4.2) */
@@ -46,8 +48,7 @@ void ps_params_default(ps_params* p);
 /* Resolves SINEW_SIMD_AUTO to the widest local-step kernels this CPU runs (SSE: scalar);
  * an explicit AVX2 or AVX512 the CPU or build lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. */
 sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd);
-/* Parses and validates; one log line and SINEW_ERROR_PARAMETER (or UNSUPPORTED for
- * collisions=1) on a bad key or value. */
+/* Parses and validates; one log line and SINEW_ERROR_PARAMETER on a bad key or value. */
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
                              uint32_t count, ps_params* out);
 
@@ -77,6 +78,12 @@ typedef struct ps_restore {
     float bary[3];
     float offset[3];
 } ps_restore;
+
+/* A potential collision pair of Sec. 5.1: skin vertices i (on bone_i's side) and j (on
+ * bone_j's side), and the joint j_ij, the end of bone_i towards bone_j (a joint rep). */
+typedef struct ps_collision_pair {
+    uint32_t i, j, bone_i, bone_j, joint;
+} ps_collision_pair;
 
 /* Skin sliding (Sec. 4.2, ps_sliding.c): an anchor of a ring around a bone or a joint. It
  * moves with the skinning matrix joint[0] when joint[0] == joint[1] (a bone ring), else with
@@ -155,6 +162,11 @@ typedef struct ps_model {
     ps_slide_anchor* slide_anchors;
     uint32_t slide_vertex_count;
     ps_slide_vertex* slide_vertices;
+
+    /* Sec. 5.1: candidate collision pairs (ps_collide.c), sorted, without duplicates. */
+    int has_collision_pairs; /* 1: computed (or restored), even when none were found */
+    uint32_t collision_pair_count;
+    ps_collision_pair* collision_pairs;
 } ps_model;
 
 /* Local vertex slots of the 3 tets of a prism (a, b, c, a', b', c' with a < b < c): the
@@ -330,6 +342,39 @@ size_t ps_sim_factor_nnz(const ps_sim* sim);
  * anchor weights through `writer` (the bit-for-bit comparison of the bake test). */
 sinew_result ps_sim_dump(const ps_sim* sim, const sinew_bake_writer* writer);
 
+/* ---- local collisions (ps_collide.c, Sec. 5) ---- */
+
+/* The joints whose extreme poses give candidates: those `list` names (comma-separated; an
+ * unknown name or one that does not join two bones is SINEW_ERROR_PARAMETER with one log
+ * line), else the automatic choice (fold names, else limb-like middle joints). chosen: one
+ * byte per joint. */
+sinew_result ps_collide_select(const sinew_host_api* host, const sinew_rig_view* rig,
+                               const ps_model* m, const char* list, uint8_t* chosen,
+                               uint32_t* count);
+/* Sec. 5.1: bends each chosen joint to extreme angles in an offline PD simulation, finds the
+ * colliding skin vertices (vertex in tetrahedron, spatial hash), splits and pairs them; the
+ * union goes to m->collision_pairs. */
+sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_view* rig,
+                                   ps_model* m, const ps_params* params);
+
+/* The run-time detection and projection over a model's pairs (Sec. 5.2, 5.3). */
+typedef struct ps_collide ps_collide;
+sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps_collide** out);
+void ps_collide_destroy(ps_collide* c);
+/* The skin vertices that carry a collision constraint (every vertex of a pair). */
+uint32_t ps_collide_vertex_count(const ps_collide* c);
+const uint32_t* ps_collide_vertices(const ps_collide* c);
+/* Pairs the angle test flagged in the last projection. */
+uint32_t ps_collide_detected(const ps_collide* c);
+/* The collision state of a simulation (NULL without collisions or without pairs). */
+const ps_collide* ps_sim_collide(const ps_sim* sim);
+/* Bone positions for skinning matrices (16 floats per joint), or the rest pose for NULL. */
+void ps_collide_pose(ps_collide* c, const float* skinning);
+/* Adds weight[s] * P_s to b (N rows, x/y/z columns) for each constrained vertex s: its
+ * mid-plane projection where a flagged pair puts it on the wrong side, else its position in x. */
+void ps_collide_project(ps_collide* c, const double* x, uint32_t N, const double* weight,
+                        double* b);
+
 /* ---- decimated simulation mesh (ps_decimate.c, Sec. 6) ---- */
 
 /* `view` = `rig`, with a simulation mesh decimated from the render mesh (into `mesh`, free
@@ -360,7 +405,7 @@ ps_sim* ps_instance_sim(void* instance);
 /* ---- baking (ps_bake.c) ---- */
 
 #define PS_BAKE_MAGIC 0x314b4250u /* "PBK1" little-endian */
-#define PS_BAKE_VERSION 2u /* 2: tagged sections before the end marker, decimated meshes */
+#define PS_BAKE_VERSION 2u /* 2: optional tagged sections before the end marker */
 
 /* Writes the pose-independent model (what ps_model_build computed) as one little-endian blob. */
 sinew_result ps_bake_write(const sinew_host_api* host, const sinew_rig_view* rig,

@@ -25,6 +25,7 @@ void ps_model_free(const sinew_host_api* host, ps_model* m)
     sinew_host_free(host, m->vertex_tris);
     sinew_host_free(host, m->slide_anchors);
     sinew_host_free(host, m->slide_vertices);
+    sinew_host_free(host, m->collision_pairs);
     memset(m, 0, sizeof *m);
 }
 

@@ -69,6 +69,10 @@ struct ps_sim {
     cholmod_dense* X;
     cholmod_dense* Y;
     cholmod_dense* E;
+    /* Sec. 5.3: the second matrix, with a collision constraint on every candidate vertex. */
+    ps_collide* col;
+    cholmod_factor* L2;
+    double* col_w;      /* per constrained vertex (ps_collide_vertices order) */
     /* state: N x 3 columns (x coordinates, then y, then z), as CHOLMOD's dense matrices */
     double* x;
     double* v;
@@ -121,13 +125,16 @@ void ps_sim_destroy(ps_sim* s)
     if (s->cc_started) {
         cholmod_free_sparse(&s->K, &s->cc);
         cholmod_free_factor(&s->L, &s->cc);
+        cholmod_free_factor(&s->L2, &s->cc);
         cholmod_free_dense(&s->B, &s->cc);
         cholmod_free_dense(&s->X, &s->cc);
         cholmod_free_dense(&s->Y, &s->cc);
         cholmod_free_dense(&s->E, &s->cc);
         cholmod_finish(&s->cc);
     }
+    ps_collide_destroy(s->col);
     ps_slide_destroy(s->slide);
+    sinew_host_free(&host, s->col_w);
     void* arrays[] = {s->mass,     s->anchor_w,  s->anchor_joint,   s->anchored, s->prism_v,
                       s->prism_Gd, s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
                       s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
@@ -208,6 +215,41 @@ static sinew_result factor_system(ps_sim* s)
         return cholmod_fail(s, "factorize");
     s->B = cholmod_allocate_dense(N, 3, N, CHOLMOD_REAL, &s->cc);
     if (!s->B) return cholmod_fail(s, "allocate_dense");
+    return SINEW_OK;
+}
+
+/* Sec. 5.3: the second system matrix adds w_v = collision_weight * K_vv to the diagonal of
+ * every vertex of a candidate pair (relative to the vertex's own stiffness, like the anchors).
+ * Same pattern as the first, so its factor is a numeric refactorization of a copy of the
+ * first one: same AMD ordering and simplicial LDL^T, done once here. */
+static sinew_result factor_collisions(ps_sim* s)
+{
+    sinew_result r = ps_collide_create(&s->host, s->m, &s->col);
+    if (r != SINEW_OK) return r;
+    uint32_t vc = ps_collide_vertex_count(s->col);
+    const uint32_t* verts = ps_collide_vertices(s->col);
+    s->col_w = (double*)sinew_host_calloc(&s->host, vc ? vc : 1u, sizeof(double));
+    if (!s->col_w) return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    cholmod_sparse* K2 = cholmod_copy_sparse(s->K, &s->cc);
+    if (!K2) return cholmod_fail(s, "copy_sparse");
+    const int* cp = (const int*)K2->p;
+    const int* ri = (const int*)K2->i;
+    double* kx = (double*)K2->x;
+    for (uint32_t k = 0; k < vc; ++k) {
+        int v = (int)verts[k], e = cp[v + 1] - 1;
+        while (e >= cp[v] && ri[e] != v) --e;
+        if (e < cp[v]) {
+            cholmod_free_sparse(&K2, &s->cc);
+            return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
+                                   "ps: vertex %d has no diagonal entry in the system matrix", v);
+        }
+        s->col_w[k] = s->p.collision_weight * kx[e];
+        kx[e] += s->col_w[k];
+    }
+    s->L2 = cholmod_copy_factor(s->L, &s->cc);
+    int ok = s->L2 && cholmod_factorize(K2, s->L2, &s->cc) && s->cc.status == CHOLMOD_OK;
+    cholmod_free_sparse(&K2, &s->cc);
+    if (!ok) return cholmod_fail(s, "factorize (collision matrix)");
     return SINEW_OK;
 }
 
@@ -373,6 +415,12 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->cc.postorder = 1;
     sinew_host_free(host, strain_diag);
     sinew_result r = factor_system(s);
+    if (r != SINEW_OK) {
+        ps_sim_destroy(s);
+        return r;
+    }
+
+    if (params->collisions && m->collision_pair_count > 0) r = factor_collisions(s);
     if (r == SINEW_OK && params->sliding && m->slide_vertex_count > 0)
         r = ps_slide_create(host, m, &s->slide);
     if (r != SINEW_OK) {
@@ -391,6 +439,11 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
                    N, ps_sim_matrix_nnz(s), ps_sim_factor_nnz(s));
     *out = s;
     return SINEW_OK;
+}
+
+const ps_collide* ps_sim_collide(const ps_sim* s)
+{
+    return s->col;
 }
 
 size_t ps_sim_matrix_nnz(const ps_sim* s)
@@ -537,6 +590,7 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
     double t0 = s->p.profile ? now_seconds() : 0.0;
     if (s->pose_dirty) {
         update_targets(s);
+        if (s->col) ps_collide_pose(s->col, s->skinning);
         s->pose_dirty = 0;
     }
     if (s->snap) {
@@ -582,7 +636,14 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
         double b = s->p.profile ? now_seconds() : 0.0;
         sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
         double c = s->p.profile ? now_seconds() : 0.0;
-        if (!cholmod_solve2(CHOLMOD_A, s->L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
+        /* Sec. 5.3: the first k/2 iterations without collisions, the rest with the second
+         * matrix and the collision projections of the current positions. */
+        cholmod_factor* L = s->L;
+        if (s->col && it >= s->p.iterations / 2u) {
+            ps_collide_project(s->col, s->x, N, s->col_w, (double*)s->B->x);
+            L = s->L2;
+        }
+        if (!cholmod_solve2(CHOLMOD_A, L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
             return cholmod_fail(s, "solve");
         memcpy(s->x, s->X->x, N3 * sizeof(double));
         if (s->p.profile) {

@@ -1,0 +1,355 @@
+/* Local collisions of the ps backend (projective skinning Sec. 5): the joints chosen for the
+ * extreme poses, the candidate pairs found there (male elbows and knees, the cylinder), the
+ * candidates' round trip through baked data bit for bit and the refusal of a damaged candidate
+ * section, the run-time angle test (nothing flagged on a straight limb, pairs flagged in a deep
+ * bend) and the second factor (a vanishing collision weight leaves the step unchanged), and bad
+ * parameter values refused with one log line. SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin_backends.h"
+#include "ps_fixture.h"
+#include "ps_internal.h"
+
+static const sinew_backend_vtable* vt = &sinew_backend_ps;
+
+static int32_t joint_index(const ps_test_rig* rig, const char* name)
+{
+    for (uint32_t j = 0; j < rig->view.joint_count; ++j)
+        if (strcmp(rig->view.names[j], name) == 0) return (int32_t)j;
+    fail_msg("no joint %s", name);
+    return -1;
+}
+
+/* The automatic choice on the male (H-Anim names) takes the elbows, knees, shoulders, hips and
+ * vertebrae, and not the wrists, fingers or head; an explicit list is taken as it is; a name
+ * the rig lacks or a joint without two bones is refused with one line. */
+static void test_select_male(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/male/male.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    ps_model m;
+    assert_int_equal(ps_model_build(&host.api, &rig.view, &m), SINEW_OK);
+    uint8_t* chosen = calloc(m.joint_count, 1);
+    uint32_t count = 0;
+    assert_int_equal(ps_collide_select(&host.api, &rig.view, &m, "", chosen, &count), SINEW_OK);
+    const char* yes[] = {"l_elbow", "r_elbow", "l_knee", "r_knee", "l_shoulder", "r_shoulder",
+                         "l_hip", "r_hip", "vt10"};
+    const char* no[] = {"l_wrist", "r_ankle", "head", "l_index2", "HumanoidRoot"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; ++i)
+        if (!chosen[joint_index(&rig, yes[i])]) fail_msg("%s is not chosen", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; ++i)
+        if (chosen[joint_index(&rig, no[i])]) fail_msg("%s is chosen", no[i]);
+    print_message("male: %u joints chosen automatically\n", count);
+
+    assert_int_equal(ps_collide_select(&host.api, &rig.view, &m, "l_elbow,r_knee", chosen, &count),
+                     SINEW_OK);
+    assert_int_equal(count, 2);
+    assert_true(chosen[joint_index(&rig, "l_elbow")] && chosen[joint_index(&rig, "r_knee")]);
+    const char* bad[] = {"l_elbow,nosuch", "HumanoidRoot", "l_elb"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        sinew_test_log_reset(&host.log);
+        assert_int_equal(ps_collide_select(&host.api, &rig.view, &m, bad[i], chosen, &count),
+                         SINEW_ERROR_PARAMETER);
+        assert_int_equal(host.log.total, 1);
+        assert_non_null(strstr(host.log.last, "collision_joints"));
+    }
+    free(chosen);
+    ps_model_free(&host.api, &m);
+    ps_test_rig_free(&rig);
+}
+
+/* Every pair: distinct skin vertices, the pose's incoming bone on i's side and outgoing bone
+ * on j's, the joint an end of bone_i; sorted without duplicates. Returns the pairs at joint. */
+static uint32_t check_pairs(const ps_model* m, uint32_t joint)
+{
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < m->collision_pair_count; ++k) {
+        const ps_collision_pair* p = &m->collision_pairs[k];
+        assert_true(p->i < m->n && p->j < m->n && p->i != p->j);
+        assert_true(p->bone_i < m->bone_count && p->bone_j < m->bone_count);
+        assert_int_equal(m->bones[p->bone_i].end[1], p->joint);
+        assert_int_equal(m->bones[p->bone_j].end[0], p->joint);
+        if (k > 0) assert_true(memcmp(&m->collision_pairs[k - 1], p, sizeof *p) != 0);
+        if (p->joint == joint) ++at;
+    }
+    return at;
+}
+
+/* Sec. 5.1 on the male: the offline extreme poses of an elbow and a knee give pairs at both,
+ * with the elbow's patches on the upper arm (i) and the forearm (j). */
+static void test_candidates_male(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/male/male.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    ps_model m;
+    assert_int_equal(ps_model_build(&host.api, &rig.view, &m), SINEW_OK);
+    ps_params p;
+    ps_params_default(&p);
+    strcpy(p.collision_joints, "l_elbow,r_knee");
+    assert_int_equal(ps_collide_candidates(&host.api, &rig.view, &m, &p), SINEW_OK);
+    assert_true(m.has_collision_pairs);
+    uint32_t elbow = (uint32_t)joint_index(&rig, "l_elbow"), knee = (uint32_t)joint_index(&rig, "r_knee");
+    uint32_t at_elbow = check_pairs(&m, m.joint_rep[elbow]);
+    uint32_t at_knee = check_pairs(&m, m.joint_rep[knee]);
+    print_message("male: %u pairs, %u at l_elbow, %u at r_knee\n", m.collision_pair_count,
+                  at_elbow, at_knee);
+    assert_true(at_elbow > 10);
+    assert_true(at_knee > 10);
+    assert_int_equal(at_elbow + at_knee, m.collision_pair_count);
+    /* i on the upper arm's side of the elbow, j on the forearm's (rest positions). */
+    double e[3], w[3];
+    ps_joint_position(&m, elbow, e);
+    ps_joint_position(&m, (uint32_t)joint_index(&rig, "l_wrist"), w);
+    double axis[3] = {w[0] - e[0], w[1] - e[1], w[2] - e[2]};
+    uint32_t agree = 0, total = 0;
+    for (uint32_t k = 0; k < m.collision_pair_count; ++k) {
+        const ps_collision_pair* c = &m.collision_pairs[k];
+        if (c->joint != m.joint_rep[elbow]) continue;
+        double si = 0.0, sj = 0.0;
+        for (int q = 0; q < 3; ++q) {
+            si += (m.rest[3u * c->i + q] - e[q]) * axis[q];
+            sj += (m.rest[3u * c->j + q] - e[q]) * axis[q];
+        }
+        agree += si < sj;
+        ++total;
+    }
+    assert_true(agree * 10u >= total * 9u);
+    ps_model_free(&host.api, &m);
+    ps_test_rig_free(&rig);
+}
+
+/* The cylinder: bake with collisions=1 (candidates in the blob), restore, compare every array;
+ * then damage the candidate section. */
+static void test_bake_round_trip(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    sinew_param on[] = {{"collisions", "1"}, {"collision_joints", "joint2"}};
+    ps_test_buffer blob = {0};
+    sinew_bake_writer w = ps_test_buffer_writer(&blob);
+    assert_int_equal(vt->bake(&host.api, &rig.view, on, 2, &w), SINEW_OK);
+    ps_test_buffer plain = {0};
+    sinew_bake_writer wp = ps_test_buffer_writer(&plain);
+    assert_int_equal(vt->bake(&host.api, &rig.view, NULL, 0, &wp), SINEW_OK);
+    assert_true(blob.size > plain.size + 4u);
+
+    /* The model built in memory with the same candidates. */
+    ps_model fresh;
+    assert_int_equal(ps_model_build(&host.api, &rig.view, &fresh), SINEW_OK);
+    ps_params p;
+    ps_params_default(&p);
+    strcpy(p.collision_joints, "joint2");
+    assert_int_equal(ps_collide_candidates(&host.api, &rig.view, &fresh, &p), SINEW_OK);
+    assert_true(fresh.collision_pair_count > 0);
+    check_pairs(&fresh, PS_NONE);
+
+    sinew_rig_view baked = rig.view;
+    baked.baked_backend = "ps";
+    baked.baked_data = blob.data;
+    baked.baked_size = blob.size;
+    void* inst = NULL;
+    assert_int_equal(vt->prepare(&host.api, &baked, NULL, 0, NULL, &inst), SINEW_OK);
+    const ps_model* restored = ps_instance_model(inst);
+    assert_int_equal(restored->collision_pair_count, fresh.collision_pair_count);
+    ps_test_buffer a = {0}, b = {0};
+    sinew_bake_writer wa = ps_test_buffer_writer(&a), wb = ps_test_buffer_writer(&b);
+    assert_int_equal(ps_model_dump(&fresh, &wa), SINEW_OK);
+    assert_int_equal(ps_model_dump(restored, &wb), SINEW_OK);
+    assert_int_equal(a.size, b.size);
+    assert_memory_equal(a.data, b.data, a.size);
+    vt->destroy(inst);
+
+    /* Damaged candidates: a vertex index out of range, pairs out of order, the section twice,
+     * cut inside the section. The section starts where the two blobs first differ. */
+    size_t start = 0;
+    while (start < plain.size && blob.data[start] == plain.data[start]) ++start;
+    while (start > 0 && memcmp(blob.data + start, "PCOL", 4) != 0) --start; /* tags share 'P' */
+    assert_memory_equal(blob.data + start, "PCOL", 4);
+    uint32_t count = (uint32_t)fresh.collision_pair_count;
+    size_t end = start + 8u + 20u * (size_t)count;
+    unsigned char* copy = malloc(blob.size + 24u);
+    size_t last = end - 20u; /* the last pair */
+    struct {
+        size_t offset;
+        uint32_t value;
+    } hits[] = {{last, 0xffffffffu}, {last, 0u}, {last + 16u, 0xffffffffu}};
+    baked.baked_data = copy;
+    for (size_t i = 0; i < sizeof hits / sizeof hits[0]; ++i) {
+        memcpy(copy, blob.data, blob.size);
+        for (int k = 0; k < 4; ++k) copy[hits[i].offset + (size_t)k] = (unsigned char)(hits[i].value >> (8 * k));
+        baked.baked_size = blob.size;
+        inst = NULL;
+        sinew_test_log_reset(&host.log);
+        assert_int_equal(vt->prepare(&host.api, &baked, NULL, 0, NULL, &inst), SINEW_ERROR_FILE_FORMAT);
+        assert_null(inst);
+        assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
+    }
+    /* the section twice: an empty second one right after it */
+    memcpy(copy, blob.data, end);
+    const unsigned char twice[8] = {'P', 'C', 'O', 'L', 0, 0, 0, 0};
+    memcpy(copy + end, twice, sizeof twice);
+    memcpy(copy + end + 8u, blob.data + end, blob.size - end);
+    baked.baked_size = blob.size + 8u;
+    sinew_test_log_reset(&host.log);
+    assert_int_equal(vt->prepare(&host.api, &baked, NULL, 0, NULL, &inst), SINEW_ERROR_FILE_FORMAT);
+    assert_non_null(strstr(host.log.last, "twice"));
+    for (size_t cut = start; cut < end; cut += 7u) {
+        memcpy(copy, blob.data, cut);
+        baked.baked_size = cut;
+        sinew_test_log_reset(&host.log);
+        assert_int_equal(vt->prepare(&host.api, &baked, NULL, 0, NULL, &inst), SINEW_ERROR_FILE_FORMAT);
+        assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
+    }
+    free(copy);
+    ps_test_buffer_free(&a);
+    ps_test_buffer_free(&b);
+    ps_test_buffer_free(&blob);
+    ps_test_buffer_free(&plain);
+    ps_model_free(&host.api, &fresh);
+    ps_test_rig_free(&rig);
+}
+
+static void step_bent(ps_sim* sim, const ps_test_rig* rig, uint32_t joint, float degrees,
+                      uint32_t steps)
+{
+    float* skinning = malloc(sizeof(float) * 16u * rig->view.joint_count);
+    ps_test_skinning(rig, joint, degrees, 0.0f, skinning);
+    ps_sim_set_pose(sim, skinning);
+    for (uint32_t s = 0; s < steps; ++s) assert_int_equal(ps_sim_step(sim, NULL), SINEW_OK);
+    free(skinning);
+}
+
+/* The run time on the cylinder (through the simulation directly: prepare refuses
+ * collisions=1 for now): the angle test flags nothing while the limb is straight and flags
+ * pairs in a 135-degree bend; all positions stay finite; and with a vanishing collision weight
+ * the two-matrix step gives the one-matrix step's shape. */
+static void test_runtime(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    ps_model m;
+    assert_int_equal(ps_model_build(&host.api, &rig.view, &m), SINEW_OK);
+    ps_params p;
+    ps_params_default(&p);
+    strcpy(p.collision_joints, "joint2");
+    assert_int_equal(ps_collide_candidates(&host.api, &rig.view, &m, &p), SINEW_OK);
+    uint32_t joint = (uint32_t)joint_index(&rig, "joint2");
+
+    p.collisions = 1;
+    ps_sim* sim = NULL;
+    assert_int_equal(ps_sim_create(&host.api, &m, &p, &sim), SINEW_OK);
+    const ps_collide* col = ps_sim_collide(sim);
+    assert_non_null(col);
+    assert_true(ps_collide_vertex_count(col) > 0);
+    step_bent(sim, &rig, joint, 0.0f, 3);
+    assert_int_equal(ps_collide_detected(col), 0);
+    step_bent(sim, &rig, joint, 135.0f, 40);
+    uint32_t flagged = ps_collide_detected(col);
+    print_message("cylinder: %u pairs, %u constrained vertices, %u flagged at bend:135\n",
+                  m.collision_pair_count, ps_collide_vertex_count(col), flagged);
+    assert_true(flagged > 0);
+    const double* x = ps_sim_positions(sim);
+    for (size_t k = 0; k < 6u * (size_t)m.n; ++k) assert_true(isfinite(x[k]));
+    ps_sim_destroy(sim);
+
+    /* A vanishing weight: the second matrix is the first up to 1e-9 of each diagonal. */
+    p.collision_weight = 1e-9;
+    ps_sim* with = NULL;
+    ps_sim* without = NULL;
+    assert_int_equal(ps_sim_create(&host.api, &m, &p, &with), SINEW_OK);
+    p.collisions = 0;
+    assert_int_equal(ps_sim_create(&host.api, &m, &p, &without), SINEW_OK);
+    step_bent(with, &rig, joint, 90.0f, 10);
+    step_bent(without, &rig, joint, 90.0f, 10);
+    const double* xa = ps_sim_positions(with);
+    const double* xb = ps_sim_positions(without);
+    double worst = 0.0;
+    for (size_t k = 0; k < 6u * (size_t)m.n; ++k) worst = fmax(worst, fabs(xa[k] - xb[k]));
+    print_message("cylinder: weight 1e-9 moves the shape by %.3g of the diagonal\n",
+                  worst / m.diagonal);
+    assert_true(worst < 1e-6 * m.diagonal);
+    ps_sim_destroy(with);
+    ps_sim_destroy(without);
+    ps_model_free(&host.api, &m);
+    ps_test_rig_free(&rig);
+}
+
+/* Bad collision parameters: one log line each, no instance. */
+static void test_bad_parameters(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    ps_test_rig rig;
+    ps_test_rig_load(&rig, path);
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    static const struct {
+        const char* key;
+        const char* value;
+        sinew_result expect;
+    } bad[] = {
+        {"collision_weight", "0", SINEW_ERROR_PARAMETER},
+        {"collision_weight", "-1", SINEW_ERROR_PARAMETER},
+        {"collision_weight", "heavy", SINEW_ERROR_PARAMETER},
+        {"collision_weight", "1e7", SINEW_ERROR_PARAMETER},
+        {"collision_joints", "", SINEW_ERROR_PARAMETER},
+        {"collision_joints", ",joint2", SINEW_ERROR_PARAMETER},
+        {"collision_joints", "joint2,,joint1", SINEW_ERROR_PARAMETER},
+        {"collision_joints", "elbow", SINEW_ERROR_PARAMETER},  /* no such joint */
+        {"collision_joints", "joint0", SINEW_ERROR_PARAMETER}, /* the root: no incoming bone */
+        {"collisions", "on", SINEW_ERROR_PARAMETER},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        sinew_param prm = {bad[i].key, bad[i].value};
+        void* inst = (void*)&prm;
+        sinew_test_log_reset(&host.log);
+        sinew_result r = vt->prepare(&host.api, &rig.view, &prm, 1, NULL, &inst);
+        if (r != bad[i].expect)
+            fail_msg("%s=%s: %s", bad[i].key, bad[i].value, sinew_result_string(r));
+        assert_null(inst);
+        assert_int_equal(host.log.total, 1);
+        assert_non_null(strstr(host.log.last, bad[i].key));
+        /* the same through bake */
+        ps_test_buffer blob = {0};
+        sinew_bake_writer w = ps_test_buffer_writer(&blob);
+        sinew_test_log_reset(&host.log);
+        assert_int_equal(vt->bake(&host.api, &rig.view, &prm, 1, &w), bad[i].expect);
+        assert_int_equal(host.log.total, 1);
+        assert_int_equal(blob.size, 0);
+        ps_test_buffer_free(&blob);
+    }
+    /* good values pass */
+    sinew_param good[] = {{"collision_weight", "2.5"}, {"collision_joints", "joint1,joint2"}};
+    void* inst = NULL;
+    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 2, NULL, &inst), SINEW_OK);
+    vt->destroy(inst);
+    ps_test_rig_free(&rig);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_select_male),     cmocka_unit_test(test_candidates_male),
+        cmocka_unit_test(test_bake_round_trip), cmocka_unit_test(test_runtime),
+        cmocka_unit_test(test_bad_parameters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
