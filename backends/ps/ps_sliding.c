@@ -281,6 +281,9 @@ static void pose(ps_slide* s, const float* skinning)
         ps_joint_position(m, j, c);
         transform_point(MAT(mat), c, s->centers + 3u * j);
     }
+    /* A ring's anchors share their transform: the half transform is computed once per ring. */
+    uint32_t key[3] = {PS_NONE, PS_NONE, PS_NONE};
+    double M[12] = {0.0};
     for (uint32_t a = 0; a < m->slide_anchor_count; ++a) {
         const ps_slide_anchor* an = &m->slide_anchors[a];
         double* out = s->anchors + 3u * a;
@@ -288,9 +291,12 @@ static void pose(ps_slide* s, const float* skinning)
             transform_point(MAT(an->joint[0]), an->rest, out);
             continue;
         }
-        double c[3], M[12];
-        ps_joint_position(m, an->center, c);
-        half_transform(MAT(an->joint[0]), MAT(an->joint[1]), c, M);
+        if (an->joint[0] != key[0] || an->joint[1] != key[1] || an->center != key[2]) {
+            double c[3];
+            ps_joint_position(m, an->center, c);
+            half_transform(MAT(an->joint[0]), MAT(an->joint[1]), c, M);
+            key[0] = an->joint[0], key[1] = an->joint[1], key[2] = an->center;
+        }
         for (int r = 0; r < 3; ++r)
             out[r] = M[r] * an->rest[0] + M[3 + r] * an->rest[1] + M[6 + r] * an->rest[2] +
                      M[9 + r];
