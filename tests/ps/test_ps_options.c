@@ -177,12 +177,18 @@ static void test_decimated_male(void** state)
     uint32_t n = rig.view.render_mesh.vertex_count, jn = rig.view.joint_count;
     assert_true(n > 12000u);
     void* inst = NULL;
+    int warnings = host.log.count[SINEW_LOG_WARNING];
     assert_int_equal(sinew_backend_ps.prepare(&host.api, &rig.view, NULL, 0, NULL, &inst), SINEW_OK);
     const ps_model* m = ps_instance_model(inst);
     print_message("male render mesh alone: %u render vertices, decimated simulation mesh of %u "
                   "skin vertices, %u triangles\n", n, m->n, m->triangle_count);
-    assert_true(m->decimated_triangles > 0);
-    assert_true(m->n >= 3000u && m->n <= 4200u);
+    if (m->decimated_triangles == 0) {
+        /* a build without meshoptimizer: the full mesh, said in a warning */
+        assert_true(host.log.count[SINEW_LOG_WARNING] > warnings);
+        assert_int_equal(m->source_vertex_count, n);
+    } else {
+        assert_true(m->n >= 3000u && m->n <= 4200u);
+    }
     assert_int_equal(m->render_count, n);
 
     float* pos = calloc(3u * (size_t)n, sizeof(float));
@@ -243,7 +249,12 @@ static void test_decimate_small(void** state)
     const ps_model* mc = ps_instance_model(coarse);
     assert_int_equal(mf->decimated_triangles, 0);
     assert_int_equal(mf->source_vertex_count, rig.view.render_mesh.vertex_count);
-    assert_true(mc->decimated_triangles > 0);
+    if (mc->decimated_triangles == 0) { /* a build without meshoptimizer */
+        sinew_backend_ps.destroy(full);
+        sinew_backend_ps.destroy(coarse);
+        ps_test_rig_free(&rig);
+        skip();
+    }
     assert_true(mc->n <= 220u && mc->n >= 100u);
     print_message("cylinder: full %u skin vertices, decimated %u\n", mf->n, mc->n);
 
