@@ -159,19 +159,12 @@ int main(int argc, char** argv)
             return SAMPLE_EXIT_OK;
         } else if (sample_option_flag(argv, i, "--quiet")) {
             g_quiet = 1;
-        } else if ((m = sample_option_value(argc, argv, &i, "--character", &value)) != 0) {
+        } else if ((m = sample_shared_option(argc, argv, &i, &character_path, &backend,
+                                             &threads, &params)) != 0) {
             if (m < 0) goto usage_error;
-            character_path = value;
-        } else if ((m = sample_option_value(argc, argv, &i, "--backend", &value)) != 0) {
-            if (m < 0) goto usage_error;
-            backend = value;
         } else if ((m = sample_option_value(argc, argv, &i, "--out", &value)) != 0) {
             if (m < 0) goto usage_error;
             out_path = value;
-        } else if ((m = sample_option_value(argc, argv, &i, "--threads", &value)) != 0) {
-            if (m < 0 || !sample_parse_u32("--threads", value, 1, 1024, &threads)) goto usage_error;
-        } else if ((m = sample_option_value(argc, argv, &i, "--set", &value)) != 0) {
-            if (m < 0 || !sample_params_add(&params, value)) goto usage_error;
         } else {
             fprintf(stderr, "sinew-bake: unknown option %s\n", argv[i]);
             goto usage_error;

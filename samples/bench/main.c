@@ -217,18 +217,13 @@ int main(int argc, char** argv)
             return SAMPLE_EXIT_OK;
         } else if (sample_option_flag(argv, i, "--json")) {
             json = 1;
-        } else if ((m = sample_option_value(argc, argv, &i, "--character", &value)) != 0) {
+        } else if ((m = sample_shared_option(argc, argv, &i, &character_path, &backend,
+                                             &threads, &params)) != 0) {
             if (m < 0) goto usage_error;
-            character_path = value;
-        } else if ((m = sample_option_value(argc, argv, &i, "--backend", &value)) != 0) {
-            if (m < 0) goto usage_error;
-            backend = value;
         } else if ((m = sample_option_value(argc, argv, &i, "--frames", &value)) != 0) {
             if (m < 0 || !sample_parse_u32("--frames", value, 1, 10000000, &frames)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--repeat", &value)) != 0) {
             if (m < 0 || !sample_parse_u32("--repeat", value, 1, MAX_REPEAT, &repeat)) goto usage_error;
-        } else if ((m = sample_option_value(argc, argv, &i, "--threads", &value)) != 0) {
-            if (m < 0 || !sample_parse_u32("--threads", value, 1, 1024, &threads)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--motion", &value)) != 0) {
             if (m < 0) goto usage_error;
             if (strcmp(value, "anim") != 0 && strcmp(value, "bend-twist") != 0) {
@@ -236,8 +231,6 @@ int main(int argc, char** argv)
                 goto usage_error;
             }
             motion = value;
-        } else if ((m = sample_option_value(argc, argv, &i, "--set", &value)) != 0) {
-            if (m < 0 || !sample_params_add(&params, value)) goto usage_error;
         } else {
             fprintf(stderr, "sinew-bench: unknown option %s\n", argv[i]);
             goto usage_error;

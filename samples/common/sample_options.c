@@ -105,3 +105,25 @@ int sample_require_data(void)
     const char* v = getenv("SINEW_REQUIRE_DATA");
     return v && strcmp(v, "1") == 0;
 }
+
+int sample_shared_option(int argc, char** argv, int* index, const char** character,
+                         const char** backend, uint32_t* threads, sample_params* params)
+{
+    const char* value = NULL;
+    int m;
+    if ((m = sample_option_value(argc, argv, index, "--character", &value)) != 0) {
+        if (m > 0) *character = value;
+        return m;
+    }
+    if ((m = sample_option_value(argc, argv, index, "--backend", &value)) != 0) {
+        if (m > 0) *backend = value;
+        return m;
+    }
+    if ((m = sample_option_value(argc, argv, index, "--threads", &value)) != 0) {
+        return m < 0 || !sample_parse_u32("--threads", value, 1, 1024, threads) ? -1 : 1;
+    }
+    if ((m = sample_option_value(argc, argv, index, "--set", &value)) != 0) {
+        return m < 0 || !sample_params_add(params, value) ? -1 : 1;
+    }
+    return 0;
+}

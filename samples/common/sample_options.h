@@ -45,6 +45,13 @@ typedef struct sample_params {
 int sample_params_add(sample_params* params, const char* text);
 void sample_params_free(sample_params* params);
 
+/* The options every tool takes: --character PATH, --backend NAME, --threads T (1..1024) and
+ * repeatable --set KEY=VALUE. Returns 1 when argv[*index] is one of them (stored, *index
+ * advanced past a separate value), 0 when it is another option, -1 after printing a line when
+ * its value is missing or malformed. */
+int sample_shared_option(int argc, char** argv, int* index, const char** character,
+                         const char** backend, uint32_t* threads, sample_params* params);
+
 /* Is SINEW_REQUIRE_DATA set to 1 (missing data is then a failure, not a skip)? */
 int sample_require_data(void);
 

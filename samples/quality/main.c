@@ -64,12 +64,9 @@ int main(int argc, char** argv)
             return SAMPLE_EXIT_OK;
         } else if (sample_option_flag(argv, i, "--json")) {
             json = 1;
-        } else if ((m = sample_option_value(argc, argv, &i, "--character", &value)) != 0) {
+        } else if ((m = sample_shared_option(argc, argv, &i, &character_path, &backend,
+                                             &threads, &params)) != 0) {
             if (m < 0) goto usage_error;
-            character_path = value;
-        } else if ((m = sample_option_value(argc, argv, &i, "--backend", &value)) != 0) {
-            if (m < 0) goto usage_error;
-            backend = value;
         } else if ((m = sample_option_value(argc, argv, &i, "--pose", &value)) != 0) {
             if (m < 0) goto usage_error;
             pose_text = value;
@@ -78,10 +75,6 @@ int main(int argc, char** argv)
             joint = value;
         } else if ((m = sample_option_value(argc, argv, &i, "--settle", &value)) != 0) {
             if (m < 0 || !sample_parse_u32("--settle", value, 1, 1000000, &settle)) goto usage_error;
-        } else if ((m = sample_option_value(argc, argv, &i, "--threads", &value)) != 0) {
-            if (m < 0 || !sample_parse_u32("--threads", value, 1, 1024, &threads)) goto usage_error;
-        } else if ((m = sample_option_value(argc, argv, &i, "--set", &value)) != 0) {
-            if (m < 0 || !sample_params_add(&params, value)) goto usage_error;
         } else {
             fprintf(stderr, "sinew-quality: unknown option %s\n", argv[i]);
             goto usage_error;
