@@ -162,7 +162,7 @@ static void prism_slots(const ps_model* m, uint32_t p, uint32_t v[6])
     }
 }
 
-static sinew_result cholmod_fail(ps_sim* s, const char* what)
+static sinew_result ps_cholmod_fail(ps_sim* s, const char* what)
 {
     return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
                            "ps: CHOLMOD %s failed (status %d) for %u unknowns", what, s->cc.status,
@@ -176,7 +176,7 @@ static sinew_result factor_system(ps_sim* s)
     uint32_t N = s->N;
     size_t nz = (size_t)N + 10u * (size_t)m->tet_count;
     cholmod_triplet* T = cholmod_allocate_triplet(N, N, nz, 1, CHOLMOD_REAL, &s->cc);
-    if (!T) return cholmod_fail(s, "allocate_triplet");
+    if (!T) return ps_cholmod_fail(s, "allocate_triplet");
     int* ti = (int*)T->i;
     int* tj = (int*)T->j;
     double* tx = (double*)T->x;
@@ -208,13 +208,13 @@ static sinew_result factor_system(ps_sim* s)
     T->nnz = k;
     s->K = cholmod_triplet_to_sparse(T, 0, &s->cc);
     cholmod_free_triplet(&T, &s->cc);
-    if (!s->K) return cholmod_fail(s, "triplet_to_sparse");
+    if (!s->K) return ps_cholmod_fail(s, "triplet_to_sparse");
     s->L = cholmod_analyze(s->K, &s->cc);
-    if (!s->L) return cholmod_fail(s, "analyze");
+    if (!s->L) return ps_cholmod_fail(s, "analyze");
     if (!cholmod_factorize(s->K, s->L, &s->cc) || s->cc.status != CHOLMOD_OK)
-        return cholmod_fail(s, "factorize");
+        return ps_cholmod_fail(s, "factorize");
     s->B = cholmod_allocate_dense(N, 3, N, CHOLMOD_REAL, &s->cc);
-    if (!s->B) return cholmod_fail(s, "allocate_dense");
+    if (!s->B) return ps_cholmod_fail(s, "allocate_dense");
     return SINEW_OK;
 }
 
@@ -231,7 +231,7 @@ static sinew_result factor_collisions(ps_sim* s)
     s->col_w = (double*)sinew_host_calloc(&s->host, vc ? vc : 1u, sizeof(double));
     if (!s->col_w) return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     cholmod_sparse* K2 = cholmod_copy_sparse(s->K, &s->cc);
-    if (!K2) return cholmod_fail(s, "copy_sparse");
+    if (!K2) return ps_cholmod_fail(s, "copy_sparse");
     const int* cp = (const int*)K2->p;
     const int* ri = (const int*)K2->i;
     double* kx = (double*)K2->x;
@@ -249,7 +249,7 @@ static sinew_result factor_collisions(ps_sim* s)
     s->L2 = cholmod_copy_factor(s->L, &s->cc);
     int ok = s->L2 && cholmod_factorize(K2, s->L2, &s->cc) && s->cc.status == CHOLMOD_OK;
     cholmod_free_sparse(&K2, &s->cc);
-    if (!ok) return cholmod_fail(s, "factorize (collision matrix)");
+    if (!ok) return ps_cholmod_fail(s, "factorize (collision matrix)");
     return SINEW_OK;
 }
 
@@ -644,7 +644,7 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
             L = s->L2;
         }
         if (!cholmod_solve2(CHOLMOD_A, L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
-            return cholmod_fail(s, "solve");
+            return ps_cholmod_fail(s, "solve");
         memcpy(s->x, s->X->x, N3 * sizeof(double));
         if (s->p.profile) {
             double d = now_seconds();
