@@ -46,6 +46,7 @@
 
 #include "cpu_features.h"
 #include "sinew_host.h"
+#include "sinew_output.h"
 #include "skin_job.h"
 
 /* Vertices per job: large enough that scheduling costs nothing next to the work (a chunk takes
@@ -142,16 +143,6 @@ static inline void sinew_geo_skin(sinew_geo_instance* inst, const float* transfo
     task.job.normal_stride = normal_stride;
     sinew_host_parallel_for(&inst->host, sinew_geo_task_run, &task, inst->vertex_count,
                             SINEW_GEO_GRAIN);
-}
-
-/* Copies packed xyz triples into a strided array. */
-static inline void sinew_geo_copy_out(const float* src, uint32_t count, float* dst, size_t stride)
-{
-    if (stride == 12u) {
-        memcpy(dst, src, (size_t)count * 12u);
-        return;
-    }
-    for (uint32_t v = 0; v < count; ++v) memcpy(sinew_skin_at(dst, stride, v), src + 3u * v, 12u);
 }
 
 /* Brings the own buffers up to the current shape (normals only when asked). */
@@ -449,8 +440,8 @@ static inline sinew_result sinew_geo_step(void* instance, float dt)
     if (inst->shape == SINEW_GEO_SHAPE_POSED) {
         sinew_geo_skin(inst, inst->stepped, pos, ps, nrm, ns);
     } else {
-        sinew_geo_copy_out(inst->rest_positions, inst->vertex_count, pos, ps);
-        if (nrm) sinew_geo_copy_out(inst->rest_normals, inst->vertex_count, nrm, ns);
+        sinew_output_copy(inst->rest_positions, inst->vertex_count, pos, ps);
+        if (nrm) sinew_output_copy(inst->rest_normals, inst->vertex_count, nrm, ns);
     }
     /* Own normals with normals=0 keep the rest normals, which are always current. */
     inst->positions_fresh = !inst->bound;
@@ -459,42 +450,6 @@ static inline sinew_result sinew_geo_step(void* instance, float dt)
 }
 
 /* Validates an output view against the instance (shared by read_output and bind_output). */
-static inline sinew_result sinew_geo_check_output(const sinew_geo_instance* inst,
-                                                  const sinew_output_view* out, const char* fn)
-{
-    const sinew_host_api* host = &inst->host;
-    const char* name = inst->ops->name;
-    if (out->struct_size < sizeof(sinew_output_view))
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
-                               "%s %s: output struct_size %u is below %zu", name, fn,
-                               out->struct_size, sizeof(sinew_output_view));
-    if (out->next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "%s %s: a CPU backend writes host arrays only (next is not NULL)",
-                               name, fn);
-    if (out->vertex_count < inst->vertex_count)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
-                               "%s %s: room for %u vertices, the mesh has %u", name, fn,
-                               out->vertex_count, inst->vertex_count);
-    if (!out->positions)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING, "%s %s: positions is NULL", name,
-                               fn);
-    size_t ps = out->position_stride ? out->position_stride : 12u;
-    size_t ns = out->normal_stride ? out->normal_stride : 12u;
-    if (ps < 12u || ps % 4u || (out->normals && (ns < 12u || ns % 4u)))
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
-                               "%s %s: strides must be multiples of 4 and at least 12 bytes "
-                               "(position %zu, normal %zu)",
-                               name, fn, ps, ns);
-    if ((uintptr_t)out->positions % 4u || (uintptr_t)out->normals % 4u)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
-                               "%s %s: output arrays must be 4-byte aligned", name, fn);
-    if (out->normals == out->positions)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
-                               "%s %s: positions and normals are the same array", name, fn);
-    return SINEW_OK;
-}
-
 static inline sinew_result sinew_geo_read_output(void* instance, const sinew_output_view* out)
 {
     sinew_geo_instance* inst = sinew_geo_cast(instance);
@@ -502,13 +457,14 @@ static inline sinew_result sinew_geo_read_output(void* instance, const sinew_out
     if (!out)
         return sinew_host_fail(&inst->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "%s read_output: out is NULL", inst->ops->name);
-    sinew_result r = sinew_geo_check_output(inst, out, "read_output");
+    sinew_result r = sinew_output_check(&inst->host, inst->ops->name, "read_output", out,
+                                        inst->vertex_count);
     if (r != SINEW_OK) return r;
     sinew_geo_refresh(inst, out->normals != NULL);
-    sinew_geo_copy_out(inst->positions, inst->vertex_count, out->positions,
+    sinew_output_copy(inst->positions, inst->vertex_count, out->positions,
                        out->position_stride ? out->position_stride : 12u);
     if (out->normals)
-        sinew_geo_copy_out(inst->normals, inst->vertex_count, out->normals,
+        sinew_output_copy(inst->normals, inst->vertex_count, out->normals,
                            out->normal_stride ? out->normal_stride : 12u);
     return SINEW_OK;
 }
@@ -524,12 +480,10 @@ static inline sinew_result sinew_geo_bind_output(void* instance, const sinew_out
         inst->bound = false;
         return SINEW_OK;
     }
-    sinew_result r = sinew_geo_check_output(inst, out, "bind_output");
+    sinew_result r = sinew_output_check(&inst->host, inst->ops->name, "bind_output", out,
+                                        inst->vertex_count);
     if (r != SINEW_OK) return r;
-    inst->binding = *out;
-    inst->binding.struct_size = (uint32_t)sizeof(sinew_output_view);
-    if (!inst->binding.position_stride) inst->binding.position_stride = 12u;
-    if (!inst->binding.normal_stride) inst->binding.normal_stride = 12u;
+    inst->binding = sinew_output_binding(out);
     inst->bound = true;
     return SINEW_OK;
 }

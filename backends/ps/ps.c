@@ -93,6 +93,7 @@
 
 #include "builtin_backends.h"
 #include "ps_internal.h"
+#include "sinew_output.h"
 
 #define PS_MAGIC 0x70736b6eu
 
@@ -563,58 +564,18 @@ static void refresh(ps_instance* inst, bool need_normals)
     if (nrm) inst->normals_fresh = true;
 }
 
-static void copy_out(const float* src, uint32_t count, float* dst, size_t stride)
-{
-    if (stride == 12u) {
-        memcpy(dst, src, (size_t)count * 12u);
-        return;
-    }
-    for (uint32_t v = 0; v < count; ++v) memcpy((char*)dst + stride * v, src + 3u * v, 12u);
-}
-
-static sinew_result check_output(const ps_instance* inst, const sinew_output_view* out,
-                                 const char* fn)
-{
-    const sinew_host_api* host = &inst->host;
-    if (!out) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: out is NULL", fn);
-    if (out->struct_size < sizeof(sinew_output_view))
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "ps %s: output struct_size %u is "
-                               "below %zu", fn, out->struct_size, sizeof(sinew_output_view));
-    if (out->next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "ps %s: a CPU backend writes host arrays only (next is not NULL)",
-                               fn);
-    if (out->vertex_count < inst->render_count)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING, "ps %s: room for %u vertices, "
-                               "the mesh has %u", fn, out->vertex_count, inst->render_count);
-    if (!out->positions)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING, "ps %s: positions is NULL", fn);
-    size_t ps = out->position_stride ? out->position_stride : 12u;
-    size_t ns = out->normal_stride ? out->normal_stride : 12u;
-    if (ps < 12u || ps % 4u || (out->normals && (ns < 12u || ns % 4u)))
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
-                               "ps %s: strides must be multiples of 4 and at least 12 bytes "
-                               "(position %zu, normal %zu)", fn, ps, ns);
-    if ((uintptr_t)out->positions % 4u || (uintptr_t)out->normals % 4u)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
-                               "ps %s: output arrays must be 4-byte aligned", fn);
-    if (out->normals == out->positions)
-        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
-                               "ps %s: positions and normals are the same array", fn);
-    return SINEW_OK;
-}
-
 static sinew_result ps_read_output(void* instance, const sinew_output_view* out)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_output(inst, out, "read_output");
+    sinew_result r =
+        sinew_output_check(&inst->host, PS_NAME, "read_output", out, inst->render_count);
     if (r != SINEW_OK) return r;
     refresh(inst, out->normals != NULL);
-    copy_out(inst->positions, inst->render_count, out->positions,
+    sinew_output_copy(inst->positions, inst->render_count, out->positions,
              out->position_stride ? out->position_stride : 12u);
     if (out->normals)
-        copy_out(inst->normals, inst->render_count, out->normals,
+        sinew_output_copy(inst->normals, inst->render_count, out->normals,
                  out->normal_stride ? out->normal_stride : 12u);
     return SINEW_OK;
 }
@@ -628,12 +589,10 @@ static sinew_result ps_bind_output(void* instance, const sinew_output_view* out)
         inst->bound = false;
         return SINEW_OK;
     }
-    sinew_result r = check_output(inst, out, "bind_output");
+    sinew_result r =
+        sinew_output_check(&inst->host, PS_NAME, "bind_output", out, inst->render_count);
     if (r != SINEW_OK) return r;
-    inst->binding = *out;
-    inst->binding.struct_size = (uint32_t)sizeof(sinew_output_view);
-    if (!inst->binding.position_stride) inst->binding.position_stride = 12u;
-    if (!inst->binding.normal_stride) inst->binding.normal_stride = 12u;
+    inst->binding = sinew_output_binding(out);
     inst->bound = true;
     return SINEW_OK;
 }
