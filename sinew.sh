@@ -15,6 +15,8 @@ BUILD=${SINEW_BUILD_DIR:-$ROOT/build}
 JOBS=${SINEW_JOBS:-$(nproc 2>/dev/null || echo 2)}
 PACKAGES=(build-essential cmake pkg-config libcglm-dev libcmocka-dev libassimp-dev
           libsuitesparse-dev libmeshoptimizer-dev
+          libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
+          libpng-dev libglfw3-dev xvfb xauth
           assimp-testmodels)
 
 as_root() {

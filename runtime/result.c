@@ -31,6 +31,8 @@ const char* sinew_result_string(sinew_result result)
     NAME(SINEW_ERROR_IN_USE)
     NAME(SINEW_ERROR_BACKEND_FAILED)
     NAME(SINEW_ERROR_LIMIT)
+    NAME(SINEW_ERROR_NO_DEVICE)
+    NAME(SINEW_ERROR_DEVICE)
 #undef NAME
     case SINEW_RESULT_MAX_ENUM: break;
     }

@@ -78,6 +78,9 @@ typedef enum sinew_result {
     SINEW_ERROR_IN_USE = -23,            /* e.g. removing a rig that skins still use */
     SINEW_ERROR_BACKEND_FAILED = -24,    /* a backend reported an internal failure */
     SINEW_ERROR_LIMIT = -25,             /* a count exceeds what the runtime supports */
+    SINEW_ERROR_NO_DEVICE = -26,         /* no usable GPU: no driver, no device, no loader */
+    SINEW_ERROR_DEVICE = -27,            /* a Vulkan or CUDA call failed (device lost,
+                                            out of device memory, validation failure) */
     SINEW_RESULT_MAX_ENUM = 0x7FFFFFFF
 } sinew_result;
 
