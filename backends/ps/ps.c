@@ -27,11 +27,11 @@
  *                           frequency goes with sqrt(strain_weight / mass) (with the defaults
  *                           the cylinder's forearm swings back at about 2-3 Hz; larger mass:
  *                           slower, longer secondary motion)
- *   collisions     0        local collisions (Sec. 5, ps_collide.c). bake: 1 computes the
- *                           candidate pairs (Sec. 5.1) and stores them in the baked data.
- *                           prepare: 1 is SINEW_ERROR_UNSUPPORTED for now: the response is
- *                           built but measured to add self-intersections instead of removing
- *                           them (README.md), so skins run without it; 0 is the default
+ *   collisions     0        1: local collisions (Sec. 5, ps_collide.c): candidate pairs from
+ *                           extreme poses (computed at prepare unless baked; bake stores
+ *                           them), the base layer and the skin kept on their side of the
+ *                           plane that halves each fold, the second factor for the last k/2
+ *                           iterations. Costs seconds at prepare without baked candidates
  *   collision_weight 10     weight of each collision constraint of the second matrix (Sec.
  *                           5.3), relative to that vertex's diagonal of the system matrix (as
  *                           anchor_weight is); (0, 1e6]
@@ -424,14 +424,6 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     sinew_result r = ps_params_parse(host, params, param_count, &p);
     if (r == SINEW_OK) r = ps_simd_resolve(host, &p.simd);
     if (r != SINEW_OK) return r;
-    /* The whole of Sec. 5 is built (ps_collide.c, the second factor in ps_sim.c, candidates
-     * in baked data), but its response does not reduce the self-intersections it is meant to
-     * remove (README.md, "Local collisions"), so a skin does not run with it yet. */
-    if (p.collisions)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "ps: collisions=1: the local collision response (Sec. 5) does not "
-                               "reduce self-intersections yet (see backends/ps/README.md); "
-                               "baking candidates with collisions=1 works");
     if (next)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "ps: takes no typed parameters (next is not NULL)");

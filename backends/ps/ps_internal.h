@@ -364,16 +364,20 @@ void ps_collide_destroy(ps_collide* c);
 /* The skin vertices that carry a collision constraint (every vertex of a pair). */
 uint32_t ps_collide_vertex_count(const ps_collide* c);
 const uint32_t* ps_collide_vertices(const ps_collide* c);
-/* Pairs the angle test flagged in the last projection. */
+/* Constrained skin vertices the last projection moved (on the wrong side of a contact plane). */
 uint32_t ps_collide_detected(const ps_collide* c);
 /* The collision state of a simulation (NULL without collisions or without pairs). */
 const ps_collide* ps_sim_collide(const ps_sim* sim);
 /* Bone positions for skinning matrices (16 floats per joint), or the rest pose for NULL. */
 void ps_collide_pose(ps_collide* c, const float* skinning);
 /* Adds weight[s] * P_s to b (N rows, x/y/z columns) for each constrained vertex s: its
- * mid-plane projection where a flagged pair puts it on the wrong side, else its position in x. */
+ * projection onto its side of the contact planes where it has crossed one, else its position
+ * in x (ps_collide.c explains the planes). */
 void ps_collide_project(ps_collide* c, const double* x, uint32_t N, const double* weight,
                         double* b);
+/* Keeps the anchor targets of the base vertices of constrained skin vertices (N rows, x/y/z
+ * columns) on their side of the contact planes of the current pose. */
+void ps_collide_clamp_targets(ps_collide* c, double* target, uint32_t N);
 
 /* ---- decimated simulation mesh (ps_decimate.c, Sec. 6) ---- */
 

@@ -590,7 +590,10 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
     double t0 = s->p.profile ? now_seconds() : 0.0;
     if (s->pose_dirty) {
         update_targets(s);
-        if (s->col) ps_collide_pose(s->col, s->skinning);
+        if (s->col) {
+            ps_collide_pose(s->col, s->skinning);
+            ps_collide_clamp_targets(s->col, s->target, N);
+        }
         s->pose_dirty = 0;
     }
     if (s->snap) {

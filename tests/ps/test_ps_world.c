@@ -1,5 +1,5 @@
 /* The ps backend through the runtime: the volume it keeps on the cylinder, measured by the very
- * call sinew-quality makes; every test character (and BCN_Epileptic, three sub-meshes) prepares
+ * call sinew-quality makes, and the self-intersections that local collisions remove there; every test character (and BCN_Epileptic, three sub-meshes) prepares
  * and plays its first animation without a non-finite vertex; swapping backends carries the
  * shape over. SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L /* opendir */
@@ -13,23 +13,61 @@
 #include "sample_quality.h"
 #include "test_support.h"
 
-static sample_quality_report measure(const sample_character* character, const char* pose_text)
+static sample_quality_report measure_with(const sample_character* character, const char* backend,
+                                          const sinew_param* params, uint32_t param_count,
+                                          const char* pose_text)
 {
     sample_quality_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.character = character;
-    desc.backend = "ps";
+    desc.backend = backend;
+    desc.params = params;
+    desc.param_count = param_count;
     assert_true(sample_pose_parse(pose_text, &desc.pose));
     desc.joint = "joint2";
     desc.thread_count = 2;
     sample_quality_report report;
     sinew_result r = sample_quality_run(&desc, &report);
-    if (r != SINEW_OK) fail_msg("sample_quality_run ps %s: %s", pose_text, sinew_result_string(r));
-    print_message("ps %s at joint2: volume ratio %.4f, %u intersections, stretch %.3f..%.3f, "
-                  "%u steps%s\n", pose_text, report.volume_ratio, report.self_intersections,
+    if (r != SINEW_OK)
+        fail_msg("sample_quality_run %s %s: %s", backend, pose_text, sinew_result_string(r));
+    print_message("%s%s %s at joint2: volume ratio %.4f, %u intersections, stretch %.3f..%.3f, "
+                  "%u steps%s\n", backend, param_count ? " (with parameters)" : "", pose_text,
+                  report.volume_ratio, report.self_intersections,
                   report.min_edge_stretch, report.max_edge_stretch, report.steps,
                   report.settled ? "" : " (not settled)");
     return report;
+}
+
+static sample_quality_report measure(const sample_character* character, const char* pose_text)
+{
+    return measure_with(character, "ps", NULL, 0, pose_text);
+}
+
+/* The issue's acceptance figures for local collisions (Sec. 5): in a deep bend of the cylinder
+ * at joint2, ps with collisions has at most a third of the intersecting triangle pairs of ps
+ * without, and at most half of lbs's; both of those do fold through themselves there, so the
+ * comparison is not against nothing. The candidates come from the automatic joint choice. */
+static void test_cylinder_collisions(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    sample_character cylinder;
+    assert_int_equal(sample_character_load(path, NULL, &cylinder), SINEW_OK);
+    const sinew_param on[] = {{"collisions", "1"}};
+    const char* poses[] = {"bend:120", "bend:135"};
+    for (int i = 0; i < 2; ++i) {
+        sample_quality_report lbs = measure_with(&cylinder, "lbs", NULL, 0, poses[i]);
+        sample_quality_report ps = measure(&cylinder, poses[i]);
+        sample_quality_report col = measure_with(&cylinder, "ps", on, 1, poses[i]);
+        assert_true(lbs.self_intersections > 0 && ps.self_intersections > 0);
+        assert_true(col.settled);
+        assert_int_equal(col.nonfinite_vertices, 0);
+        assert_true(3u * col.self_intersections <= ps.self_intersections);
+        assert_true(2u * col.self_intersections <= lbs.self_intersections);
+        /* the fold is resolved by squeezing the tissue, not by losing the limb */
+        assert_true(col.volume_ratio >= 0.9 && col.volume_ratio <= 1.05);
+    }
+    sample_character_free(&cylinder);
 }
 
 /* The issue's acceptance figures: projective skinning keeps the cylinder's volume where LBS
@@ -268,6 +306,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cylinder_volume),
+        cmocka_unit_test(test_cylinder_collisions),
         cmocka_unit_test(test_every_data_character),
         cmocka_unit_test(test_epileptic),
         cmocka_unit_test(test_backend_swap),
