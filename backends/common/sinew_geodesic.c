@@ -1,0 +1,552 @@
+/* Geodesic neighbourhoods: the refined graph, the triangle grid and Dijkstra from a surface
+ * point (see sinew_geodesic.h for the construction and why). SPDX-License-Identifier: MIT */
+#include "sinew_geodesic.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sinew_host.h"
+
+/* ---- small vector helpers ---- */
+
+static inline void sub3(const double a[3], const double b[3], double r[3])
+{
+    r[0] = a[0] - b[0];
+    r[1] = a[1] - b[1];
+    r[2] = a[2] - b[2];
+}
+
+static inline double dot3(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static inline void cross3(const double a[3], const double b[3], double r[3])
+{
+    r[0] = a[1] * b[2] - a[2] * b[1];
+    r[1] = a[2] * b[0] - a[0] * b[2];
+    r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static inline double dist3(const double a[3], const double b[3])
+{
+    double d[3];
+    sub3(a, b, d);
+    return sqrt(dot3(d, d));
+}
+
+/* Straight distance from `a` (in the triangle on one side of edge p-q) to `b` (opposite vertex
+ * on the other side) with both triangles unfolded into one plane; negative when the straight
+ * segment misses the edge (it would leave the two triangles) or a triangle is degenerate. */
+static double unfolded_distance(const double p[3], const double q[3], const double a[3],
+                                const double b[3])
+{
+    double e[3], pa[3], pb[3];
+    sub3(q, p, e);
+    double len = sqrt(dot3(e, e));
+    if (!(len > 0.0)) return -1.0;
+    e[0] /= len, e[1] /= len, e[2] /= len;
+    sub3(a, p, pa);
+    sub3(b, p, pb);
+    double ax = dot3(pa, e), bx = dot3(pb, e);
+    double ay2 = dot3(pa, pa) - ax * ax, by2 = dot3(pb, pb) - bx * bx;
+    double ay = ay2 > 0.0 ? sqrt(ay2) : 0.0, by = by2 > 0.0 ? -sqrt(by2) : 0.0;
+    if (!(ay - by > 0.0) || by == 0.0) return -1.0;
+    double t = ay / (ay - by);
+    double x = ax + t * (bx - ax);
+    if (x < 0.0 || x > len) return -1.0;
+    return sqrt((ax - bx) * (ax - bx) + (ay - by) * (ay - by));
+}
+
+/* ---- building ---- */
+
+typedef struct half_edge {
+    uint32_t lo, hi, triangle, edge;
+} half_edge;
+
+static int half_edge_cmp(const void* a, const void* b)
+{
+    const half_edge* x = (const half_edge*)a;
+    const half_edge* y = (const half_edge*)b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
+    if (x->triangle != y->triangle) return x->triangle < y->triangle ? -1 : 1;
+    return x->edge < y->edge ? -1 : (x->edge > y->edge);
+}
+
+typedef struct graph_link {
+    uint32_t from, to;
+    double length;
+} graph_link;
+
+static sinew_result build_graph(const sinew_host_api* host, const char* who, sinew_geodesic* g)
+{
+    const uint32_t T = g->triangle_count, V = g->vertex_count;
+    const uint32_t* tri = g->triangles;
+    size_t hcount = 3u * (size_t)T;
+    half_edge* he = (half_edge*)sinew_host_alloc(host, hcount * sizeof *he);
+    /* At most one edge link per half-edge and one shortcut per pair of half-edges, each both
+     * ways: 2 * 3T + 2 * 3T / 2 links. */
+    size_t link_cap = 2u * hcount + hcount;
+    graph_link* links = (graph_link*)sinew_host_alloc(host, link_cap * sizeof *links);
+    if (!he || !links) {
+        sinew_host_free(host, he);
+        sinew_host_free(host, links);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for the geodesic graph of %u triangles", who, T);
+    }
+    for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t e = 0; e < 3u; ++e) {
+            uint32_t a = tri[3u * t + e], b = tri[3u * t + (e + 1u) % 3u];
+            half_edge* h = &he[3u * (size_t)t + e];
+            h->lo = a < b ? a : b;
+            h->hi = a < b ? b : a;
+            h->triangle = t;
+            h->edge = e;
+        }
+    qsort(he, hcount, sizeof *he, half_edge_cmp);
+    for (size_t i = 0; i < hcount; ++i) g->triangle_neighbours[i] = SINEW_GEODESIC_NONE;
+    size_t nlinks = 0;
+    for (size_t i = 0; i < hcount;) {
+        size_t j = i + 1u;
+        while (j < hcount && he[j].lo == he[i].lo && he[j].hi == he[i].hi) ++j;
+        uint32_t lo = he[i].lo, hi = he[i].hi;
+        if (lo != hi) { /* a degenerate triangle repeating a corner has no edge there */
+            double len = dist3(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi);
+            links[nlinks].from = lo, links[nlinks].to = hi, links[nlinks].length = len;
+            links[nlinks + 1u].from = hi, links[nlinks + 1u].to = lo,
+                             links[nlinks + 1u].length = len;
+            nlinks += 2u;
+        }
+        if (j - i == 2u && lo != hi) { /* manifold edge: neighbours and a shortcut */
+            const half_edge* h0 = &he[i];
+            const half_edge* h1 = &he[i + 1u];
+            g->triangle_neighbours[3u * (size_t)h0->triangle + h0->edge] = h1->triangle;
+            g->triangle_neighbours[3u * (size_t)h1->triangle + h1->edge] = h0->triangle;
+            uint32_t oa = tri[3u * h0->triangle + (h0->edge + 2u) % 3u];
+            uint32_t ob = tri[3u * h1->triangle + (h1->edge + 2u) % 3u];
+            if (oa != ob && oa != lo && oa != hi && ob != lo && ob != hi) {
+                double d = unfolded_distance(g->positions + 3u * (size_t)lo,
+                                             g->positions + 3u * (size_t)hi,
+                                             g->positions + 3u * (size_t)oa,
+                                             g->positions + 3u * (size_t)ob);
+                if (d >= 0.0) {
+                    links[nlinks].from = oa, links[nlinks].to = ob, links[nlinks].length = d;
+                    links[nlinks + 1u].from = ob, links[nlinks + 1u].to = oa,
+                                     links[nlinks + 1u].length = d;
+                    nlinks += 2u;
+                }
+            }
+        }
+        i = j;
+    }
+    sinew_host_free(host, he);
+    g->graph_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
+    g->graph_targets = (uint32_t*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(uint32_t));
+    g->graph_lengths = (double*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(double));
+    if (!g->graph_offsets || !g->graph_targets || !g->graph_lengths) {
+        sinew_host_free(host, links);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for %zu geodesic graph links", who, nlinks);
+    }
+    for (size_t i = 0; i < nlinks; ++i) g->graph_offsets[links[i].from + 1u]++;
+    for (uint32_t v = 0; v < V; ++v) g->graph_offsets[v + 1u] += g->graph_offsets[v];
+    uint32_t* fill = (uint32_t*)sinew_host_alloc(host, (size_t)V * sizeof(uint32_t));
+    if (!fill) {
+        sinew_host_free(host, links);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for the geodesic graph", who);
+    }
+    memcpy(fill, g->graph_offsets, (size_t)V * sizeof(uint32_t));
+    for (size_t i = 0; i < nlinks; ++i) {
+        uint32_t at = fill[links[i].from]++;
+        g->graph_targets[at] = links[i].to;
+        g->graph_lengths[at] = links[i].length;
+    }
+    sinew_host_free(host, fill);
+    sinew_host_free(host, links);
+    return SINEW_OK;
+}
+
+static inline uint32_t cell_coord(double x, double origin, double h, uint32_t dim)
+{
+    double c = floor((x - origin) / h);
+    if (!(c > 0.0)) return 0u;
+    if (c >= (double)dim) return dim - 1u;
+    return (uint32_t)c;
+}
+
+static sinew_result build_grid(const sinew_host_api* host, const char* who, sinew_geodesic* g)
+{
+    const uint32_t T = g->triangle_count;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double edge_sum = 0.0;
+    for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t e = 0; e < 3u; ++e) {
+            const double* p = g->positions + 3u * (size_t)g->triangles[3u * t + e];
+            const double* q = g->positions + 3u * (size_t)g->triangles[3u * t + (e + 1u) % 3u];
+            edge_sum += dist3(p, q);
+            for (int k = 0; k < 3; ++k) {
+                if (p[k] < lo[k]) lo[k] = p[k];
+                if (p[k] > hi[k]) hi[k] = p[k];
+            }
+        }
+    /* Cells about one edge long hold a handful of triangles each. */
+    double h = edge_sum / (3.0 * (double)T);
+    double extent = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+    if (!(h > 0.0)) h = extent > 0.0 ? extent : 1.0;
+    double dims[3];
+    for (;;) {
+        for (int k = 0; k < 3; ++k) dims[k] = floor((hi[k] - lo[k]) / h) + 1.0;
+        /* Never many more cells than triangles (a thin mesh in a wide box). */
+        if (dims[0] * dims[1] * dims[2] <= 4.0 * (double)T + 64.0) break;
+        h *= 1.25;
+    }
+    for (int k = 0; k < 3; ++k) {
+        g->grid_origin[k] = lo[k];
+        g->grid_dims[k] = (uint32_t)dims[k];
+    }
+    g->cell_size = h;
+    size_t cells = (size_t)g->grid_dims[0] * g->grid_dims[1] * g->grid_dims[2];
+    g->cell_offsets = (uint32_t*)sinew_host_calloc(host, cells + 1u, sizeof(uint32_t));
+    if (!g->cell_offsets)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for a grid of %zu cells", who, cells);
+    /* Two passes over the triangles' bounding boxes: count, then fill. */
+    size_t total = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (uint32_t t = 0; t < T; ++t) {
+            uint32_t c0[3], c1[3];
+            for (int k = 0; k < 3; ++k) {
+                double a = g->positions[3u * (size_t)g->triangles[3u * t] + (size_t)k];
+                double b = g->positions[3u * (size_t)g->triangles[3u * t + 1u] + (size_t)k];
+                double c = g->positions[3u * (size_t)g->triangles[3u * t + 2u] + (size_t)k];
+                c0[k] = cell_coord(fmin(a, fmin(b, c)), lo[k], h, g->grid_dims[k]);
+                c1[k] = cell_coord(fmax(a, fmax(b, c)), lo[k], h, g->grid_dims[k]);
+            }
+            for (uint32_t z = c0[2]; z <= c1[2]; ++z)
+                for (uint32_t y = c0[1]; y <= c1[1]; ++y)
+                    for (uint32_t x = c0[0]; x <= c1[0]; ++x) {
+                        size_t cell = ((size_t)z * g->grid_dims[1] + y) * g->grid_dims[0] + x;
+                        if (pass == 0)
+                            g->cell_offsets[cell + 1u]++;
+                        else
+                            g->cell_triangles[g->cell_offsets[cell]++] = t;
+                    }
+        }
+        if (pass == 0) {
+            for (size_t c = 0; c < cells; ++c) g->cell_offsets[c + 1u] += g->cell_offsets[c];
+            total = g->cell_offsets[cells];
+            if (total > UINT32_MAX - 1u)
+                return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                                       "%s: %zu triangle-cell entries exceed the grid's limit",
+                                       who, total);
+            g->cell_triangles = (uint32_t*)sinew_host_alloc(host, total * sizeof(uint32_t));
+            if (!g->cell_triangles)
+                return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                                       "%s: out of memory for %zu grid entries", who, total);
+        } else {
+            /* The fill advanced every offset to the next cell's start: shift back. */
+            for (size_t c = cells; c > 0; --c) g->cell_offsets[c] = g->cell_offsets[c - 1u];
+            g->cell_offsets[0] = 0;
+        }
+    }
+    return SINEW_OK;
+}
+
+sinew_result sinew_geodesic_build(const sinew_host_api* host, const char* who,
+                                  const float* positions, uint32_t vertex_count,
+                                  const uint32_t* indices, uint32_t triangle_count,
+                                  sinew_geodesic* out)
+{
+    if (!out || !host)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: geodesic output is NULL",
+                               who);
+    memset(out, 0, sizeof *out);
+    if (!positions || !indices || vertex_count == 0 || triangle_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH,
+                               "%s: the surface has %u vertices and %u triangles", who,
+                               vertex_count, triangle_count);
+    out->vertex_count = vertex_count;
+    out->triangle_count = triangle_count;
+    out->triangles = indices;
+    out->positions = (double*)sinew_host_alloc(host, 3u * (size_t)vertex_count * sizeof(double));
+    out->triangle_neighbours =
+        (uint32_t*)sinew_host_alloc(host, 3u * (size_t)triangle_count * sizeof(uint32_t));
+    if (!out->positions || !out->triangle_neighbours) {
+        sinew_geodesic_free(host, out);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for a surface of %u vertices", who,
+                               vertex_count);
+    }
+    for (size_t i = 0; i < 3u * (size_t)vertex_count; ++i) out->positions[i] = positions[i];
+    sinew_result r = build_graph(host, who, out);
+    if (r == SINEW_OK) r = build_grid(host, who, out);
+    if (r != SINEW_OK) sinew_geodesic_free(host, out);
+    return r;
+}
+
+void sinew_geodesic_free(const sinew_host_api* host, sinew_geodesic* geo)
+{
+    if (!geo) return;
+    sinew_host_free(host, geo->positions);
+    sinew_host_free(host, geo->triangle_neighbours);
+    sinew_host_free(host, geo->graph_offsets);
+    sinew_host_free(host, geo->graph_targets);
+    sinew_host_free(host, geo->graph_lengths);
+    sinew_host_free(host, geo->cell_offsets);
+    sinew_host_free(host, geo->cell_triangles);
+    memset(geo, 0, sizeof *geo);
+}
+
+/* ---- closest point ---- */
+
+/* Squared distance from p to segment a-b; t is the parameter of the closest point. */
+static double segment_closest(const double p[3], const double a[3], const double b[3], double* t)
+{
+    double ab[3], ap[3];
+    sub3(b, a, ab);
+    sub3(p, a, ap);
+    double ll = dot3(ab, ab);
+    double s = ll > 0.0 ? dot3(ap, ab) / ll : 0.0;
+    s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
+    double d[3] = {ap[0] - s * ab[0], ap[1] - s * ab[1], ap[2] - s * ab[2]};
+    *t = s;
+    return dot3(d, d);
+}
+
+/* Squared distance from p to triangle abc, with the closest point's barycentric coordinates:
+ * the projection onto the plane when it falls inside, else the best of the three edges (which
+ * also covers degenerate triangles). */
+static double triangle_closest(const double p[3], const double a[3], const double b[3],
+                               const double c[3], double bary[3])
+{
+    double ab[3], ac[3], n[3];
+    sub3(b, a, ab);
+    sub3(c, a, ac);
+    cross3(ab, ac, n);
+    double nn = dot3(n, n);
+    double scale = dot3(ab, ab) + dot3(ac, ac);
+    if (nn > 1e-24 * scale * scale) {
+        double ap[3];
+        sub3(p, a, ap);
+        double h = dot3(ap, n) / nn;
+        double p0[3] = {p[0] - h * n[0], p[1] - h * n[1], p[2] - h * n[2]};
+        double pb[3], pc[3], pa[3], x[3];
+        sub3(b, p0, pb);
+        sub3(c, p0, pc);
+        sub3(a, p0, pa);
+        cross3(pb, pc, x);
+        double la = dot3(n, x) / nn;
+        cross3(pc, pa, x);
+        double lb = dot3(n, x) / nn;
+        double lc = 1.0 - la - lb;
+        if (la >= 0.0 && lb >= 0.0 && lc >= 0.0) {
+            bary[0] = la, bary[1] = lb, bary[2] = lc;
+            return h * h * nn;
+        }
+    }
+    double t0, t1, t2;
+    double d0 = segment_closest(p, a, b, &t0);
+    double d1 = segment_closest(p, b, c, &t1);
+    double d2 = segment_closest(p, c, a, &t2);
+    if (d0 <= d1 && d0 <= d2) {
+        bary[0] = 1.0 - t0, bary[1] = t0, bary[2] = 0.0;
+        return d0;
+    }
+    if (d1 <= d2) {
+        bary[0] = 0.0, bary[1] = 1.0 - t1, bary[2] = t1;
+        return d1;
+    }
+    bary[0] = t2, bary[1] = 0.0, bary[2] = 1.0 - t2;
+    return d2;
+}
+
+uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], double q[3],
+                                double bary[3])
+{
+    const double h = geo->cell_size;
+    uint32_t c[3];
+    for (int k = 0; k < 3; ++k) c[k] = cell_coord(p[k], geo->grid_origin[k], h, geo->grid_dims[k]);
+    uint32_t max_dim = geo->grid_dims[0];
+    if (geo->grid_dims[1] > max_dim) max_dim = geo->grid_dims[1];
+    if (geo->grid_dims[2] > max_dim) max_dim = geo->grid_dims[2];
+    double best = INFINITY;
+    uint32_t best_t = SINEW_GEODESIC_NONE;
+    for (int64_t r = 0; r <= (int64_t)max_dim; ++r) {
+        /* Every cell at Chebyshev distance r from c (the shell of the cube of radius r). */
+        for (int64_t dz = -r; dz <= r; ++dz) {
+            int64_t z = (int64_t)c[2] + dz;
+            if (z < 0 || z >= (int64_t)geo->grid_dims[2]) continue;
+            for (int64_t dy = -r; dy <= r; ++dy) {
+                int64_t y = (int64_t)c[1] + dy;
+                if (y < 0 || y >= (int64_t)geo->grid_dims[1]) continue;
+                int shell = (dz == -r || dz == r || dy == -r || dy == r);
+                int64_t step = shell || r == 0 ? 1 : 2 * r;
+                for (int64_t dx = -r; dx <= r; dx += step) {
+                    int64_t x = (int64_t)c[0] + dx;
+                    if (x < 0 || x >= (int64_t)geo->grid_dims[0]) continue;
+                    size_t cell = ((size_t)z * geo->grid_dims[1] + (size_t)y) * geo->grid_dims[0] +
+                                  (size_t)x;
+                    for (uint32_t i = geo->cell_offsets[cell]; i < geo->cell_offsets[cell + 1u];
+                         ++i) {
+                        uint32_t t = geo->cell_triangles[i];
+                        const uint32_t* tri = geo->triangles + 3u * (size_t)t;
+                        double b[3];
+                        double d = triangle_closest(p, geo->positions + 3u * (size_t)tri[0],
+                                                    geo->positions + 3u * (size_t)tri[1],
+                                                    geo->positions + 3u * (size_t)tri[2], b);
+                        if (d < best || (d == best && t < best_t)) {
+                            best = d;
+                            best_t = t;
+                            memcpy(bary, b, sizeof b);
+                        }
+                    }
+                }
+            }
+        }
+        /* Cells beyond ring r lie at least r cells away from the point's clamped position, and
+         * clamping into the grid box never lengthens a distance to a point inside it. */
+        double reach = (double)r * h;
+        if (best_t != SINEW_GEODESIC_NONE && best <= reach * reach) break;
+    }
+    if (best_t != SINEW_GEODESIC_NONE) {
+        const uint32_t* tri = geo->triangles + 3u * (size_t)best_t;
+        for (int k = 0; k < 3; ++k)
+            q[k] = bary[0] * geo->positions[3u * (size_t)tri[0] + (size_t)k] +
+                   bary[1] * geo->positions[3u * (size_t)tri[1] + (size_t)k] +
+                   bary[2] * geo->positions[3u * (size_t)tri[2] + (size_t)k];
+    }
+    return best_t;
+}
+
+/* ---- Dijkstra ---- */
+
+sinew_result sinew_geodesic_scratch_init(const sinew_host_api* host, const sinew_geodesic* geo,
+                                         sinew_geodesic_scratch* s)
+{
+    memset(s, 0, sizeof *s);
+    size_t V = geo->vertex_count;
+    s->distance = (double*)sinew_host_alloc(host, V * sizeof(double));
+    s->stamp = (uint32_t*)sinew_host_calloc(host, V, sizeof(uint32_t));
+    s->settled = (uint32_t*)sinew_host_calloc(host, V, sizeof(uint32_t));
+    s->heap_capacity = 256u;
+    s->heap = (sinew_geodesic_hit*)sinew_host_alloc(host, s->heap_capacity * sizeof *s->heap);
+    if (!s->distance || !s->stamp || !s->settled || !s->heap) {
+        sinew_geodesic_scratch_free(host, s);
+        return SINEW_ERROR_OUT_OF_MEMORY;
+    }
+    return SINEW_OK;
+}
+
+void sinew_geodesic_scratch_free(const sinew_host_api* host, sinew_geodesic_scratch* s)
+{
+    if (!s) return;
+    sinew_host_free(host, s->distance);
+    sinew_host_free(host, s->stamp);
+    sinew_host_free(host, s->settled);
+    sinew_host_free(host, s->heap);
+    memset(s, 0, sizeof *s);
+}
+
+/* Ties broken by vertex index, so the neighbour order never depends on the search history. */
+static inline int hit_less(const sinew_geodesic_hit* a, const sinew_geodesic_hit* b)
+{
+    return a->distance < b->distance || (a->distance == b->distance && a->vertex < b->vertex);
+}
+
+typedef struct heap_state {
+    sinew_geodesic_scratch* s;
+    uint32_t size;
+} heap_state;
+
+static int heap_push(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+{
+    sinew_geodesic_scratch* s = h->s;
+    if (h->size == s->heap_capacity) {
+        uint32_t cap = s->heap_capacity * 2u;
+        sinew_geodesic_hit* grown = (sinew_geodesic_hit*)sinew_host_alloc(host, cap * sizeof *grown);
+        if (!grown) return 0;
+        memcpy(grown, s->heap, h->size * sizeof *grown);
+        sinew_host_free(host, s->heap);
+        s->heap = grown;
+        s->heap_capacity = cap;
+    }
+    sinew_geodesic_hit x = {v, d};
+    uint32_t i = h->size++;
+    while (i > 0) {
+        uint32_t parent = (i - 1u) / 2u;
+        if (!hit_less(&x, &s->heap[parent])) break;
+        s->heap[i] = s->heap[parent];
+        i = parent;
+    }
+    s->heap[i] = x;
+    return 1;
+}
+
+static sinew_geodesic_hit heap_pop(heap_state* h)
+{
+    sinew_geodesic_hit* a = h->s->heap;
+    sinew_geodesic_hit top = a[0];
+    sinew_geodesic_hit last = a[--h->size];
+    uint32_t i = 0, n = h->size;
+    for (;;) {
+        uint32_t l = 2u * i + 1u;
+        if (l >= n) break;
+        uint32_t m = (l + 1u < n && hit_less(&a[l + 1u], &a[l])) ? l + 1u : l;
+        if (!hit_less(&a[m], &last)) break;
+        a[i] = a[m];
+        i = m;
+    }
+    if (n) a[i] = last;
+    return top;
+}
+
+static int relax(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+{
+    sinew_geodesic_scratch* s = h->s;
+    if (s->settled[v] == s->query) return 1;
+    if (s->stamp[v] == s->query && !(d < s->distance[v])) return 1;
+    s->stamp[v] = s->query;
+    s->distance[v] = d;
+    return heap_push(host, h, v, d);
+}
+
+uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic* geo,
+                                sinew_geodesic_scratch* s, uint32_t triangle, const double q[3],
+                                uint32_t count, sinew_geodesic_hit* hits)
+{
+    if (++s->query == 0u) { /* the id wrapped: forget every old stamp */
+        memset(s->stamp, 0, geo->vertex_count * sizeof(uint32_t));
+        memset(s->settled, 0, geo->vertex_count * sizeof(uint32_t));
+        s->query = 1u;
+    }
+    heap_state h = {s, 0u};
+    const uint32_t* tri = geo->triangles + 3u * (size_t)triangle;
+    int ok = 1;
+    /* Inside the source triangle, straight lines are geodesics. */
+    for (int k = 0; k < 3; ++k)
+        ok &= relax(host, &h, tri[k], dist3(q, geo->positions + 3u * (size_t)tri[k]));
+    /* Around the source, straight chords to every graph neighbour of its corners: on a surface
+     * smooth at the scale of an edge the chord is the geodesic up to third order, and it spares
+     * the search the detour through a corner that dominates short distances. */
+    for (int k = 0; k < 3; ++k)
+        for (uint32_t i = geo->graph_offsets[tri[k]]; i < geo->graph_offsets[tri[k] + 1u]; ++i) {
+            uint32_t u = geo->graph_targets[i];
+            ok &= relax(host, &h, u, dist3(q, geo->positions + 3u * (size_t)u));
+        }
+    uint32_t found = 0;
+    while (ok && h.size > 0 && found < count) {
+        sinew_geodesic_hit top = heap_pop(&h);
+        if (s->settled[top.vertex] == s->query || top.distance > s->distance[top.vertex])
+            continue;
+        s->settled[top.vertex] = s->query;
+        hits[found++] = top;
+        if (found == count) break;
+        for (uint32_t i = geo->graph_offsets[top.vertex]; i < geo->graph_offsets[top.vertex + 1u];
+             ++i)
+            ok &= relax(host, &h, geo->graph_targets[i], top.distance + geo->graph_lengths[i]);
+    }
+    return ok ? found : SINEW_GEODESIC_NONE;
+}

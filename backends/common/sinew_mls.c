@@ -1,0 +1,734 @@
+/* MLS upsampling: baking the weights, evaluating them per frame, and their blob (see
+ * sinew_mls.h; fast-projective-skinning-2019 Sec. 5). SPDX-License-Identifier: MIT */
+#include "sinew_mls.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sinew_geodesic.h"
+#include "sinew_host.h"
+
+#define MLS_QUADRATIC_TERMS 10
+#define MLS_LINEAR_TERMS 4
+/* Relative singular-value tolerance of the pseudo-inverse (the figure). */
+#define MLS_PINV_TOLERANCE 1e-8
+/* Largest constant/linear reproduction residual for which weights count as exact: the
+ * constant part absolute, the linear part relative to the simulation mesh's bounding-box
+ * diagonal. Far below float rounding of the positions (about 3e-8 of the diagonal), yet above
+ * what the pseudo-inverse leaves of a dropped direction that float-rounded positions on an
+ * exact quadric (a cylinder) produce. */
+#define MLS_EXACT_TOLERANCE 1e-9
+#define MLS_CHUNK 64u
+#define MLS_BLOB_MAGIC 0x534c4d53u /* "SMLS" */
+#define MLS_BLOB_VERSION 1u
+#define MLS_BLOB_HEADER 24u
+
+/* ---- dense symmetric eigen-analysis (cyclic Jacobi) and the pseudo-inverse ---- */
+
+/* Diagonalises the symmetric n x n matrix a (row-major, overwritten: its diagonal ends up
+ * holding the eigenvalues) and accumulates the eigenvectors as the columns of v. */
+static void jacobi_eigen(double* a, double* v, int n)
+{
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) v[i * n + j] = i == j ? 1.0 : 0.0;
+    for (int sweep = 0; sweep < 64; ++sweep) {
+        double off = 0.0, diag = 0.0;
+        for (int i = 0; i < n; ++i) {
+            diag += a[i * n + i] * a[i * n + i];
+            for (int j = i + 1; j < n; ++j) off += a[i * n + j] * a[i * n + j];
+        }
+        /* Off-diagonal mass far below double rounding of the diagonal: converged. */
+        if (off <= 1e-34 * diag || off == 0.0) break;
+        for (int p = 0; p < n - 1; ++p)
+            for (int q = p + 1; q < n; ++q) {
+                double apq = a[p * n + q];
+                if (apq == 0.0) continue;
+                double theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                /* a <- J^T a J with J the rotation in the (p, q) plane. */
+                for (int k = 0; k < n; ++k) {
+                    double akp = a[k * n + p], akq = a[k * n + q];
+                    a[k * n + p] = c * akp - s * akq;
+                    a[k * n + q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < n; ++k) {
+                    double apk = a[p * n + k], aqk = a[q * n + k];
+                    a[p * n + k] = c * apk - s * aqk;
+                    a[q * n + k] = s * apk + c * aqk;
+                }
+                a[p * n + q] = a[q * n + p] = 0.0;
+                for (int k = 0; k < n; ++k) {
+                    double vkp = v[k * n + p], vkq = v[k * n + q];
+                    v[k * n + p] = c * vkp - s * vkq;
+                    v[k * n + q] = s * vkp + c * vkq;
+                }
+            }
+    }
+}
+
+/* y = G^+ b for the symmetric positive semi-definite n x n matrix g (destroyed), dropping
+ * eigenvalues at or below MLS_PINV_TOLERANCE times the largest. */
+static void pinv_solve(double* g, const double* b, double* y, int n)
+{
+    double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+    jacobi_eigen(g, v, n);
+    double lmax = 0.0;
+    for (int i = 0; i < n; ++i)
+        if (g[i * n + i] > lmax) lmax = g[i * n + i];
+    for (int i = 0; i < n; ++i) y[i] = 0.0;
+    if (!(lmax > 0.0)) return;
+    for (int m = 0; m < n; ++m) {
+        double lambda = g[m * n + m];
+        if (!(lambda > MLS_PINV_TOLERANCE * lmax)) continue;
+        double proj = 0.0;
+        for (int i = 0; i < n; ++i) proj += v[i * n + m] * b[i];
+        proj /= lambda;
+        for (int i = 0; i < n; ++i) y[i] += v[i * n + m] * proj;
+    }
+}
+
+static void basis(const double x[3], int terms, double* pi)
+{
+    pi[0] = 1.0;
+    pi[1] = x[0], pi[2] = x[1], pi[3] = x[2];
+    if (terms == MLS_LINEAR_TERMS) return;
+    pi[4] = x[0] * x[0], pi[5] = x[1] * x[1], pi[6] = x[2] * x[2];
+    pi[7] = x[0] * x[1], pi[8] = x[0] * x[2], pi[9] = x[1] * x[2];
+}
+
+/* MLS shape functions (eq. 6, 7) of `count` points xs (already centred and scaled) with
+ * weights w, applied to the basis vector b: out[i] = w_i pi(x_i)^T G^+ b. With b = pi(x_j)
+ * these are the weights N_ij; with b a residual of basis values, the smallest (in the w-weighted
+ * norm) weight change that removes it. */
+static void mls_shape(const double (*xs)[3], const double* w, uint32_t count, const double* b,
+                      int terms, double* out)
+{
+    double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS] = {0};
+    double pi[MLS_QUADRATIC_TERMS], a[MLS_QUADRATIC_TERMS];
+    for (uint32_t i = 0; i < count; ++i) {
+        if (w[i] <= 0.0) continue;
+        basis(xs[i], terms, pi);
+        for (int r = 0; r < terms; ++r)
+            for (int c = 0; c < terms; ++c) g[r * terms + c] += w[i] * pi[r] * pi[c];
+    }
+    pinv_solve(g, b, a, terms);
+    for (uint32_t i = 0; i < count; ++i) {
+        if (w[i] <= 0.0) {
+            out[i] = 0.0;
+            continue;
+        }
+        basis(xs[i], terms, pi);
+        double s = 0.0;
+        for (int r = 0; r < terms; ++r) s += pi[r] * a[r];
+        out[i] = w[i] * s;
+    }
+}
+
+/* Centres points on their weighted mean and scales the farthest weighted one to distance 1
+ * (Sec. 5: mean-centring and scaling to the unit sphere); xj goes through the same map.
+ * Returns the factor back to mesh units. */
+static double centre_and_scale(const double (*in)[3], const double* w, uint32_t count,
+                               const double xj_in[3], double (*out)[3], double xj[3])
+{
+    double c[3] = {0.0, 0.0, 0.0}, wsum = 0.0;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (w[i] <= 0.0) continue;
+        for (int k = 0; k < 3; ++k) c[k] += w[i] * in[i][k];
+        wsum += w[i];
+    }
+    for (int k = 0; k < 3; ++k) c[k] /= wsum;
+    double r2 = 0.0;
+    for (uint32_t i = 0; i < count; ++i) {
+        double d2 = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            out[i][k] = in[i][k] - c[k];
+            d2 += out[i][k] * out[i][k];
+        }
+        if (w[i] > 0.0 && d2 > r2) r2 = d2;
+    }
+    double s = r2 > 0.0 ? 1.0 / sqrt(r2) : 1.0;
+    for (uint32_t i = 0; i < count; ++i)
+        for (int k = 0; k < 3; ++k) out[i][k] *= s;
+    for (int k = 0; k < 3; ++k) xj[k] = (xj_in[k] - c[k]) * s;
+    return 1.0 / s;
+}
+
+/* ---- baking ---- */
+
+enum { MLS_VERTEX_CORRECTED = 1, MLS_VERTEX_SHORT = 2, MLS_VERTEX_INEXACT = 4 };
+
+typedef struct mls_vertex_report {
+    uint32_t flags;
+    double surface_distance, weight_l1, rest_error, normal_angle;
+} mls_vertex_report;
+
+typedef struct bake_ctx {
+    const sinew_host_api* host;
+    const sinew_geodesic* geo;
+    const float* sim_normals;     /* unit, 3 per simulation vertex */
+    const float* render_positions;
+    const float* render_normals;  /* unit, 3 per render vertex */
+    uint32_t render_count;
+    double diagonal;              /* of the simulation mesh's bounding box */
+    sinew_mls_weights* out;
+    mls_vertex_report* reports;
+    sinew_result* chunk_status;   /* per chunk of MLS_CHUNK render vertices */
+} bake_ctx;
+
+static void normalise3(double v[3])
+{
+    double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (l > 0.0) v[0] /= l, v[1] /= l, v[2] /= l;
+}
+
+static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scratch, uint32_t j)
+{
+    const sinew_geodesic* geo = c->geo;
+    mls_vertex_report* rep = &c->reports[j];
+    memset(rep, 0, sizeof *rep);
+    double xj[3] = {c->render_positions[3u * (size_t)j], c->render_positions[3u * (size_t)j + 1u],
+                    c->render_positions[3u * (size_t)j + 2u]};
+    double q[3], bary[3];
+    uint32_t tri = sinew_geodesic_closest(geo, xj, q, bary);
+    rep->surface_distance = sqrt((xj[0] - q[0]) * (xj[0] - q[0]) + (xj[1] - q[1]) * (xj[1] - q[1]) +
+                                 (xj[2] - q[2]) * (xj[2] - q[2]));
+    sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
+    uint32_t found = sinew_geodesic_nearest(c->host, geo, scratch, tri, q, SINEW_MLS_K + 1u, hits);
+    if (found == SINEW_GEODESIC_NONE) return SINEW_ERROR_OUT_OF_MEMORY;
+    /* found >= 1: the source triangle's corners are always seeded. */
+    uint32_t count = found;
+    double rho;
+    if (found == SINEW_MLS_K + 1u) {
+        count = SINEW_MLS_K;
+        rho = hits[SINEW_MLS_K].distance;
+    } else {
+        rep->flags |= MLS_VERTEX_SHORT;
+        rho = 1.5 * hits[found - 1u].distance;
+    }
+    if (!(rho > 0.0)) rho = 1.0;
+    double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
+    double wsum = 0.0;
+    for (;;) {
+        wsum = 0.0;
+        for (uint32_t i = 0; i < count; ++i) {
+            double t = 1.0 - hits[i].distance / rho;
+            w[i] = t > 0.0 ? t * t * t : 0.0; /* eq. 4 */
+            wsum += w[i];
+        }
+        if (wsum > 0.0) break;
+        rho *= 1.5; /* every neighbour tied with the (K+1)-th: widen the support */
+    }
+    for (uint32_t i = 0; i < count; ++i)
+        for (int k = 0; k < 3; ++k) {
+            xs[i][k] = geo->positions[3u * (size_t)hits[i].vertex + (size_t)k];
+            ns[i][k] = c->sim_normals[3u * (size_t)hits[i].vertex + (size_t)k];
+        }
+
+    /* Positions: quadratic MLS. Directions of G dropped by the pseudo-inverse can leave the
+     * constant and linear monomials of x_j unreproduced (on surface data G always has a near-null
+     * direction, the local quadric through the neighbours, with eigenvalues around 1e-9 of the
+     * largest on the male mesh, and x_j sits slightly off it). Rather than the paper's fallback
+     * to linear MLS, which loses quadratic precision, the residual is removed by the smallest
+     * w-weighted change of the weights (linear MLS applied to the residual): eq. 8 then holds
+     * exactly while quadratic maps stay reproduced up to the dropped part. */
+    double xsc[SINEW_MLS_K][3], xjc[3], n_ij[SINEW_MLS_K], b[MLS_QUADRATIC_TERMS];
+    double rescale = centre_and_scale((const double(*)[3])xs, w, count, xj, xsc, xjc);
+    basis(xjc, MLS_QUADRATIC_TERMS, b);
+    mls_shape((const double(*)[3])xsc, w, count, b, MLS_QUADRATIC_TERMS, n_ij);
+    for (int pass = 0; pass < 2; ++pass) {
+        double res[MLS_LINEAR_TERMS] = {1.0, xjc[0], xjc[1], xjc[2]};
+        for (uint32_t i = 0; i < count; ++i) {
+            res[0] -= n_ij[i];
+            for (int k = 0; k < 3; ++k) res[1 + k] -= n_ij[i] * xsc[i][k];
+        }
+        /* The linear residual back in mesh units. */
+        double lin = fmax(fabs(res[1]), fmax(fabs(res[2]), fabs(res[3]))) * rescale;
+        if (fabs(res[0]) <= MLS_EXACT_TOLERANCE && lin <= MLS_EXACT_TOLERANCE * c->diagonal) break;
+        if (pass == 1) { /* the neighbours' affine span misses x_j: planar or collinear */
+            rep->flags |= MLS_VERTEX_INEXACT;
+            break;
+        }
+        rep->flags |= MLS_VERTEX_CORRECTED;
+        double delta[SINEW_MLS_K];
+        mls_shape((const double(*)[3])xsc, w, count, res, MLS_LINEAR_TERMS, delta);
+        for (uint32_t i = 0; i < count; ++i) n_ij[i] += delta[i];
+    }
+
+    /* Normals: linear MLS in normal space (the paper's pi(n)). */
+    double nj[3] = {c->render_normals[3u * (size_t)j], c->render_normals[3u * (size_t)j + 1u],
+                    c->render_normals[3u * (size_t)j + 2u]};
+    double nsc[SINEW_MLS_K][3], njc[3], nn_ij[SINEW_MLS_K];
+    centre_and_scale((const double(*)[3])ns, w, count, nj, nsc, njc);
+    basis(njc, MLS_LINEAR_TERMS, b);
+    mls_shape((const double(*)[3])nsc, w, count, b, MLS_LINEAR_TERMS, nn_ij);
+
+    /* Store, and measure what the stored weights do at rest. */
+    uint32_t* idx = c->out->indices + (size_t)j * SINEW_MLS_K;
+    float* wp = c->out->weights + (size_t)j * SINEW_MLS_K;
+    float* wn = c->out->normal_weights + (size_t)j * SINEW_MLS_K;
+    double rest[3] = {0.0, 0.0, 0.0}, nrest[3] = {0.0, 0.0, 0.0}, l1 = 0.0;
+    for (uint32_t i = 0; i < SINEW_MLS_K; ++i) {
+        if (i < count) {
+            idx[i] = hits[i].vertex;
+            wp[i] = (float)n_ij[i];
+            wn[i] = (float)nn_ij[i];
+            l1 += fabs(n_ij[i]);
+            for (int k = 0; k < 3; ++k) {
+                rest[k] += n_ij[i] * xs[i][k];
+                nrest[k] += nn_ij[i] * ns[i][k];
+            }
+        } else { /* padding: a valid index with no weight */
+            idx[i] = hits[0].vertex;
+            wp[i] = 0.0f;
+            wn[i] = 0.0f;
+        }
+    }
+    rep->weight_l1 = l1;
+    rep->rest_error = sqrt((rest[0] - xj[0]) * (rest[0] - xj[0]) +
+                           (rest[1] - xj[1]) * (rest[1] - xj[1]) +
+                           (rest[2] - xj[2]) * (rest[2] - xj[2]));
+    normalise3(nrest);
+    double nju[3] = {nj[0], nj[1], nj[2]};
+    normalise3(nju);
+    double cosang = nrest[0] * nju[0] + nrest[1] * nju[1] + nrest[2] * nju[2];
+    rep->normal_angle = acos(cosang > 1.0 ? 1.0 : (cosang < -1.0 ? -1.0 : cosang));
+    return SINEW_OK;
+}
+
+static void bake_range(void* data, uint32_t begin, uint32_t end)
+{
+    const bake_ctx* c = (const bake_ctx*)data;
+    sinew_geodesic_scratch scratch;
+    sinew_result r = sinew_geodesic_scratch_init(c->host, c->geo, &scratch);
+    for (uint32_t chunk = begin; chunk < end; ++chunk) {
+        sinew_result cr = r;
+        uint32_t v0 = chunk * MLS_CHUNK;
+        uint32_t v1 = c->render_count - v0 < MLS_CHUNK ? c->render_count : v0 + MLS_CHUNK;
+        for (uint32_t j = v0; j < v1 && cr == SINEW_OK; ++j) cr = bake_vertex(c, &scratch, j);
+        c->chunk_status[chunk] = cr;
+    }
+    if (r == SINEW_OK) sinew_geodesic_scratch_free(c->host, &scratch);
+}
+
+/* Checks one mesh view; `role` names it in the log line. */
+static sinew_result check_mesh(const sinew_host_api* host, const sinew_mesh_view* m,
+                               const char* role, int need_triangles)
+{
+    if (!m)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_mls_bake: %s mesh is NULL",
+                               role);
+    if (m->vertex_count == 0 || (need_triangles && m->triangle_count == 0))
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH,
+                               "sinew_mls_bake: %s mesh has %u vertices and %u triangles", role,
+                               m->vertex_count, m->triangle_count);
+    if (!m->positions || (m->triangle_count && !m->indices))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_bake: %s mesh has NULL positions or indices", role);
+    for (size_t i = 0; i < 3u * (size_t)m->vertex_count; ++i)
+        if (!isfinite(m->positions[i]) || (m->normals && !isfinite(m->normals[i])))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "sinew_mls_bake: %s vertex %zu has a non-finite %s", role,
+                                   i / 3u, isfinite(m->positions[i]) ? "normal" : "position");
+    for (size_t i = 0; i < 3u * (size_t)m->triangle_count; ++i)
+        if (m->indices[i] >= m->vertex_count)
+            return sinew_host_fail(host, SINEW_ERROR_VERTEX_INDEX,
+                                   "sinew_mls_bake: %s triangle %zu uses vertex %u of %u", role,
+                                   i / 3u, m->indices[i], m->vertex_count);
+    return SINEW_OK;
+}
+
+static double bounding_diagonal(const float* p, uint32_t count)
+{
+    double lo[3] = {p[0], p[1], p[2]}, hi[3] = {p[0], p[1], p[2]};
+    for (size_t i = 0; i < count; ++i)
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fmin(lo[k], p[3u * i + (size_t)k]);
+            hi[k] = fmax(hi[k], p[3u * i + (size_t)k]);
+        }
+    double d = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                    (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    return d > 0.0 ? d : 1.0;
+}
+
+/* Area-weighted normals without validation (the callers have checked the mesh). */
+static void area_normals(const float* positions, uint32_t vertex_count, const uint32_t* indices,
+                         uint32_t triangle_count, float* out)
+{
+    memset(out, 0, 3u * (size_t)vertex_count * sizeof(float));
+    for (uint32_t t = 0; t < triangle_count; ++t) {
+        const uint32_t* tri = indices + 3u * (size_t)t;
+        const float* a = positions + 3u * (size_t)tri[0];
+        const float* b = positions + 3u * (size_t)tri[1];
+        const float* c = positions + 3u * (size_t)tri[2];
+        float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        float e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        float f[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                      e1[0] * e2[1] - e1[1] * e2[0]};
+        for (int k = 0; k < 3; ++k)
+            for (int q = 0; q < 3; ++q) out[3u * (size_t)tri[k] + (size_t)q] += f[q];
+    }
+    for (uint32_t v = 0; v < vertex_count; ++v) {
+        float* n = out + 3u * (size_t)v;
+        float l = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (l > 0.0f) {
+            n[0] /= l, n[1] /= l, n[2] /= l;
+        } else {
+            n[0] = 0.0f, n[1] = 0.0f, n[2] = 1.0f;
+        }
+    }
+}
+
+sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* simulation,
+                            const sinew_mesh_view* render, sinew_mls_weights* out)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_mls_bake: out is NULL");
+    memset(out, 0, sizeof *out);
+    sinew_result r = check_mesh(host, simulation, "simulation", 1);
+    if (r == SINEW_OK) r = check_mesh(host, render, "render", 0);
+    if (r != SINEW_OK) return r;
+    if (!render->normals && render->triangle_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH,
+                               "sinew_mls_bake: render mesh has neither normals nor triangles to "
+                               "compute them from");
+    const uint32_t R = render->vertex_count, S = simulation->vertex_count;
+    const size_t entries = (size_t)R * SINEW_MLS_K;
+    float* sim_normals = NULL;
+    float* render_normals = NULL;
+    uint32_t chunks = (R + MLS_CHUNK - 1u) / MLS_CHUNK;
+    mls_vertex_report* reports =
+        (mls_vertex_report*)sinew_host_alloc(host, (size_t)R * sizeof(mls_vertex_report));
+    sinew_result* status = (sinew_result*)sinew_host_alloc(host, chunks * sizeof(sinew_result));
+    out->indices = (uint32_t*)sinew_host_alloc(host, entries * sizeof(uint32_t));
+    out->weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
+    out->normal_weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
+    if (!simulation->normals)
+        sim_normals = (float*)sinew_host_alloc(host, 3u * (size_t)S * sizeof(float));
+    if (!render->normals)
+        render_normals = (float*)sinew_host_alloc(host, 3u * (size_t)R * sizeof(float));
+    sinew_geodesic geo;
+    memset(&geo, 0, sizeof geo);
+    if (!reports || !status || !out->indices || !out->weights || !out->normal_weights ||
+        (!simulation->normals && !sim_normals) || (!render->normals && !render_normals)) {
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                            "sinew_mls_bake: out of memory for %u render vertices", R);
+        goto done;
+    }
+    if (sim_normals)
+        area_normals(simulation->positions, S, simulation->indices, simulation->triangle_count,
+                     sim_normals);
+    if (render_normals)
+        area_normals(render->positions, R, render->indices, render->triangle_count,
+                     render_normals);
+    r = sinew_geodesic_build(host, "sinew_mls_bake", simulation->positions, S,
+                             simulation->indices, simulation->triangle_count, &geo);
+    if (r != SINEW_OK) goto done;
+    bake_ctx ctx;
+    ctx.host = host;
+    ctx.geo = &geo;
+    ctx.sim_normals = sim_normals ? sim_normals : simulation->normals;
+    ctx.render_positions = render->positions;
+    ctx.render_normals = render_normals ? render_normals : render->normals;
+    ctx.render_count = R;
+    ctx.diagonal = bounding_diagonal(simulation->positions, S);
+    ctx.out = out;
+    ctx.reports = reports;
+    ctx.chunk_status = status;
+    sinew_host_parallel_for(host, bake_range, &ctx, chunks, 1u);
+    for (uint32_t ch = 0; ch < chunks; ++ch)
+        if (status[ch] != SINEW_OK) {
+            r = sinew_host_fail(host, status[ch],
+                                "sinew_mls_bake: out of memory for geodesic searches");
+            goto done;
+        }
+    out->render_count = R;
+    out->simulation_count = S;
+    sinew_mls_stats* st = &out->stats;
+    for (uint32_t j = 0; j < R; ++j) {
+        const mls_vertex_report* rep = &reports[j];
+        if (rep->flags & MLS_VERTEX_CORRECTED) st->corrected_count++;
+        if (rep->flags & MLS_VERTEX_SHORT) st->short_count++;
+        if (rep->flags & MLS_VERTEX_INEXACT) st->inexact_count++;
+        st->max_surface_distance = fmax(st->max_surface_distance, rep->surface_distance);
+        st->max_weight_l1 = fmax(st->max_weight_l1, rep->weight_l1);
+        st->max_rest_error = fmax(st->max_rest_error, rep->rest_error);
+        st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
+    }
+done:
+    sinew_geodesic_free(host, &geo);
+    sinew_host_free(host, reports);
+    sinew_host_free(host, status);
+    sinew_host_free(host, sim_normals);
+    sinew_host_free(host, render_normals);
+    if (r != SINEW_OK) sinew_mls_free(host, out);
+    return r;
+}
+
+void sinew_mls_free(const sinew_host_api* host, sinew_mls_weights* weights)
+{
+    if (!weights) return;
+    if (host) {
+        sinew_host_free(host, weights->indices);
+        sinew_host_free(host, weights->weights);
+        sinew_host_free(host, weights->normal_weights);
+    }
+    memset(weights, 0, sizeof *weights);
+}
+
+/* ---- per frame ---- */
+
+typedef struct apply_ctx {
+    const sinew_mls_weights* w;
+    const float* sim_positions;
+    const float* sim_normals;
+    float* out_positions;
+    size_t position_stride;
+    float* out_normals;
+    size_t normal_stride;
+} apply_ctx;
+
+static void apply_range(void* data, uint32_t begin, uint32_t end)
+{
+    const apply_ctx* c = (const apply_ctx*)data;
+    const uint32_t* idx = c->w->indices;
+    const float* wp = c->w->weights;
+    const float* wn = c->w->normal_weights;
+    for (uint32_t j = begin; j < end; ++j) {
+        size_t e = (size_t)j * SINEW_MLS_K;
+        sinew_mls_eval_position(idx + e, wp + e, c->sim_positions,
+                                (float*)((char*)c->out_positions + c->position_stride * j));
+    }
+    if (!c->out_normals) return;
+    for (uint32_t j = begin; j < end; ++j) {
+        size_t e = (size_t)j * SINEW_MLS_K;
+        sinew_mls_eval_normal(idx + e, wn + e, c->sim_normals,
+                              (float*)((char*)c->out_normals + c->normal_stride * j));
+    }
+}
+
+static int all_finite(const float* v, size_t count)
+{
+    /* No early exit: the loop vectorises, and the all-finite case is the one that matters. */
+    int ok = 1;
+    for (size_t i = 0; i < count; ++i) ok &= isfinite(v[i]) ? 1 : 0;
+    return ok;
+}
+
+sinew_result sinew_mls_apply(const sinew_host_api* host, const sinew_mls_weights* weights,
+                             uint32_t simulation_count, const float* sim_positions,
+                             const float* sim_normals, float* out_positions,
+                             size_t position_stride, float* out_normals, size_t normal_stride)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!weights || !weights->indices || !weights->weights || !weights->normal_weights ||
+        weights->render_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_apply: weights are NULL or empty");
+    if (simulation_count != weights->simulation_count)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_apply: %u simulation vertices given, the weights were "
+                               "baked for %u",
+                               simulation_count, weights->simulation_count);
+    if (!sim_positions)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_apply: sim_positions is NULL");
+    if (out_normals && !sim_normals)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_apply: out_normals given without sim_normals");
+    if (!out_positions)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "sinew_mls_apply: out_positions is NULL");
+    if (!position_stride) position_stride = 12u;
+    if (!normal_stride) normal_stride = 12u;
+    if (position_stride < 12u || position_stride % 4u ||
+        (out_normals && (normal_stride < 12u || normal_stride % 4u)))
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "sinew_mls_apply: strides must be multiples of 4 and at least 12 "
+                               "bytes (position %zu, normal %zu)",
+                               position_stride, normal_stride);
+    if (out_normals == out_positions)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "sinew_mls_apply: positions and normals are the same array");
+    if (!all_finite(sim_positions, 3u * (size_t)simulation_count))
+        return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                               "sinew_mls_apply: sim_positions holds NaN or infinity");
+    if (sim_normals && !all_finite(sim_normals, 3u * (size_t)simulation_count))
+        return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                               "sinew_mls_apply: sim_normals holds NaN or infinity");
+    apply_ctx ctx;
+    ctx.w = weights;
+    ctx.sim_positions = sim_positions;
+    ctx.sim_normals = sim_normals;
+    ctx.out_positions = out_positions;
+    ctx.position_stride = position_stride;
+    ctx.out_normals = out_normals;
+    ctx.normal_stride = normal_stride;
+    /* About 5 us of work per 256 vertices: chunks big enough to hide the job overhead. */
+    sinew_host_parallel_for(host, apply_range, &ctx, weights->render_count, 1024u);
+    return SINEW_OK;
+}
+
+sinew_result sinew_mls_vertex_normals(const sinew_host_api* host, const float* positions,
+                                      uint32_t vertex_count, const uint32_t* indices,
+                                      uint32_t triangle_count, float* out_normals)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (vertex_count == 0 || triangle_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH,
+                               "sinew_mls_vertex_normals: %u vertices and %u triangles",
+                               vertex_count, triangle_count);
+    if (!positions || !indices || !out_normals)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_vertex_normals: NULL positions, indices or output");
+    for (size_t i = 0; i < 3u * (size_t)triangle_count; ++i)
+        if (indices[i] >= vertex_count)
+            return sinew_host_fail(host, SINEW_ERROR_VERTEX_INDEX,
+                                   "sinew_mls_vertex_normals: triangle %zu uses vertex %u of %u",
+                                   i / 3u, indices[i], vertex_count);
+    area_normals(positions, vertex_count, indices, triangle_count, out_normals);
+    return SINEW_OK;
+}
+
+/* ---- serialisation ---- */
+
+static uint64_t fnv1a(const uint8_t* p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; ++i) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static void put_le(uint8_t* p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; ++i) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t* p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+size_t sinew_mls_blob_size(const sinew_mls_weights* weights)
+{
+    if (!weights || !weights->render_count) return 0;
+    return MLS_BLOB_HEADER + 12u * (size_t)weights->render_count * SINEW_MLS_K + 8u;
+}
+
+sinew_result sinew_mls_write(const sinew_host_api* host, const sinew_mls_weights* weights,
+                             void* dst, size_t capacity)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!weights || !weights->render_count || !weights->indices || !weights->weights ||
+        !weights->normal_weights || !dst)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_write: weights empty or destination NULL");
+    size_t size = sinew_mls_blob_size(weights);
+    if (capacity < size)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "sinew_mls_write: %zu bytes of room, the blob needs %zu", capacity,
+                               size);
+    uint8_t* p = (uint8_t*)dst;
+    put_le(p + 0, MLS_BLOB_MAGIC, 4);
+    put_le(p + 4, MLS_BLOB_VERSION, 4);
+    put_le(p + 8, SINEW_MLS_K, 4);
+    put_le(p + 12, weights->render_count, 4);
+    put_le(p + 16, weights->simulation_count, 4);
+    put_le(p + 20, 0u, 4);
+    size_t entries = (size_t)weights->render_count * SINEW_MLS_K;
+    uint8_t* q = p + MLS_BLOB_HEADER;
+    for (size_t i = 0; i < entries; ++i, q += 4) put_le(q, weights->indices[i], 4);
+    const float* arrays[2] = {weights->weights, weights->normal_weights};
+    for (int a = 0; a < 2; ++a)
+        for (size_t i = 0; i < entries; ++i, q += 4) {
+            uint32_t u;
+            memcpy(&u, arrays[a] + i, 4);
+            put_le(q, u, 4);
+        }
+    put_le(q, fnv1a(p, (size_t)(q - p)), 8);
+    return SINEW_OK;
+}
+
+sinew_result sinew_mls_read(const sinew_host_api* host, const void* data, size_t size,
+                            size_t* consumed, sinew_mls_weights* out)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out || !data)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_read: data or out is NULL");
+    memset(out, 0, sizeof *out);
+    const uint8_t* p = (const uint8_t*)data;
+    if (size >= 4u && get_le(p, 4) != MLS_BLOB_MAGIC)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "sinew_mls_read: not an MLS weight blob (magic 0x%08x)",
+                               (unsigned)get_le(p, 4));
+    if (size < MLS_BLOB_HEADER)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
+                               "sinew_mls_read: %zu bytes, the header alone needs %u", size,
+                               MLS_BLOB_HEADER);
+    uint32_t version = (uint32_t)get_le(p + 4, 4), k = (uint32_t)get_le(p + 8, 4);
+    uint32_t R = (uint32_t)get_le(p + 12, 4), S = (uint32_t)get_le(p + 16, 4);
+    uint32_t flags = (uint32_t)get_le(p + 20, 4);
+    if (version != MLS_BLOB_VERSION || k != SINEW_MLS_K || R == 0 || S == 0 || flags != 0)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "sinew_mls_read: bad header (version %u, K %u, %u render and %u "
+                               "simulation vertices, flags %u)",
+                               version, k, R, S, flags);
+    size_t entries = (size_t)R * SINEW_MLS_K;
+    size_t need = MLS_BLOB_HEADER + 12u * entries + 8u;
+    if (size < need)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
+                               "sinew_mls_read: %zu bytes, %u render vertices need %zu", size, R,
+                               need);
+    if (size > need && !consumed)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "sinew_mls_read: %zu bytes after the %zu-byte blob", size - need,
+                               need);
+    if (fnv1a(p, need - 8u) != get_le(p + need - 8u, 8))
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "sinew_mls_read: checksum mismatch");
+    out->indices = (uint32_t*)sinew_host_alloc(host, entries * sizeof(uint32_t));
+    out->weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
+    out->normal_weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
+    if (!out->indices || !out->weights || !out->normal_weights) {
+        sinew_mls_free(host, out);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "sinew_mls_read: out of memory for %u render vertices", R);
+    }
+    const uint8_t* q = p + MLS_BLOB_HEADER;
+    for (size_t i = 0; i < entries; ++i, q += 4) out->indices[i] = (uint32_t)get_le(q, 4);
+    float* arrays[2] = {out->weights, out->normal_weights};
+    for (int a = 0; a < 2; ++a)
+        for (size_t i = 0; i < entries; ++i, q += 4) {
+            uint32_t u = (uint32_t)get_le(q, 4);
+            memcpy(arrays[a] + i, &u, 4);
+        }
+    for (uint32_t j = 0; j < R; ++j) {
+        const char* bad = NULL;
+        double sums[2] = {0.0, 0.0};
+        for (uint32_t i = 0; i < SINEW_MLS_K && !bad; ++i) {
+            size_t e = (size_t)j * SINEW_MLS_K + i;
+            if (out->indices[e] >= S) bad = "a simulation index out of range";
+            for (int a = 0; a < 2 && !bad; ++a) {
+                if (!isfinite(arrays[a][e])) bad = "a non-finite weight";
+                sums[a] += arrays[a][e];
+            }
+        }
+        if (!bad && (fabs(sums[0] - 1.0) > 1e-3 || fabs(sums[1] - 1.0) > 1e-3))
+            bad = "weights that do not sum to 1";
+        if (bad) {
+            sinew_mls_free(host, out);
+            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                                   "sinew_mls_read: render vertex %u has %s", j, bad);
+        }
+    }
+    out->render_count = R;
+    out->simulation_count = S;
+    if (consumed) *consumed = need;
+    return SINEW_OK;
+}
