@@ -84,11 +84,28 @@ void render_scene_setup(const float bounds[6], const float up_in[3],
     double radius = sqrt(v3_dot(half, half));
     if (!(radius > 1e-6)) radius = 1e-6;
 
-    /* Fit the bounding sphere into the narrower of the two half angles, with a margin. */
+    /* View basis: f towards the target, s to the right, u up. */
+    double f[3] = {-dir[0], -dir[1], -dir[2]}, s[3], u[3];
+    v3_cross(f, up, s);
+    v3_normalize(s);
+    v3_cross(s, f, u);
+
+    /* The nearest camera distance at which all eight box corners lie inside the frustum
+     * (a corner at lateral offsets x, y and depth z towards the camera needs
+     * d >= z + |x| / tan_x and d >= z + |y| / tan_y), with a margin; tighter than fitting
+     * the bounding sphere, which leaves a tall character small in a narrow column. */
     double tan_y = tan(0.5 * RENDER_FOV_Y_DEGREES * RENDER_PI / 180.0);
     double tan_x = tan_y * (aspect > 0.0f ? aspect : 1.0);
-    double half_angle = atan(tan_x < tan_y ? tan_x : tan_y);
-    double distance = 1.05 * radius / sin(half_angle);
+    double distance = 0.0;
+    for (int corner = 0; corner < 8; corner++) {
+        double p[3] = {(corner & 1) ? half[0] : -half[0], (corner & 2) ? half[1] : -half[1],
+                       (corner & 4) ? half[2] : -half[2]};
+        double x = fabs(v3_dot(p, s)), y = fabs(v3_dot(p, u)), z = v3_dot(p, dir);
+        double need = z + (x / tan_x > y / tan_y ? x / tan_x : y / tan_y);
+        if (need > distance) distance = need;
+    }
+    distance *= 1.08;
+    if (distance < 1.2 * radius) distance = 1.2 * radius;   /* outside the box */
     double eye[3];
     for (int i = 0; i < 3; i++) eye[i] = center[i] + dir[i] * distance;
     /* The floor reaches 1.6 radii out, so the depth range covers up to 2 radii past the
@@ -97,11 +114,6 @@ void render_scene_setup(const float bounds[6], const float up_in[3],
     if (znear < distance * 0.02) znear = distance * 0.02;
     double zfar = distance + 2.0 * radius;
 
-    /* View basis: f towards the target, s to the right, u up. */
-    double f[3] = {-dir[0], -dir[1], -dir[2]}, s[3], u[3];
-    v3_cross(f, up, s);
-    v3_normalize(s);
-    v3_cross(s, f, u);
     /* Vulkan clip space: x right, y down, depth 0 at near and 1 at far. */
     double view[16] = {
         s[0], -u[0], f[0], 0.0,
