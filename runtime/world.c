@@ -154,6 +154,9 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
 #if defined(SINEW_HAVE_PS)
     if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_ps, 0);
 #endif
+#if defined(SINEW_HAVE_FPS)
+    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_fps, 0);
+#endif
     if (r != SINEW_OK) {
         sinew_world_destroy(world);
         return r;
@@ -460,6 +463,9 @@ static sinew_result check_chain(const sinew_world* world, const void* next, cons
     return SINEW_OK;
 }
 
+static sinew_result bind_backend_output(const sinew_world* world, const sinew_backend_vtable* vt,
+                                        void* instance, const sinew_output_view* view);
+
 /* Prepares an instance of vt for the skin's rig, starting from `state` when given. */
 static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
                                 const sinew_backend_vtable* vt, const sinew_param* params,
@@ -478,7 +484,7 @@ static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
                                  skin->model, skin->skinning };
         r = vt->set_pose(inst, &pose);
     }
-    if (r == SINEW_OK && skin->bound) r = vt->bind_output(inst, &skin->bound_view);
+    if (r == SINEW_OK && skin->bound) r = bind_backend_output(world, vt, inst, &skin->bound_view);
     if (r != SINEW_OK) {
         vt->destroy(inst);
         return r;
@@ -715,6 +721,8 @@ sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt)
 
 /* ---- output ---- */
 
+/* Checks desc and fills the view every backend kind starts from. An external output keeps its
+ * extension chain in view->next and its host pointers (which may be NULL). */
 static sinew_result make_output_view(const sinew_world* world, const sinew_skin_data* skin,
                                      const sinew_output_desc* desc, const char* fn,
                                      sinew_output_view* view)
@@ -724,23 +732,40 @@ static sinew_result make_output_view(const sinew_world* world, const sinew_skin_
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
                                "%s: struct_size %u is too small (use SINEW_OUTPUT_DESC_INIT)", fn,
                                desc->struct_size);
-    if (desc->kind == SINEW_OUTPUT_EXTERNAL)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "%s: external (device) outputs need the Vulkan or CUDA module, "
-                               "which this build does not have", fn);
-    if (desc->kind != SINEW_OUTPUT_HOST)
+    bool external = desc->kind == SINEW_OUTPUT_EXTERNAL;
+    if (!external && desc->kind != SINEW_OUTPUT_HOST)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "%s: kind %d is not a sinew_output_kind", fn, (int)desc->kind);
-    if (desc->next)
+    if (!external && desc->next)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "%s: a host output takes no extension (next is not NULL)", fn);
+    if (external) {
+        if (!desc->next)
+            return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                                   "%s: an external output without an output extension in "
+                                   "next (sinew_vk_output_get_desc fills one)", fn);
+        for (const sinew_ext_header* h = (const sinew_ext_header*)desc->next; h;
+             h = (const sinew_ext_header*)h->next) {
+            if (h->struct_size < sizeof(sinew_ext_header))
+                return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                                       "%s: an output extension has struct_size %u", fn,
+                                       h->struct_size);
+            if (h->type != SINEW_EXT_VULKAN_OUTPUT && h->type != SINEW_EXT_CUDA_OUTPUT)
+                return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                                       "%s: extension type 0x%x is not an output extension", fn,
+                                       (unsigned)h->type);
+        }
+    }
     uint32_t n = skin->rig->view.render_mesh.vertex_count;
     if (desc->vertex_capacity < n)
         return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
                                "%s: vertex_capacity %u is below the %u vertices of the render mesh",
                                fn, desc->vertex_capacity, n);
-    if (!desc->positions)
+    if (!desc->positions && !external)
         return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING, "%s: positions is NULL", fn);
+    if (!desc->positions && desc->normals)
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "%s: normals without positions", fn);
     size_t ps = desc->position_stride ? desc->position_stride : 12u;
     size_t ns = desc->normal_stride ? desc->normal_stride : 12u;
     if (ps < 12u || ps % 4u || (desc->normals && (ns < 12u || ns % 4u)))
@@ -756,8 +781,26 @@ static sinew_result make_output_view(const sinew_world* world, const sinew_skin_
     view->position_stride = ps;
     view->normals = desc->normals;
     view->normal_stride = ns;
-    view->next = NULL;
+    view->next = external ? desc->next : NULL;
     return SINEW_OK;
+}
+
+/* Hands a (checked) binding to a backend by the rule in sinew.h: a GPU backend gets the
+ * extension chain and the host pointers; a CPU backend gets the host pointers only, and an
+ * external output without them cannot be bound to it. */
+static sinew_result bind_backend_output(const sinew_world* world, const sinew_backend_vtable* vt,
+                                        void* instance, const sinew_output_view* view)
+{
+    if (!view || !view->next || (vt->flags & SINEW_BACKEND_FLAG_GPU))
+        return vt->bind_output(instance, view);
+    if (!view->positions)
+        return sinew_host_fail(&world->host, SINEW_ERROR_OUTPUT_BINDING,
+                               "backend \"%s\" runs on the CPU, and the external output has no "
+                               "host-visible memory to write (bind it to a GPU backend or use "
+                               "host-visible memory)", vt->name);
+    sinew_output_view host_view = *view;
+    host_view.next = NULL;
+    return vt->bind_output(instance, &host_view);
 }
 
 sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
@@ -771,6 +814,12 @@ sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
     sinew_output_view view;
     sinew_result r = make_output_view(world, data, desc, "sinew_skin_read_output", &view);
     if (r != SINEW_OK) return r;
+    /* Reading copies through host pointers, whatever the kind. */
+    if (!view.positions)
+        return sinew_host_fail(&world->host, SINEW_ERROR_OUTPUT_BINDING,
+                               "sinew_skin_read_output: the external output has no host "
+                               "pointers to copy into");
+    view.next = NULL;
     return data->vt->read_output(data->instance, &view);
 }
 
@@ -786,7 +835,7 @@ sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
     }
     sinew_output_view view;
     sinew_result r = make_output_view(world, data, desc, "sinew_skin_bind_output", &view);
-    if (r == SINEW_OK) r = data->vt->bind_output(data->instance, &view);
+    if (r == SINEW_OK) r = bind_backend_output(world, data->vt, data->instance, &view);
     if (r != SINEW_OK) return r;
     data->bound = true;
     data->bound_view = view;

@@ -423,6 +423,8 @@ sinew_result sinew_vk_context_create(const sinew_vk_context_desc* desc,
 void sinew_vk_context_destroy(sinew_vk_context* ctx)
 {
     if (!ctx) return;
+    /* Worlds tied to this context see their vk backends as unavailable from now on. */
+    sinew_vk_backends_forget_context(ctx);
     if (ctx->device && ctx->queue) vkQueueWaitIdle(ctx->queue);
     if (ctx->command_pool) vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
     if (ctx->owns_device && ctx->device) vkDestroyDevice(ctx->device, NULL);

@@ -29,4 +29,72 @@ struct sinew_vk_context {
 sinew_result sinew_vk_fail(const sinew_vk_context* ctx, VkResult vr, const char* what);
 const char* sinew_vk_result_name(VkResult vr);
 
+
+/* ---- output buffers (vk_output.c) ---- */
+
+#define SINEW_VK_OUTPUT_MAGIC 0x766b6f75u
+
+struct sinew_vk_output {
+    uint32_t magic;
+    sinew_vk_context* ctx;
+    uint32_t capacity, slot_count, flags;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize buffer_size, allocation_size;
+    uint32_t memory_type;
+    int dedicated, coherent;
+    char* mapped;                       /* NULL when not host-visible */
+    VkDeviceSize slot_bytes;            /* 12 * capacity */
+    VkDeviceSize position_offset[SINEW_VK_OUTPUT_MAX_SLOTS];
+    VkDeviceSize normal_offset[SINEW_VK_OUTPUT_MAX_SLOTS];
+    sinew_vk_output_ext ext[SINEW_VK_OUTPUT_MAX_SLOTS];
+    VkSemaphore written, read;
+    int semaphores_exportable;
+    uint64_t frames;                    /* published frames = the last `written` value */
+    int in_frame;
+    uint32_t write_slot;                /* the slot the skin is pointed at */
+    /* A read release the frame's writer must wait for before writing (0: none). A CPU writer
+     * waits in begin_frame; a GPU writer (gpu_writer set) takes it into its submission. */
+    uint64_t pending_read_wait;
+    int gpu_wrote;                      /* a GPU backend submitted writes in this frame */
+    void* gpu_writer;                   /* the vk backend instance bound to this output */
+    sinew_world* world;                 /* the remembered skin (sinew_vk_output_bind) */
+    sinew_skin skin;
+};
+
+/* The output of a chain entry when `ext` names a live output; NULL otherwise. */
+sinew_vk_output* sinew_vk_output_from_ext(const sinew_vk_output_ext* ext);
+/* Waits on the CPU for a deferred read release (when a GPU writer goes away mid-frame). */
+sinew_result sinew_vk_output_wait_pending(sinew_vk_output* out, uint64_t timeout_ns);
+
+/* ---- buffers shared by outputs and the compute backends (vk_output.c) ---- */
+
+typedef struct sinew_vk_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void* mapped;                       /* when host-visible */
+    int coherent;
+} sinew_vk_buffer;
+
+/* A buffer in memory with `preferred` properties if the device has such memory for it, else
+ * with `required` ones; mapped when host-visible. */
+sinew_result sinew_vk_buffer_create(sinew_vk_context* ctx, VkDeviceSize size,
+                                    VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
+                                    VkMemoryPropertyFlags preferred, const char* what,
+                                    sinew_vk_buffer* out);
+void sinew_vk_buffer_destroy(sinew_vk_context* ctx, sinew_vk_buffer* buf);
+/* Copies bytes into the buffer at offset: through the mapping, or a staging buffer and a
+ * queue copy (waited for) when the buffer is not host-visible. */
+sinew_result sinew_vk_buffer_upload(sinew_vk_context* ctx, sinew_vk_buffer* buf,
+                                    VkDeviceSize offset, const void* data, VkDeviceSize size);
+/* Makes host writes to a non-coherent mapping visible (no-op when coherent). */
+sinew_result sinew_vk_buffer_flush(sinew_vk_context* ctx, VkDeviceMemory memory, int coherent,
+                                   VkDeviceSize offset, VkDeviceSize size);
+
+/* ---- compute backends (vk_skin.c) ---- */
+
+/* Forgets every world tied to ctx (called by sinew_vk_context_destroy). */
+void sinew_vk_backends_forget_context(const sinew_vk_context* ctx);
+
 #endif

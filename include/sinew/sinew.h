@@ -94,7 +94,7 @@ SINEW_API const char* sinew_result_string(sinew_result result);
 typedef enum sinew_ext_type {
     SINEW_EXT_NONE = 0,
     /* Reserved for later headers (sinew_vulkan.h, the CUDA plugin, backend parameters). */
-    SINEW_EXT_VULKAN_OUTPUT = 0x100,
+    SINEW_EXT_VULKAN_OUTPUT = 0x100,    /* sinew_vk_output_ext, sinew_vulkan.h */
     SINEW_EXT_CUDA_OUTPUT = 0x200,
     SINEW_EXT_BACKEND_PARAMS = 0x300,
     SINEW_EXT_BAKED_RIG = 0x400,        /* sinew_baked_rig_ext, sinew_bake.h */
@@ -339,13 +339,25 @@ SINEW_API sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, fl
 
 typedef enum sinew_output_kind {
     SINEW_OUTPUT_HOST = 0,              /* caller-owned host arrays */
-    SINEW_OUTPUT_EXTERNAL = 1,          /* described by an extension in `next`
-                                           (Vulkan buffer, CUDA memory; later headers) */
+    SINEW_OUTPUT_EXTERNAL = 1,          /* described by an extension in `next` (a Vulkan
+                                           buffer slot, sinew_vulkan.h), see below */
     SINEW_OUTPUT_KIND_MAX_ENUM = 0x7FFFFFFF
 } sinew_output_kind;
 
 /* Where a skin's render-mesh output goes. Positions and normals are 3 floats each at the
- * given byte strides (0: tightly packed, 12). normals may be NULL. */
+ * given byte strides (0: tightly packed, 12). normals may be NULL.
+ *
+ * SINEW_OUTPUT_EXTERNAL: `next` carries an output extension (SINEW_EXT_VULKAN_OUTPUT:
+ * sinew_vk_output_ext in sinew_vulkan.h, which sinew_vk_output_get_desc fills; without one the
+ * desc is refused with SINEW_ERROR_UNSUPPORTED, another extension type likewise), and
+ * positions/normals are the same memory mapped on the host, or NULL when it is not
+ * host-visible. The runtime hands the binding to the skin's backend by one rule, also after
+ * every backend swap: a GPU backend (SINEW_BACKEND_FLAG_GPU) gets the extension chain and the
+ * host pointers and writes the device memory itself; a CPU backend gets the host pointers only
+ * (next = NULL). With neither (a CPU backend and no host pointers) the bind, or the swap that
+ * would need it, is refused with SINEW_ERROR_OUTPUT_BINDING and one log line. The extension
+ * structs must stay valid while bound, like the arrays. sinew_skin_read_output copies through
+ * the host pointers whatever the kind (SINEW_ERROR_OUTPUT_BINDING without them). */
 typedef struct sinew_output_desc {
     uint32_t struct_size;
     const void* next;

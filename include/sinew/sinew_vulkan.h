@@ -113,6 +113,197 @@ SINEW_API int32_t sinew_vk_context_find_memory_type(const sinew_vk_context* cont
                                                     uint32_t type_bits,
                                                     VkMemoryPropertyFlags required);
 
+
+/* ---------------------------------------------------------------------------------------- */
+/* Output buffers                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A skin component's output on the device: one VkBuffer holding `slot_count` slots, each with
+ * the positions and then the normals of up to vertex_capacity vertices (packed xyz floats,
+ * 12 bytes per vertex). The buffer's usage is VERTEX_BUFFER | STORAGE_BUFFER | TRANSFER_SRC |
+ * TRANSFER_DST (plus desc.usage), so a renderer binds a slot's positions and normals as
+ * vertex buffers at the offsets sinew_vk_output_get_info reports.
+ *
+ * Frames. Frame f (0, 1, 2, ...) is written into slot f % slot_count:
+ *   sinew_vk_output_begin_frame   picks the slot and waits until the renderer released it,
+ *                                 then points the bound skin at it;
+ *   sinew_world_update            the skin's backend writes the slot (a CPU backend through
+ *                                 the mapped memory, vk-lbs/vk-dqs on the GPU);
+ *   sinew_vk_output_end_frame     publishes the frame: the timeline semaphore `written`
+ *                                 reaches f + 1 once the slot's contents are complete.
+ * The renderer waits for `written` >= f + 1 (on the GPU with the semaphore, or on the CPU with
+ * vkWaitSemaphores), draws slot f % slot_count (the previous frame, for motion vectors, is in
+ * slot (f - 1) % slot_count), and then signals the second timeline semaphore `read` with
+ * f + 1, meaning "done with frame f and every earlier one" (from its queue submission, or on
+ * the CPU with sinew_vk_output_release). Writing frame f waits for `read` >= f - slot_count
+ * + 1, i.e. until the frame that last used the slot was released. A renderer that reads the
+ * previous slot for motion vectors while sinew writes the next frame wants slot_count 3.
+ *
+ * Both semaphores are timeline semaphores created by sinew (Vulkan 1.2); the values only
+ * grow. The wait in begin_frame runs on the CPU (vkWaitSemaphores) when the skin's backend
+ * runs on the CPU; with vk-lbs/vk-dqs it becomes a GPU wait in the backend's submission. */
+typedef struct sinew_vk_output sinew_vk_output;
+
+#define SINEW_VK_OUTPUT_MAX_SLOTS 4u
+
+enum {
+    /* Allocate the memory exportable as an opaque fd (VkExportMemoryAllocateInfo, with a
+     * dedicated allocation where the driver requires one) and the semaphores exportable where
+     * the caps have SINEW_VK_CAP_EXPORT_SEMAPHORE_FD. Needs SINEW_VK_CAP_EXPORT_MEMORY_FD. */
+    SINEW_VK_OUTPUT_EXPORTABLE = 1u << 0,
+    /* Device-local memory (for GPU backends). Without it the memory is host-visible and
+     * persistently mapped (coherent where the device has such memory, else flushed in
+     * end_frame), which CPU backends need. Device-local memory is mapped as well when it
+     * happens to be host-visible (integrated GPUs, lavapipe); when it is not, a CPU backend
+     * cannot write it and binding one is refused with SINEW_ERROR_OUTPUT_BINDING. */
+    SINEW_VK_OUTPUT_DEVICE_LOCAL = 1u << 1
+};
+
+typedef struct sinew_vk_output_desc {
+    uint32_t struct_size;
+    const void* next;                   /* no extension is defined: must be NULL */
+    uint32_t vertex_capacity;           /* required: at least the skin's render vertex count */
+    uint32_t slot_count;                /* 0: 2 (double-buffered); at most MAX_SLOTS */
+    uint32_t flags;                     /* SINEW_VK_OUTPUT_* */
+    VkBufferUsageFlags usage;           /* extra usage bits for the buffer (e.g. index use) */
+} sinew_vk_output_desc;
+
+#define SINEW_VK_OUTPUT_DESC_INIT { (uint32_t)sizeof(sinew_vk_output_desc), NULL, 0u, 0u, 0u, 0u }
+
+/* Creates the buffer, its memory (mapped when host-visible) and the two timeline semaphores.
+ * The context must have SINEW_VK_CAP_TIMELINE_SEMAPHORE (else SINEW_ERROR_UNSUPPORTED), and
+ * EXPORT_MEMORY_FD for SINEW_VK_OUTPUT_EXPORTABLE. */
+SINEW_API sinew_result sinew_vk_output_create(sinew_vk_context* context,
+                                              const sinew_vk_output_desc* desc,
+                                              sinew_vk_output** out_output);
+/* Waits for the queue to be idle, unbinds a still-bound skin (its world must still exist),
+ * and frees everything. NULL is ignored. */
+SINEW_API void sinew_vk_output_destroy(sinew_vk_output* output);
+
+/* The extension that a sinew_output_desc of kind SINEW_OUTPUT_EXTERNAL carries in `next` to
+ * name one slot of an output (sinew.h says how the runtime hands it to backends). The output
+ * owns one per slot; sinew_vk_output_get_desc returns a desc pointing at it. */
+typedef struct sinew_vk_output_ext {
+    sinew_ext_header header;            /* type SINEW_EXT_VULKAN_OUTPUT */
+    sinew_vk_output* output;
+    uint32_t slot;
+    VkBuffer buffer;
+    VkDeviceSize position_offset;       /* bytes into buffer */
+    VkDeviceSize normal_offset;
+} sinew_vk_output_ext;
+
+/* Fills *out_desc for binding `slot` by hand with sinew_skin_bind_output: kind EXTERNAL,
+ * vertex_capacity, next = the slot's sinew_vk_output_ext, and positions/normals = the mapped
+ * slot when the memory is host-visible (NULL otherwise). out_desc->struct_size must be set. */
+SINEW_API sinew_result sinew_vk_output_get_desc(const sinew_vk_output* output, uint32_t slot,
+                                                sinew_output_desc* out_desc);
+
+/* Binds the skin's output to this output's current write slot (slot 0 before the first frame)
+ * and remembers the skin, so that every begin_frame moves it to the next slot. One skin per
+ * output; binding another skin unbinds the first. The binding survives backend swaps. */
+SINEW_API sinew_result sinew_vk_output_bind(sinew_vk_output* output, sinew_world* world,
+                                            sinew_skin skin);
+/* Unbinds the remembered skin (its backend goes back to its own buffers). */
+SINEW_API sinew_result sinew_vk_output_unbind(sinew_vk_output* output);
+
+/* Starts frame f = frames published so far: waits until the renderer released slot
+ * f % slot_count (up to timeout_ns; SINEW_ERROR_IN_USE when it has not by then, and the frame
+ * does not start), and rebinds the remembered skin to that slot. out_slot may be NULL.
+ * Refused with SINEW_ERROR_INVALID_ARGUMENT inside a frame. */
+SINEW_API sinew_result sinew_vk_output_begin_frame(sinew_vk_output* output, uint64_t timeout_ns,
+                                                   uint32_t* out_slot);
+/* Publishes the frame: flushes non-coherent memory, then signals `written` = f + 1 (on the
+ * host after a CPU backend, in queue order after a GPU backend's submission). */
+SINEW_API sinew_result sinew_vk_output_end_frame(sinew_vk_output* output);
+/* The renderer's "done with frame value - 1 and earlier" from the CPU: signals `read` =
+ * value on the host. value must be at most the frames published and above the current one. */
+SINEW_API sinew_result sinew_vk_output_release(sinew_vk_output* output, uint64_t value);
+
+typedef struct sinew_vk_output_info {
+    uint32_t struct_size;
+    VkBuffer buffer;
+    VkDeviceSize buffer_size;
+    uint32_t vertex_capacity;
+    uint32_t slot_count;
+    uint32_t flags;                     /* as created */
+    uint32_t host_visible;              /* 1 when mapped: positions/normals below are set */
+    VkSemaphore written;                /* timeline: f + 1 once frame f is complete */
+    VkSemaphore read;                   /* timeline: the renderer's releases */
+    uint64_t frames;                    /* frames published = the last `written` value */
+    uint32_t read_slot;                 /* slot of the latest frame (UINT32_MAX: none yet) */
+    uint32_t previous_slot;             /* slot of the frame before (UINT32_MAX: none) */
+    uint32_t write_slot;                /* inside a frame: the slot being written, else
+                                           UINT32_MAX */
+    VkDeviceSize position_offset;       /* of read_slot (slot 0 before the first frame) */
+    VkDeviceSize normal_offset;
+    VkDeviceSize previous_position_offset; /* of previous_slot (0 when none) */
+    VkDeviceSize slot_bytes;            /* of the positions (= of the normals): 12 * capacity */
+    const float* positions;             /* read_slot mapped, or NULL */
+    const float* normals;
+} sinew_vk_output_info;
+
+#define SINEW_VK_OUTPUT_INFO_INIT { (uint32_t)sizeof(sinew_vk_output_info) }
+
+SINEW_API sinew_result sinew_vk_output_get_info(const sinew_vk_output* output,
+                                                sinew_vk_output_info* out_info);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Export                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* What a consumer (CUDA, another VkDevice on the same physical device) needs to import an
+ * output's memory. Ownership of fd: each call creates a new file descriptor and hands it to
+ * the caller, who either closes it or imports it; a successful import (vkAllocateMemory with
+ * VkImportMemoryFdInfoKHR, cudaImportExternalMemory) takes the fd over, and the caller must
+ * then not close it. sinew keeps no reference to the fds it returns. The imported memory stays
+ * valid after the output is destroyed until the importer frees it (the driver refcounts it),
+ * but sinew writes it only while the output lives. */
+typedef struct sinew_vk_memory_export {
+    uint32_t struct_size;
+    int fd;                             /* opaque fd (VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD) */
+    VkDeviceSize allocation_size;       /* import exactly this size */
+    uint32_t memory_type_index;         /* a Vulkan importer must use the same type */
+    uint32_t dedicated;                 /* 1: import as a dedicated allocation of a buffer of
+                                           buffer_size bytes (cudaExternalMemoryDedicated) */
+    VkDeviceSize buffer_size;
+    uint32_t vertex_capacity;
+    uint32_t slot_count;
+    VkDeviceSize position_offsets[SINEW_VK_OUTPUT_MAX_SLOTS]; /* per slot, bytes */
+    VkDeviceSize normal_offsets[SINEW_VK_OUTPUT_MAX_SLOTS];
+    uint8_t device_uuid[VK_UUID_SIZE];  /* the importer's device must match */
+} sinew_vk_memory_export;
+
+#define SINEW_VK_MEMORY_EXPORT_INIT { (uint32_t)sizeof(sinew_vk_memory_export), -1 }
+
+/* Exports the output's memory. Needs SINEW_VK_OUTPUT_EXPORTABLE (else
+ * SINEW_ERROR_INVALID_ARGUMENT). */
+SINEW_API sinew_result sinew_vk_output_export_memory(const sinew_vk_output* output,
+                                                     sinew_vk_memory_export* out_export);
+/* Exports the `written` and `read` timeline semaphores as two new opaque fds (owned by the
+ * caller as above; importing transfers ownership). Where the device cannot export timeline
+ * semaphores (no SINEW_VK_CAP_EXPORT_SEMAPHORE_FD, e.g. lavapipe): SINEW_ERROR_UNSUPPORTED
+ * with one log line, and the consumer synchronises on the CPU instead (wait with
+ * sinew_vk_output_get_info().frames / vkWaitSemaphores, release with sinew_vk_output_release).
+ * Needs SINEW_VK_OUTPUT_EXPORTABLE. */
+SINEW_API sinew_result sinew_vk_output_export_semaphores(const sinew_vk_output* output,
+                                                         int* out_written_fd, int* out_read_fd);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Compute backends                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Registers "vk-lbs" and "vk-dqs" (flags SINEW_BACKEND_FLAG_GPU) in the world through
+ * sinew_world_register_backend, and ties the world to the context: every instance of these
+ * backends in this world runs on `context`'s device and queue. (The backend table has no user
+ * pointer, so the module keeps a small process-wide map from the world's host services to the
+ * context; registering again replaces the context, and destroying the context removes it,
+ * after which probe answers SINEW_ERROR_BACKEND_UNAVAILABLE.) The context must outlive every
+ * skin using these backends. Behaviour and parameters equal lbs/dqs (normals = 1 | 0; no
+ * simd); results agree with them within float rounding.
+ * Registering twice in one world is refused by the world (the names exist). */
+SINEW_API sinew_result sinew_vk_register_backends(sinew_world* world,
+                                                  sinew_vk_context* context);
+
 #ifdef __cplusplus
 }
 #endif

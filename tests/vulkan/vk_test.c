@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+#include "vk_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+sinew_vk_context* vk_test_context(sinew_test_log* log)
+{
+    sinew_vk_context_desc desc = SINEW_VK_CONTEXT_DESC_INIT;
+    desc.flags = SINEW_VK_CONTEXT_VALIDATION;
+    desc.logger = &log->logger;
+    sinew_vk_context* ctx = NULL;
+    sinew_result r = sinew_vk_context_create(&desc, &ctx);
+    if (r == SINEW_ERROR_NO_DEVICE || r == SINEW_ERROR_UNSUPPORTED) {
+        const char* require = getenv("SINEW_REQUIRE_VULKAN");
+        if (require && strcmp(require, "1") == 0)
+            fail_msg("no Vulkan device with validation (%s: %s) and SINEW_REQUIRE_VULKAN=1",
+                     sinew_result_string(r), log->last);
+        print_message("SKIP: no Vulkan device with validation (%s: %s)\n",
+                      sinew_result_string(r), log->last);
+        skip();
+    }
+    if (r != SINEW_OK) fail_msg("sinew_vk_context_create: %s (%s)", sinew_result_string(r), log->last);
+    return ctx;
+}
+
+uint64_t vk_test_validation_messages(const sinew_vk_context* ctx)
+{
+    sinew_vk_context_info info = SINEW_VK_CONTEXT_INFO_INIT;
+    assert_int_equal(sinew_vk_context_get_info(ctx, &info), SINEW_OK);
+    return info.validation_messages;
+}
+
+void vk_test_finish(sinew_vk_context* ctx)
+{
+    uint64_t messages = vk_test_validation_messages(ctx);
+    sinew_vk_context_destroy(ctx);
+    assert_int_equal(messages, 0);
+}
+
+void vk_scene_open(vk_scene* s, const char* name, uint32_t threads)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "characters/%s/%s.ini", name, name);
+    const char* path = sinew_test_data_path(rel);
+    memset(s, 0, sizeof *s);
+    sinew_test_log_init(&s->log);
+    s->ctx = vk_test_context(&s->log);
+    s->world = sinew_test_world(&s->log, threads);
+    sinew_import_options opt = SINEW_IMPORT_OPTIONS_INIT;
+    opt.logger = &s->log.logger;
+    assert_int_equal(sinew_import_character(path, &opt, &s->character), SINEW_OK);
+    assert_true(s->character->animation_count > 0);
+    assert_int_equal(sinew_rig_create(s->world, &s->character->rig, &s->rig), SINEW_OK);
+    sinew_rig_info info = SINEW_RIG_INFO_INIT;
+    assert_int_equal(sinew_rig_get_info(s->world, s->rig, &info), SINEW_OK);
+    s->vertices = info.vertex_count;
+    s->joints = info.joint_count;
+    const float* p = s->character->rig.render_mesh.positions;
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (uint32_t v = 0; v < s->vertices; ++v)
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fminf(lo[k], p[3 * v + k]);
+            hi[k] = fmaxf(hi[k], p[3 * v + k]);
+        }
+    s->diagonal = sqrtf((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                        (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    assert_true(s->diagonal > 0.0f);
+    s->local = malloc((size_t)s->joints * 16 * sizeof(float));
+    assert_non_null(s->local);
+    vk_scene_sample(s, 0.5f);
+    assert_int_equal(sinew_vk_register_backends(s->world, s->ctx), SINEW_OK);
+}
+
+void vk_scene_close(vk_scene* s)
+{
+    free(s->local);
+    sinew_world_destroy(s->world);
+    sinew_import_free(s->character);
+    vk_test_finish(s->ctx);
+}
+
+void vk_scene_sample(vk_scene* s, float t)
+{
+    const sinew_animation* anim = &s->character->animations[0];
+    assert_int_equal(anim->joint_count, s->joints);
+    assert_int_equal(sinew_animation_sample(anim, t * anim->duration, 0, s->local), SINEW_OK);
+}
+
+void vk_scene_pose(vk_scene* s, sinew_skin skin)
+{
+    sinew_pose_desc pose = SINEW_POSE_DESC_INIT;
+    pose.space = SINEW_POSE_LOCAL;
+    pose.joint_count = s->joints;
+    pose.matrices = s->local;
+    assert_int_equal(sinew_skin_set_pose(s->world, skin, &pose), SINEW_OK);
+}
+
+sinew_skin vk_scene_add_skin(vk_scene* s, const char* backend)
+{
+    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.rig = s->rig;
+    desc.backend = backend;
+    sinew_skin skin;
+    sinew_result r = sinew_world_add_skin(s->world, &desc, &skin);
+    if (r != SINEW_OK)
+        fail_msg("add_skin %s: %s (%s)", backend, sinew_result_string(r), s->log.last);
+    vk_scene_pose(s, skin);
+    return skin;
+}
+
+void vk_scene_read(vk_scene* s, sinew_skin skin, float* positions, float* normals)
+{
+    sinew_output_desc out = SINEW_OUTPUT_DESC_INIT;
+    out.vertex_capacity = s->vertices;
+    out.positions = positions;
+    out.normals = normals;
+    assert_int_equal(sinew_skin_read_output(s->world, skin, &out), SINEW_OK);
+}
+
+float vk_max_diff(const float* a, const float* b, size_t count)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < count; ++i) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= m)) m = d; /* NaN propagates as a large difference */
+        if (isnan(d)) return INFINITY;
+    }
+    return m;
+}
