@@ -786,6 +786,11 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
         c->skin_sides[t].contact = c->base_sides[t].contact = tuples[2u * t + 1u];
         rest_side(k, m->rest + 3u * v, gs, &c->skin_sides[t]);
         rest_side(k, m->rest + 3u * ((size_t)m->n + v), gb, &c->base_sides[t]);
+        /* Only the two bones' own vertices: the plane halves the fold between those limbs and
+         * says nothing about other parts that the extreme poses brought into contact (a torso
+         * at a shoulder), which it would cut through. */
+        uint32_t bv = m->vertex_bone[v];
+        if (bv != k->bone_i && bv != k->bone_j) c->skin_sides[t].side = c->base_sides[t].side = 0.0;
     }
     for (uint32_t s = 0; s < c->vertex_count; ++s) c->side_offsets[s + 1u] += c->side_offsets[s];
     sinew_host_free(host, tuples);
