@@ -10,5 +10,8 @@ extern const sinew_backend_vtable sinew_backend_dqs;  /* backends/dqs */
 #if defined(SINEW_HAVE_PS)
 extern const sinew_backend_vtable sinew_backend_ps;   /* backends/ps (needs CHOLMOD) */
 #endif
+#if defined(SINEW_HAVE_FPS)
+extern const sinew_backend_vtable sinew_backend_fps;  /* backends/fps (PCG; CHOLMOD optional) */
+#endif
 
 #endif

@@ -1,0 +1,704 @@
+/* The `fps` backend: fast projective skinning on the CPU (Komaritzan and Botsch 2019,
+ * ../shared/papers/fast-projective-skinning-2019.txt). The tissue model is ps's (volumetric
+ * skeleton, shrinking, tissue mesh, skin sliding, upsampling, baking: backends/ps, object
+ * library sinew_tissue); the base vertices are hard (Dirichlet) constraints instead of soft
+ * anchors (Sec. 4.3), and the reduced system is solved by CHOLMOD or by the
+ * Jacobi-preconditioned CG of Alg. 2 on the ELL/CRS matrix of Sec. 4.2, with the arithmetic of
+ * the CUDA plugin (backends/common/fps_kernels.h). SPDX-License-Identifier: MIT
+ *
+ * Parameters (sinew_param strings; an unknown or repeated key or a bad value is
+ * SINEW_ERROR_PARAMETER with one log line; README.md has the same table):
+ *
+ *   key             default  meaning
+ *   iterations      10       PD (local/global) iterations per step, 1..1000 (Alg. 1)
+ *   pcg_iterations  10       PCG iterations per PD iteration with solver=pcg, 1..10000 (Alg. 2)
+ *   pcg_tolerance   0        0: always pcg_iterations; > 0 (below 1): stop earlier once every
+ *                            coordinate's residual is below this, relative to its right-hand
+ *                            side (pcg_iterations stays the cap)
+ *   solver          cholmod  cholmod (simplicial LDL^T, AMD, factored once) or pcg (warm-started
+ *                            from the previous iterate); a build without CHOLMOD defaults to pcg
+ *                            and refuses cholmod with SINEW_ERROR_BACKEND_UNAVAILABLE
+ *   timestep        1/60     h, seconds, (0, 1]; fixed at prepare: every step advances by h
+ *                            whatever dt it is given (dt is only checked)
+ *   damping         0.95     lambda of v = lambda (x_{t+1} - x_t) / h (Sec. 3): 1 = no damping
+ *   strain_weight   1        strain stiffness per unit rest volume (> 0)
+ *   mass            0.001    tissue density (> 0), scaled as in ps (by the squared mean tissue
+ *                            thickness, so that the wobble does not depend on the rig's units)
+ *   sliding         1        skin sliding at joints (2018 Sec. 4.2) for the base vertices
+ *   profile         0        1: one INFO line with the per-step means of the phases on destroy
+ *   simd            auto     kernels of the batched polar decomposition: auto, scalar, avx2,
+ *                            avx512 (same bits); one the CPU lacks is
+ *                            SINEW_ERROR_BACKEND_UNAVAILABLE
+ *   decimate_above  12000    as ps: a lone render mesh above this many vertices simulates a
+ *   simulation_vertices 4000   decimated mesh of about this many vertices
+ *   bone_radii      ""       as ps: joint:radius,... instead of the 75 % rule (2018 Sec. 3.1)
+ *
+ * Contract: that of ps (backends/ps/ps.c, README.md) with these differences: base vertices sit
+ * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
+ * the name "fps", and a rig baked for "ps" is restored as well, since the model is the same). */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtin_backends.h"
+#include "fps_internal.h"
+#include "polar3_batch.h"
+#include "sinew_output.h"
+
+#define FPS_MAGIC 0x6670736bu
+
+typedef enum fps_shape { FPS_SHAPE_REST, FPS_SHAPE_SIM, FPS_SHAPE_STATE } fps_shape;
+
+typedef struct fps_instance {
+    uint32_t magic;
+    sinew_host_api host;
+    fps_params params;
+    ps_model model;
+    fps_sim* sim;
+    uint32_t joint_count;
+    uint32_t render_count;
+    const float* rest_positions;
+    const float* rest_normals;
+    const uint32_t* render_indices;
+    bool has_sim_mesh;
+    float* positions;
+    float* normals;
+    float* latest;
+    bool pose_pending;
+    bool bound;
+    sinew_output_view binding;
+    fps_shape shape;
+    bool positions_fresh;
+    bool normals_fresh;
+} fps_instance;
+
+static fps_instance* fps_cast(void* instance)
+{
+    fps_instance* inst = (fps_instance*)instance;
+    return inst && inst->magic == FPS_MAGIC ? inst : NULL;
+}
+
+/* ---- parameters ---- */
+
+void fps_params_default(fps_params* p)
+{
+    memset(p, 0, sizeof *p);
+    p->iterations = 10u;
+    p->pcg_iterations = 10u;
+    p->pcg_tolerance = 0.0;
+    p->timestep = 1.0 / 60.0;
+    p->damping = 0.95;
+    p->strain_weight = 1.0;
+    p->mass = 0.001;
+#if defined(SINEW_HAVE_CHOLMOD)
+    p->solver = FPS_SOLVER_CHOLMOD;
+#else
+    p->solver = FPS_SOLVER_PCG;
+#endif
+    p->sliding = 1;
+    p->profile = 0;
+    p->simd = SINEW_SIMD_AUTO;
+    p->decimate_above = 12000u;
+    p->simulation_vertices = 4000u;
+    p->bone_radii[0] = '\0';
+}
+
+void fps_model_params(const fps_params* p, ps_params* out)
+{
+    memset(out, 0, sizeof *out);
+    out->sliding = p->sliding;
+    out->decimate_above = p->decimate_above;
+    out->simulation_vertices = p->simulation_vertices;
+    memcpy(out->bone_radii, p->bone_radii, sizeof out->bone_radii);
+}
+
+static bool parse_double(const char* text, double* out)
+{
+    if (!text || !*text) return false;
+    errno = 0;
+    char* end = NULL;
+    double v = strtod(text, &end);
+    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_count(const char* text, double lo, double hi, uint32_t* out)
+{
+    double v;
+    if (!parse_double(text, &v) || v < lo || v > hi || v != floor(v)) return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static bool parse_flag(const char* text, int* out)
+{
+    if (strcmp(text, "0") != 0 && strcmp(text, "1") != 0) return false;
+    *out = text[0] == '1';
+    return true;
+}
+
+sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,
+                              uint32_t count, fps_params* out)
+{
+    fps_params_default(out);
+    if (count > 0 && !params)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps: param_count is %u but params is NULL", count);
+    static const char* const keys[] = {"iterations", "pcg_iterations", "pcg_tolerance", "solver",
+                                       "timestep", "damping", "strain_weight", "mass", "sliding",
+                                       "profile", "simd", "decimate_above",
+                                       "simulation_vertices", "bone_radii"};
+    enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
+    bool seen[KEY_COUNT] = {false};
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* key = params[i].key;
+        const char* value = params[i].value;
+        if (!key || !value)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: parameter %u has a NULL %s",
+                                   i, key ? "value" : "key");
+        int k = 0;
+        while (k < KEY_COUNT && strcmp(key, keys[k]) != 0) ++k;
+        if (k == KEY_COUNT)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "fps: unknown parameter \"%s\" (known: iterations, "
+                                   "pcg_iterations, pcg_tolerance, solver, timestep, damping, "
+                                   "strain_weight, mass, sliding, profile, simd, decimate_above, "
+                                   "simulation_vertices, bone_radii)", key);
+        if (seen[k])
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "fps: parameter \"%s\" is given twice", key);
+        seen[k] = true;
+        double v = 0.0;
+        bool ok = parse_double(value, &v);
+        switch (k) {
+        case 0:
+            if (!parse_count(value, 1.0, 1000.0, &out->iterations))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: iterations=\"%s\" is not a whole number in 1..1000",
+                                       value);
+            break;
+        case 1:
+            if (!parse_count(value, 1.0, 10000.0, &out->pcg_iterations))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: pcg_iterations=\"%s\" is not a whole number in "
+                                       "1..10000", value);
+            break;
+        case 2:
+            if (!ok || v < 0.0 || !(v < 1.0))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: pcg_tolerance=\"%s\" is not a number in [0, 1)", value);
+            out->pcg_tolerance = v;
+            break;
+        case 3:
+            if (strcmp(value, "cholmod") == 0) out->solver = FPS_SOLVER_CHOLMOD;
+            else if (strcmp(value, "pcg") == 0) out->solver = FPS_SOLVER_PCG;
+            else
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: solver=\"%s\" is neither cholmod nor pcg", value);
+            break;
+        case 4:
+            if (!ok || !(v > 0.0) || v > 1.0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: timestep=\"%s\" is not a number of seconds in (0, 1]",
+                                       value);
+            out->timestep = v;
+            break;
+        case 5:
+            if (!ok || v < 0.0 || v > 1.0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: damping=\"%s\" is not a number in [0, 1]", value);
+            out->damping = v;
+            break;
+        case 6:
+        case 7:
+            if (!ok || !(v > 0.0) || v > 1e12)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: %s=\"%s\" is not a positive number (at most 1e12)",
+                                       key, value);
+            if (k == 6) out->strain_weight = v;
+            else out->mass = v;
+            break;
+        case 8:
+        case 9:
+            if (!parse_flag(value, k == 8 ? &out->sliding : &out->profile))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: %s=\"%s\" is neither 0 nor 1", key, value);
+            break;
+        case 10:
+            if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: simd=\"%s\" is not one of auto, scalar, avx2, avx512",
+                                       value);
+            break;
+        case 11:
+        case 12:
+            if (!parse_count(value, k == 11 ? 0.0 : 4.0, 1e8,
+                             k == 11 ? &out->decimate_above : &out->simulation_vertices))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: %s=\"%s\" is not a whole number in %s..100000000",
+                                       key, value, k == 11 ? "0" : "4");
+            break;
+        default: {
+            size_t len = strlen(value);
+            if (len == 0 || len >= sizeof out->bone_radii)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: bone_radii=\"%.64s\" is empty or longer than %zu "
+                                       "characters", value, sizeof out->bone_radii - 1u);
+            memcpy(out->bone_radii, value, len + 1u); /* names are checked against the rig */
+            break;
+        }
+        }
+    }
+    return SINEW_OK;
+}
+
+/* ---- rig checks (what ps checks, with fps's name in the messages) ---- */
+
+static sinew_result check_mesh(const sinew_host_api* host, const sinew_mesh_view* mesh,
+                               const char* which, bool need_normals)
+{
+    if (mesh->vertex_count == 0 || mesh->triangle_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "fps: the %s has %u vertices and %u "
+                               "triangles", which, mesh->vertex_count, mesh->triangle_count);
+    if (mesh->vertex_count > UINT32_MAX / 8u || mesh->triangle_count > UINT32_MAX / 8u)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "fps: the %s is too large (%u vertices, "
+                               "%u triangles)", which, mesh->vertex_count, mesh->triangle_count);
+    if (!mesh->positions || !mesh->indices || (need_normals && !mesh->normals))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps: the %s lacks positions, normals or indices", which);
+    for (size_t k = 0; k < 3u * (size_t)mesh->triangle_count; ++k)
+        if (mesh->indices[k] >= mesh->vertex_count)
+            return sinew_host_fail(host, SINEW_ERROR_VERTEX_INDEX,
+                                   "fps: the %s's triangle %zu names vertex %u of %u", which,
+                                   k / 3u, mesh->indices[k], mesh->vertex_count);
+    for (size_t k = 0; k < 3u * (size_t)mesh->vertex_count; ++k)
+        if (!isfinite(mesh->positions[k]) || (need_normals && !isfinite(mesh->normals[k])))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "fps: vertex %zu of the %s is not finite", k / 3u, which);
+    return SINEW_OK;
+}
+
+static sinew_result check_rig(const sinew_host_api* host, const sinew_rig_view* rig)
+{
+    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: rig is NULL");
+    if (rig->struct_size < sizeof(sinew_rig_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "fps: rig view struct_size %u is below %zu", rig->struct_size,
+                               sizeof(sinew_rig_view));
+    if (rig->joint_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps: the rig has no joints");
+    if (rig->joint_count > (1u << 20))
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "fps: %u joints are more than the %u "
+                               "supported", rig->joint_count, 1u << 20);
+    if (!rig->parents || !rig->bind_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps: the rig lacks parents or bind matrices");
+    for (uint32_t j = 0; j < rig->joint_count; ++j) {
+        if (rig->parents[j] < -1 || rig->parents[j] >= (int32_t)rig->joint_count ||
+            rig->parents[j] == (int32_t)j)
+            return sinew_host_fail(host, SINEW_ERROR_JOINT_INDEX,
+                                   "fps: joint %u has parent %d", j, rig->parents[j]);
+        for (int k = 0; k < 16; ++k)
+            if (!isfinite(rig->bind_matrices[16u * j + k]))
+                return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                       "fps: the bind matrix of joint %u is not finite", j);
+    }
+    sinew_result r = check_mesh(host, &rig->render_mesh, "render mesh", true);
+    if (r == SINEW_OK && rig->simulation_mesh.vertex_count > 0)
+        r = check_mesh(host, &rig->simulation_mesh, "simulation mesh", false);
+    return r;
+}
+
+/* ---- vtable ---- */
+
+static sinew_result fps_probe(const sinew_host_api* host)
+{
+    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
+}
+
+static void fps_destroy(void* instance)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return;
+    sinew_host_api host = inst->host;
+    if (inst->sim && inst->params.profile) {
+        double sec[5];
+        uint64_t steps;
+        fps_sim_profile(inst->sim, sec, &steps);
+        if (steps > 0) {
+            double f = 1e3 / (double)steps;
+            sinew_host_log(&host, SINEW_LOG_INFO,
+                           "fps profile: %llu steps, per step: simulation %.3f ms (local step "
+                           "%.3f, right-hand side %.3f, solve %.3f), upsampling %.3f ms",
+                           (unsigned long long)steps, sec[4] * f, sec[0] * f, sec[1] * f,
+                           sec[2] * f, sec[3] * f);
+        }
+    }
+    fps_sim_destroy(inst->sim);
+    ps_model_free(&host, &inst->model);
+    sinew_host_free(&host, inst->positions);
+    sinew_host_free(&host, inst->normals);
+    sinew_host_free(&host, inst->latest);
+    inst->magic = 0;
+    sinew_host_free(&host, inst);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The model (ps's): restored from a "fps" or "ps" blob, else built (decimating a lone large
+ * render mesh first, as ps does). */
+static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view* rig,
+                                const fps_params* p, ps_model* m, bool* baked)
+{
+    *baked = rig->baked_backend && rig->baked_data &&
+             (strcmp(rig->baked_backend, FPS_NAME) == 0 || strcmp(rig->baked_backend, PS_NAME) == 0);
+    if (*baked) return ps_bake_read(host, rig, rig->baked_data, rig->baked_size, m);
+    ps_params pp;
+    fps_model_params(p, &pp);
+    sinew_rig_view view;
+    sinew_decimated_mesh decimated;
+    sinew_result r = ps_decimate_view(host, rig, &pp, &view, &decimated);
+    if (r != SINEW_OK) return r;
+    r = ps_model_build_with(host, &view, &pp, m);
+    if (r == SINEW_OK) m->decimated_triangles = decimated.triangle_count;
+    sinew_decimated_free(host, &decimated);
+    return r;
+}
+
+static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                                const sinew_param* params, uint32_t param_count, const void* next,
+                                void** out_instance)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out_instance)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: out_instance is NULL");
+    *out_instance = NULL;
+    fps_params p;
+    sinew_result r = fps_params_parse(host, params, param_count, &p);
+    if (r != SINEW_OK) return r;
+#if !defined(SINEW_HAVE_CHOLMOD)
+    if (p.solver == FPS_SOLVER_CHOLMOD)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps: solver=cholmod, but this build has no CHOLMOD (use pcg)");
+#endif
+    if (!sinew_polar3_batch_kernel(p.simd))
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps: simd=%s is not available on this CPU or in this build",
+                               sinew_simd_name(p.simd));
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps: takes no typed parameters (next is not NULL)");
+    r = check_rig(host, rig);
+    if (r != SINEW_OK) return r;
+    double t0 = seconds_now();
+    fps_instance* inst = (fps_instance*)sinew_host_calloc(host, 1, sizeof(fps_instance));
+    if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
+    inst->magic = FPS_MAGIC;
+    inst->host = *host;
+    inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    inst->params = p;
+    inst->joint_count = rig->joint_count;
+    inst->render_count = rig->render_mesh.vertex_count;
+    inst->rest_positions = rig->render_mesh.positions;
+    inst->rest_normals = rig->render_mesh.normals;
+    inst->render_indices = rig->render_mesh.indices;
+    bool baked = false;
+    r = build_model(host, rig, &p, &inst->model, &baked);
+    inst->has_sim_mesh = inst->model.restore != NULL;
+    if (r != SINEW_OK) {
+        fps_destroy(inst);
+        return r;
+    }
+    double t1 = seconds_now();
+    r = fps_sim_create(host, &inst->model, &p, &inst->sim);
+    if (r != SINEW_OK) {
+        fps_destroy(inst);
+        return r;
+    }
+    uint32_t n = inst->render_count;
+    inst->positions = (float*)sinew_host_calloc(host, n, 12u);
+    inst->normals = (float*)sinew_host_calloc(host, n, 12u);
+    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
+    if (!inst->positions || !inst->normals || !inst->latest) {
+        fps_destroy(inst);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
+    }
+    memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
+    memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
+    inst->positions_fresh = inst->normals_fresh = true;
+    inst->shape = FPS_SHAPE_REST;
+    const ps_model* m = &inst->model;
+    uint32_t ell;
+    size_t crs;
+    fps_sim_ellcrs_shape(inst->sim, &ell, &crs);
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "fps: %s %u skin vertices, %u bones, %u tets; reduced system %u unknowns, "
+                   "%zu nonzeros (ELL width %u, %zu CRS), solver %s%s%zu; model %.1f ms, "
+                   "system %.1f ms",
+                   baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
+                   m->tet_count, fps_sim_free_count(inst->sim), fps_sim_matrix_nnz(inst->sim), ell,
+                   crs, p.solver == FPS_SOLVER_PCG ? "pcg" : "cholmod",
+                   p.solver == FPS_SOLVER_PCG ? "" : " factor nonzeros ",
+                   p.solver == FPS_SOLVER_PCG ? (size_t)0 : fps_sim_factor_nnz(inst->sim),
+                   1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+    *out_instance = inst;
+    return SINEW_OK;
+}
+
+static sinew_result fps_set_pose(void* instance, const sinew_pose_view* pose)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &inst->host;
+    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: pose is NULL");
+    if (pose->struct_size < sizeof(sinew_pose_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps: pose struct_size %u is below "
+                               "%zu", pose->struct_size, sizeof(sinew_pose_view));
+    if (pose->joint_count != inst->joint_count)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps: a pose of %u joints for a rig "
+                               "of %u", pose->joint_count, inst->joint_count);
+    if (!pose->skinning_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps: the pose has no skinning matrices");
+    for (uint32_t k = 0; k < 16u * inst->joint_count; ++k)
+        if (!isfinite(pose->skinning_matrices[k]))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "fps: the skinning matrix of joint %u is not finite", k / 16u);
+    memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    inst->pose_pending = true;
+    return SINEW_OK;
+}
+
+static sinew_result fps_step(void* instance, float dt)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!isfinite(dt) || dt < 0.0f)
+        return sinew_host_fail(&inst->host,
+                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
+                               "fps: dt %g must be finite and not negative", (double)dt);
+    if (inst->pose_pending) {
+        fps_sim_set_pose(inst->sim, inst->latest);
+        inst->pose_pending = false;
+    }
+    sinew_result r = fps_sim_step(inst->sim);
+    if (r != SINEW_OK) return r;
+    inst->shape = FPS_SHAPE_SIM;
+    if (inst->bound) {
+        fps_sim_upsample(inst->sim, inst->binding.positions, inst->binding.position_stride,
+                         inst->binding.normals, inst->binding.normal_stride);
+        inst->positions_fresh = inst->normals_fresh = false;
+    } else {
+        fps_sim_upsample(inst->sim, inst->positions, 12u, inst->normals, 12u);
+        inst->positions_fresh = inst->normals_fresh = true;
+    }
+    return SINEW_OK;
+}
+
+static void refresh(fps_instance* inst, bool need_normals)
+{
+    bool pos = !inst->positions_fresh;
+    bool nrm = need_normals && !inst->normals_fresh;
+    if (!pos && !nrm) return;
+    if (inst->shape == FPS_SHAPE_REST) {
+        if (pos) memcpy(inst->positions, inst->rest_positions, (size_t)inst->render_count * 12u);
+        if (nrm) memcpy(inst->normals, inst->rest_normals, (size_t)inst->render_count * 12u);
+    } else {
+        fps_sim_upsample(inst->sim, pos ? inst->positions : NULL, 12u, nrm ? inst->normals : NULL,
+                         12u);
+    }
+    if (pos) inst->positions_fresh = true;
+    if (nrm) inst->normals_fresh = true;
+}
+
+static sinew_result fps_read_output(void* instance, const sinew_output_view* out)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r =
+        sinew_output_check(&inst->host, FPS_NAME, "read_output", out, inst->render_count);
+    if (r != SINEW_OK) return r;
+    refresh(inst, out->normals != NULL);
+    sinew_output_copy(inst->positions, inst->render_count, out->positions,
+                      out->position_stride ? out->position_stride : 12u);
+    if (out->normals)
+        sinew_output_copy(inst->normals, inst->render_count, out->normals,
+                          out->normal_stride ? out->normal_stride : 12u);
+    return SINEW_OK;
+}
+
+static sinew_result fps_bind_output(void* instance, const sinew_output_view* out)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out) {
+        refresh(inst, true);
+        inst->bound = false;
+        return SINEW_OK;
+    }
+    sinew_result r =
+        sinew_output_check(&inst->host, FPS_NAME, "bind_output", out, inst->render_count);
+    if (r != SINEW_OK) return r;
+    inst->binding = sinew_output_binding(out);
+    inst->bound = true;
+    return SINEW_OK;
+}
+
+static sinew_result check_state(const fps_instance* inst, const sinew_state_view* state,
+                                const char* fn)
+{
+    const sinew_host_api* host = &inst->host;
+    if (!state)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps %s: state is NULL", fn);
+    if (state->struct_size < sizeof(sinew_state_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps %s: state struct_size %u is "
+                               "below %zu", fn, state->struct_size, sizeof(sinew_state_view));
+    if (state->vertex_count != inst->render_count)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps %s: a state of %u "
+                               "vertices for a mesh of %u", fn, state->vertex_count,
+                               inst->render_count);
+    if (!state->positions)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps %s: positions is NULL", fn);
+    return SINEW_OK;
+}
+
+static sinew_result fps_get_state(void* instance, const sinew_state_view* state)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_state(inst, state, "get_state");
+    if (r != SINEW_OK) return r;
+    refresh(inst, false);
+    memcpy(state->positions, inst->positions, (size_t)inst->render_count * 12u);
+    if (state->velocities) {
+        if (inst->shape == FPS_SHAPE_REST)
+            memset(state->velocities, 0, (size_t)inst->render_count * 12u);
+        else
+            fps_sim_render_velocities(inst->sim, state->velocities);
+    }
+    return SINEW_OK;
+}
+
+/* Skin vertex values from render-vertex values (set_state), as ps does it. */
+static void render_to_skin(const fps_instance* inst, const float* render, float* skin, bool offsets)
+{
+    const ps_model* m = &inst->model;
+    static const float zero[3] = {0.0f, 0.0f, 0.0f};
+    if (!inst->has_sim_mesh) {
+        for (uint32_t v = m->render_count; v-- > 0;)
+            memcpy(skin + 3u * m->weld[v], render + 3u * v, 12u);
+        return;
+    }
+    for (uint32_t i = 0; i < m->n; ++i) {
+        const ps_restore* rs = &m->restore[i];
+        const uint32_t* t = inst->render_indices + 3u * rs->triangle;
+        if (!offsets) {
+            for (int k = 0; k < 3; ++k)
+                skin[3u * i + k] = rs->bary[0] * render[3u * t[0] + k] +
+                                   rs->bary[1] * render[3u * t[1] + k] +
+                                   rs->bary[2] * render[3u * t[2] + k];
+            continue;
+        }
+        float p[3], tg[3], bt[3], nn[3];
+        ps_surface_frame(render + 3u * t[0], render + 3u * t[1], render + 3u * t[2], zero, zero,
+                         zero, rs->bary, p, tg, bt, nn);
+        for (int k = 0; k < 3; ++k)
+            skin[3u * i + k] = p[k] + rs->offset[0] * tg[k] + rs->offset[1] * bt[k] +
+                               rs->offset[2] * nn[k];
+    }
+}
+
+static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_state(inst, state, "set_state");
+    if (r != SINEW_OK) return r;
+    size_t count = 3u * (size_t)inst->render_count;
+    for (size_t k = 0; k < count; ++k)
+        if (!isfinite(state->positions[k]) || (state->velocities && !isfinite(state->velocities[k])))
+            return sinew_host_fail(&inst->host, SINEW_ERROR_NONFINITE,
+                                   "fps set_state: vertex %zu is not finite", k / 3u);
+    uint32_t n = inst->model.n;
+    float* skin = (float*)sinew_host_calloc(&inst->host, n, 12u);
+    float* vel = state->velocities ? (float*)sinew_host_calloc(&inst->host, n, 12u) : NULL;
+    if (!skin || (state->velocities && !vel)) {
+        sinew_host_free(&inst->host, skin);
+        sinew_host_free(&inst->host, vel);
+        return sinew_host_fail(&inst->host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "fps set_state: out of memory");
+    }
+    render_to_skin(inst, state->positions, skin, true);
+    if (vel) render_to_skin(inst, state->velocities, vel, false);
+    fps_sim_set_skin(inst->sim, skin, vel);
+    sinew_host_free(&inst->host, skin);
+    sinew_host_free(&inst->host, vel);
+    memcpy(inst->positions, state->positions, count * sizeof(float));
+    inst->shape = FPS_SHAPE_STATE;
+    inst->positions_fresh = true;
+    inst->normals_fresh = false;
+    return SINEW_OK;
+}
+
+/* Writes ps's model blob (ps_bake.c): fps uses the same pose-independent model. */
+static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* rig,
+                             const sinew_param* params, uint32_t param_count,
+                             const sinew_bake_writer* writer)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    fps_params p;
+    sinew_result r = fps_params_parse(host, params, param_count, &p);
+    if (r != SINEW_OK) return r;
+    if (!writer || !writer->write)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps bake: writer is NULL");
+    r = check_rig(host, rig);
+    if (r != SINEW_OK) return r;
+    ps_model m;
+    bool baked = false;
+    sinew_rig_view plain = *rig;
+    plain.baked_backend = NULL; /* bake from the rig itself, not from a blob it carries */
+    plain.baked_data = NULL;
+    plain.baked_size = 0;
+    r = build_model(host, &plain, &p, &m, &baked);
+    if (r != SINEW_OK) return r;
+    r = ps_bake_write(host, rig, &m, writer);
+    ps_model_free(host, &m);
+    return r;
+}
+
+const ps_model* fps_instance_model(void* instance)
+{
+    fps_instance* inst = fps_cast(instance);
+    return inst ? &inst->model : NULL;
+}
+
+fps_sim* fps_instance_sim(void* instance)
+{
+    fps_instance* inst = fps_cast(instance);
+    return inst ? inst->sim : NULL;
+}
+
+const sinew_backend_vtable sinew_backend_fps = {
+    (uint32_t)sizeof(sinew_backend_vtable),
+    FPS_NAME,
+    SINEW_BACKEND_FLAG_PHYSICS,
+    fps_probe,
+    fps_prepare,
+    fps_set_pose,
+    fps_step,
+    fps_read_output,
+    fps_bind_output,
+    fps_get_state,
+    fps_set_state,
+    fps_destroy,
+    fps_bake,
+};

@@ -1,0 +1,131 @@
+/* Internals of the `fps` backend (fast projective skinning on the CPU, Komaritzan and Botsch
+ * 2019), shared by its source files and its tests. Nothing here crosses the plugin ABI.
+ * SPDX-License-Identifier: MIT
+ *
+ * The pose-independent model (volumetric skeleton, shrunken skin, tissue mesh, skin sliding,
+ * upsampling records, baking) is ps's (backends/ps, the sinew_tissue object library, which
+ * needs no CHOLMOD); fps replaces ps's soft anchors by hard constraints (Sec. 4.3) and solves
+ * with CHOLMOD or with the Jacobi-preconditioned CG of Alg. 2, whose arithmetic lives in
+ * backends/common/fps_kernels.h and sparse_ellcrs.h (shared with the CUDA plugin). */
+#ifndef SINEW_FPS_INTERNAL_H
+#define SINEW_FPS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fps_kernels.h"
+#include "ps_internal.h"
+#include "sparse_ellcrs.h"
+
+#define FPS_NAME "fps"
+
+typedef enum fps_solver_kind { FPS_SOLVER_CHOLMOD = 0, FPS_SOLVER_PCG = 1 } fps_solver_kind;
+
+/* Parameters (defaults and meaning: the table at the top of fps.c and README.md). */
+typedef struct fps_params {
+    uint32_t iterations;     /* PD (local/global) iterations per step */
+    uint32_t pcg_iterations; /* PCG iterations per PD iteration (solver=pcg) */
+    double pcg_tolerance;    /* 0: exactly pcg_iterations; > 0: stop below this relative residual */
+    double timestep;         /* h, seconds */
+    double damping;          /* lambda of the velocity update, 1 = none */
+    double strain_weight;    /* strain stiffness per unit rest volume */
+    double mass;             /* tissue density (scaled as in ps) */
+    fps_solver_kind solver;
+    int sliding;             /* skin sliding (2018 Sec. 4.2) for the base vertices' targets */
+    int profile;
+    sinew_simd simd;         /* the batched polar decomposition's kernels (AUTO resolved) */
+    uint32_t decimate_above;
+    uint32_t simulation_vertices;
+    char bone_radii[1024];
+} fps_params;
+
+void fps_params_default(fps_params* p);
+sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,
+                              uint32_t count, fps_params* out);
+/* The ps parameters that shape the model (bone_radii, decimation, sliding), for ps's builders. */
+void fps_model_params(const fps_params* p, ps_params* out);
+
+/* ---- sparse helpers (fps_matrix.c) ---- */
+
+/* A CRS matrix that owns its arrays. */
+typedef struct fps_csr {
+    uint32_t rows;
+    uint32_t* ptr;
+    uint32_t* col;
+    double* val;
+} fps_csr;
+
+void fps_csr_free(const sinew_host_api* host, fps_csr* m);
+static inline sinew_crs fps_csr_view(const fps_csr* m)
+{
+    sinew_crs v;
+    v.rows = m->rows;
+    v.ptr = m->ptr;
+    v.col = m->col;
+    v.val = m->val;
+    return v;
+}
+/* out = a + b (same row count; columns sorted per row; entries of b that a lacks are added). */
+sinew_result fps_csr_add(const sinew_host_api* host, const sinew_crs* a, const sinew_crs* b,
+                         fps_csr* out);
+
+/* ---- CHOLMOD (fps_cholmod.c, only with SINEW_HAVE_CHOLMOD) ---- */
+
+typedef struct fps_cholmod fps_cholmod;
+/* Simplicial LDL^T with AMD ordering of a symmetric CRS matrix (both triangles stored). */
+sinew_result fps_cholmod_create(const sinew_host_api* host, const sinew_crs* K, fps_cholmod** out);
+void fps_cholmod_destroy(fps_cholmod* c);
+/* Numeric refactorization of K on the kept symbolic analysis (same ordering): K may have
+ * entries the analysed matrix lacked (the simplicial factor grows its columns). */
+sinew_result fps_cholmod_refactor(fps_cholmod* c, const sinew_crs* K);
+/* Solves the three columns of b (rows x 3, ldb apart) into x (ldx apart). */
+sinew_result fps_cholmod_solve(fps_cholmod* c, const double* b, size_t ldb, double* x, size_t ldx);
+size_t fps_cholmod_factor_nnz(const fps_cholmod* c);
+
+/* ---- the simulation (fps_sim.c) ---- */
+
+typedef struct fps_sim fps_sim;
+
+sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* model,
+                            const fps_params* params, fps_sim** out);
+void fps_sim_destroy(fps_sim* sim);
+/* Skinning matrices (16 floats per joint) of the next step's targets; NULL: rest pose. */
+void fps_sim_set_pose(fps_sim* sim, const float* skinning);
+/* One time step (Alg. 1 with the reduced system of Sec. 4.3). */
+sinew_result fps_sim_step(fps_sim* sim);
+/* Skin positions and velocities (3 floats per skin vertex, velocities may be NULL). */
+void fps_sim_set_skin(fps_sim* sim, const float* positions, const float* velocities);
+void fps_sim_upsample(fps_sim* sim, float* positions, size_t position_stride, float* normals,
+                      size_t normal_stride);
+void fps_sim_render_velocities(const fps_sim* sim, float* velocities);
+/* Tissue positions in the model's numbering (skin 0..n-1, base n..2n-1), 3 per vertex. */
+void fps_sim_tissue_positions(const fps_sim* sim, double* out);
+/* Sizes: free unknowns (rows of the reduced system), its nonzeros, the factor's nonzeros (0
+ * for PCG), the ELL width and CRS-part size. */
+uint32_t fps_sim_free_count(const fps_sim* sim);
+size_t fps_sim_matrix_nnz(const fps_sim* sim);
+size_t fps_sim_factor_nnz(const fps_sim* sim);
+void fps_sim_ellcrs_shape(const fps_sim* sim, uint32_t* ell_width, size_t* crs_count);
+/* The reduced matrix K_ss (h^-2 M_s + Q_s^T Q_s) in CRS and its ELL/CRS form (tests). */
+sinew_crs fps_sim_matrix(const fps_sim* sim);
+sinew_ellcrs fps_sim_ellcrs(const fps_sim* sim);
+/* The system becomes A + A_col (Sec. 6): a symmetric n_s x n_s CRS matrix (both triangles,
+ * diagonal allowed, NULL or empty: none). CHOLMOD refactors numerically on its kept analysis;
+ * PCG adds A_col's diagonal to A's, recomputes J and keeps the off-diagonal part as a CRS
+ * matrix. SINEW_ERROR_INVALID_ARGUMENT for a wrong size or unsorted rows. */
+sinew_result fps_sim_set_collision_matrix(fps_sim* sim, const sinew_crs* A_col);
+/* Solves (A + A_col) x = b with the chosen solver (x holds the start for PCG), b and x n_s x 3
+ * with ld = n_s; for PCG, iterations and tolerance as the parameters (tests, benchmarks).
+ * Returns the largest relative residual over the three columns through *residual. */
+sinew_result fps_sim_solve(fps_sim* sim, const double* b, double* x, double* residual);
+/* Per-step profile (profile=1): local step, right-hand side, solve, upsampling, whole step. */
+void fps_sim_profile(const fps_sim* sim, double seconds[5], uint64_t* steps);
+
+/* ---- the backend instance (fps.c) ---- */
+
+/* The model and simulation of an fps instance (NULL for anything else), for tests. */
+const ps_model* fps_instance_model(void* instance);
+fps_sim* fps_instance_sim(void* instance);
+
+#endif

@@ -1,0 +1,1009 @@
+/* The run-time simulation of `fps`: projective dynamics on ps's tissue mesh with hard
+ * constraints (fast projective skinning 2019, Sec. 3, 4.3, Alg. 1), solved by CHOLMOD or by
+ * the Jacobi-preconditioned CG of Alg. 2 on the hybrid ELL/CRS matrix of Sec. 4.2; every
+ * per-element and per-row computation is a function of backends/common/fps_kernels.h, the
+ * arithmetic of the CUDA plugin. SPDX-License-Identifier: MIT
+ *
+ * Energy of a step (as ps, backends/ps/ps_sim.c, without the anchor term):
+ *   E(X, R) = sum_i m_i / (2 h^2) |x_i - s_i|^2 + sum_t w_t / 2 |A_t S_t X - R_p(t)^T|_F^2
+ * minimised over the free (skin) vertices only: the base vertices (and the rare skin vertices
+ * that no tet holds) are Dirichlet values, placed on their targets (their bone, or skin
+ * sliding, 2018 Sec. 4.2) at the start of the step. Numbering: free vertices first (rows
+ * 0 .. n_s - 1 of x, in the model's order), then the constrained ones, so x_s is x's first n_s
+ * rows and every solver works in place. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "fps_internal.h"
+#include "polar3_batch.h"
+
+/* Rows per block of the PCG's partial sums (a CUDA thread block's rows); fixed, so the sums
+ * and hence the results do not depend on the thread count. */
+#define FPS_ROW_BLOCK 256u
+
+struct fps_sim {
+    sinew_host_api host;
+    const ps_model* m;
+    fps_params p;
+    uint32_t n, N, ns;
+    uint32_t* perm; /* N: new index -> model index */
+    uint32_t* inv;  /* N: model index -> new index */
+    double h, inv_h2;
+    double* mass_h2;  /* ns: m_i / h^2 */
+    uint32_t* joint;  /* N (new order): the joint whose matrix moves a constrained vertex */
+    /* prisms (fps_prisms layout) */
+    uint32_t prism_count;
+    size_t stride;
+    int32_t* pv;
+    float* G;
+    float* inv_w;
+    float* F;       /* 9 x stride: F, then R in place */
+    float* contrib; /* 18 x stride */
+    fps_prisms prisms;
+    sinew_polar3_batch_fn polar;
+    uint32_t* gather_ptr; /* ns + 1 */
+    uint32_t* gather;
+    /* matrices */
+    fps_csr K;   /* K_ss = h^-2 M_s + Q_s^T Q_s, both triangles */
+    fps_csr Ksb; /* free rows x constrained columns (new indices) */
+    uint32_t ell_width;
+    size_t crs_count;
+    double* ell_val;
+    uint32_t* ell_col;
+    uint32_t* crs_ptr;
+    uint32_t* crs_col;
+    double* crs_val;
+    sinew_ellcrs A;
+    double* diag0;  /* ns: A's diagonal without collisions */
+    double* jinv;   /* ns */
+    fps_csr col_off; /* A_col's off-diagonal part (PCG) */
+    fps_csr col_sum; /* K + A_col (CHOLMOD) */
+    int has_col;
+    fps_cholmod* chol;
+    /* state: N x 3 column blocks in the new numbering */
+    double* x;
+    double* v;
+    double* x_prev;
+    double* pred;
+    double* target; /* N x 3, model numbering (ps_slide_targets writes it) */
+    double* rhs_const; /* ns x 3 */
+    double* b;
+    double* r;
+    double* d;
+    double* q;
+    double* partial; /* 6 per row block */
+    uint32_t row_blocks;
+    float* skinning;
+    int pose_dirty;
+    float* skin_f;
+    float* skin_n;
+    ps_slide* slide;
+    double profile[5];
+    uint64_t profile_steps;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void fps_sim_destroy(fps_sim* s)
+{
+    if (!s) return;
+    sinew_host_api host = s->host;
+    fps_cholmod_destroy(s->chol);
+    ps_slide_destroy(s->slide);
+    fps_csr_free(&host, &s->K);
+    fps_csr_free(&host, &s->Ksb);
+    fps_csr_free(&host, &s->col_off);
+    fps_csr_free(&host, &s->col_sum);
+    void* arrays[] = {s->perm,    s->inv,      s->mass_h2, s->joint,     s->pv,      s->G,
+                      s->inv_w,   s->F,        s->contrib, s->gather_ptr, s->gather, s->ell_val,
+                      s->ell_col, s->crs_ptr,  s->crs_col, s->crs_val,   s->diag0,   s->jinv,
+                      s->x,       s->v,        s->x_prev,  s->pred,      s->target,  s->rhs_const,
+                      s->b,       s->r,        s->d,       s->q,         s->partial, s->skinning,
+                      s->skin_f,  s->skin_n};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
+    sinew_host_free(&host, s);
+}
+
+static sinew_result oom(fps_sim* s)
+{
+    return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY,
+                           "fps: out of memory for a tissue mesh of %u vertices", s->N);
+}
+
+/* Sorted corners of prism p and its 6 tissue vertices (model numbering) in slot order. */
+static void prism_slots(const ps_model* m, uint32_t p, uint32_t v[6])
+{
+    uint32_t a[3];
+    memcpy(a, m->triangles + 3u * p, sizeof a);
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2 - i; ++j)
+            if (a[j] > a[j + 1]) {
+                uint32_t t = a[j];
+                a[j] = a[j + 1];
+                a[j + 1] = t;
+            }
+    for (int k = 0; k < 3; ++k) {
+        v[k] = a[k];
+        v[k + 3] = m->n + a[k];
+    }
+}
+
+/* Per-prism G_p (Sec. 4.1, one rotation per prism), the strain diagonal and the lumped
+ * masses, exactly as ps computes them so that both backends simulate the same tissue. */
+static sinew_result setup_prisms(fps_sim* s, double* strain_diag, double* mass)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N, pc = s->prism_count;
+    size_t S = s->stride;
+    double* volume = (double*)sinew_host_calloc(&s->host, N, sizeof(double));
+    double* Gd = (double*)sinew_host_calloc(&s->host, 18u, sizeof(double));
+    if (!volume || !Gd) {
+        sinew_host_free(&s->host, volume);
+        sinew_host_free(&s->host, Gd);
+        return oom(s);
+    }
+    double ws = s->p.strain_weight;
+    for (uint32_t p = 0; p < pc; ++p) {
+        uint32_t v[6];
+        prism_slots(m, p, v);
+        memset(Gd, 0, 18u * sizeof(double));
+        double wsum = 0.0;
+        for (uint32_t k = 0; k < 3; ++k) {
+            uint32_t t = 3u * p + k;
+            const uint32_t* tv = m->tets + 4u * t;
+            double vol = fabs(m->tet_volume[t]);
+            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
+            if (m->tet_excluded[t]) continue;
+            double w = ws * vol;
+            wsum += w;
+            const double* A = m->tet_A + 12u * t;
+            for (int c = 0; c < 4; ++c) {
+                int slot = 0;
+                while (slot < 6 && v[slot] != tv[c]) ++slot;
+                for (int r = 0; r < 3; ++r) {
+                    Gd[6 * r + slot] += w * A[4 * r + c];
+                    strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
+                }
+            }
+        }
+        for (int q = 0; q < 18; ++q) s->G[(size_t)q * S + p] = (float)Gd[q];
+        for (int k = 0; k < 6; ++k) s->pv[(size_t)k * S + p] = (int32_t)v[k]; /* renumbered later */
+        s->inv_w[p] = wsum > 0.0 ? (float)(1.0 / wsum) : 0.0f;
+    }
+    /* Lumped masses as in ps (density in units of the squared tissue thickness, a floor so
+     * that every vertex has some inertia). */
+    double l2 = m->thickness * m->thickness;
+    double msum = 0.0;
+    for (uint32_t i = 0; i < N; ++i) {
+        mass[i] = s->p.mass * volume[i] / l2;
+        msum += mass[i];
+    }
+    double mmean = N ? msum / N : 0.0;
+    if (!(mmean > 0.0)) mmean = s->p.mass > 0.0 ? s->p.mass : 1.0;
+    for (uint32_t i = 0; i < N; ++i) mass[i] = fmax(mass[i], 1e-3 * mmean);
+    sinew_host_free(&s->host, volume);
+    sinew_host_free(&s->host, Gd);
+    return SINEW_OK;
+}
+
+/* Sec. 4.3: free vertices first. A skin vertex is free when a tet holds it (strain diagonal >
+ * 0); base vertices and unheld skin vertices are constrained. */
+static void number_vertices(fps_sim* s, const double* strain_diag)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (strain_diag[i] > 0.0) s->perm[k++] = i;
+    s->ns = k;
+    for (uint32_t i = 0; i < s->N; ++i)
+        if (i >= s->n || !(strain_diag[i] > 0.0)) s->perm[k++] = i;
+    for (uint32_t j = 0; j < s->N; ++j) s->inv[s->perm[j]] = j;
+    for (uint32_t j = 0; j < s->N; ++j)
+        s->joint[j] = s->m->bones[s->m->vertex_bone[s->perm[j]]].joint;
+}
+
+/* Q^T Q over the tets, h^-2 M_s on the diagonal, split into K_ss and K_sb (new numbering);
+ * within a row, duplicates are summed in the order the tets give them (mass first). */
+static sinew_result assemble(fps_sim* s, const double* mass)
+{
+    const ps_model* m = s->m;
+    uint32_t ns = s->ns;
+    uint32_t* count = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
+    if (!count) return oom(s);
+    for (uint32_t i = 0; i < ns; ++i) count[i + 1] = 1u;
+    for (uint32_t t = 0; t < m->tet_count; ++t) {
+        if (m->tet_excluded[t]) continue;
+        for (int a = 0; a < 4; ++a) {
+            uint32_t i = s->inv[m->tets[4u * t + a]];
+            if (i < ns) count[i + 1] += 4u;
+        }
+    }
+    for (uint32_t i = 0; i < ns; ++i) count[i + 1] += count[i];
+    size_t total = count[ns];
+    uint32_t* cols = (uint32_t*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(uint32_t));
+    double* vals = (double*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(double));
+    uint32_t* cursor = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
+    if (!cols || !vals || !cursor) {
+        sinew_host_free(&s->host, count);
+        sinew_host_free(&s->host, cols);
+        sinew_host_free(&s->host, vals);
+        sinew_host_free(&s->host, cursor);
+        return oom(s);
+    }
+    memcpy(cursor, count, ((size_t)ns + 1u) * sizeof(uint32_t));
+    for (uint32_t i = 0; i < ns; ++i) {
+        s->mass_h2[i] = mass[s->perm[i]] * s->inv_h2;
+        cols[cursor[i]] = i;
+        vals[cursor[i]++] = s->mass_h2[i];
+    }
+    for (uint32_t t = 0; t < m->tet_count; ++t) {
+        if (m->tet_excluded[t]) continue;
+        double w = s->p.strain_weight * fabs(m->tet_volume[t]);
+        const double* A = m->tet_A + 12u * t;
+        const uint32_t* tv = m->tets + 4u * t;
+        for (int a = 0; a < 4; ++a) {
+            uint32_t i = s->inv[tv[a]];
+            if (i >= ns) continue;
+            for (int b = 0; b < 4; ++b) {
+                double sum = 0.0;
+                for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
+                cols[cursor[i]] = s->inv[tv[b]];
+                vals[cursor[i]++] = w * sum;
+            }
+        }
+    }
+    sinew_host_free(&s->host, cursor);
+    /* Stable insertion sort per row, then duplicates summed and split at column ns. */
+    size_t nk = 0, nb = 0;
+    for (uint32_t i = 0; i < ns; ++i) {
+        uint32_t lo = count[i], hi = count[i + 1];
+        for (uint32_t e = lo + 1; e < hi; ++e) {
+            uint32_t c = cols[e];
+            double v = vals[e];
+            uint32_t f = e;
+            while (f > lo && cols[f - 1] > c) {
+                cols[f] = cols[f - 1];
+                vals[f] = vals[f - 1];
+                --f;
+            }
+            cols[f] = c;
+            vals[f] = v;
+        }
+        for (uint32_t e = lo; e < hi; ++e) {
+            if (e > lo && cols[e] == cols[e - 1]) continue;
+            if (cols[e] < ns) ++nk;
+            else ++nb;
+        }
+    }
+    s->K.rows = s->Ksb.rows = ns;
+    s->K.ptr = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
+    s->K.col = (uint32_t*)sinew_host_calloc(&s->host, nk ? nk : 1u, sizeof(uint32_t));
+    s->K.val = (double*)sinew_host_calloc(&s->host, nk ? nk : 1u, sizeof(double));
+    s->Ksb.ptr = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
+    s->Ksb.col = (uint32_t*)sinew_host_calloc(&s->host, nb ? nb : 1u, sizeof(uint32_t));
+    s->Ksb.val = (double*)sinew_host_calloc(&s->host, nb ? nb : 1u, sizeof(double));
+    if (!s->K.ptr || !s->K.col || !s->K.val || !s->Ksb.ptr || !s->Ksb.col || !s->Ksb.val) {
+        sinew_host_free(&s->host, count);
+        sinew_host_free(&s->host, cols);
+        sinew_host_free(&s->host, vals);
+        return oom(s);
+    }
+    uint32_t ck = 0, cb = 0;
+    for (uint32_t i = 0; i < ns; ++i) {
+        for (uint32_t e = count[i]; e < count[i + 1];) {
+            uint32_t c = cols[e];
+            double v = vals[e++];
+            while (e < count[i + 1] && cols[e] == c) v += vals[e++];
+            if (c < ns) {
+                s->K.col[ck] = c;
+                s->K.val[ck++] = v;
+            } else {
+                s->Ksb.col[cb] = c;
+                s->Ksb.val[cb++] = v;
+            }
+        }
+        s->K.ptr[i + 1] = ck;
+        s->Ksb.ptr[i + 1] = cb;
+    }
+    sinew_host_free(&s->host, count);
+    sinew_host_free(&s->host, cols);
+    sinew_host_free(&s->host, vals);
+    return SINEW_OK;
+}
+
+/* The hybrid ELL/CRS copy of K_ss (Sec. 4.2) and the Jacobi preconditioner. */
+static sinew_result build_ellcrs(fps_sim* s)
+{
+    sinew_crs K = fps_csr_view(&s->K);
+    if (!sinew_ellcrs_count(&K, &s->ell_width, &s->crs_count))
+        return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps: the reduced matrix (%u rows) has a row without its diagonal",
+                               s->ns);
+    size_t ns = s->ns ? s->ns : 1u;
+    s->ell_val = (double*)sinew_host_calloc(&s->host, (size_t)s->ell_width * ns, sizeof(double));
+    s->ell_col = (uint32_t*)sinew_host_calloc(&s->host, (size_t)s->ell_width * ns, sizeof(uint32_t));
+    s->crs_ptr = (uint32_t*)sinew_host_calloc(&s->host, ns + 1u, sizeof(uint32_t));
+    s->crs_col = (uint32_t*)sinew_host_calloc(&s->host, s->crs_count ? s->crs_count : 1u, sizeof(uint32_t));
+    s->crs_val = (double*)sinew_host_calloc(&s->host, s->crs_count ? s->crs_count : 1u, sizeof(double));
+    s->diag0 = (double*)sinew_host_calloc(&s->host, ns, sizeof(double));
+    s->jinv = (double*)sinew_host_calloc(&s->host, ns, sizeof(double));
+    if (!s->ell_val || !s->ell_col || !s->crs_ptr || !s->crs_col || !s->crs_val || !s->diag0 ||
+        !s->jinv)
+        return oom(s);
+    sinew_ellcrs_fill(&K, s->ell_width, s->ell_val, s->ell_col, s->crs_ptr, s->crs_col, s->crs_val);
+    s->A.rows = s->ns;
+    s->A.ell_width = s->ell_width;
+    s->A.ell_val = s->ell_val;
+    s->A.ell_col = s->ell_col;
+    s->A.crs_ptr = s->crs_ptr;
+    s->A.crs_col = s->crs_col;
+    s->A.crs_val = s->crs_val;
+    for (uint32_t i = 0; i < s->ns; ++i) {
+        s->diag0[i] = s->ell_val[i];
+        s->jinv[i] = 1.0 / s->ell_val[i];
+    }
+    return SINEW_OK;
+}
+
+/* Which prism slots feed each free vertex's right-hand side (model -> new numbering of pv). */
+static sinew_result build_gather(fps_sim* s)
+{
+    uint32_t pc = s->prism_count, ns = s->ns;
+    size_t S = s->stride;
+    for (size_t e = 0; e < 6u * S; ++e) s->pv[e] = (int32_t)s->inv[s->pv[e]];
+    for (uint32_t p = 0; p < pc; ++p)
+        for (int k = 0; k < 6; ++k) {
+            uint32_t i = (uint32_t)s->pv[(size_t)k * S + p];
+            if (i < ns) s->gather_ptr[i + 1]++;
+        }
+    for (uint32_t i = 0; i < ns; ++i) s->gather_ptr[i + 1] += s->gather_ptr[i];
+    uint32_t* cursor = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
+    if (!cursor) return oom(s);
+    memcpy(cursor, s->gather_ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
+    for (uint32_t p = 0; p < pc; ++p)
+        for (uint32_t k = 0; k < 6; ++k) {
+            uint32_t i = (uint32_t)s->pv[(size_t)k * S + p];
+            if (i < ns) s->gather[cursor[i]++] = (uint32_t)(3u * k * S + p);
+        }
+    sinew_host_free(&s->host, cursor);
+    return SINEW_OK;
+}
+
+sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const fps_params* params,
+                            fps_sim** out)
+{
+    *out = NULL;
+    fps_sim* s = (fps_sim*)sinew_host_calloc(host, 1, sizeof(fps_sim));
+    if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
+    s->host = *host;
+    s->m = m;
+    s->p = *params;
+    s->n = m->n;
+    s->N = 2u * m->n;
+    s->h = params->timestep;
+    s->inv_h2 = 1.0 / (params->timestep * params->timestep);
+    uint32_t N = s->N, pc = m->triangle_count;
+    s->prism_count = pc;
+    s->stride = pc ? pc : 1u;
+    size_t S = s->stride, N3 = 3u * (size_t)N;
+#if !defined(SINEW_HAVE_CHOLMOD)
+    if (params->solver == FPS_SOLVER_CHOLMOD) {
+        fps_sim_destroy(s);
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps: solver=cholmod, but this build has no CHOLMOD (use pcg)");
+    }
+#endif
+    s->polar = sinew_polar3_batch_kernel(params->simd);
+    if (!s->polar) {
+        fps_sim_destroy(s);
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps: simd=%s is not available on this CPU or in this build",
+                               sinew_simd_name(params->simd));
+    }
+    s->perm = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
+    s->inv = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
+    s->joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
+    s->mass_h2 = (double*)sinew_host_calloc(host, N, sizeof(double));
+    s->pv = (int32_t*)sinew_host_calloc(host, S, 6u * sizeof(int32_t));
+    s->G = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
+    s->inv_w = (float*)sinew_host_calloc(host, S, sizeof(float));
+    s->F = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
+    s->contrib = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
+    s->gather_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)N + 1u, sizeof(uint32_t));
+    s->gather = (uint32_t*)sinew_host_calloc(host, 6u * S, sizeof(uint32_t));
+    s->x = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->v = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->x_prev = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->pred = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->target = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->rhs_const = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->b = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->r = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->d = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->q = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->row_blocks = (N + FPS_ROW_BLOCK - 1u) / FPS_ROW_BLOCK;
+    s->partial = (double*)sinew_host_calloc(host, s->row_blocks ? s->row_blocks : 1u, 6u * sizeof(double));
+    s->skinning = (float*)sinew_host_calloc(host, m->joint_count, 16u * sizeof(float));
+    s->skin_f = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
+    s->skin_n = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
+    double* strain_diag = (double*)sinew_host_calloc(host, N, sizeof(double));
+    double* mass = (double*)sinew_host_calloc(host, N, sizeof(double));
+    sinew_result r = SINEW_OK;
+    if (!s->perm || !s->inv || !s->joint || !s->mass_h2 || !s->pv || !s->G ||
+        !s->inv_w || !s->F || !s->contrib || !s->gather_ptr || !s->gather || !s->x || !s->v ||
+        !s->x_prev || !s->pred || !s->target || !s->rhs_const || !s->b || !s->r || !s->d ||
+        !s->q || !s->partial || !s->skinning || !s->skin_f || !s->skin_n || !strain_diag || !mass)
+        r = oom(s);
+    if (r == SINEW_OK) r = setup_prisms(s, strain_diag, mass);
+    if (r == SINEW_OK) {
+        number_vertices(s, strain_diag);
+        r = assemble(s, mass);
+    }
+    sinew_host_free(host, strain_diag);
+    sinew_host_free(host, mass);
+    if (r == SINEW_OK) r = build_gather(s);
+    if (r == SINEW_OK) r = build_ellcrs(s);
+#if defined(SINEW_HAVE_CHOLMOD)
+    if (r == SINEW_OK && params->solver == FPS_SOLVER_CHOLMOD && s->ns > 0) {
+        sinew_crs K = fps_csr_view(&s->K);
+        r = fps_cholmod_create(host, &K, &s->chol);
+    }
+#endif
+    if (r == SINEW_OK && params->sliding && m->slide_vertex_count > 0)
+        r = ps_slide_create(host, m, &s->slide);
+    if (r != SINEW_OK) {
+        fps_sim_destroy(s);
+        return r;
+    }
+    s->prisms.stride = S;
+    s->prisms.pv = s->pv;
+    s->prisms.G = s->G;
+    s->prisms.inv_w = s->inv_w;
+    /* Start at rest. */
+    for (uint32_t j = 0; j < N; ++j)
+        for (int c = 0; c < 3; ++c) {
+            s->x[(size_t)c * N + j] = m->rest[3u * s->perm[j] + c];
+            s->target[(size_t)c * N + j] = m->rest[3u * j + c];
+        }
+    for (uint32_t j = 0; j < m->joint_count; ++j)
+        for (int k = 0; k < 16; ++k) s->skinning[16u * j + k] = (k % 5 == 0) ? 1.0f : 0.0f;
+    sinew_host_log(host, SINEW_LOG_DEBUG,
+                   "fps: reduced system of %u unknowns (of %u tissue vertices), %zu nonzeros, "
+                   "ELL width %u, %zu CRS entries, factor %zu nonzeros",
+                   s->ns, N, fps_sim_matrix_nnz(s), s->ell_width, s->crs_count,
+                   fps_sim_factor_nnz(s));
+    *out = s;
+    return SINEW_OK;
+}
+
+uint32_t fps_sim_free_count(const fps_sim* s)
+{
+    return s->ns;
+}
+
+size_t fps_sim_matrix_nnz(const fps_sim* s)
+{
+    return s->K.ptr ? s->K.ptr[s->ns] : 0u;
+}
+
+size_t fps_sim_factor_nnz(const fps_sim* s)
+{
+#if defined(SINEW_HAVE_CHOLMOD)
+    return fps_cholmod_factor_nnz(s->chol);
+#else
+    (void)s;
+    return 0u;
+#endif
+}
+
+void fps_sim_ellcrs_shape(const fps_sim* s, uint32_t* ell_width, size_t* crs_count)
+{
+    *ell_width = s->ell_width;
+    *crs_count = s->crs_count;
+}
+
+sinew_crs fps_sim_matrix(const fps_sim* s)
+{
+    return fps_csr_view(&s->K);
+}
+
+sinew_ellcrs fps_sim_ellcrs(const fps_sim* s)
+{
+    return s->A;
+}
+
+void fps_sim_set_pose(fps_sim* s, const float* skinning)
+{
+    const ps_model* m = s->m;
+    for (uint32_t j = 0; j < m->joint_count; ++j)
+        for (int k = 0; k < 16; ++k)
+            s->skinning[16u * j + k] = skinning ? skinning[16u * j + k] : ((k % 5 == 0) ? 1.0f : 0.0f);
+    s->pose_dirty = 1;
+}
+
+/* Targets of the constrained vertices (model numbering in s->target): the rest position moved
+ * by the bone's skinning matrix, or skin sliding near joints (2018 Sec. 4.2), as ps does. */
+static void update_targets(fps_sim* s)
+{
+    uint32_t N = s->N;
+    for (uint32_t j = s->ns; j < N; ++j) {
+        uint32_t i = s->perm[j];
+        const float* T = s->skinning + 16u * s->joint[j];
+        const double* q = s->m->rest + 3u * i;
+        for (int r = 0; r < 3; ++r)
+            s->target[(size_t)r * N + i] =
+                (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
+    }
+    if (s->slide) ps_slide_targets(s->slide, s->skinning, s->target, N);
+}
+
+/* ---- the step's phases over the job system ---- */
+
+typedef struct step_ctx {
+    fps_sim* s;
+    const double* b;
+    size_t ld;
+    double* x;
+    size_t ldx;
+    double alpha[3];
+    double beta[3];
+    int want_rr;
+} step_ctx;
+
+/* Alg. 1 lines 1-2 for every vertex; constrained vertices then sit on their targets. */
+static void predict_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const step_ctx*)data)->s;
+    uint32_t N = s->N;
+    for (uint32_t j = begin; j < end; ++j) {
+        fps_predict_row(s->x, s->v, s->x_prev, s->pred, N, j, s->h);
+        if (j >= s->ns)
+            for (int c = 0; c < 3; ++c)
+                s->x[(size_t)c * N + j] = s->target[(size_t)c * N + s->perm[j]];
+    }
+}
+
+static void rhs_const_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const step_ctx*)data)->s;
+    sinew_crs Ksb = fps_csr_view(&s->Ksb);
+    for (uint32_t i = begin; i < end; ++i)
+        fps_rhs_const_row(i, s->mass_h2, s->pred, &Ksb, s->x, s->N, s->rhs_const, s->ns);
+}
+
+/* Local step for prisms [begin, end): gradients, their rotations by the batched polar
+ * decomposition (the bits of sinew_polar3, which fps_local_prism calls), projections. */
+static void local_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const step_ctx*)data)->s;
+    size_t S = s->stride;
+    for (uint32_t p = begin; p < end; ++p) {
+        float F[9];
+        fps_prism_gradient(&s->prisms, s->x, s->N, p, F);
+        for (int k = 0; k < 9; ++k) s->F[(size_t)k * S + p] = F[k];
+    }
+    s->polar(s->F, s->F, S, begin, end);
+    for (uint32_t p = begin; p < end; ++p) {
+        float R[9];
+        for (int k = 0; k < 9; ++k) R[k] = s->F[(size_t)k * S + p];
+        fps_prism_project(&s->prisms, R, p, s->contrib);
+    }
+}
+
+static void rhs_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const step_ctx*)data)->s;
+    for (uint32_t i = begin; i < end; ++i)
+        fps_rhs_row(i, s->rhs_const, s->gather_ptr, s->gather, s->contrib, s->stride, NULL, s->b,
+                    s->ns);
+}
+
+static void velocity_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const step_ctx*)data)->s;
+    double f = s->p.damping / s->h;
+    for (uint32_t j = begin; j < end; ++j) fps_velocity_row(s->x, s->x_prev, s->v, s->N, j, f);
+}
+
+/* ---- PCG (Alg. 2): one job range = whole blocks of FPS_ROW_BLOCK rows ---- */
+
+static const sinew_crs* col_matrix(const fps_sim* s, sinew_crs* view)
+{
+    if (!s->has_col) return NULL;
+    *view = fps_csr_view(&s->col_off);
+    return view;
+}
+
+static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
+{
+    step_ctx* c = (step_ctx*)data;
+    fps_sim* s = c->s;
+    sinew_crs cv;
+    const sinew_crs* col = col_matrix(s, &cv);
+    for (uint32_t blk = begin; blk < end; ++blk) {
+        double delta[3] = {0.0, 0.0, 0.0};
+        uint32_t hi = (blk + 1u) * FPS_ROW_BLOCK < s->ns ? (blk + 1u) * FPS_ROW_BLOCK : s->ns;
+        for (uint32_t i = blk * FPS_ROW_BLOCK; i < hi; ++i)
+            fps_pcg_init_row(&s->A, col, s->jinv, i, c->b, c->x, c->ldx, s->r, s->d, s->ns, delta);
+        for (int k = 0; k < 3; ++k) s->partial[6u * blk + k] = delta[k];
+    }
+}
+
+static void pcg_matvec_range(void* data, uint32_t begin, uint32_t end)
+{
+    step_ctx* c = (step_ctx*)data;
+    fps_sim* s = c->s;
+    sinew_crs cv;
+    const sinew_crs* col = col_matrix(s, &cv);
+    for (uint32_t blk = begin; blk < end; ++blk) {
+        double dq[3] = {0.0, 0.0, 0.0};
+        uint32_t hi = (blk + 1u) * FPS_ROW_BLOCK < s->ns ? (blk + 1u) * FPS_ROW_BLOCK : s->ns;
+        for (uint32_t i = blk * FPS_ROW_BLOCK; i < hi; ++i)
+            fps_pcg_matvec_row(&s->A, col, i, s->d, s->q, s->ns, dq);
+        for (int k = 0; k < 3; ++k) s->partial[6u * blk + k] = dq[k];
+    }
+}
+
+static void pcg_update_range(void* data, uint32_t begin, uint32_t end)
+{
+    step_ctx* c = (step_ctx*)data;
+    fps_sim* s = c->s;
+    for (uint32_t blk = begin; blk < end; ++blk) {
+        double delta[3] = {0.0, 0.0, 0.0}, rr[3] = {0.0, 0.0, 0.0};
+        uint32_t hi = (blk + 1u) * FPS_ROW_BLOCK < s->ns ? (blk + 1u) * FPS_ROW_BLOCK : s->ns;
+        for (uint32_t i = blk * FPS_ROW_BLOCK; i < hi; ++i)
+            fps_pcg_update_row(c->alpha, s->jinv, i, c->x, c->ldx, s->r, s->d, s->q, s->ns, delta,
+                               c->want_rr ? rr : NULL);
+        for (int k = 0; k < 3; ++k) {
+            s->partial[6u * blk + k] = delta[k];
+            s->partial[6u * blk + 3 + k] = rr[k];
+        }
+    }
+}
+
+static void pcg_direction_range(void* data, uint32_t begin, uint32_t end)
+{
+    step_ctx* c = (step_ctx*)data;
+    fps_sim* s = c->s;
+    for (uint32_t blk = begin; blk < end; ++blk) {
+        uint32_t hi = (blk + 1u) * FPS_ROW_BLOCK < s->ns ? (blk + 1u) * FPS_ROW_BLOCK : s->ns;
+        for (uint32_t i = blk * FPS_ROW_BLOCK; i < hi; ++i)
+            fps_pcg_direction_row(c->beta, s->jinv, i, s->r, s->d, s->ns);
+    }
+}
+
+/* The blocks' partial sums in block order (offset 0: first three, 3: second three). */
+static void sum_partials(const fps_sim* s, uint32_t blocks, int offset, double out[3])
+{
+    out[0] = out[1] = out[2] = 0.0;
+    for (uint32_t blk = 0; blk < blocks; ++blk)
+        for (int k = 0; k < 3; ++k) out[k] += s->partial[6u * blk + (uint32_t)offset + k];
+}
+
+/* Warm-started PCG (x holds the start): pcg_iterations iterations, or fewer once every column's
+ * residual is below pcg_tolerance relative to its right-hand side. Returns the largest
+ * relative residual when `residual` is not NULL (computed only then or with a tolerance). */
+static void pcg_solve(fps_sim* s, const double* b, double* x, size_t ldx, double* residual)
+{
+    uint32_t blocks = (s->ns + FPS_ROW_BLOCK - 1u) / FPS_ROW_BLOCK;
+    step_ctx c;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.b = b;
+    c.ld = s->ns;
+    c.x = x;
+    c.ldx = ldx;
+    c.want_rr = s->p.pcg_tolerance > 0.0 || residual != NULL;
+    double bnorm[3] = {1.0, 1.0, 1.0};
+    if (c.want_rr)
+        for (int k = 0; k < 3; ++k) {
+            double sum = 0.0;
+            for (uint32_t i = 0; i < s->ns; ++i) sum += b[(size_t)k * s->ns + i] * b[(size_t)k * s->ns + i];
+            bnorm[k] = sum > 0.0 ? sqrt(sum) : 1.0;
+        }
+    /* The grain: blocks per job; the rows are few (about 5000 for a character), so two
+     * jobs at most keep the dispatch cost below the work. */
+    uint32_t grain = blocks > 1u ? (blocks + 1u) / 2u : 1u;
+    double delta[3], gamma[3], tmp[3], rel = 0.0;
+    sinew_host_parallel_for(&s->host, pcg_init_range, &c, blocks, grain);
+    sum_partials(s, blocks, 0, delta);
+    for (uint32_t it = 0; it < s->p.pcg_iterations; ++it) {
+        for (int k = 0; k < 3; ++k) gamma[k] = delta[k];
+        sinew_host_parallel_for(&s->host, pcg_matvec_range, &c, blocks, grain);
+        sum_partials(s, blocks, 0, tmp);
+        for (int k = 0; k < 3; ++k) c.alpha[k] = fps_pcg_alpha(gamma[k], tmp[k]);
+        sinew_host_parallel_for(&s->host, pcg_update_range, &c, blocks, grain);
+        sum_partials(s, blocks, 0, delta);
+        if (c.want_rr) {
+            sum_partials(s, blocks, 3, tmp);
+            rel = 0.0;
+            for (int k = 0; k < 3; ++k) rel = fmax(rel, sqrt(tmp[k]) / bnorm[k]);
+            if (s->p.pcg_tolerance > 0.0 && rel <= s->p.pcg_tolerance) break;
+        }
+        for (int k = 0; k < 3; ++k) c.beta[k] = fps_pcg_beta(delta[k], gamma[k]);
+        sinew_host_parallel_for(&s->host, pcg_direction_range, &c, blocks, grain);
+    }
+    if (residual) *residual = rel;
+}
+
+static sinew_result solve(fps_sim* s, const double* b, double* x, size_t ldx, double* residual)
+{
+    if (s->ns == 0) return SINEW_OK;
+#if defined(SINEW_HAVE_CHOLMOD)
+    if (s->chol) {
+        sinew_result r = fps_cholmod_solve(s->chol, b, s->ns, x, ldx);
+        if (r == SINEW_OK && residual) {
+            /* The true relative residual, for tests. */
+            sinew_crs cv;
+            const sinew_crs* col = col_matrix(s, &cv);
+            double rr[3] = {0.0, 0.0, 0.0}, bb[3] = {0.0, 0.0, 0.0};
+            for (uint32_t i = 0; i < s->ns; ++i) {
+                double ax[3];
+                fps_matvec_row(&s->A, col, i, x, ldx, ax);
+                for (int k = 0; k < 3; ++k) {
+                    double e = b[(size_t)k * s->ns + i] - ax[k];
+                    rr[k] += e * e;
+                    bb[k] += b[(size_t)k * s->ns + i] * b[(size_t)k * s->ns + i];
+                }
+            }
+            *residual = 0.0;
+            for (int k = 0; k < 3; ++k)
+                *residual = fmax(*residual, sqrt(rr[k]) / (bb[k] > 0.0 ? sqrt(bb[k]) : 1.0));
+        }
+        return r;
+    }
+#endif
+    pcg_solve(s, b, x, ldx, residual);
+    return SINEW_OK;
+}
+
+sinew_result fps_sim_solve(fps_sim* s, const double* b, double* x, double* residual)
+{
+    if (residual) *residual = 0.0;
+    return solve(s, b, x, s->ns, residual);
+}
+
+sinew_result fps_sim_step(fps_sim* s)
+{
+    uint32_t N = s->N, ns = s->ns;
+    size_t N3 = 3u * (size_t)N;
+    int prof = s->p.profile;
+    double t0 = prof ? now_seconds() : 0.0;
+    if (s->pose_dirty) {
+        update_targets(s);
+        s->pose_dirty = 0;
+    }
+    step_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.s = s;
+    /* Alg. 1 lines 1-2 (x = s for free vertices, the targets for constrained ones), then the
+     * part of the right-hand side that the iterations keep: h^-2 M_s s_s - K_sb x_b. */
+    sinew_host_parallel_for(&s->host, predict_range, &ctx, N, 2048u);
+    sinew_host_parallel_for(&s->host, rhs_const_range, &ctx, ns, 1024u);
+    double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
+    for (uint32_t it = 0; it < s->p.iterations; ++it) {
+        double a = prof ? now_seconds() : 0.0;
+        sinew_host_parallel_for(&s->host, local_range, &ctx, s->prism_count, 512u);
+        double b = prof ? now_seconds() : 0.0;
+        sinew_host_parallel_for(&s->host, rhs_range, &ctx, ns, 1024u);
+        double c = prof ? now_seconds() : 0.0;
+        sinew_result r = solve(s, s->b, s->x, N, NULL);
+        if (r != SINEW_OK) return r;
+        if (prof) {
+            double d = now_seconds();
+            t_local += b - a;
+            t_rhs += c - b;
+            t_solve += d - c;
+        }
+    }
+    sinew_host_parallel_for(&s->host, velocity_range, &ctx, N, 2048u);
+    double check = 0.0;
+    for (size_t k = 0; k < N3; ++k) check += s->x[k] + s->v[k];
+    if (!isfinite(check)) {
+        memcpy(s->x, s->x_prev, N3 * sizeof(double));
+        memset(s->v, 0, N3 * sizeof(double));
+        return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps: the step produced a non-finite position; the shape is kept "
+                               "and the velocities are cleared");
+    }
+    if (prof) {
+        s->profile[0] += t_local;
+        s->profile[1] += t_rhs;
+        s->profile[2] += t_solve;
+        s->profile[4] += now_seconds() - t0;
+        s->profile_steps++;
+    }
+    return SINEW_OK;
+}
+
+sinew_result fps_sim_set_collision_matrix(fps_sim* s, const sinew_crs* A_col)
+{
+    const sinew_host_api* host = &s->host;
+    if (A_col && A_col->rows && A_col->rows != s->ns)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps: a collision matrix of %u rows for %u unknowns", A_col->rows,
+                               s->ns);
+    if (A_col && A_col->rows)
+        for (uint32_t i = 0; i < A_col->rows; ++i)
+            for (uint32_t e = A_col->ptr[i]; e < A_col->ptr[i + 1]; ++e)
+                if (A_col->col[e] >= s->ns || (e > A_col->ptr[i] && A_col->col[e] <= A_col->col[e - 1]))
+                    return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                           "fps: row %u of the collision matrix has an unsorted "
+                                           "or out-of-range column", i);
+    fps_csr_free(host, &s->col_off);
+    fps_csr_free(host, &s->col_sum);
+    s->has_col = 0;
+    /* Sec. 6: the diagonal goes into A (and J), the rest stays a separate CRS matrix. */
+    for (uint32_t i = 0; i < s->ns; ++i) s->ell_val[i] = s->diag0[i];
+    sinew_result r = SINEW_OK;
+    if (A_col && A_col->rows) {
+        uint32_t ns = s->ns;
+        s->col_off.rows = ns;
+        s->col_off.ptr = (uint32_t*)sinew_host_calloc(host, (size_t)ns + 1u, sizeof(uint32_t));
+        size_t nnz = A_col->ptr[ns];
+        s->col_off.col = (uint32_t*)sinew_host_calloc(host, nnz ? nnz : 1u, sizeof(uint32_t));
+        s->col_off.val = (double*)sinew_host_calloc(host, nnz ? nnz : 1u, sizeof(double));
+        if (!s->col_off.ptr || !s->col_off.col || !s->col_off.val) {
+            fps_csr_free(host, &s->col_off);
+            return oom(s);
+        }
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < ns; ++i) {
+            for (uint32_t e = A_col->ptr[i]; e < A_col->ptr[i + 1]; ++e) {
+                if (A_col->col[e] == i) {
+                    s->ell_val[i] += A_col->val[e];
+                } else {
+                    s->col_off.col[k] = A_col->col[e];
+                    s->col_off.val[k++] = A_col->val[e];
+                }
+            }
+            s->col_off.ptr[i + 1] = k;
+        }
+        s->has_col = 1;
+    }
+    for (uint32_t i = 0; i < s->ns; ++i) s->jinv[i] = 1.0 / s->ell_val[i];
+#if defined(SINEW_HAVE_CHOLMOD)
+    if (s->chol) {
+        sinew_crs K = fps_csr_view(&s->K);
+        if (s->has_col) {
+            r = fps_csr_add(host, &K, A_col, &s->col_sum);
+            if (r == SINEW_OK) {
+                sinew_crs sum = fps_csr_view(&s->col_sum);
+                r = fps_cholmod_refactor(s->chol, &sum);
+            }
+        } else {
+            r = fps_cholmod_refactor(s->chol, &K);
+        }
+    }
+#endif
+    return r;
+}
+
+void fps_sim_set_skin(fps_sim* s, const float* positions, const float* velocities)
+{
+    uint32_t N = s->N;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        uint32_t j = s->inv[i];
+        for (int c = 0; c < 3; ++c) {
+            s->x[(size_t)c * N + j] = positions[3u * i + c];
+            s->v[(size_t)c * N + j] = velocities ? velocities[3u * i + c] : 0.0;
+        }
+    }
+}
+
+void fps_sim_tissue_positions(const fps_sim* s, double* out)
+{
+    for (uint32_t i = 0; i < s->N; ++i)
+        for (int c = 0; c < 3; ++c) out[3u * i + c] = s->x[(size_t)c * s->N + s->inv[i]];
+}
+
+void fps_sim_profile(const fps_sim* s, double seconds[5], uint64_t* steps)
+{
+    memcpy(seconds, s->profile, sizeof s->profile);
+    *steps = s->profile_steps;
+}
+
+/* ---- upsampling to the render mesh: ps's normal displacements (2018 Sec. 6, the records of
+ * ps_upsample.c and the frame of ps_internal.h); MLS upsampling (2019 Sec. 5) comes here as
+ * a second kind of record. ---- */
+
+typedef struct up_ctx {
+    fps_sim* s;
+    float* positions;
+    size_t position_stride;
+    float* normals;
+    size_t normal_stride;
+} up_ctx;
+
+static void skin_float_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const up_ctx*)data)->s;
+    uint32_t N = s->N;
+    for (uint32_t i = begin; i < end; ++i) {
+        uint32_t j = s->inv[i];
+        for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->x[(size_t)c * N + j];
+    }
+}
+
+static void skin_normal_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const up_ctx*)data)->s;
+    for (uint32_t i = begin; i < end; ++i) ps_vertex_normal(s->m, s->skin_f, i, s->skin_n + 3u * i);
+}
+
+static inline float* at_stride(float* base, size_t stride, uint32_t i)
+{
+    return (float*)((char*)base + stride * i);
+}
+
+static void render_range(void* data, uint32_t begin, uint32_t end)
+{
+    const up_ctx* c = (const up_ctx*)data;
+    const fps_sim* s = c->s;
+    const ps_model* m = s->m;
+    for (uint32_t r = begin; r < end; ++r) {
+        const ps_upsample* u = &m->upsample[r];
+        float pos[3], nrm[3];
+        if (u->triangle == PS_NONE) {
+            /* No triangle around it: rigid with its skin vertex's bone. */
+            const float* T = s->skinning + 16u * m->bones[m->vertex_bone[u->vertex]].joint;
+            const float* x = s->skin_f + 3u * u->vertex;
+            for (int k = 0; k < 3; ++k) {
+                pos[k] = x[k] + T[k] * u->offset[0] + T[4 + k] * u->offset[1] + T[8 + k] * u->offset[2];
+                nrm[k] = T[k] * u->normal[0] + T[4 + k] * u->normal[1] + T[8 + k] * u->normal[2];
+            }
+            static const float zero[3] = {0.0f, 0.0f, 0.0f};
+            ps_normalize3f(nrm, zero);
+        } else {
+            const uint32_t* t = m->triangles + 3u * u->triangle;
+            float p[3], tg[3], bt[3], nn[3];
+            ps_surface_frame(s->skin_f + 3u * t[0], s->skin_f + 3u * t[1], s->skin_f + 3u * t[2],
+                             s->skin_n + 3u * t[0], s->skin_n + 3u * t[1], s->skin_n + 3u * t[2],
+                             u->bary, p, tg, bt, nn);
+            for (int k = 0; k < 3; ++k) {
+                pos[k] = p[k] + u->offset[0] * tg[k] + u->offset[1] * bt[k] + u->offset[2] * nn[k];
+                nrm[k] = u->normal[0] * tg[k] + u->normal[1] * bt[k] + u->normal[2] * nn[k];
+            }
+        }
+        if (c->positions) memcpy(at_stride(c->positions, c->position_stride, r), pos, sizeof pos);
+        if (c->normals) memcpy(at_stride(c->normals, c->normal_stride, r), nrm, sizeof nrm);
+    }
+}
+
+void fps_sim_upsample(fps_sim* s, float* positions, size_t position_stride, float* normals,
+                      size_t normal_stride)
+{
+    double t0 = s->p.profile ? now_seconds() : 0.0;
+    up_ctx c = {s, positions, position_stride, normals, normal_stride};
+    sinew_host_parallel_for(&s->host, skin_float_range, &c, s->n, 2048u);
+    sinew_host_parallel_for(&s->host, skin_normal_range, &c, s->n, 1024u);
+    sinew_host_parallel_for(&s->host, render_range, &c, s->m->render_count, 1024u);
+    if (s->p.profile) s->profile[3] += now_seconds() - t0;
+}
+
+void fps_sim_render_velocities(const fps_sim* s, float* velocities)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N;
+    for (uint32_t r = 0; r < m->render_count; ++r) {
+        const ps_upsample* u = &m->upsample[r];
+        for (int c = 0; c < 3; ++c) {
+            const double* v = s->v + (size_t)c * N;
+            double val;
+            if (u->triangle == PS_NONE) {
+                val = v[s->inv[u->vertex]];
+            } else {
+                const uint32_t* t = m->triangles + 3u * u->triangle;
+                val = u->bary[0] * v[s->inv[t[0]]] + u->bary[1] * v[s->inv[t[1]]] +
+                      u->bary[2] * v[s->inv[t[2]]];
+            }
+            velocities[3u * r + c] = (float)val;
+        }
+    }
+}
