@@ -1,0 +1,629 @@
+/* Global collisions of `fps` (Komaritzan and Botsch 2019, Sec. 6): see fps_collide.h; the
+ * arithmetic is in backends/common/fps_collide_kernels.h. SPDX-License-Identifier: MIT
+ *
+ * Neighbourhood: a skin vertex always lies on the prisms of its own triangles and, where the
+ * skin curves, dips into those of its neighbours' triangles, so each vertex skips the prisms
+ * of every triangle around it and around its one-ring neighbours; and the tissue of nearby
+ * prisms already overlaps at rest in concave places (armpits, crotch), so every (vertex,
+ * triangle) pair found inside at rest is skipped too: these are the same side's neighbours,
+ * not a collision. */
+#include "fps_collide.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fps_collide_kernels.h"
+#include "sinew_host.h"
+#include "sinew_spatial_hash.h"
+
+/* Boxes spanning more cubes than this go to the hash's list of large boxes. */
+#define FPS_COLLIDE_MAX_CELLS 512u
+
+struct fps_collide {
+    const sinew_host_api* host;
+    const ps_model* m;
+    uint32_t n, N, n_free, tri_count, tet_count;
+    double weight, margin, retain, edge, cell;
+    double* tri_sign;     /* per triangle */
+    uint32_t* tets_r;     /* 4 per tet: rows of x */
+    uint32_t* tris_r;     /* 3 per triangle: rows of x */
+    uint32_t* skin_row;   /* n: row of x of each skin vertex */
+    uint32_t* skip_ptr;   /* n + 1 */
+    uint32_t* skip;
+    double* boxes;        /* 6 per prism */
+    sinew_spatial_hash hash;
+    uint32_t* pair_tri;   /* per skin vertex: its pair's triangle or FPS_COLLIDE_NONE */
+    uint32_t* next_tri;   /* the update's result */
+    uint8_t* next_kept;   /* 1: retained only */
+    /* the pair list in vertex order */
+    uint32_t pair_count, pair_capacity;
+    uint32_t* pair_v;     /* skin vertex (model numbering) */
+    uint32_t* pair_row;   /* its row of x */
+    uint32_t* pair_t;
+    double* contrib;      /* 12 x pair_capacity */
+    uint32_t* gather_ptr; /* n_free + 1 */
+    uint32_t* gather;     /* 4 x pair_capacity */
+    /* A_col */
+    uint32_t* a_ptr;      /* n_free + 1 */
+    uint32_t* a_col;
+    double* a_val;
+    uint32_t* t_ptr;      /* n_free + 1: triplets per row before merging */
+    uint32_t* t_col;
+    double* t_val;
+    double* extra;        /* n_free x 3 */
+    uint32_t detected, retained;
+    const double* x;      /* positions of the running update / rhs */
+    size_t ldx;
+};
+
+static sinew_result oom(const sinew_host_api* host, const char* what)
+{
+    return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps collisions: out of memory for %s",
+                           what);
+}
+
+void fps_collide_destroy(fps_collide* c)
+{
+    if (!c) return;
+    const sinew_host_api* host = c->host;
+    sinew_spatial_hash_free(host, &c->hash);
+    void* arrays[] = {c->tri_sign, c->tets_r, c->tris_r, c->skin_row, c->pair_row, c->skip_ptr, c->skip,   c->boxes,  c->pair_tri, c->next_tri,
+                      c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
+                      c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
+                      c->extra};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
+    sinew_host_free(host, c);
+}
+
+static int cmp_u32(const void* a, const void* b)
+{
+    uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Rest positions (3 per tissue vertex, interleaved) as column blocks. */
+static double* rest_columns(const sinew_host_api* host, const ps_model* m, uint32_t N)
+{
+    double* x = (double*)sinew_host_calloc(host, 3u * (size_t)N, sizeof(double));
+    if (!x) return NULL;
+    for (uint32_t i = 0; i < N; ++i)
+        for (int c = 0; c < 3; ++c) x[(size_t)c * N + i] = m->rest[3u * (size_t)i + (size_t)c];
+    return x;
+}
+
+/* The skip lists: triangles around v and its one-ring (sorted, unique), plus the triangles
+ * whose prisms contain v at rest. */
+static sinew_result build_skip(fps_collide* c, const double* xr)
+{
+    const sinew_host_api* host = c->host;
+    const ps_model* m = c->m;
+    const uint32_t n = c->n;
+    sinew_result r = SINEW_OK;
+    /* the rest hash over the prisms' boxes */
+    for (uint32_t p = 0; p < c->tri_count; ++p) fps_collide_prism_box(xr, c->N, m->tets, p, c->boxes);
+    r = sinew_spatial_hash_build(host, &c->hash, c->boxes, c->tri_count, c->cell,
+                                 FPS_COLLIDE_MAX_CELLS);
+    if (r != SINEW_OK) return r;
+    sinew_spatial_hash_view view = sinew_spatial_hash_get_view(&c->hash);
+
+    uint32_t list_cap = 256, found_cap = 64;
+    uint32_t* list = (uint32_t*)sinew_host_calloc(host, list_cap, sizeof(uint32_t));
+    uint32_t* found = (uint32_t*)sinew_host_calloc(host, found_cap, sizeof(uint32_t));
+    size_t total_cap = (size_t)n * 24u + 16u, total = 0;
+    uint32_t* all = (uint32_t*)sinew_host_calloc(host, total_cap, sizeof(uint32_t));
+    c->skip_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)n + 1u, sizeof(uint32_t));
+    if (!list || !found || !all || !c->skip_ptr) {
+        r = oom(host, "the neighbourhoods");
+        goto done;
+    }
+    for (uint32_t v = 0; v < n; ++v) {
+        uint32_t len = 0;
+        /* triangles around v and around each neighbour of v (the neighbours are the corners
+         * of v's triangles) */
+        for (uint32_t a = m->vertex_tri_offsets[v]; a < m->vertex_tri_offsets[v + 1]; ++a) {
+            const uint32_t* tri = m->triangles + 3u * m->vertex_tris[a];
+            for (int k = 0; k < 3; ++k) {
+                uint32_t u = tri[k];
+                for (uint32_t b = m->vertex_tri_offsets[u]; b < m->vertex_tri_offsets[u + 1]; ++b) {
+                    if (len == list_cap) {
+                        uint32_t* grown = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)list_cap,
+                                                                       sizeof(uint32_t));
+                        if (!grown) {
+                            r = oom(host, "the neighbourhoods");
+                            goto done;
+                        }
+                        memcpy(grown, list, list_cap * sizeof(uint32_t));
+                        sinew_host_free(host, list);
+                        list = grown;
+                        list_cap *= 2u;
+                    }
+                    list[len++] = m->vertex_tris[b];
+                }
+            }
+        }
+        /* the prisms that contain v at rest */
+        double p[3] = {xr[v], xr[(size_t)c->N + v], xr[2u * (size_t)c->N + v]};
+        uint32_t hits = sinew_spatial_hash_query_point(&view, p, found, found_cap);
+        while (hits > found_cap) {
+            sinew_host_free(host, found);
+            found_cap = 2u * hits;
+            found = (uint32_t*)sinew_host_calloc(host, found_cap, sizeof(uint32_t));
+            if (!found) {
+                r = oom(host, "the neighbourhoods");
+                goto done;
+            }
+            hits = sinew_spatial_hash_query_point(&view, p, found, found_cap);
+        }
+        for (uint32_t h = 0; h < hits; ++h) {
+            uint32_t tri = found[h];
+            int inside = 0;
+            for (uint32_t t = 3u * tri; t < 3u * tri + 3u && !inside; ++t) {
+                double q[4][3];
+                for (int k = 0; k < 4; ++k) fps_col_load(xr, c->N, m->tets[4u * t + (uint32_t)k], q[k]);
+                inside = fps_point_in_tet(p, q[0], q[1], q[2], q[3], NULL);
+            }
+            if (!inside) continue;
+            if (len == list_cap) break; /* the ring lists filled it: v is on very many prisms */
+            list[len++] = tri;
+        }
+        qsort(list, len, sizeof(uint32_t), cmp_u32);
+        uint32_t unique = 0;
+        for (uint32_t i = 0; i < len; ++i)
+            if (unique == 0 || list[unique - 1] != list[i]) list[unique++] = list[i];
+        if (total + unique > total_cap) {
+            size_t cap = 2u * (total + unique);
+            uint32_t* grown = (uint32_t*)sinew_host_calloc(host, cap, sizeof(uint32_t));
+            if (!grown) {
+                r = oom(host, "the neighbourhoods");
+                goto done;
+            }
+            memcpy(grown, all, total * sizeof(uint32_t));
+            sinew_host_free(host, all);
+            all = grown;
+            total_cap = cap;
+        }
+        memcpy(all + total, list, unique * sizeof(uint32_t));
+        total += unique;
+        c->skip_ptr[v + 1] = (uint32_t)total;
+    }
+    c->skip = all;
+    all = NULL;
+done:
+    sinew_host_free(host, list);
+    sinew_host_free(host, found);
+    sinew_host_free(host, all);
+    return r;
+}
+
+sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_desc* desc,
+                                fps_collide** out)
+{
+    if (!host || !desc || !out)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps collisions: NULL %s",
+                               !desc ? "description" : !out ? "output" : "host");
+    *out = NULL;
+    const ps_model* m = desc->model;
+    if (!m || !m->rest || !m->tets || !m->triangles || !m->vertex_tri_offsets || m->n == 0 ||
+        m->tet_count != 3u * m->triangle_count)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: the model is %s", !m ? "NULL" : "incomplete");
+    const uint32_t N = 2u * m->n;
+    if (desc->free_count == 0 || desc->free_count > N)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: %u free rows for %u tissue vertices",
+                               desc->free_count, N);
+    if (!(desc->weight > 0.0) || !isfinite(desc->weight))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: spring weight %g is not positive and finite",
+                               desc->weight);
+    if (!(desc->margin >= 0.0) || !isfinite(desc->margin))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: margin %g is not a finite number >= 0", desc->margin);
+    if (!(desc->retain >= 0.0) || !isfinite(desc->retain))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: retention %g is not a finite number >= 0",
+                               desc->retain);
+    fps_collide* c = (fps_collide*)sinew_host_calloc(host, 1, sizeof *c);
+    if (!c) return oom(host, "its state");
+    c->host = host;
+    c->m = m;
+    c->n = m->n;
+    c->N = N;
+    c->n_free = desc->free_count;
+    c->tri_count = m->triangle_count;
+    c->tet_count = m->tet_count;
+    c->weight = desc->weight;
+    c->margin = desc->margin;
+
+    double* xr = rest_columns(host, m, N);
+    const uint32_t tc = c->tri_count ? c->tri_count : 1u;
+    c->tri_sign = (double*)sinew_host_calloc(host, tc, sizeof(double));
+    c->boxes = (double*)sinew_host_calloc(host, 6u * (size_t)tc, sizeof(double));
+    c->pair_tri = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
+    c->next_tri = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
+    c->next_kept = (uint8_t*)sinew_host_calloc(host, c->n, 1u);
+    c->gather_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 1u, sizeof(uint32_t));
+    c->a_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 1u, sizeof(uint32_t));
+    c->t_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 2u, sizeof(uint32_t));
+    c->extra = (double*)sinew_host_calloc(host, 3u * (size_t)c->n_free, sizeof(double));
+    if (!xr || !c->tri_sign || !c->boxes || !c->pair_tri || !c->next_tri || !c->next_kept ||
+        !c->gather_ptr || !c->a_ptr || !c->t_ptr || !c->extra) {
+        sinew_host_free(host, xr);
+        fps_collide_destroy(c);
+        return oom(host, "its arrays");
+    }
+    for (uint32_t v = 0; v < c->n; ++v) c->pair_tri[v] = FPS_COLLIDE_NONE;
+    c->tets_r = (uint32_t*)sinew_host_calloc(host, 4u * (size_t)(c->tet_count ? c->tet_count : 1u),
+                                             sizeof(uint32_t));
+    c->tris_r = (uint32_t*)sinew_host_calloc(host, 3u * (size_t)tc, sizeof(uint32_t));
+    c->skin_row = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
+    uint8_t* seen = desc->row_of ? (uint8_t*)sinew_host_calloc(host, N, 1u) : NULL;
+    if (!c->tets_r || !c->tris_r || !c->skin_row || (desc->row_of && !seen)) {
+        sinew_host_free(host, seen);
+        sinew_host_free(host, xr);
+        fps_collide_destroy(c);
+        return oom(host, "its arrays");
+    }
+    if (desc->row_of) {
+        /* a permutation of the tissue vertices, or the rows would alias */
+        for (uint32_t i = 0; i < N; ++i) {
+            uint32_t r = desc->row_of[i];
+            if (r >= N || seen[r]) {
+                sinew_host_free(host, seen);
+                sinew_host_free(host, xr);
+                fps_collide_destroy(c);
+                return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                       "fps collisions: row_of[%u] = %u is %s", i, r,
+                                       r >= N ? "out of range" : "repeated");
+            }
+            seen[r] = 1;
+        }
+        sinew_host_free(host, seen);
+    }
+    for (size_t k = 0; k < 4u * (size_t)c->tet_count; ++k)
+        c->tets_r[k] = desc->row_of ? desc->row_of[m->tets[k]] : m->tets[k];
+    for (size_t k = 0; k < 3u * (size_t)c->tri_count; ++k)
+        c->tris_r[k] = desc->row_of ? desc->row_of[m->triangles[k]] : m->triangles[k];
+    for (uint32_t v = 0; v < c->n; ++v) c->skin_row[v] = desc->row_of ? desc->row_of[v] : v;
+
+    /* Sec. 6: delta_col is relative to the mean edge length of the skin, and so are the hash's
+     * cubes: 1.5 edge lengths cost least on the male (prism boxes reach down to the bone, so
+     * one edge length lists each box in about 29 cubes and the build doubles; 2 or more
+     * lengthen every query's bucket). */
+    double edge_sum = 0.0;
+    for (uint32_t t = 0; t < c->tri_count; ++t) {
+        const uint32_t* tri = m->triangles + 3u * t;
+        double xa[3], xb[3], xc[3], down[3], nrm[3];
+        fps_col_load(xr, N, tri[0], xa);
+        fps_col_load(xr, N, tri[1], xb);
+        fps_col_load(xr, N, tri[2], xc);
+        for (int k = 0; k < 3; ++k) {
+            const double* e0 = k == 0 ? xa : k == 1 ? xb : xc;
+            const double* e1 = k == 0 ? xb : k == 1 ? xc : xa;
+            edge_sum += sqrt((e1[0] - e0[0]) * (e1[0] - e0[0]) + (e1[1] - e0[1]) * (e1[1] - e0[1]) +
+                             (e1[2] - e0[2]) * (e1[2] - e0[2]));
+        }
+        /* the orientation that puts the prism's base below the triangle */
+        fps_collide_normal(xa, xb, xc, 1.0, nrm);
+        for (int k = 0; k < 3; ++k) {
+            double base = (xr[(size_t)k * N + c->n + tri[0]] + xr[(size_t)k * N + c->n + tri[1]] +
+                           xr[(size_t)k * N + c->n + tri[2]]) / 3.0;
+            down[k] = base - (xa[k] + xb[k] + xc[k]) / 3.0;
+        }
+        c->tri_sign[t] = fps_col_dot(nrm, down) > 0.0 ? -1.0 : 1.0;
+    }
+    c->edge = c->tri_count ? edge_sum / (3.0 * c->tri_count) : 0.0;
+    c->retain = (desc->retain > 0.0 ? desc->retain : 0.25) * c->edge;
+    c->cell = c->edge > 0.0 && isfinite(c->edge) ? 1.5 * c->edge : 1.0;
+    sinew_result r = build_skip(c, xr);
+    sinew_host_free(host, xr);
+    if (r != SINEW_OK) {
+        fps_collide_destroy(c);
+        return r;
+    }
+    *out = c;
+    return SINEW_OK;
+}
+
+/* ---- per step ---- */
+
+typedef struct detect_job {
+    fps_collide* c;
+    fps_collide_scene scene;
+} detect_job;
+
+static void boxes_job(void* data, uint32_t begin, uint32_t end)
+{
+    fps_collide* c = (fps_collide*)data;
+    for (uint32_t p = begin; p < end; ++p) fps_collide_prism_box(c->x, c->ldx, c->tets_r, p, c->boxes);
+}
+
+static void detect_range(void* data, uint32_t begin, uint32_t end)
+{
+    detect_job* job = (detect_job*)data;
+    fps_collide* c = job->c;
+    for (uint32_t v = begin; v < end; ++v) {
+        int kept = 0;
+        c->next_tri[v] = fps_collide_detect_vertex(&job->scene, v, c->pair_tri[v], &kept);
+        c->next_kept[v] = (uint8_t)kept;
+    }
+}
+
+/* Grows the per-pair arrays to hold `count` pairs. */
+static int reserve_pairs(fps_collide* c, uint32_t count)
+{
+    if (count <= c->pair_capacity && c->pair_v) return 1;
+    const sinew_host_api* host = c->host;
+    uint32_t cap = count + count / 2u + 64u;
+    uint32_t* pv = (uint32_t*)sinew_host_calloc(host, cap, sizeof(uint32_t));
+    uint32_t* pr = (uint32_t*)sinew_host_calloc(host, cap, sizeof(uint32_t));
+    uint32_t* pt = (uint32_t*)sinew_host_calloc(host, cap, sizeof(uint32_t));
+    double* contrib = (double*)sinew_host_calloc(host, 12u * (size_t)cap, sizeof(double));
+    uint32_t* gather = (uint32_t*)sinew_host_calloc(host, 4u * (size_t)cap, sizeof(uint32_t));
+    uint32_t* a_col = (uint32_t*)sinew_host_calloc(host, 10u * (size_t)cap, sizeof(uint32_t));
+    double* a_val = (double*)sinew_host_calloc(host, 10u * (size_t)cap, sizeof(double));
+    uint32_t* t_col = (uint32_t*)sinew_host_calloc(host, 10u * (size_t)cap, sizeof(uint32_t));
+    double* t_val = (double*)sinew_host_calloc(host, 10u * (size_t)cap, sizeof(double));
+    if (!pv || !pr || !pt || !contrib || !gather || !a_col || !a_val || !t_col || !t_val) {
+        void* arrays[] = {pv, pr, pt, contrib, gather, a_col, a_val, t_col, t_val};
+        for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
+        return 0;
+    }
+    void* old[] = {c->pair_v, c->pair_row, c->pair_t, c->contrib, c->gather, c->a_col, c->a_val, c->t_col, c->t_val};
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; ++i) sinew_host_free(host, old[i]);
+    c->pair_v = pv;
+    c->pair_row = pr;
+    c->pair_t = pt;
+    c->contrib = contrib;
+    c->gather = gather;
+    c->a_col = a_col;
+    c->a_val = a_val;
+    c->t_col = t_col;
+    c->t_val = t_val;
+    c->pair_capacity = cap;
+    return 1;
+}
+
+/* The pair list, the gather lists of the right-hand side and A_col from pair_tri. */
+static void assemble(fps_collide* c)
+{
+    const uint32_t nf = c->n_free;
+    const size_t S = c->pair_capacity;
+    uint32_t P = 0;
+    for (uint32_t v = 0; v < c->n; ++v) {
+        if (c->pair_tri[v] == FPS_COLLIDE_NONE) continue;
+        c->pair_v[P] = v;
+        c->pair_row[P] = c->skin_row[v];
+        c->pair_t[P] = c->pair_tri[v];
+        ++P;
+    }
+    c->pair_count = P;
+
+    /* gather lists: per free row, its slots in pair order */
+    memset(c->gather_ptr, 0, ((size_t)nf + 1u) * sizeof(uint32_t));
+    for (uint32_t p = 0; p < P; ++p) {
+        const uint32_t* tri = c->tris_r + 3u * c->pair_t[p];
+        uint32_t ends[4] = {c->pair_row[p], tri[0], tri[1], tri[2]};
+        for (int s = 0; s < 4; ++s)
+            if (ends[s] < nf) c->gather_ptr[ends[s] + 1]++;
+    }
+    for (uint32_t i = 0; i < nf; ++i) c->gather_ptr[i + 1] += c->gather_ptr[i];
+    /* t_ptr as the cursor (then shifted back) */
+    memcpy(c->t_ptr, c->gather_ptr, ((size_t)nf + 1u) * sizeof(uint32_t));
+    for (uint32_t p = 0; p < P; ++p) {
+        const uint32_t* tri = c->tris_r + 3u * c->pair_t[p];
+        uint32_t ends[4] = {c->pair_row[p], tri[0], tri[1], tri[2]};
+        for (uint32_t s = 0; s < 4; ++s)
+            if (ends[s] < nf) c->gather[c->t_ptr[ends[s]]++] = (uint32_t)(3u * s * S) + p;
+    }
+
+    /* A_col: the pairs' entries bucketed by row (pair order), each row sorted by column
+     * (stable, so duplicates are summed in pair order) and merged. */
+    memset(c->t_ptr, 0, ((size_t)nf + 2u) * sizeof(uint32_t));
+    uint32_t rows[10], cols[10];
+    double vals[10];
+    for (uint32_t p = 0; p < P; ++p) {
+        uint32_t k = fps_collide_pair_entries(c->pair_row[p], c->tris_r + 3u * c->pair_t[p],
+                                              c->weight, nf, rows, cols, vals);
+        for (uint32_t e = 0; e < k; ++e) c->t_ptr[rows[e] + 2]++;
+    }
+    for (uint32_t i = 0; i < nf; ++i) c->t_ptr[i + 2] += c->t_ptr[i + 1];
+    for (uint32_t p = 0; p < P; ++p) {
+        uint32_t k = fps_collide_pair_entries(c->pair_row[p], c->tris_r + 3u * c->pair_t[p],
+                                              c->weight, nf, rows, cols, vals);
+        for (uint32_t e = 0; e < k; ++e) {
+            uint32_t at = c->t_ptr[rows[e] + 1]++;
+            c->t_col[at] = cols[e];
+            c->t_val[at] = vals[e];
+        }
+    }
+    /* now t_ptr[i] .. t_ptr[i + 1] is row i */
+    uint32_t out = 0;
+    c->a_ptr[0] = 0;
+    for (uint32_t i = 0; i < nf; ++i) {
+        uint32_t b = c->t_ptr[i], e = c->t_ptr[i + 1];
+        for (uint32_t j = b + 1; j < e; ++j) {
+            uint32_t col = c->t_col[j];
+            double val = c->t_val[j];
+            uint32_t k = j;
+            while (k > b && c->t_col[k - 1] > col) {
+                c->t_col[k] = c->t_col[k - 1];
+                c->t_val[k] = c->t_val[k - 1];
+                --k;
+            }
+            c->t_col[k] = col;
+            c->t_val[k] = val;
+        }
+        for (uint32_t j = b; j < e; ++j) {
+            if (out > c->a_ptr[i] && c->a_col[out - 1] == c->t_col[j]) {
+                c->a_val[out - 1] += c->t_val[j];
+            } else {
+                c->a_col[out] = c->t_col[j];
+                c->a_val[out] = c->t_val[j];
+                ++out;
+            }
+        }
+        c->a_ptr[i + 1] = out;
+    }
+}
+
+sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int* changed)
+{
+    if (changed) *changed = 0;
+    if (!c || !x || !changed)
+        return sinew_host_fail(c ? c->host : NULL, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: update with a NULL %s",
+                               !c ? "state" : !x ? "position array" : "flag");
+    if (ldx < c->N)
+        return sinew_host_fail(c->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: position stride %zu below the %u tissue vertices",
+                               ldx, c->N);
+    const sinew_host_api* host = c->host;
+    c->x = x;
+    c->ldx = ldx;
+    sinew_host_parallel_for(host, boxes_job, c, c->tri_count, 512);
+    sinew_result r = sinew_spatial_hash_build(host, &c->hash, c->boxes, c->tri_count, c->cell,
+                                              FPS_COLLIDE_MAX_CELLS);
+    if (r != SINEW_OK) {
+        fps_collide_reset(c);
+        *changed = 1;
+        return r;
+    }
+    detect_job job;
+    job.c = c;
+    job.scene.x = x;
+    job.scene.ldx = ldx;
+    job.scene.tets = c->tets_r;
+    job.scene.triangles = c->tris_r;
+    job.scene.skin_row = c->skin_row;
+    job.scene.tri_sign = c->tri_sign;
+    job.scene.skip_ptr = c->skip_ptr;
+    job.scene.skip = c->skip;
+    job.scene.hash = sinew_spatial_hash_get_view(&c->hash);
+    job.scene.retain = c->retain;
+    sinew_host_parallel_for(host, detect_range, &job, c->n, 256);
+
+    uint32_t count = 0, detected = 0, retained = 0;
+    int differs = 0;
+    for (uint32_t v = 0; v < c->n; ++v) {
+        uint32_t t = c->next_tri[v];
+        if (t != c->pair_tri[v]) differs = 1;
+        if (t == FPS_COLLIDE_NONE) continue;
+        ++count;
+        if (c->next_kept[v]) ++retained;
+        else ++detected;
+    }
+    c->detected = detected;
+    c->retained = retained;
+    if (!differs) return SINEW_OK;
+    if (!reserve_pairs(c, count)) {
+        fps_collide_reset(c);
+        *changed = 1;
+        return oom(host, "the collision pairs");
+    }
+    memcpy(c->pair_tri, c->next_tri, (size_t)c->n * sizeof(uint32_t));
+    assemble(c);
+    *changed = 1;
+    return SINEW_OK;
+}
+
+sinew_crs fps_collide_matrix(const fps_collide* c)
+{
+    sinew_crs a;
+    memset(&a, 0, sizeof a);
+    if (!c) return a;
+    a.rows = c->n_free;
+    a.ptr = c->a_ptr;
+    a.col = c->a_col;
+    a.val = c->a_val;
+    return a;
+}
+
+static void pair_rhs_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_collide* c = (fps_collide*)data;
+    for (uint32_t p = begin; p < end; ++p)
+        fps_collide_pair_rhs(c->x, c->ldx, c->pair_row[p], c->tris_r + 3u * c->pair_t[p],
+                             c->tri_sign[c->pair_t[p]], c->weight, c->margin, c->n_free, p,
+                             c->pair_capacity, c->contrib);
+}
+
+static void rhs_row_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_collide* c = (fps_collide*)data;
+    for (uint32_t s = begin; s < end; ++s)
+        fps_collide_rhs_row(s, c->gather_ptr, c->gather, c->contrib, c->pair_capacity, c->extra,
+                            c->n_free);
+}
+
+int fps_collide_rhs(fps_collide* c, const double* x, size_t ldx)
+{
+    if (!c || !x || ldx < c->N || c->pair_count == 0) return 0;
+    c->x = x;
+    c->ldx = ldx;
+    sinew_host_parallel_for(c->host, pair_rhs_range, c, c->pair_count, 256);
+    sinew_host_parallel_for(c->host, rhs_row_range, c, c->n_free, 1024);
+    return 1;
+}
+
+const double* fps_collide_extra(const fps_collide* c)
+{
+    return c ? c->extra : NULL;
+}
+
+size_t fps_collide_extra_ld(const fps_collide* c)
+{
+    return c ? c->n_free : 0u;
+}
+
+void fps_collide_reset(fps_collide* c)
+{
+    if (!c) return;
+    for (uint32_t v = 0; v < c->n; ++v) c->pair_tri[v] = FPS_COLLIDE_NONE;
+    c->pair_count = 0;
+    c->detected = c->retained = 0;
+    memset(c->a_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
+    memset(c->gather_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
+}
+
+uint32_t fps_collide_pair_count(const fps_collide* c)
+{
+    return c ? c->pair_count : 0u;
+}
+
+const uint32_t* fps_collide_pair_vertices(const fps_collide* c)
+{
+    return c ? c->pair_v : NULL;
+}
+
+const uint32_t* fps_collide_pair_triangles(const fps_collide* c)
+{
+    return c ? c->pair_t : NULL;
+}
+
+void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retained)
+{
+    if (detected) *detected = c ? c->detected : 0u;
+    if (retained) *retained = c ? c->retained : 0u;
+}
+
+double fps_collide_retain_distance(const fps_collide* c)
+{
+    return c ? c->retain : 0.0;
+}
+
+double fps_collide_cell_size(const fps_collide* c)
+{
+    return c ? c->cell : 0.0;
+}
+
+int fps_collide_skips(const fps_collide* c, uint32_t v, uint32_t triangle)
+{
+    if (!c || v >= c->n || triangle >= c->tri_count) return 0;
+    fps_collide_scene scene;
+    memset(&scene, 0, sizeof scene);
+    scene.skip_ptr = c->skip_ptr;
+    scene.skip = c->skip;
+    return fps_collide_skipped(&scene, v, triangle);
+}

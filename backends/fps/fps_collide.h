@@ -1,0 +1,80 @@
+/* Global collisions of the `fps` backend (Komaritzan and Botsch 2019, Sec. 6): detection with
+ * a spatial hash and point-in-tetrahedron tests every step, retention of resting contacts,
+ * translation-invariant edge-spring constraints as the matrix A_col and the right-hand-side
+ * term Q_col^T p_col. The per-element arithmetic is backends/common/fps_collide_kernels.h
+ * (shared with the CUDA plugin). SPDX-License-Identifier: MIT
+ *
+ * Use from the simulation (fps_sim.c), per time step:
+ *   fps_collide_update(c, x, ldx, &changed);            after the prediction (Alg. 1 line 2)
+ *   if (changed) { sinew_crs a = fps_collide_matrix(c); fps_sim_set_collision_matrix(sim, &a); }
+ *   per PD iteration, after the local step:
+ *     const double* extra = fps_collide_rhs(c, x, ldx) ? fps_collide_extra(c) : NULL;
+ *     ... fps_rhs_row(..., extra, b, ld) with ld = fps_collide_extra_ld(c) == n_free ...
+ * Numbering: x is in the solver's numbering (desc.row_of maps the ps model's tissue indices,
+ * skin i at i and base at n + i, to rows of x); rows below n_free are the unknowns of the
+ * reduced system, the others constrained (Sec. 4.3). Skin vertices and triangles keep the
+ * model's numbering in this interface. */
+#ifndef SINEW_FPS_COLLIDE_H
+#define SINEW_FPS_COLLIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ps_internal.h"
+#include "sparse_ellcrs.h"
+
+typedef struct fps_collide fps_collide;
+
+typedef struct fps_collide_desc {
+    const ps_model* model;  /* required; must outlive the collision state */
+    uint32_t free_count;    /* n_free: rows of the reduced system (1 .. 2n) */
+    double weight;          /* w of each edge spring (> 0, finite): absolute, in the units of
+                               the system matrix (e.g. a multiple of its mean diagonal) */
+    double margin;          /* targets lie this far above the plane (>= 0; 0 = on it, Sec. 6) */
+    double retain;          /* delta_col relative to the mean skin edge length (0: 0.25, Sec. 6) */
+    const uint32_t* row_of; /* 2n entries: the row of x of each model tissue vertex (a
+                               permutation; NULL: the model's own numbering) */
+} fps_collide_desc;
+
+/* Precomputes the rest data (triangle orientations, each skin vertex's neighbourhood that it
+ * does not collide with, the mean edge length). INVALID_ARGUMENT for a bad desc,
+ * OUT_OF_MEMORY; one log line each. */
+sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_desc* desc,
+                                fps_collide** out);
+void fps_collide_destroy(fps_collide* c);
+
+/* Detection and retention at positions x (N x 3 column blocks, ldx >= N apart, N = 2n): new
+ * pairs, kept pairs, dropped pairs; rebuilds A_col and the right-hand side's gather lists
+ * when the set changed (*changed = 1, else 0). Runs over the host's job system.
+ * INVALID_ARGUMENT (NULL, ldx < N), OUT_OF_MEMORY (the pairs are then cleared). */
+sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int* changed);
+
+/* A_col over the free rows (n_free x n_free, both triangles, sorted columns, diagonal
+ * included; rows 0 without pairs). Valid until the next update. */
+sinew_crs fps_collide_matrix(const fps_collide* c);
+
+/* Q_col^T p_col at positions x (projections recomputed: the collision part of the local
+ * step) into the n_free x 3 array fps_collide_extra (ld = n_free). Returns 0 without pairs
+ * (the array is then not written: pass NULL as `extra`), else 1. */
+int fps_collide_rhs(fps_collide* c, const double* x, size_t ldx);
+const double* fps_collide_extra(const fps_collide* c);
+size_t fps_collide_extra_ld(const fps_collide* c);
+
+/* Forgets every pair (a teleport: set_state or a new rest); the next update starts afresh. */
+void fps_collide_reset(fps_collide* c);
+
+/* The pairs: count, and per pair its skin vertex and triangle (model numbering, increasing
+ * skin vertex). */
+uint32_t fps_collide_pair_count(const fps_collide* c);
+const uint32_t* fps_collide_pair_vertices(const fps_collide* c);
+const uint32_t* fps_collide_pair_triangles(const fps_collide* c);
+/* Of the last update: pairs found inside a tet, pairs kept by retention only. */
+void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retained);
+/* 1 when skin vertex v never pairs with `triangle` (its neighbourhood, or inside that prism
+ * at rest), else 0 (also for indices out of range). */
+int fps_collide_skips(const fps_collide* c, uint32_t v, uint32_t triangle);
+/* delta_col (absolute) and the hash's cell size. */
+double fps_collide_retain_distance(const fps_collide* c);
+double fps_collide_cell_size(const fps_collide* c);
+
+#endif
