@@ -45,6 +45,26 @@ int sample_pose_parse(const char* text, sample_pose_spec* out)
                 out->degrees = (float)degrees;
                 return 1;
             }
+        } else if (head == 4 && strncmp(text, "axis", 4) == 0) {
+            /* four numbers: the axis, then the angle */
+            double v[4];
+            const char* cursor = rest;
+            int ok = 1;
+            for (int k = 0; k < 4 && ok; ++k) {
+                char* end = NULL;
+                errno = 0;
+                v[k] = strtod(cursor, &end);
+                ok = end != cursor && errno == 0 && isfinite(v[k]) && fabs(v[k]) <= 1.0e6 &&
+                     (k < 3 ? *end == ':' : *end == '\0');
+                cursor = end + (k < 3 ? 1 : 0);
+            }
+            double length = ok ? sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) : 0.0;
+            if (ok && length > 1e-6) {
+                out->kind = SAMPLE_POSE_AXIS;
+                for (int k = 0; k < 3; ++k) out->axis[k] = (float)(v[k] / length);
+                out->degrees = (float)v[3];
+                return 1;
+            }
         } else if (head == 4 && strncmp(text, "anim", 4) == 0) {
             const char* second = strchr(rest, ':');
             if (second && parse_u32_text(rest, second, &out->animation) &&
@@ -54,7 +74,8 @@ int sample_pose_parse(const char* text, sample_pose_spec* out)
             }
         }
     }
-    fprintf(stderr, "option --pose: \"%s\" is not bend:DEG, twist:DEG or anim:K:FRAME\n", text);
+    fprintf(stderr, "option --pose: \"%s\" is not bend:DEG, twist:DEG, anim:K:FRAME or axis:X:Y:Z:DEG\n",
+            text);
     return 0;
 }
 
@@ -130,7 +151,8 @@ sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_
                                character->animation_count);
         }
         animation = &character->animations[desc->pose.animation];
-    } else if (desc->pose.kind == SAMPLE_POSE_BEND || desc->pose.kind == SAMPLE_POSE_TWIST) {
+    } else if (desc->pose.kind == SAMPLE_POSE_BEND || desc->pose.kind == SAMPLE_POSE_TWIST ||
+               desc->pose.kind == SAMPLE_POSE_AXIS) {
         joint = desc->joint ? sample_find_joint(character, desc->joint)
                             : sample_default_joint(character);
         if (joint < 0) {
@@ -238,6 +260,16 @@ sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_
                                        desc->pose.kind == SAMPLE_POSE_BEND ? degrees : 0.0f,
                                        desc->pose.kind == SAMPLE_POSE_TWIST ? degrees : 0.0f,
                                        run.pose);
+            if (r == SINEW_OK && desc->pose.kind == SAMPLE_POSE_AXIS) {
+                if (!isfinite(degrees)) {
+                    r = sample_fail(SINEW_ERROR_NONFINITE, "pose axis: angle %g is not finite",
+                                    (double)degrees);
+                } else {
+                    sample_rotate_subtree(character, (uint32_t)joint, desc->pose.axis,
+                                          degrees * (float)(3.14159265358979323846 / 180.0),
+                                          run.pose);
+                }
+            }
             if (r != SINEW_OK) {
                 release(&run);
                 return r;

@@ -14,17 +14,22 @@
 typedef enum sample_pose_kind {
     SAMPLE_POSE_BEND = 0,       /* rotate the joint about its bend axis */
     SAMPLE_POSE_TWIST = 1,      /* rotate the joint about the axis to its first child */
-    SAMPLE_POSE_ANIM = 2        /* animation `animation` at step `frame` */
+    SAMPLE_POSE_ANIM = 2,       /* animation `animation` at step `frame` */
+    SAMPLE_POSE_AXIS = 3        /* rotate the joint about a model-space axis through it */
 } sample_pose_kind;
 
 typedef struct sample_pose_spec {
     sample_pose_kind kind;
-    float degrees;              /* BEND, TWIST */
+    float degrees;              /* BEND, TWIST, AXIS */
+    float axis[3];              /* AXIS: unit axis in model space */
     uint32_t animation;         /* ANIM */
     uint32_t frame;             /* ANIM: 60 steps per second */
 } sample_pose_spec;
 
-/* Parses "bend:DEG", "twist:DEG" or "anim:K:FRAME". 0 (after printing a line) when malformed. */
+/* Parses "bend:DEG", "twist:DEG", "anim:K:FRAME" or "axis:X:Y:Z:DEG" (a rotation by DEG about
+ * the model-space direction (X, Y, Z), normalised, through the joint: poses such as an arm
+ * swung across the body, which neither the bend nor the twist axis reaches). 0 (after printing
+ * a line) when malformed. */
 int sample_pose_parse(const char* text, sample_pose_spec* out);
 
 /* Steps of the ramp from the rest pose to a static target, and the default step budget to

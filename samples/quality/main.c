@@ -27,6 +27,8 @@ static void usage(FILE* out)
         "                     twist:DEG    rotate the joint about the axis to its first child\n"
         "                     anim:K:FRAME animation K at step FRAME (60 steps per\n"
         "                                  second, looping), every step before it simulated\n"
+        "                     axis:X:Y:Z:DEG rotate the joint by DEG about the model-space\n"
+        "                                  direction (X, Y, Z) through it\n"
         "  --joint NAME       joint to bend or twist (default: middle of the longest chain)\n"
         "  --settle N         steps allowed to settle after the 30-step ramp (default 600)\n"
         "  --threads T        world threads (default: one per core)\n"
