@@ -6,6 +6,11 @@ set(SINEW_INSTALL_TARGETS sinew)
 if(TARGET sinew_import)
   list(APPEND SINEW_INSTALL_TARGETS sinew_import)
 endif()
+# The Vulkan module (sinew_vulkan.h comes with the header folder). Its link interface names the
+# system loader as plain `vulkan`, so the package config needs no find_dependency(Vulkan).
+if(TARGET sinew_vulkan)
+  list(APPEND SINEW_INSTALL_TARGETS sinew_vulkan)
+endif()
 install(TARGETS ${SINEW_INSTALL_TARGETS} EXPORT sinewTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -51,5 +56,27 @@ if(TARGET sinew_import)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/sinew-import.pc.in
     ${CMAKE_CURRENT_BINARY_DIR}/sinew-import.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinew-import.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
+
+# pkg-config: sinew-vulkan (the Vulkan module; consumers call Vulkan themselves, so -lvulkan is
+# public).
+if(TARGET sinew_vulkan)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sinew-vulkan.pc.in [=[
+prefix=${pcfiledir}/@SINEW_PC_TO_PREFIX@
+libdir=${prefix}/@CMAKE_INSTALL_LIBDIR@
+includedir=${prefix}/@CMAKE_INSTALL_INCLUDEDIR@
+
+Name: sinew-vulkan
+Description: Vulkan output buffers, memory export and compute skinning of the sinew runtime
+Version: @PROJECT_VERSION@
+Requires: sinew
+Cflags: -I${includedir}
+Libs: -L${libdir} -lsinew_vulkan -lvulkan
+Libs.private: -lpthread -lm
+]=])
+  configure_file(${CMAKE_CURRENT_BINARY_DIR}/sinew-vulkan.pc.in
+    ${CMAKE_CURRENT_BINARY_DIR}/sinew-vulkan.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sinew-vulkan.pc
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()

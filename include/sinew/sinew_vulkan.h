@@ -242,7 +242,8 @@ typedef struct sinew_vk_output_info {
     const float* normals;
 } sinew_vk_output_info;
 
-#define SINEW_VK_OUTPUT_INFO_INIT { (uint32_t)sizeof(sinew_vk_output_info) }
+#define SINEW_VK_OUTPUT_INFO_INIT { (uint32_t)sizeof(sinew_vk_output_info), VK_NULL_HANDLE, \
+    0u, 0u, 0u, 0u, 0u, VK_NULL_HANDLE, VK_NULL_HANDLE, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, NULL, NULL }
 
 SINEW_API sinew_result sinew_vk_output_get_info(const sinew_vk_output* output,
                                                 sinew_vk_output_info* out_info);
@@ -273,7 +274,8 @@ typedef struct sinew_vk_memory_export {
     uint8_t device_uuid[VK_UUID_SIZE];  /* the importer's device must match */
 } sinew_vk_memory_export;
 
-#define SINEW_VK_MEMORY_EXPORT_INIT { (uint32_t)sizeof(sinew_vk_memory_export), -1 }
+#define SINEW_VK_MEMORY_EXPORT_INIT { (uint32_t)sizeof(sinew_vk_memory_export), -1, 0u, 0u, \
+    0u, 0u, 0u, 0u, { 0u }, { 0u }, { 0u } }
 
 /* Exports the output's memory. Needs SINEW_VK_OUTPUT_EXPORTABLE (else
  * SINEW_ERROR_INVALID_ARGUMENT). */

@@ -5,13 +5,23 @@
  * motion when it has none) and times sinew_world_update alone: poses are computed and handed
  * over outside the timed region, after a few warm-up frames. With --repeat R the measurement
  * runs R times back to back along the same motion; the clock of a shared machine drifts, so
- * the figure to quote is the median of the runs' medians. */
+ * the figure to quote is the median of the runs' medians.
+ *
+ * --output chooses where the skin writes: its own buffers (the default), a host array bound
+ * with sinew_skin_bind_output, or a double-buffered Vulkan output (sinew_vulkan.h) on sinew's
+ * own Vulkan context; with the Vulkan output the timed region is a whole frame: begin_frame,
+ * the update, end_frame, the wait for the frame's `written` value (the renderer's wait, which
+ * includes a GPU backend's dispatch) and the renderer's release. Backends named vk-* run on
+ * that context too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sinew/sinew.h>
 #include <sinew/sinew_import.h>
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+#include <sinew/sinew_vulkan.h>
+#endif
 
 #include "sample_character.h"
 #include "sample_json.h"
@@ -39,6 +49,9 @@ static void usage(FILE* out)
         "  --motion M         anim (the first animation; the default when there is one) or\n"
         "                     bend-twist (the built-in motion; the default otherwise)\n"
         "  --set KEY=VALUE    backend parameter (repeatable)\n"
+        "  --output WHERE     own (the backend's buffers; default), host (a bound host array)\n"
+        "                     or vulkan (a bound double-buffered Vulkan output; times whole\n"
+        "                     frames: begin, update, end, wait for the frame, release)\n"
         "  --json             print JSON instead of one line of text\n"
         "  --help             print this and exit\n"
         "\n"
@@ -55,7 +68,81 @@ typedef struct bench {
     int32_t joint;
     float* pose;
     sinew_pose_desc pose_desc;
+    const char* output;                 /* own, host or vulkan */
+    float* host_output;                 /* --output host */
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+    sinew_vk_context* vk;
+    sinew_vk_output* vk_output;
+#endif
 } bench;
+
+/* The Vulkan context for --output vulkan and vk-* backends, and the output binding. */
+static sinew_result setup_output(bench* b, const char* backend, sinew_rig rig, uint32_t vertices)
+{
+    int want_vulkan = strcmp(b->output, "vulkan") == 0 || strncmp(backend, "vk-", 3) == 0;
+    if (want_vulkan) {
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+        sinew_vk_context_desc cd = SINEW_VK_CONTEXT_DESC_INIT;
+        cd.logger = sample_stderr_logger();
+        sinew_result r = sinew_vk_context_create(&cd, &b->vk);
+        if (r == SINEW_OK) r = sinew_vk_register_backends(b->world, b->vk);
+        if (r != SINEW_OK) return r;
+#else
+        (void)rig;
+        fprintf(stderr, "sinew-bench: this build has no Vulkan module\n");
+        return SINEW_ERROR_UNSUPPORTED;
+#endif
+    }
+    (void)rig;
+    (void)vertices;
+    return SINEW_OK;
+}
+
+static sinew_result bind_output(bench* b, uint32_t vertices)
+{
+    if (strcmp(b->output, "host") == 0) {
+        b->host_output = malloc(sizeof(float) * 6 * vertices);
+        if (!b->host_output) return SINEW_ERROR_OUT_OF_MEMORY;
+        sinew_output_desc od = SINEW_OUTPUT_DESC_INIT;
+        od.vertex_capacity = vertices;
+        od.positions = b->host_output;
+        od.normals = b->host_output + 3 * (size_t)vertices;
+        return sinew_skin_bind_output(b->world, b->skin, &od);
+    }
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+    if (strcmp(b->output, "vulkan") == 0) {
+        sinew_vk_output_desc vd = SINEW_VK_OUTPUT_DESC_INIT;
+        vd.vertex_capacity = vertices;
+        sinew_result r = sinew_vk_output_create(b->vk, &vd, &b->vk_output);
+        return r == SINEW_OK ? sinew_vk_output_bind(b->vk_output, b->world, b->skin) : r;
+    }
+#endif
+    return SINEW_OK;
+}
+
+/* One timed frame: the update alone, or a whole Vulkan output frame. */
+static sinew_result frame_step(bench* b)
+{
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+    if (b->vk_output) {
+        sinew_result r = sinew_vk_output_begin_frame(b->vk_output, UINT64_MAX, NULL);
+        if (r == SINEW_OK) r = sinew_world_update(b->world, 1.0f / 60.0f);
+        if (r == SINEW_OK) r = sinew_vk_output_end_frame(b->vk_output);
+        sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
+        if (r == SINEW_OK) r = sinew_vk_output_get_info(b->vk_output, &info);
+        if (r != SINEW_OK) return r;
+        sinew_vk_context_info ci;
+        memset(&ci, 0, sizeof ci);
+        ci.struct_size = sizeof ci;
+        sinew_vk_context_get_info(b->vk, &ci);
+        VkSemaphoreWaitInfo wi = {VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1,
+                                  &info.written, &info.frames};
+        if (vkWaitSemaphores(ci.device, &wi, UINT64_MAX) != VK_SUCCESS) return SINEW_ERROR_DEVICE;
+        return sinew_vk_output_release(b->vk_output, info.frames);
+    }
+#endif
+    return sinew_world_update(b->world, 1.0f / 60.0f);
+}
 
 /* Hands the pose of frame `frame` to the skin; not timed. */
 static sinew_result set_frame_pose(bench* b, uint64_t frame)
@@ -90,9 +177,13 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
     skin_desc.backend = backend;
     skin_desc.params = params->params;
     skin_desc.param_count = params->count;
+    if ((r = setup_output(b, backend, rig, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
+        return fail("setting up the Vulkan context", r);
     if ((r = sinew_world_add_skin(b->world, &skin_desc, &b->skin)) != SINEW_OK) {
         return fail("sinew_world_add_skin", r);
     }
+    if ((r = bind_output(b, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
+        return fail("binding the output", r);
 
     const uint32_t joint_count = rig_desc->skeleton.joint_count;
     b->pose = malloc(sizeof(float) * 16 * joint_count);
@@ -121,7 +212,7 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
                 break;
             }
             const double start = sample_now_seconds();
-            r = sinew_world_update(b->world, 1.0f / 60.0f);
+            r = frame_step(b);
             const double elapsed = sample_now_seconds() - start;
             if (r != SINEW_OK) {
                 status = fail("sinew_world_update", r);
@@ -163,6 +254,7 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
             sample_json_init(&j, stdout);
             sample_json_begin_object(&j, NULL);
             sample_json_string(&j, "backend", backend);
+            sample_json_string(&j, "output", b->output);
             sample_json_string(&j, "character", b->character.source);
             sample_json_uint(&j, "vertices", vertices);
             sample_json_uint(&j, "joints", joint_count);
@@ -183,9 +275,9 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
             sample_json_uint(&j, "nonfinite_vertices", nonfinite);
             sample_json_end_object(&j);
         } else {
-            printf("%s on %s (%u vertices, %s): %.4f ms per frame median, %.4f ms p95, "
+            printf("%s (output %s) on %s (%u vertices, %s): %.4f ms per frame median, %.4f ms p95, "
                    "%.3g vertices/s, %u threads, %u x %u frames%s\n",
-                   backend, b->character.source, vertices, motion, median, p95,
+                   backend, b->output, b->character.source, vertices, motion, median, p95,
                    vertices_per_second, used_threads, repeat, frames,
                    nonfinite ? ", NON-FINITE OUTPUT" : "");
         }
@@ -203,6 +295,7 @@ int main(int argc, char** argv)
     const char* character_path = NULL;
     const char* backend = NULL;
     const char* motion = NULL;
+    const char* output = "own";
     uint32_t frames = DEFAULT_FRAMES, repeat = 1, threads = 0;
     int json = 0;
     sample_params params;
@@ -224,6 +317,14 @@ int main(int argc, char** argv)
             if (m < 0 || !sample_parse_u32("--frames", value, 1, 10000000, &frames)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--repeat", &value)) != 0) {
             if (m < 0 || !sample_parse_u32("--repeat", value, 1, MAX_REPEAT, &repeat)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--output", &value)) != 0) {
+            if (m < 0) goto usage_error;
+            if (strcmp(value, "own") != 0 && strcmp(value, "host") != 0 &&
+                strcmp(value, "vulkan") != 0) {
+                fprintf(stderr, "sinew-bench: --output %s is not own, host or vulkan\n", value);
+                goto usage_error;
+            }
+            output = value;
         } else if ((m = sample_option_value(argc, argv, &i, "--motion", &value)) != 0) {
             if (m < 0) goto usage_error;
             if (strcmp(value, "anim") != 0 && strcmp(value, "bend-twist") != 0) {
@@ -243,6 +344,7 @@ int main(int argc, char** argv)
 
     bench b;
     memset(&b, 0, sizeof b);
+    b.output = output;
     sinew_result r = sample_character_load(character_path, NULL, &b.character);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
         fprintf(stderr, "sinew-bench: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this an error)\n",
@@ -270,7 +372,14 @@ int main(int argc, char** argv)
         if (r != SINEW_OK) status = fail("choosing a joint for the built-in motion", r);
     }
     if (status == SAMPLE_EXIT_OK) status = run(&b, backend, &params, frames, repeat, threads, json);
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+    sinew_vk_output_destroy(b.vk_output);
+#endif
     sinew_world_destroy(b.world);
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+    sinew_vk_context_destroy(b.vk);
+#endif
+    free(b.host_output);
     free(b.pose);
     sample_character_free(&b.character);
     sample_params_free(&params);
