@@ -95,7 +95,9 @@ void fps_sim_destroy(fps_sim* s)
 {
     if (!s) return;
     sinew_host_api host = s->host;
+#if defined(SINEW_HAVE_CHOLMOD)
     fps_cholmod_destroy(s->chol);
+#endif
     ps_slide_destroy(s->slide);
     fps_csr_free(&host, &s->K);
     fps_csr_free(&host, &s->Ksb);

@@ -20,6 +20,7 @@ static int finite_all(const float* v, size_t count)
     return 1;
 }
 
+#if defined(FPS_TEST_CHOLMOD)
 static double bbox_diagonal(const float* p, uint32_t n)
 {
     float lo[3] = {p[0], p[1], p[2]}, hi[3] = {p[0], p[1], p[2]};
@@ -114,6 +115,7 @@ static void compare_with_ps(const char* relative, float bend, float twist, uint3
     sinew_world_destroy(world);
     sample_character_free(&ch);
 }
+#endif
 
 static void test_against_ps_cylinder(void** state)
 {
