@@ -38,14 +38,10 @@ static inline SINEW_HD void sinew_mls_eval_position(const uint32_t* idx, const f
     out[2] = z;
 }
 
-/* out = normalize(sum_k w[k] * normals[3 * idx[k] + 0..2]), the linear-MLS normal. A sum that
- * vanishes (opposite normals cancelling in a degenerate fold) gives the first neighbour's
- * normal rather than a division by zero. */
-static inline SINEW_HD void sinew_mls_eval_normal(const uint32_t* idx, const float* w,
-                                                  const float* normals, float* out)
+/* Scales n to unit length; a sum that vanishes (opposite normals cancelling in a degenerate
+ * fold) gives `fallback` rather than a division by zero. */
+static inline SINEW_HD void sinew_mls_normalise(const float* n, const float* fallback, float* out)
 {
-    float n[3];
-    sinew_mls_eval_position(idx, w, normals, n);
     const float len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
     if (len2 > 1e-30f) {
         const float inv = 1.0f / sqrtf(len2);
@@ -53,11 +49,44 @@ static inline SINEW_HD void sinew_mls_eval_normal(const uint32_t* idx, const flo
         out[1] = n[1] * inv;
         out[2] = n[2] * inv;
     } else {
-        const float* f = normals + 3u * idx[0];
-        out[0] = f[0];
-        out[1] = f[1];
-        out[2] = f[2];
+        out[0] = fallback[0];
+        out[1] = fallback[1];
+        out[2] = fallback[2];
     }
+}
+
+/* out = normalize(sum_k w[k] * normals[3 * idx[k] + 0..2]), the linear-MLS normal. */
+static inline SINEW_HD void sinew_mls_eval_normal(const uint32_t* idx, const float* w,
+                                                  const float* normals, float* out)
+{
+    float n[3];
+    sinew_mls_eval_position(idx, w, normals, n);
+    sinew_mls_normalise(n, normals + 3u * idx[0], out);
+}
+
+/* Position and normal of one render vertex in one pass over its entries (the indices are
+ * read once): the same sums, in the same order, as the two functions above. */
+static inline SINEW_HD void sinew_mls_eval_vertex(const uint32_t* idx, const float* wp,
+                                                  const float* wn, const float* sim,
+                                                  const float* normals, float* out_position,
+                                                  float* out_normal)
+{
+    float x = 0.0f, y = 0.0f, z = 0.0f, nx = 0.0f, ny = 0.0f, nz = 0.0f;
+    for (uint32_t k = 0; k < SINEW_MLS_K; ++k) {
+        const uint32_t i = 3u * idx[k];
+        const float a = wp[k], b = wn[k];
+        x += a * sim[i];
+        y += a * sim[i + 1u];
+        z += a * sim[i + 2u];
+        nx += b * normals[i];
+        ny += b * normals[i + 1u];
+        nz += b * normals[i + 2u];
+    }
+    out_position[0] = x;
+    out_position[1] = y;
+    out_position[2] = z;
+    const float n[3] = {nx, ny, nz};
+    sinew_mls_normalise(n, normals + 3u * idx[0], out_normal);
 }
 
 #endif
