@@ -266,9 +266,9 @@ static void test_every_data_character(void** state)
         FILE* f = fopen(ini, "r");
         if (!f) continue;
         fclose(f);
-        play(ini, 40u, "pcg");
+        play(ini, 24u, "pcg");
 #if defined(FPS_TEST_CHOLMOD)
-        play(ini, 40u, "cholmod");
+        play(ini, 24u, "cholmod");
 #endif
     }
 }
