@@ -122,6 +122,34 @@ sinew_result fps_sim_solve(fps_sim* sim, const double* b, double* x, double* res
 /* Per-step profile (profile=1): local step, right-hand side, solve, upsampling, whole step. */
 void fps_sim_profile(const fps_sim* sim, double seconds[5], uint64_t* steps);
 
+/* ---- the simulation's arrays for a device copy (the fps-cuda plugin, cuda/) ----
+ * fps-cuda prepares with fps (same model, numbering, matrices, gathers) and steps on the GPU;
+ * these are views into the simulation, valid while it lives. x and v (N x 3 column blocks,
+ * the new numbering) are the host copy of the state that the plugin reads and writes. */
+typedef struct fps_sim_arrays {
+    uint32_t n, N, ns;          /* skin vertices, tissue vertices (2n), free unknowns */
+    uint32_t prism_count;
+    double h, damping;
+    const uint32_t* perm;       /* N: new index -> model index */
+    const uint32_t* inv;        /* N: model index -> new index */
+    const double* mass_h2;      /* ns: m_i / h^2 */
+    fps_prisms prisms;          /* pv in the new numbering */
+    const uint32_t* gather_ptr; /* ns + 1 */
+    const uint32_t* gather;
+    sinew_ellcrs A;             /* K_ss, diagonal first (without collisions) */
+    const double* jinv;         /* ns */
+    sinew_crs Ksb;              /* free rows x constrained columns (new indices) */
+    double* x;
+    double* v;
+    const double* target;       /* N x 3, model numbering (fps_sim_update_targets) */
+    const float* skinning;      /* 16 per joint: the pose of the targets */
+} fps_sim_arrays;
+
+void fps_sim_arrays_get(fps_sim* sim, fps_sim_arrays* out);
+/* The constrained vertices' targets for the pose of fps_sim_set_pose (the first thing
+ * fps_sim_step does), for a caller that steps elsewhere; nothing when the pose is unchanged. */
+void fps_sim_update_targets(fps_sim* sim);
+
 /* ---- the backend instance (fps.c) ---- */
 
 /* The model and simulation of an fps instance (NULL for anything else), for tests. */

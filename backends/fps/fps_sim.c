@@ -1009,3 +1009,36 @@ void fps_sim_render_velocities(const fps_sim* s, float* velocities)
         }
     }
 }
+
+/* ---- the arrays for a device copy (fps_internal.h, the fps-cuda plugin) ---- */
+
+void fps_sim_arrays_get(fps_sim* s, fps_sim_arrays* out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = s->n;
+    out->N = s->N;
+    out->ns = s->ns;
+    out->prism_count = s->prism_count;
+    out->h = s->h;
+    out->damping = s->p.damping;
+    out->perm = s->perm;
+    out->inv = s->inv;
+    out->mass_h2 = s->mass_h2;
+    out->prisms = s->prisms;
+    out->gather_ptr = s->gather_ptr;
+    out->gather = s->gather;
+    out->A = s->A;
+    out->jinv = s->jinv;
+    out->Ksb = fps_csr_view(&s->Ksb);
+    out->x = s->x;
+    out->v = s->v;
+    out->target = s->target;
+    out->skinning = s->skinning;
+}
+
+void fps_sim_update_targets(fps_sim* s)
+{
+    if (!s->pose_dirty) return;
+    update_targets(s);
+    s->pose_dirty = 0;
+}
