@@ -1,0 +1,837 @@
+/* The `fps-cuda` backend plugin: fast projective skinning (Komaritzan and Botsch 2019,
+ * ../shared/papers/fast-projective-skinning-2019.txt) on a CUDA device. Its own shared library
+ * (sinew_fps_cuda), loaded with sinew_world_load_plugin; it exports only sinew_plugin_entry.
+ * SPDX-License-Identifier: MIT
+ *
+ * Preparation is the CPU backend fps's, compiled into this plugin without CHOLMOD: an fps
+ * instance (solver=pcg) builds ps's model, the reduced system (Sec. 4.3), the ELL/CRS matrix
+ * (Sec. 4.2) and the gathers, and keeps computing the base vertices' targets per frame with
+ * ps's sliding code (on the host, as fps does: fps_sim_update_targets); fps_cuda_device.cu
+ * copies all of it to the device once and runs every step there (see fps_cuda_device.h).
+ *
+ * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks; solver is
+ * pcg, and solver=cholmod or pcg_tolerance > 0 are refused: the device runs a fixed number of
+ * PCG iterations without reading residuals back), plus:
+ *
+ *   key     default  meaning
+ *   device  0        CUDA device ordinal
+ *   launch  auto     auto: a persistent cooperative kernel where the device has cooperative
+ *                    launch and the batch fits in one wave of blocks, else a CUDA Graph;
+ *                    graph, cooperative, stream (plain launches)
+ *   batch   ""       a name: every fps-cuda skin of the process with this name (same device,
+ *                    same iteration counts) is stepped in the same launches (see below)
+ *
+ * Batching. Skins sharing a batch name form a group. The world steps its skins as jobs; each
+ * fps-cuda step marks its skin ready, and the step that completes the group (every member
+ * ready) launches one step for all and waits. A skin stepped twice before its group completed,
+ * or read in between (read_output, get_state, set_state, bind_output, destroy), first flushes
+ * the ready members (the others sit that step out). So a group behaves exactly like separate
+ * skins; it is faster only when all members step in every update (one world, one update).
+ * A skin bound to a Vulkan output needs its vertices by the end of the update: it works in a
+ * group (the last member's step writes all of them, still inside sinew_world_update) as long
+ * as every member steps in each update.
+ *
+ * Output. Host arrays (read_output, bind_output with host pointers): the device output is
+ * copied down after each step. A Vulkan output (SINEW_EXT_VULKAN_OUTPUT in the chain, issue 5
+ * part 7): the plugin exports the output's memory (sinew_vk_output_export_memory, looked up in
+ * the process, so that the plugin needs no Vulkan to build or load), checks that the Vulkan
+ * device is this CUDA device (UUID), imports the fd (cudaImportExternalMemory) and the kernels
+ * write the slot directly; the step waits for its stream before returning, so
+ * sinew_vk_output_end_frame's signal of `written` (on the host for writers outside the Vulkan
+ * module) covers the writes, and begin_frame's wait for `read` has happened before. Where any
+ * of that is missing (no export, another device, lavapipe) the binding falls back to the
+ * mapped host pointers with one INFO line. The timeline semaphores are not imported: a GPU-side
+ * wait and signal needs the Vulkan module to hand the signal of `written` to this writer
+ * (today it signals it itself, and a second signal of the same value is invalid). */
+#define _GNU_SOURCE /* dlsym(RTLD_DEFAULT) */
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "builtin_backends.h"
+#include "fps_cuda_device.h"
+#include "fps_internal.h"
+#include "sinew_cuda.h"
+#include "sinew_output.h"
+
+#define FPSC_NAME "fps-cuda"
+#define FPSC_MAGIC 0x66706375u
+
+#include "fps_cuda_vk.h"
+
+typedef sinew_result (*fpsc_export_memory_fn)(const void* output, fpsc_vk_memory_export* out);
+
+/* ---- instance ---- */
+
+typedef struct fpsc_group fpsc_group;
+
+typedef struct fpsc_plugin_instance {
+    uint32_t magic;
+    sinew_host_api host;
+    void* fps;                  /* the fps instance that prepared everything */
+    fps_sim* sim;
+    fps_sim_arrays arrays;
+    fpsc_upsample* upsample;
+    uint32_t* skin_joint;
+    fpsc_instance* dev;
+    fpsc_batch* own_batch;      /* without a group */
+    fpsc_group* group;
+    bool pending;               /* stepped, waiting for its group */
+    bool profile;
+    uint32_t joint_count, render_count;
+    const float* rest_positions;
+    const float* rest_normals;
+    float* latest;
+    bool pose_pending;
+    bool stepped;               /* the output holds a simulated shape */
+    bool bound;
+    bool bound_device;          /* the binding is imported Vulkan memory */
+    sinew_output_view binding;
+    float* positions;           /* host copy for reads */
+    float* normals;
+    bool fresh;
+    /* The imported Vulkan memory (one per output object). */
+    const void* vk_output;
+    fpsc_vk_handle vk_buffer;
+    sinew_cuda_imported_memory vk_memory;
+    int ordinal;
+} fpsc_plugin_instance;
+
+static fpsc_plugin_instance* cast(void* instance)
+{
+    fpsc_plugin_instance* p = (fpsc_plugin_instance*)instance;
+    return p && p->magic == FPSC_MAGIC ? p : NULL;
+}
+
+/* ---- batch groups (process-wide) ---- */
+
+struct fpsc_group {
+    char name[64];
+    int ordinal;
+    fpsc_launch launch;
+    fpsc_batch* batch;
+    fpsc_plugin_instance** members;
+    uint32_t count, capacity, ready;
+    uint32_t most;              /* the largest member count (profile line) */
+    fpsc_group* next;
+};
+
+static pthread_mutex_t g_groups_lock = PTHREAD_MUTEX_INITIALIZER;
+static fpsc_group* g_groups;
+
+/* Copies a member's new output into its host binding (host path only). */
+static void deliver(fpsc_plugin_instance* p)
+{
+    p->stepped = true;
+    p->fresh = false;
+    if (p->bound && !p->bound_device) {
+        const float* pos = fpsc_host_positions(p->dev);
+        const float* nrm = fpsc_host_normals(p->dev);
+        if (pos) sinew_output_copy(pos, p->render_count, p->binding.positions,
+                                   p->binding.position_stride);
+        if (nrm && p->binding.normals)
+            sinew_output_copy(nrm, p->render_count, p->binding.normals, p->binding.normal_stride);
+    }
+}
+
+/* Steps the ready members of a group (lock held). */
+static sinew_result group_flush(fpsc_group* g)
+{
+    if (g->ready == 0) return SINEW_OK;
+    for (uint32_t i = 0; i < g->count; ++i) fpsc_set_active(g->members[i]->dev, g->members[i]->pending);
+    sinew_result r = fpsc_batch_step(g->batch);
+    sinew_result w = fpsc_batch_wait(g->batch);
+    if (r == SINEW_OK) r = w;
+    for (uint32_t i = 0; i < g->count; ++i) {
+        fpsc_plugin_instance* m = g->members[i];
+        if (m->pending && r == SINEW_OK) deliver(m);
+        m->pending = false;
+        fpsc_set_active(m->dev, 1);
+    }
+    g->ready = 0;
+    return r;
+}
+
+static sinew_result group_join(fpsc_plugin_instance* p, const char* name, fpsc_launch launch)
+{
+    pthread_mutex_lock(&g_groups_lock);
+    fpsc_group* g = g_groups;
+    while (g && (strcmp(g->name, name) != 0 || g->ordinal != p->ordinal)) g = g->next;
+    sinew_result r = SINEW_OK;
+    if (!g) {
+        g = (fpsc_group*)calloc(1, sizeof *g);
+        if (!g) r = sinew_host_fail(&p->host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+        if (r == SINEW_OK) {
+            snprintf(g->name, sizeof g->name, "%s", name);
+            g->ordinal = p->ordinal;
+            g->launch = launch;
+            r = fpsc_batch_create(&p->host, p->ordinal, launch, &g->batch);
+            if (r != SINEW_OK) {
+                free(g);
+                g = NULL;
+            } else {
+                g->next = g_groups;
+                g_groups = g;
+            }
+        }
+    }
+    if (r == SINEW_OK && g->count == g->capacity) {
+        uint32_t cap = g->capacity ? 2u * g->capacity : 8u;
+        fpsc_plugin_instance** m = (fpsc_plugin_instance**)realloc(g->members, cap * sizeof *m);
+        if (!m) r = sinew_host_fail(&p->host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+        else {
+            g->members = m;
+            g->capacity = cap;
+        }
+    }
+    if (r == SINEW_OK) r = group_flush(g); /* the batch changes: no half-collected step */
+    if (r == SINEW_OK) r = fpsc_batch_add(g->batch, p->dev);
+    if (r == SINEW_OK) {
+        g->members[g->count++] = p;
+        if (g->count > g->most) g->most = g->count;
+        p->group = g;
+    }
+    pthread_mutex_unlock(&g_groups_lock);
+    return r;
+}
+
+/* profile=1: one INFO line with the GPU time per step (CUDA events) when a batch ends. */
+static void log_profile(const sinew_host_api* host, const fpsc_batch* b, const char* what,
+                        uint32_t characters)
+{
+    double ms = 0.0;
+    uint64_t steps = 0;
+    fpsc_batch_profile(b, &ms, &steps);
+    if (steps)
+        sinew_host_log(host, SINEW_LOG_INFO, "fps-cuda profile: %s, %u characters, %llu steps, "
+                       "%.4f ms GPU time per step (CUDA events, launch %s)", what,
+                       characters, (unsigned long long)steps, ms / (double)steps,
+                       fpsc_batch_launch(b) == FPSC_LAUNCH_COOPERATIVE ? "cooperative"
+                       : fpsc_batch_launch(b) == FPSC_LAUNCH_STREAM    ? "stream"
+                                                                       : "graph");
+}
+
+static void group_leave(fpsc_plugin_instance* p)
+{
+    fpsc_group* g = p->group;
+    if (!g) return;
+    pthread_mutex_lock(&g_groups_lock);
+    (void)group_flush(g);
+    fpsc_batch_remove(g->batch, p->dev); /* under the lock: members may be stepping */
+    for (uint32_t i = 0; i < g->count; ++i)
+        if (g->members[i] == p) {
+            memmove(g->members + i, g->members + i + 1, (g->count - i - 1u) * sizeof *g->members);
+            --g->count;
+            break;
+        }
+    p->group = NULL;
+    if (g->count == 0) {
+        fpsc_group** link = &g_groups;
+        while (*link != g) link = &(*link)->next;
+        *link = g->next;
+        log_profile(&p->host, g->batch, g->name, g->most);
+        fpsc_batch_destroy(g->batch);
+        free(g->members);
+        free(g);
+    }
+    pthread_mutex_unlock(&g_groups_lock);
+}
+
+/* Finishes any step of this skin that waits for its group (before reading or changing it). */
+static sinew_result settle(fpsc_plugin_instance* p)
+{
+    if (!p->group || !p->pending) return SINEW_OK;
+    pthread_mutex_lock(&g_groups_lock);
+    sinew_result r = p->pending ? group_flush(p->group) : SINEW_OK;
+    pthread_mutex_unlock(&g_groups_lock);
+    return r;
+}
+
+/* ---- probe ---- */
+
+typedef struct probe_capture {
+    char line[512];
+} probe_capture;
+
+static void probe_log(sinew_log_level level, const char* message, void* user)
+{
+    (void)level;
+    snprintf(((probe_capture*)user)->line, sizeof ((probe_capture*)user)->line, "%s", message);
+}
+
+/* Asks CUDA for a device; the reason for a refusal goes to the host at INFO (the world logs
+ * the refusal itself), so that a machine without a GPU sees one line per refused use. */
+static sinew_result probe_device(const sinew_host_api* host, int ordinal)
+{
+    probe_capture cap;
+    cap.line[0] = '\0';
+    sinew_host_api quiet = *host;
+    quiet.logger.func = probe_log;
+    quiet.logger.user = &cap;
+    quiet.log_level = SINEW_LOG_DEBUG;
+    int count = 0;
+    sinew_result r = sinew_cuda_probe(&quiet, &count);
+    if (r == SINEW_OK && ordinal >= count) {
+        sinew_host_log(host, SINEW_LOG_INFO, "fps-cuda: device %d requested, %d CUDA devices",
+                       ordinal, count);
+        return SINEW_ERROR_BACKEND_UNAVAILABLE;
+    }
+    if (r != SINEW_OK) {
+        sinew_host_log(host, SINEW_LOG_INFO, "fps-cuda: unavailable: %s", cap.line);
+        return SINEW_ERROR_BACKEND_UNAVAILABLE;
+    }
+    return SINEW_OK;
+}
+
+static sinew_result fpsc_probe(const sinew_host_api* host)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    return probe_device(host, 0);
+}
+
+/* ---- prepare ---- */
+
+static void fpsc_destroy_instance(void* instance);
+
+/* Splits the plugin's own keys off; the rest goes to fps (with solver=pcg added unless given). */
+static sinew_result split_params(const sinew_host_api* host, const sinew_param* params,
+                                 uint32_t count, sinew_param* rest, uint32_t* rest_count,
+                                 int* ordinal, fpsc_launch* launch, char batch[64])
+{
+    *ordinal = 0;
+    *launch = FPSC_LAUNCH_AUTO;
+    batch[0] = '\0';
+    *rest_count = 0;
+    bool seen[3] = {false, false, false}, solver = false;
+    if (count > 0 && !params)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda: param_count is %u but params is NULL", count);
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* k = params[i].key;
+        const char* v = params[i].value;
+        int which = !k ? -1 : strcmp(k, "device") == 0 ? 0 : strcmp(k, "launch") == 0 ? 1
+                          : strcmp(k, "batch") == 0    ? 2 : -1;
+        if (which < 0) {
+            if (k && strcmp(k, "solver") == 0) solver = true;
+            rest[(*rest_count)++] = params[i];
+            continue;
+        }
+        if (!v)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: parameter %s has a "
+                                   "NULL value", k);
+        if (seen[which])
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "fps-cuda: parameter \"%s\" is given twice", k);
+        seen[which] = true;
+        if (which == 0) {
+            char* end = NULL;
+            long d = strtol(v, &end, 10);
+            if (!*v || *end || d < 0 || d > 64)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps-cuda: device=\"%s\" is not an ordinal in 0..64", v);
+            *ordinal = (int)d;
+        } else if (which == 1) {
+            if (strcmp(v, "auto") == 0) *launch = FPSC_LAUNCH_AUTO;
+            else if (strcmp(v, "graph") == 0) *launch = FPSC_LAUNCH_GRAPH;
+            else if (strcmp(v, "cooperative") == 0) *launch = FPSC_LAUNCH_COOPERATIVE;
+            else if (strcmp(v, "stream") == 0) *launch = FPSC_LAUNCH_STREAM;
+            else
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: launch=\"%s\" is "
+                                       "not one of auto, graph, cooperative, stream", v);
+        } else {
+            size_t len = strlen(v);
+            if (len == 0 || len >= 64)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps-cuda: batch=\"%.64s\" is empty or longer than 63 "
+                                       "characters", v);
+            memcpy(batch, v, len + 1u);
+        }
+    }
+    if (!solver) {
+        static const sinew_param pcg = {"solver", "pcg"};
+        rest[(*rest_count)++] = pcg;
+    }
+    return SINEW_OK;
+}
+
+static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                                 const sinew_param* params, uint32_t param_count,
+                                 const void* next, void** out_instance)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out_instance)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda: out_instance is NULL");
+    *out_instance = NULL;
+    if (param_count > 1024u)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
+                               param_count);
+    sinew_param rest[1025];
+    uint32_t rest_count = 0;
+    int ordinal = 0;
+    fpsc_launch launch = FPSC_LAUNCH_AUTO;
+    char batch[64];
+    sinew_result r = split_params(host, params, param_count, rest, &rest_count, &ordinal,
+                                  &launch, batch);
+    if (r != SINEW_OK) return r;
+    fps_params fp;
+    r = fps_params_parse(host, rest, rest_count, &fp);
+    if (r != SINEW_OK) return r;
+    if (fp.solver != FPS_SOLVER_PCG)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps-cuda: solves with pcg only (solver=cholmod is fps's)");
+    if (fp.pcg_tolerance > 0.0)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: pcg_tolerance must be 0 (the device runs exactly "
+                               "pcg_iterations iterations)");
+    if (probe_device(host, ordinal) != SINEW_OK)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps-cuda: no usable CUDA device %d", ordinal);
+    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda: rig is NULL");
+    fpsc_plugin_instance* p = (fpsc_plugin_instance*)sinew_host_calloc(host, 1, sizeof *p);
+    if (!p) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+    p->magic = FPSC_MAGIC;
+    p->host = *host;
+    p->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    p->ordinal = ordinal;
+    /* fps prepares (its checks, model, bake restore). A rig baked for fps-cuda carries fps's
+     * blob (bake below), so it is handed to fps under fps's name. */
+    sinew_rig_view view = *rig;
+    if (rig->struct_size >= sizeof(sinew_rig_view) && rig->baked_backend &&
+        strcmp(rig->baked_backend, FPSC_NAME) == 0)
+        view.baked_backend = "fps";
+    r = sinew_backend_fps.prepare(host, &view, rest, rest_count, next, &p->fps);
+    if (r != SINEW_OK) {
+        fpsc_destroy_instance(p);
+        return r;
+    }
+    p->sim = fps_instance_sim(p->fps);
+    const ps_model* m = fps_instance_model(p->fps);
+    fps_sim_arrays_get(p->sim, &p->arrays);
+    p->joint_count = rig->joint_count;
+    p->render_count = rig->render_mesh.vertex_count;
+    p->rest_positions = rig->render_mesh.positions;
+    p->rest_normals = rig->render_mesh.normals;
+    uint32_t n = m->n;
+    p->upsample = (fpsc_upsample*)sinew_host_calloc(host, m->render_count ? m->render_count : 1u,
+                                                    sizeof(fpsc_upsample));
+    p->skin_joint = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
+    p->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
+    p->positions = (float*)sinew_host_calloc(host, p->render_count, 12u);
+    p->normals = (float*)sinew_host_calloc(host, p->render_count, 12u);
+    if (!p->upsample || !p->skin_joint || !p->latest || !p->positions || !p->normals) {
+        fpsc_destroy_instance(p);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+    }
+    for (uint32_t k = 0; k < m->render_count; ++k) {
+        const ps_upsample* u = &m->upsample[k];
+        fpsc_upsample* d = &p->upsample[k];
+        d->triangle = u->triangle == PS_NONE ? UINT32_MAX : u->triangle;
+        d->vertex = u->vertex;
+        memcpy(d->bary, u->bary, sizeof d->bary);
+        memcpy(d->offset, u->offset, sizeof d->offset);
+        memcpy(d->normal, u->normal, sizeof d->normal);
+    }
+    for (uint32_t i = 0; i < n; ++i) p->skin_joint[i] = m->bones[m->vertex_bone[i]].joint;
+    fpsc_desc d;
+    memset(&d, 0, sizeof d);
+    const fps_sim_arrays* a = &p->arrays;
+    d.ordinal = ordinal;
+    d.n = a->n;
+    d.N = a->N;
+    d.ns = a->ns;
+    d.prism_count = a->prism_count;
+    d.h = a->h;
+    d.damping = a->damping;
+    d.perm = a->perm;
+    d.inv = a->inv;
+    d.mass_h2 = a->mass_h2;
+    d.prisms = a->prisms;
+    d.gather_ptr = a->gather_ptr;
+    d.gather = a->gather;
+    d.A = a->A;
+    d.jinv = a->jinv;
+    d.Ksb = a->Ksb;
+    d.x = a->x;
+    d.v = a->v;
+    d.target = a->target;
+    d.skinning = a->skinning;
+    d.iterations = fp.iterations;
+    d.pcg_iterations = fp.pcg_iterations;
+    d.joint_count = rig->joint_count;
+    d.render_count = m->render_count;
+    d.upsample = p->upsample;
+    d.triangle_count = m->triangle_count;
+    d.triangles = m->triangles;
+    d.vertex_tri_offsets = m->vertex_tri_offsets;
+    d.vertex_tris = m->vertex_tris;
+    d.skin_joint = p->skin_joint;
+    r = fpsc_create(host, &d, &p->dev);
+    if (r == SINEW_OK) {
+        p->profile = fp.profile != 0;
+        if (batch[0]) {
+            r = group_join(p, batch, launch);
+            if (r == SINEW_OK && p->profile) r = fpsc_batch_set_profile(p->group->batch, 1);
+        } else {
+            r = fpsc_batch_create(host, ordinal, launch, &p->own_batch);
+            if (r == SINEW_OK) r = fpsc_batch_add(p->own_batch, p->dev);
+            if (r == SINEW_OK && p->profile) r = fpsc_batch_set_profile(p->own_batch, 1);
+        }
+    }
+    if (r != SINEW_OK) {
+        fpsc_destroy_instance(p);
+        return r;
+    }
+    sinew_cuda_device_info info;
+    if (sinew_cuda_device_info_get(host, ordinal, &info) == SINEW_OK)
+        sinew_host_log(host, SINEW_LOG_INFO, "fps-cuda: on %s (device %d, sm %d.%d)%s%s", info.name,
+                       ordinal, info.compute_major, info.compute_minor,
+                       batch[0] ? ", batch " : "", batch);
+    memcpy(p->positions, p->rest_positions, (size_t)p->render_count * 12u);
+    memcpy(p->normals, p->rest_normals, (size_t)p->render_count * 12u);
+    p->fresh = true;
+    *out_instance = p;
+    return SINEW_OK;
+}
+
+static void release_vk(fpsc_plugin_instance* p)
+{
+    sinew_cuda_release_memory(&p->vk_memory);
+    p->vk_output = NULL;
+    p->vk_buffer = 0;
+}
+
+static void fpsc_destroy_instance(void* instance)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return;
+    sinew_host_api host = p->host;
+    group_leave(p);
+    if (p->own_batch && p->profile) log_profile(&host, p->own_batch, "alone", 1u);
+    fpsc_destroy(p->dev); /* leaves its own batch first */
+    fpsc_batch_destroy(p->own_batch);
+    release_vk(p);
+    if (p->fps) sinew_backend_fps.destroy(p->fps);
+    sinew_host_free(&host, p->upsample);
+    sinew_host_free(&host, p->skin_joint);
+    sinew_host_free(&host, p->latest);
+    sinew_host_free(&host, p->positions);
+    sinew_host_free(&host, p->normals);
+    p->magic = 0;
+    sinew_host_free(&host, p);
+}
+
+/* ---- per frame ---- */
+
+static sinew_result fpsc_set_pose(void* instance, const sinew_pose_view* pose)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &p->host;
+    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda: pose is NULL");
+    if (pose->struct_size < sizeof(sinew_pose_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps-cuda: pose struct_size %u is "
+                               "below %zu", pose->struct_size, sizeof(sinew_pose_view));
+    if (pose->joint_count != p->joint_count)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps-cuda: a pose of %u joints for "
+                               "a rig of %u", pose->joint_count, p->joint_count);
+    if (!pose->skinning_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda: the pose has no skinning matrices");
+    for (uint32_t k = 0; k < 16u * p->joint_count; ++k)
+        if (!isfinite(pose->skinning_matrices[k]))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "fps-cuda: the skinning matrix of joint %u is not finite",
+                                   k / 16u);
+    memcpy(p->latest, pose->skinning_matrices, (size_t)p->joint_count * 64u);
+    p->pose_pending = true;
+    return SINEW_OK;
+}
+
+static sinew_result fpsc_step(void* instance, float dt)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!isfinite(dt) || dt < 0.0f)
+        return sinew_host_fail(&p->host,
+                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
+                               "fps-cuda: dt %g must be finite and not negative", (double)dt);
+    /* A step still waiting for its group is finished before this one changes the targets. */
+    sinew_result r = settle(p);
+    if (r != SINEW_OK) return r;
+    if (p->pose_pending) {
+        fps_sim_set_pose(p->sim, p->latest);
+        p->pose_pending = false;
+    }
+    fps_sim_update_targets(p->sim); /* ps's sliding on the host, as fps (copied per step) */
+    if (!p->group) {
+        r = fpsc_batch_step(p->own_batch);
+        sinew_result w = fpsc_batch_wait(p->own_batch);
+        if (r == SINEW_OK) r = w;
+        if (r == SINEW_OK) deliver(p);
+        return r;
+    }
+    pthread_mutex_lock(&g_groups_lock);
+    fpsc_group* g = p->group;
+    p->pending = true;
+    g->ready++;
+    r = g->ready == g->count ? group_flush(g) : SINEW_OK;
+    pthread_mutex_unlock(&g_groups_lock);
+    return r;
+}
+
+/* The current output into the host copy (rest shape before the first step). */
+static sinew_result refresh(fpsc_plugin_instance* p)
+{
+    if (p->fresh) return SINEW_OK;
+    sinew_result r = fpsc_read_output(p->dev, p->positions, p->normals);
+    if (r == SINEW_OK) p->fresh = true;
+    return r;
+}
+
+static sinew_result fpsc_read_output_fn(void* instance, const sinew_output_view* out)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_output_view view;
+    if (out) {
+        view = *out;
+        view.next = NULL; /* read_output copies into host arrays whatever the chain says */
+    }
+    sinew_result r = sinew_output_check(&p->host, FPSC_NAME, "read_output", out ? &view : NULL,
+                                        p->render_count);
+    if (r == SINEW_OK) r = settle(p);
+    if (r == SINEW_OK) r = refresh(p);
+    if (r != SINEW_OK) return r;
+    sinew_output_copy(p->positions, p->render_count, out->positions,
+                      out->position_stride ? out->position_stride : 12u);
+    if (out->normals)
+        sinew_output_copy(p->normals, p->render_count, out->normals,
+                          out->normal_stride ? out->normal_stride : 12u);
+    return SINEW_OK;
+}
+
+static const fpsc_vk_output_ext* find_vk_ext(const void* next)
+{
+    for (const sinew_ext_header* h = (const sinew_ext_header*)next; h;
+         h = (const sinew_ext_header*)h->next)
+        if (h->type == SINEW_EXT_VULKAN_OUTPUT && h->struct_size >= sizeof(fpsc_vk_output_ext))
+            return (const fpsc_vk_output_ext*)h;
+    return NULL;
+}
+
+/* Imports the Vulkan output's memory once per output object; returns a reason on failure
+ * (why == NULL: imported). */
+static const char* import_vk(fpsc_plugin_instance* p, const fpsc_vk_output_ext* ext)
+{
+    if (p->vk_memory.handle && p->vk_output == ext->output && p->vk_buffer == ext->buffer)
+        return NULL;
+    release_vk(p);
+    fpsc_export_memory_fn export_memory =
+        (fpsc_export_memory_fn)dlsym(RTLD_DEFAULT, "sinew_vk_output_export_memory");
+    if (!export_memory) return "sinew_vulkan is not loaded in this process";
+    fpsc_vk_memory_export ex;
+    memset(&ex, 0, sizeof ex);
+    ex.struct_size = (uint32_t)sizeof ex;
+    ex.fd = -1;
+    if (export_memory(ext->output, &ex) != SINEW_OK)
+        return "the output's memory cannot be exported (create it with SINEW_VK_OUTPUT_EXPORTABLE)";
+    sinew_cuda_device_info info;
+    if (sinew_cuda_device_info_get(&p->host, p->ordinal, &info) != SINEW_OK ||
+        memcmp(info.uuid, ex.device_uuid, 16) != 0) {
+        close(ex.fd);
+        return "the Vulkan device is not this CUDA device (UUIDs differ)";
+    }
+    if (ext->position_offset + 12u * (uint64_t)p->render_count > ex.buffer_size ||
+        ext->normal_offset + 12u * (uint64_t)p->render_count > ex.buffer_size) {
+        close(ex.fd);
+        return "the slot does not fit the exported buffer";
+    }
+    if (cudaSetDevice(p->ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        close(ex.fd);
+        return "cudaSetDevice failed";
+    }
+    if (sinew_cuda_import_memory_fd(&p->host, ex.fd, (size_t)ex.allocation_size, 0,
+                                    (size_t)ex.buffer_size, ex.dedicated != 0,
+                                    &p->vk_memory) != SINEW_OK) {
+        close(ex.fd); /* a failed import leaves the fd with us */
+        return "cudaImportExternalMemory failed";
+    }
+    p->vk_output = ext->output;
+    p->vk_buffer = ext->buffer;
+    return NULL;
+}
+
+static sinew_result fpsc_bind_output(void* instance, const sinew_output_view* out)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = settle(p);
+    if (r != SINEW_OK) return r;
+    /* Whatever the binding becomes, reads need the shape the old one holds. */
+    if (p->stepped) {
+        r = refresh(p);
+        if (r != SINEW_OK) return r;
+    }
+    if (!out) {
+        fpsc_set_output(p->dev, NULL, 0, NULL, 0);
+        release_vk(p);
+        p->bound = p->bound_device = false;
+        return SINEW_OK;
+    }
+    const fpsc_vk_output_ext* ext =
+        out->struct_size >= sizeof(sinew_output_view) ? find_vk_ext(out->next) : NULL;
+    if (ext && out->vertex_count >= p->render_count) {
+        const char* why = import_vk(p, ext);
+        if (!why) {
+            char* base = (char*)p->vk_memory.device_ptr;
+            fpsc_set_output(p->dev, (float*)(base + ext->position_offset), 12u,
+                            (float*)(base + ext->normal_offset), 12u);
+            p->binding = *out;
+            p->bound = p->bound_device = true;
+            return SINEW_OK;
+        }
+        sinew_host_log(&p->host, SINEW_LOG_INFO, "fps-cuda: writing the Vulkan output through "
+                       "its host mapping: %s", why);
+    }
+    sinew_output_view view;
+    view = *out;
+    view.next = NULL;
+    r = sinew_output_check(&p->host, FPSC_NAME, "bind_output", &view, p->render_count);
+    if (r != SINEW_OK) return r;
+    fpsc_set_output(p->dev, NULL, 0, NULL, 0);
+    release_vk(p);
+    p->binding = sinew_output_binding(&view);
+    p->bound = true;
+    p->bound_device = false;
+    return SINEW_OK;
+}
+
+static sinew_result check_state(const fpsc_plugin_instance* p, const sinew_state_view* state,
+                                const char* fn)
+{
+    const sinew_host_api* host = &p->host;
+    if (!state)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda %s: state is NULL", fn);
+    if (state->struct_size < sizeof(sinew_state_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps-cuda %s: state struct_size %u "
+                               "is below %zu", fn, state->struct_size, sizeof(sinew_state_view));
+    if (state->vertex_count != p->render_count)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda %s: a state of %u "
+                               "vertices for a mesh of %u", fn, state->vertex_count,
+                               p->render_count);
+    if (!state->positions)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda %s: positions is "
+                               "NULL", fn);
+    return SINEW_OK;
+}
+
+static sinew_result fpsc_get_state(void* instance, const sinew_state_view* state)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_state(p, state, "get_state");
+    if (r == SINEW_OK) r = settle(p);
+    if (r == SINEW_OK) r = refresh(p);
+    if (r == SINEW_OK && state->velocities && p->stepped) r = fpsc_download_state(p->dev);
+    if (r != SINEW_OK) return r;
+    memcpy(state->positions, p->positions, (size_t)p->render_count * 12u);
+    if (state->velocities) {
+        if (p->stepped) fps_sim_render_velocities(p->sim, state->velocities);
+        else memset(state->velocities, 0, (size_t)p->render_count * 12u);
+    }
+    return SINEW_OK;
+}
+
+/* fps turns the render-mesh state into the simulation's (its set_state), then the device
+ * takes the state over. */
+static sinew_result fpsc_set_state(void* instance, const sinew_state_view* state)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_state(p, state, "set_state");
+    if (r == SINEW_OK) r = settle(p);
+    if (r == SINEW_OK) r = sinew_backend_fps.set_state(p->fps, state);
+    if (r == SINEW_OK) r = fpsc_upload_state(p->dev);
+    if (r != SINEW_OK) return r;
+    memcpy(p->positions, state->positions, (size_t)p->render_count * 12u);
+    /* The shape's normals as fps computes them for a given state (its read_output). */
+    sinew_output_view nv;
+    memset(&nv, 0, sizeof nv);
+    nv.struct_size = (uint32_t)sizeof nv;
+    nv.vertex_count = p->render_count;
+    nv.positions = p->positions;
+    nv.normals = p->normals;
+    r = sinew_backend_fps.read_output(p->fps, &nv);
+    memcpy(p->positions, state->positions, (size_t)p->render_count * 12u);
+    p->fresh = r == SINEW_OK;
+    return r;
+}
+
+static sinew_result fpsc_bake(const sinew_host_api* host, const sinew_rig_view* rig,
+                              const sinew_param* params, uint32_t param_count,
+                              const sinew_bake_writer* writer)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (param_count > 1024u)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
+                               param_count);
+    sinew_param rest[1025];
+    uint32_t rest_count = 0;
+    int ordinal = 0;
+    fpsc_launch launch;
+    char batch[64];
+    sinew_result r = split_params(host, params, param_count, rest, &rest_count, &ordinal,
+                                  &launch, batch);
+    if (r != SINEW_OK) return r;
+    return sinew_backend_fps.bake(host, rig, rest, rest_count, writer);
+}
+
+static const sinew_backend_vtable fpsc_vtable = {
+    (uint32_t)sizeof(sinew_backend_vtable),
+    FPSC_NAME,
+    SINEW_BACKEND_FLAG_PHYSICS | SINEW_BACKEND_FLAG_GPU,
+    fpsc_probe,
+    fpsc_prepare,
+    fpsc_set_pose,
+    fpsc_step,
+    fpsc_read_output_fn,
+    fpsc_bind_output,
+    fpsc_get_state,
+    fpsc_set_state,
+    fpsc_destroy_instance,
+    fpsc_bake,
+};
+
+static const sinew_backend_vtable* const fpsc_backends[] = {&fpsc_vtable};
+
+__attribute__((visibility("default"))) sinew_result sinew_plugin_entry(const sinew_host_info* host,
+                                                                       sinew_plugin_info* out)
+{
+    if (!host || !out) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* api =
+        host->struct_size >= sizeof(sinew_host_info) ? host->host : NULL;
+    if (host->struct_size < sizeof(sinew_host_info) || !api ||
+        host->abi_version_min > SINEW_PLUGIN_ABI_VERSION ||
+        host->abi_version_max < SINEW_PLUGIN_ABI_VERSION ||
+        host->sizeof_backend_vtable < sizeof(sinew_backend_vtable) ||
+        host->sizeof_rig_view < sizeof(sinew_rig_view) ||
+        host->sizeof_host_api < sizeof(sinew_host_api)) {
+        if (api) sinew_host_log(api, SINEW_LOG_ERROR, "fps-cuda: the host speaks another plugin "
+                                "ABI (versions %u..%u)", host->abi_version_min,
+                                host->abi_version_max);
+        return SINEW_ERROR_PLUGIN_ABI;
+    }
+    out->abi_version = SINEW_PLUGIN_ABI_VERSION;
+    out->plugin_name = "sinew_fps_cuda";
+    out->backend_count = 1;
+    out->backends = fpsc_backends;
+    return SINEW_OK;
+}

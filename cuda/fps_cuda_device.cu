@@ -1,0 +1,1172 @@
+/* The device half of fps-cuda (fps_cuda_device.h): kernels, batches, CUDA Graphs and the
+ * persistent cooperative kernel. Every per-element computation is a function of
+ * backends/common/fps_kernels.h or sparse_ellcrs.h, the very code that the CPU backend `fps`
+ * runs; this file adds only the thread indexing, the block sums and the launches (and device
+ * twins of ps's upsampling frame, see below). Built with -fmad=false, like `fps` with
+ * -ffp-contract=off, so that both round every operation alike; they differ only in the order
+ * of the PCG's inner-product sums (atomicAdd per block). SPDX-License-Identifier: MIT */
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fps_cuda_device.h"
+#include "sinew_host.h"
+
+namespace cg = cooperative_groups;
+
+/* Threads per block; the block sums of one block belong to one instance. */
+#define FPSC_BLOCK 256u
+
+/* The kinds of rows a phase runs over; each instance's rows of a kind fill whole blocks. */
+enum { K_PRISM = 0, K_FREE, K_TISSUE, K_SKIN, K_RENDER, K_COUNT };
+
+/* One instance as the kernels see it: device pointers. */
+struct fpsc_dev {
+    uint32_t n, N, ns, nc, prism_count, render_count, ell_width;
+    uint32_t pad_;
+    size_t stride;
+    double h, vel_f;
+    double *x, *v, *x_prev, *pred, *rhs_const, *b, *r, *d, *q;
+    const double* mass_h2;
+    const double* jinv;
+    const int32_t* pv;
+    const float* G;
+    const float* inv_w;
+    float* contrib;
+    const uint32_t* gather_ptr;
+    const uint32_t* gather;
+    const double* ell_val;
+    const uint32_t* ell_col;
+    const uint32_t* crs_ptr;
+    const uint32_t* crs_col;
+    const double* crs_val;
+    const uint32_t* ksb_ptr;
+    const uint32_t* ksb_col;
+    const double* ksb_val;
+    const uint32_t* inv; /* n: skin vertex (model) -> row of x */
+    float* skin_f;
+    float* skin_n;
+    const fpsc_upsample* up;
+    const uint32_t* tris;
+    const uint32_t* vt_off;
+    const uint32_t* vt;
+    const uint32_t* skin_joint;
+    /* Set by the batch: its per-frame staging and scalars. */
+    const double* target_c; /* nc x 3: the constrained rows' targets */
+    const float* skinning;
+    double* scal;           /* the PCG's sums, see scal_delta */
+    unsigned int* bad;      /* non-finite state after the step */
+};
+
+/* Where an instance's render output goes this step (copied per frame). */
+struct fpsc_out {
+    float* pos;
+    float* nrm;
+    unsigned long long pos_stride, nrm_stride;
+    uint32_t active; /* 0: the member sits this step out (every phase returns at once) */
+    uint32_t pad_;
+};
+
+/* A batch as the kernels see it (passed by value). first[k * (count + 1) + i] is the first
+ * block of instance i in kind k; first[k * (count + 1) + count] = total[k]. */
+struct fpsc_table {
+    uint32_t count;
+    uint32_t pcg;
+    const fpsc_dev* dev;
+    const fpsc_out* out;
+    const uint32_t* first;
+    uint32_t total[K_COUNT];
+};
+
+/* The PCG's sums of PD iteration `it`: delta_j (j = 0..P) and d^T q of PCG iteration j, three
+ * coordinates each, zeroed at the start of every step. */
+static __device__ __forceinline__ uint32_t scal_delta(uint32_t P, uint32_t it, uint32_t j)
+{
+    return it * (2u * P + 1u) * 3u + 6u * j;
+}
+static __device__ __forceinline__ uint32_t scal_dq(uint32_t P, uint32_t it, uint32_t j)
+{
+    return scal_delta(P, it, j) + 3u;
+}
+
+static __device__ uint32_t find_member(const fpsc_table& t, int kind, uint32_t vb)
+{
+    const uint32_t* first = t.first + (size_t)kind * (t.count + 1u);
+    uint32_t lo = 0, hi = t.count; /* the largest i with first[i] <= vb */
+    while (hi - lo > 1u) {
+        uint32_t mid = (lo + hi) / 2u;
+        if (first[mid] <= vb) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static __device__ __forceinline__ uint32_t member_row(const fpsc_table& t, int kind, uint32_t i,
+                                                      uint32_t vb)
+{
+    return (vb - t.first[(size_t)kind * (t.count + 1u) + i]) * FPSC_BLOCK + threadIdx.x;
+}
+
+/* Adds the block's sum of (a, b, c) to dst[0..2]: a tree in shared memory, one atomicAdd per
+ * coordinate per block (Sec. 4.2's reductions). Every thread of the block must call it. */
+static __device__ void block_sum3_add(double a, double b, double c, double* dst)
+{
+    __shared__ double sh[3][FPSC_BLOCK];
+    unsigned t = threadIdx.x;
+    sh[0][t] = a;
+    sh[1][t] = b;
+    sh[2][t] = c;
+    __syncthreads();
+    for (unsigned s = FPSC_BLOCK / 2u; s > 0u; s >>= 1u) {
+        if (t < s) {
+            sh[0][t] += sh[0][t + s];
+            sh[1][t] += sh[1][t + s];
+            sh[2][t] += sh[2][t + s];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        atomicAdd(dst, sh[0][0]);
+        atomicAdd(dst + 1, sh[1][0]);
+        atomicAdd(dst + 2, sh[2][0]);
+    }
+    __syncthreads(); /* sh is reused by the next block of a persistent kernel */
+}
+
+static __device__ __forceinline__ sinew_ellcrs dev_matrix(const fpsc_dev& D)
+{
+    sinew_ellcrs A;
+    A.rows = D.ns;
+    A.ell_width = D.ell_width;
+    A.ell_val = D.ell_val;
+    A.ell_col = D.ell_col;
+    A.crs_ptr = D.crs_ptr;
+    A.crs_col = D.crs_col;
+    A.crs_val = D.crs_val;
+    return A;
+}
+
+/* ---- the phases of a step (one virtual block each) ---- */
+
+/* Alg. 1 lines 1-2; constrained rows then sit on their targets (Sec. 4.3). */
+static __device__ void ph_predict(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_TISSUE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t j = member_row(t, K_TISSUE, i, vb);
+    if (j >= D.N) return;
+    fps_predict_row(D.x, D.v, D.x_prev, D.pred, D.N, j, D.h);
+    if (j >= D.ns)
+        for (int c = 0; c < 3; ++c)
+            D.x[(size_t)c * D.N + j] = D.target_c[(size_t)c * D.nc + (j - D.ns)];
+}
+
+static __device__ void ph_rhs_const(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_FREE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t s = member_row(t, K_FREE, i, vb);
+    if (s >= D.ns) return;
+    sinew_crs Ksb;
+    Ksb.rows = D.ns;
+    Ksb.ptr = D.ksb_ptr;
+    Ksb.col = D.ksb_col;
+    Ksb.val = D.ksb_val;
+    fps_rhs_const_row(s, D.mass_h2, D.pred, &Ksb, D.x, D.N, D.rhs_const, D.ns);
+}
+
+/* Sec. 4.1: one thread per prism. */
+static __device__ void ph_local(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_PRISM, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t p = member_row(t, K_PRISM, i, vb);
+    if (p >= D.prism_count) return;
+    fps_prisms P;
+    P.stride = D.stride;
+    P.pv = D.pv;
+    P.G = D.G;
+    P.inv_w = D.inv_w;
+    fps_local_prism(&P, D.x, D.N, p, D.contrib);
+}
+
+static __device__ void ph_rhs(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_FREE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t s = member_row(t, K_FREE, i, vb);
+    if (s >= D.ns) return;
+    fps_rhs_row(s, D.rhs_const, D.gather_ptr, D.gather, D.contrib, D.stride, NULL, D.b, D.ns);
+}
+
+/* Alg. 2 lines 1-3 (warm start: x holds the previous iterate). */
+static __device__ void ph_pcg_init(const fpsc_table& t, uint32_t vb, uint32_t it)
+{
+    uint32_t i = find_member(t, K_FREE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t s = member_row(t, K_FREE, i, vb);
+    double delta[3] = {0.0, 0.0, 0.0};
+    if (s < D.ns) {
+        sinew_ellcrs A = dev_matrix(D);
+        fps_pcg_init_row(&A, NULL, D.jinv, s, D.b, D.x, D.N, D.r, D.d, D.ns, delta);
+    }
+    block_sum3_add(delta[0], delta[1], delta[2], D.scal + scal_delta(t.pcg, it, 0));
+}
+
+/* Kernel 1 of Alg. 2: q = A d and d^T q. */
+static __device__ void ph_pcg_matvec(const fpsc_table& t, uint32_t vb, uint32_t it, uint32_t j)
+{
+    uint32_t i = find_member(t, K_FREE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t s = member_row(t, K_FREE, i, vb);
+    double dq[3] = {0.0, 0.0, 0.0};
+    if (s < D.ns) {
+        sinew_ellcrs A = dev_matrix(D);
+        fps_pcg_matvec_row(&A, NULL, s, D.d, D.q, D.ns, dq);
+    }
+    block_sum3_add(dq[0], dq[1], dq[2], D.scal + scal_dq(t.pcg, it, j));
+}
+
+/* Kernel 2: alpha from the sums of the kernels before (read past L1: other blocks wrote them),
+ * x and r updated, the new delta summed. */
+static __device__ void ph_pcg_update(const fpsc_table& t, uint32_t vb, uint32_t it, uint32_t j)
+{
+    uint32_t i = find_member(t, K_FREE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t s = member_row(t, K_FREE, i, vb);
+    double delta[3] = {0.0, 0.0, 0.0};
+    if (s < D.ns) {
+        const double* gamma = D.scal + scal_delta(t.pcg, it, j);
+        const double* dq = D.scal + scal_dq(t.pcg, it, j);
+        double alpha[3];
+        for (int c = 0; c < 3; ++c) alpha[c] = fps_pcg_alpha(__ldcg(gamma + c), __ldcg(dq + c));
+        fps_pcg_update_row(alpha, D.jinv, s, D.x, D.N, D.r, D.d, D.q, D.ns, delta, NULL);
+    }
+    block_sum3_add(delta[0], delta[1], delta[2], D.scal + scal_delta(t.pcg, it, j + 1u));
+}
+
+/* Kernel 3: d = J r + beta d. */
+static __device__ void ph_pcg_direction(const fpsc_table& t, uint32_t vb, uint32_t it, uint32_t j)
+{
+    uint32_t i = find_member(t, K_FREE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t s = member_row(t, K_FREE, i, vb);
+    if (s >= D.ns) return;
+    const double* gamma = D.scal + scal_delta(t.pcg, it, j);
+    const double* delta = D.scal + scal_delta(t.pcg, it, j + 1u);
+    double beta[3];
+    for (int c = 0; c < 3; ++c) beta[c] = fps_pcg_beta(__ldcg(delta + c), __ldcg(gamma + c));
+    fps_pcg_direction_row(beta, D.jinv, s, D.r, D.d, D.ns);
+}
+
+/* Alg. 1 line 7, and the check fps makes after a step (any non-finite value). */
+static __device__ void ph_velocity(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_TISSUE, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t j = member_row(t, K_TISSUE, i, vb);
+    if (j >= D.N) return;
+    fps_velocity_row(D.x, D.x_prev, D.v, D.N, j, D.vel_f);
+    double sum = 0.0;
+    for (int c = 0; c < 3; ++c) sum += D.x[(size_t)c * D.N + j] + D.v[(size_t)c * D.N + j];
+    if (!isfinite(sum)) atomicOr(D.bad, 1u);
+}
+
+/* ---- upsampling: device twins of ps's frame (backends/ps/ps_internal.h: ps_normalize3f,
+ * ps_surface_frame, ps_vertex_normal), which are host-only C there; the same operations in
+ * the same order, so that with -fmad=false both give the same floats. ---- */
+
+static __device__ void up_normalize(float v[3], float f0, float f1, float f2)
+{
+    float l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    if (l2 > 1e-30f) {
+        float s = 1.0f / sqrtf(l2);
+        v[0] *= s, v[1] *= s, v[2] *= s;
+    } else {
+        v[0] = f0, v[1] = f1, v[2] = f2;
+    }
+}
+
+static __device__ void up_frame(const float* x0, const float* x1, const float* x2, const float* n0,
+                                const float* n1, const float* n2, const float bary[3], float p[3],
+                                float t[3], float b[3], float nn[3])
+{
+    float e1[3], e2[3], fn[3];
+    for (int k = 0; k < 3; ++k) {
+        p[k] = bary[0] * x0[k] + bary[1] * x1[k] + bary[2] * x2[k];
+        nn[k] = bary[0] * n0[k] + bary[1] * n1[k] + bary[2] * n2[k];
+        e1[k] = x1[k] - x0[k];
+        e2[k] = x2[k] - x0[k];
+    }
+    fn[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    fn[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    fn[2] = e1[0] * e2[1] - e1[1] * e2[0];
+    up_normalize(fn, 0.0f, 0.0f, 1.0f);
+    up_normalize(nn, fn[0], fn[1], fn[2]);
+    float d = e1[0] * nn[0] + e1[1] * nn[1] + e1[2] * nn[2];
+    for (int k = 0; k < 3; ++k) t[k] = e1[k] - d * nn[k];
+    float l2 = t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
+    if (!(l2 > 1e-30f)) {
+        /* collapsed edge: any direction orthogonal to n */
+        float a[3] = {0.0f, 0.0f, 1.0f};
+        if (fabsf(nn[0]) < 0.9f) a[0] = 1.0f, a[2] = 0.0f;
+        d = a[0] * nn[0] + a[1] * nn[1] + a[2] * nn[2];
+        for (int k = 0; k < 3; ++k) t[k] = a[k] - d * nn[k];
+    }
+    up_normalize(t, 1.0f, 0.0f, 0.0f);
+    b[0] = nn[1] * t[2] - nn[2] * t[1];
+    b[1] = nn[2] * t[0] - nn[0] * t[2];
+    b[2] = nn[0] * t[1] - nn[1] * t[0];
+}
+
+static __device__ __forceinline__ bool step_failed(const fpsc_dev& D)
+{
+    return __ldcg(D.bad) != 0u;
+}
+
+static __device__ void ph_skin_positions(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_SKIN, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t s = member_row(t, K_SKIN, i, vb);
+    if (s >= D.n || step_failed(D)) return;
+    uint32_t j = D.inv[s];
+    for (int c = 0; c < 3; ++c) D.skin_f[3u * s + c] = (float)D.x[(size_t)c * D.N + j];
+}
+
+static __device__ void ph_skin_normals(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_SKIN, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t v = member_row(t, K_SKIN, i, vb);
+    if (v >= D.n || step_failed(D)) return;
+    float s[3] = {0.0f, 0.0f, 0.0f};
+    for (uint32_t k = D.vt_off[v]; k < D.vt_off[v + 1]; ++k) {
+        const uint32_t* tri = D.tris + 3u * D.vt[k];
+        const float* a = D.skin_f + 3u * tri[0];
+        const float* b = D.skin_f + 3u * tri[1];
+        const float* c = D.skin_f + 3u * tri[2];
+        float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        float e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        s[0] += e1[1] * e2[2] - e1[2] * e2[1];
+        s[1] += e1[2] * e2[0] - e1[0] * e2[2];
+        s[2] += e1[0] * e2[1] - e1[1] * e2[0];
+    }
+    up_normalize(s, 0.0f, 0.0f, 0.0f);
+    for (int k = 0; k < 3; ++k) D.skin_n[3u * v + k] = s[k];
+}
+
+/* 2018 Sec. 6: each render vertex is an offset in the frame of a point of the skin. */
+static __device__ void ph_render(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_RENDER, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active) return; /* uniform over the block: one member per block */
+    uint32_t r = member_row(t, K_RENDER, i, vb);
+    if (r >= D.render_count || step_failed(D)) return;
+    const fpsc_upsample u = D.up[r];
+    float pos[3], nrm[3];
+    if (u.triangle == UINT32_MAX) {
+        const float* T = D.skinning + 16u * D.skin_joint[u.vertex];
+        const float* x = D.skin_f + 3u * u.vertex;
+        for (int k = 0; k < 3; ++k) {
+            pos[k] = x[k] + T[k] * u.offset[0] + T[4 + k] * u.offset[1] + T[8 + k] * u.offset[2];
+            nrm[k] = T[k] * u.normal[0] + T[4 + k] * u.normal[1] + T[8 + k] * u.normal[2];
+        }
+        up_normalize(nrm, 0.0f, 0.0f, 0.0f);
+    } else {
+        const uint32_t* tri = D.tris + 3u * u.triangle;
+        float p[3], tg[3], bt[3], nn[3];
+        up_frame(D.skin_f + 3u * tri[0], D.skin_f + 3u * tri[1], D.skin_f + 3u * tri[2],
+                 D.skin_n + 3u * tri[0], D.skin_n + 3u * tri[1], D.skin_n + 3u * tri[2], u.bary,
+                 p, tg, bt, nn);
+        for (int k = 0; k < 3; ++k) {
+            pos[k] = p[k] + u.offset[0] * tg[k] + u.offset[1] * bt[k] + u.offset[2] * nn[k];
+            nrm[k] = u.normal[0] * tg[k] + u.normal[1] * bt[k] + u.normal[2] * nn[k];
+        }
+    }
+    const fpsc_out& o = t.out[i];
+    if (o.pos) {
+        float* dst = (float*)((char*)o.pos + o.pos_stride * r);
+        dst[0] = pos[0], dst[1] = pos[1], dst[2] = pos[2];
+    }
+    if (o.nrm) {
+        float* dst = (float*)((char*)o.nrm + o.nrm_stride * r);
+        dst[0] = nrm[0], dst[1] = nrm[1], dst[2] = nrm[2];
+    }
+}
+
+/* ---- one kernel per phase (graph and stream launches) ---- */
+
+__global__ void k_predict(fpsc_table t) { ph_predict(t, blockIdx.x); }
+__global__ void k_rhs_const(fpsc_table t) { ph_rhs_const(t, blockIdx.x); }
+__global__ void k_local(fpsc_table t) { ph_local(t, blockIdx.x); }
+__global__ void k_rhs(fpsc_table t) { ph_rhs(t, blockIdx.x); }
+__global__ void k_pcg_init(fpsc_table t, uint32_t it) { ph_pcg_init(t, blockIdx.x, it); }
+__global__ void k_pcg_matvec(fpsc_table t, uint32_t it, uint32_t j)
+{
+    ph_pcg_matvec(t, blockIdx.x, it, j);
+}
+__global__ void k_pcg_update(fpsc_table t, uint32_t it, uint32_t j)
+{
+    ph_pcg_update(t, blockIdx.x, it, j);
+}
+__global__ void k_pcg_direction(fpsc_table t, uint32_t it, uint32_t j)
+{
+    ph_pcg_direction(t, blockIdx.x, it, j);
+}
+__global__ void k_velocity(fpsc_table t) { ph_velocity(t, blockIdx.x); }
+__global__ void k_skin_positions(fpsc_table t) { ph_skin_positions(t, blockIdx.x); }
+__global__ void k_skin_normals(fpsc_table t) { ph_skin_normals(t, blockIdx.x); }
+__global__ void k_render(fpsc_table t) { ph_render(t, blockIdx.x); }
+
+/* ---- the persistent cooperative kernel: every phase, the grid striding over the virtual
+ * blocks, with a grid-wide barrier wherever the next phase reads what another block wrote ---- */
+
+#define FPSC_EACH(kind, call)                                                   \
+    for (uint32_t vb_ = blockIdx.x; vb_ < t.total[kind]; vb_ += gridDim.x) call; \
+    grid.sync()
+
+__global__ void __launch_bounds__(FPSC_BLOCK) k_step_cooperative(fpsc_table t, uint32_t iterations)
+{
+    cg::grid_group grid = cg::this_grid();
+    FPSC_EACH(K_TISSUE, ph_predict(t, vb_));
+    FPSC_EACH(K_FREE, ph_rhs_const(t, vb_));
+    for (uint32_t it = 0; it < iterations; ++it) {
+        FPSC_EACH(K_PRISM, ph_local(t, vb_));
+        FPSC_EACH(K_FREE, ph_rhs(t, vb_));
+        FPSC_EACH(K_FREE, ph_pcg_init(t, vb_, it));
+        for (uint32_t j = 0; j < t.pcg; ++j) {
+            FPSC_EACH(K_FREE, ph_pcg_matvec(t, vb_, it, j));
+            FPSC_EACH(K_FREE, ph_pcg_update(t, vb_, it, j));
+            FPSC_EACH(K_FREE, ph_pcg_direction(t, vb_, it, j));
+        }
+    }
+    FPSC_EACH(K_TISSUE, ph_velocity(t, vb_));
+    FPSC_EACH(K_SKIN, ph_skin_positions(t, vb_));
+    FPSC_EACH(K_SKIN, ph_skin_normals(t, vb_));
+    for (uint32_t vb = blockIdx.x; vb < t.total[K_RENDER]; vb += gridDim.x) ph_render(t, vb);
+}
+
+/* ---- host side ---- */
+
+struct fpsc_instance {
+    sinew_host_api host;
+    fpsc_desc desc;
+    fpsc_dev hd;              /* device pointers (scal, bad, target_c, skinning set by a batch) */
+    void* allocations[40];
+    uint32_t allocation_count;
+    float* own_pos;           /* device output when not bound to device memory */
+    float* own_nrm;
+    float* host_pos;          /* pinned copies of own_pos / own_nrm */
+    float* host_nrm;
+    fpsc_out out;             /* this step's output */
+    uint32_t active;
+    fpsc_batch* batch;
+};
+
+struct fpsc_batch {
+    sinew_host_api host;
+    int ordinal;
+    fpsc_launch requested, launch;
+    cudaStream_t stream;
+    fpsc_instance** members;
+    uint32_t count, capacity;
+    uint32_t iterations, pcg;
+    int dirty;                /* members changed: tables and graph rebuilt at the next step */
+    /* Built for the current members. */
+    fpsc_table table;
+    void* dev_table_mem[3];   /* devs, outs, first */
+    double* scal;
+    unsigned int* bad;
+    unsigned int* bad_host;   /* pinned */
+    double* stage_target;     /* device */
+    double* stage_target_host; /* pinned */
+    float* stage_skin;
+    float* stage_skin_host;
+    fpsc_out* outs_host;      /* pinned */
+    size_t target_count, skin_count;
+    size_t* target_offset;
+    size_t* skin_offset;
+    size_t scal_per_member;
+    uint8_t* captured_host_output; /* per member: 1 when the graph copies its output down */
+    cudaGraphExec_t graph;
+    unsigned coop_grid;
+    /* Profiling: CUDA events around each step's launches. */
+    cudaEvent_t ev_start, ev_stop;
+    int timing;               /* events recorded for the step in flight */
+    double gpu_ms;
+    uint64_t gpu_steps;
+};
+
+static sinew_result cuda_check(const sinew_host_api* host, cudaError_t e, const char* what)
+{
+    if (e == cudaSuccess) return SINEW_OK;
+    (void)cudaGetLastError(); /* clear the sticky error so the next call reports its own */
+    sinew_result r = e == cudaErrorMemoryAllocation ? SINEW_ERROR_OUT_OF_MEMORY
+                                                    : SINEW_ERROR_DEVICE;
+    return sinew_host_fail(host, r, "fps-cuda: %s failed: %s (%s)", what, cudaGetErrorName(e),
+                           cudaGetErrorString(e));
+}
+
+#define CK(call, what)                                                   \
+    do {                                                                 \
+        sinew_result ck_ = cuda_check(host, (call), (what));             \
+        if (ck_ != SINEW_OK) return ck_;                                 \
+    } while (0)
+
+/* Allocates `bytes` on the device (at least 16, so that an empty array is a valid pointer)
+ * and copies `src` (may be NULL: zeroed). */
+static sinew_result inst_upload(fpsc_instance* inst, void** dst, const void* src, size_t bytes)
+{
+    const sinew_host_api* host = &inst->host;
+    if (inst->allocation_count >= sizeof inst->allocations / sizeof inst->allocations[0])
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps-cuda: too many device arrays for one instance");
+    size_t size = bytes < 16u ? 16u : bytes;
+    void* p = NULL;
+    CK(cudaMalloc(&p, size), "cudaMalloc");
+    inst->allocations[inst->allocation_count++] = p;
+    *dst = p;
+    if (src && bytes) CK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (upload)");
+    else CK(cudaMemset(p, 0, size), "cudaMemset");
+    return SINEW_OK;
+}
+
+#define UP(field, src, bytes)                                                            \
+    do {                                                                                 \
+        void* up_ = NULL;                                                                \
+        sinew_result upr_ = inst_upload(inst, &up_, (src), (bytes));                     \
+        if (upr_ != SINEW_OK) {                                                          \
+            fpsc_destroy(inst);                                                          \
+            return upr_;                                                                 \
+        }                                                                                \
+        field = (decltype(field))up_;                                                    \
+    } while (0)
+
+extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc* d,
+                                    fpsc_instance** out)
+{
+    if (!out || !d)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_create: NULL argument");
+    *out = NULL;
+    if (d->N != 2u * d->n || d->ns > d->N || !d->x || !d->v || !d->perm || !d->inv ||
+        !d->target || !d->skinning || d->iterations == 0 || d->pcg_iterations == 0 ||
+        d->A.ell_width == 0 || (d->render_count && !d->upsample) || !d->vertex_tri_offsets ||
+        !d->skin_joint || (d->triangle_count && !d->triangles))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fpsc_create: inconsistent simulation (n %u, N %u, ns %u)", d->n,
+                               d->N, d->ns);
+    CK(cudaSetDevice(d->ordinal), "cudaSetDevice");
+    fpsc_instance* inst = (fpsc_instance*)calloc(1, sizeof(fpsc_instance));
+    if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+    inst->host = *host;
+    inst->desc = *d;
+    fpsc_dev& D = inst->hd;
+    uint32_t n = d->n, N = d->N, ns = d->ns;
+    size_t S = d->prisms.stride, N3 = 3u * (size_t)N, ns3 = 3u * (size_t)ns;
+    D.n = n;
+    D.N = N;
+    D.ns = ns;
+    D.nc = N - ns;
+    D.prism_count = d->prism_count;
+    D.render_count = d->render_count;
+    D.ell_width = d->A.ell_width;
+    D.stride = S;
+    D.h = d->h;
+    D.vel_f = d->damping / d->h;
+    UP(D.x, d->x, N3 * sizeof(double));
+    UP(D.v, d->v, N3 * sizeof(double));
+    UP(D.x_prev, d->x, N3 * sizeof(double));
+    UP(D.pred, NULL, N3 * sizeof(double));
+    UP(D.rhs_const, NULL, ns3 * sizeof(double));
+    UP(D.b, NULL, ns3 * sizeof(double));
+    UP(D.r, NULL, ns3 * sizeof(double));
+    UP(D.d, NULL, ns3 * sizeof(double));
+    UP(D.q, NULL, ns3 * sizeof(double));
+    UP(D.mass_h2, d->mass_h2, ns * sizeof(double));
+    UP(D.jinv, d->jinv, ns * sizeof(double));
+    UP(D.pv, d->prisms.pv, 6u * S * sizeof(int32_t));
+    UP(D.G, d->prisms.G, 18u * S * sizeof(float));
+    UP(D.inv_w, d->prisms.inv_w, S * sizeof(float));
+    UP(D.contrib, NULL, 18u * S * sizeof(float));
+    UP(D.gather_ptr, d->gather_ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
+    UP(D.gather, d->gather, (size_t)d->gather_ptr[ns] * sizeof(uint32_t));
+    size_t ell = (size_t)d->A.ell_width * ns, crs = d->A.crs_ptr[ns];
+    UP(D.ell_val, d->A.ell_val, ell * sizeof(double));
+    UP(D.ell_col, d->A.ell_col, ell * sizeof(uint32_t));
+    UP(D.crs_ptr, d->A.crs_ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
+    UP(D.crs_col, d->A.crs_col, crs * sizeof(uint32_t));
+    UP(D.crs_val, d->A.crs_val, crs * sizeof(double));
+    size_t ksb = d->Ksb.ptr[ns];
+    UP(D.ksb_ptr, d->Ksb.ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
+    UP(D.ksb_col, d->Ksb.col, ksb * sizeof(uint32_t));
+    UP(D.ksb_val, d->Ksb.val, ksb * sizeof(double));
+    UP(D.inv, d->inv, (size_t)n * sizeof(uint32_t));
+    UP(D.skin_f, NULL, 3u * (size_t)n * sizeof(float));
+    UP(D.skin_n, NULL, 3u * (size_t)n * sizeof(float));
+    UP(D.up, d->upsample, (size_t)d->render_count * sizeof(fpsc_upsample));
+    UP(D.tris, d->triangles, 3u * (size_t)d->triangle_count * sizeof(uint32_t));
+    UP(D.vt_off, d->vertex_tri_offsets, ((size_t)n + 1u) * sizeof(uint32_t));
+    UP(D.vt, d->vertex_tris, (size_t)d->vertex_tri_offsets[n] * sizeof(uint32_t));
+    UP(D.skin_joint, d->skin_joint, (size_t)n * sizeof(uint32_t));
+    UP(inst->own_pos, NULL, 12u * (size_t)d->render_count);
+    UP(inst->own_nrm, NULL, 12u * (size_t)d->render_count);
+    size_t out_bytes = 12u * (size_t)(d->render_count ? d->render_count : 1u);
+    cudaError_t e = cudaMallocHost((void**)&inst->host_pos, out_bytes);
+    if (e == cudaSuccess) e = cudaMallocHost((void**)&inst->host_nrm, out_bytes);
+    if (e != cudaSuccess) {
+        sinew_result r = cuda_check(host, e, "cudaMallocHost (output)");
+        fpsc_destroy(inst);
+        return r;
+    }
+    fpsc_set_output(inst, NULL, 0, NULL, 0);
+    inst->active = 1u;
+    *out = inst;
+    return SINEW_OK;
+}
+
+static void batch_remove(fpsc_batch* b, fpsc_instance* inst);
+
+extern "C" void fpsc_destroy(fpsc_instance* inst)
+{
+    if (!inst) return;
+    if (inst->batch) batch_remove(inst->batch, inst);
+    (void)cudaSetDevice(inst->desc.ordinal);
+    for (uint32_t k = 0; k < inst->allocation_count; ++k) (void)cudaFree(inst->allocations[k]);
+    if (inst->host_pos) (void)cudaFreeHost(inst->host_pos);
+    if (inst->host_nrm) (void)cudaFreeHost(inst->host_nrm);
+    free(inst);
+}
+
+extern "C" void fpsc_set_output(fpsc_instance* inst, float* positions, size_t position_stride,
+                                float* normals, size_t normal_stride)
+{
+    if (!inst) return;
+    if (positions || normals) {
+        inst->out.pos = positions;
+        inst->out.nrm = normals;
+        inst->out.pos_stride = position_stride ? position_stride : 12u;
+        inst->out.nrm_stride = normal_stride ? normal_stride : 12u;
+    } else {
+        inst->out.pos = inst->own_pos;
+        inst->out.nrm = inst->own_nrm;
+        inst->out.pos_stride = inst->out.nrm_stride = 12u;
+    }
+}
+
+extern "C" void fpsc_set_active(fpsc_instance* inst, int active)
+{
+    if (inst) inst->active = active ? 1u : 0u;
+}
+
+extern "C" sinew_result fpsc_read_output(fpsc_instance* inst, float* positions, float* normals)
+{
+    const sinew_host_api* host = &inst->host;
+    size_t n = inst->desc.render_count;
+    if (!n) return SINEW_OK;
+    CK(cudaSetDevice(inst->desc.ordinal), "cudaSetDevice");
+    if (positions)
+        CK(cudaMemcpy2D(positions, 12u, inst->out.pos, (size_t)inst->out.pos_stride, 12u, n,
+                        cudaMemcpyDeviceToHost), "cudaMemcpy2D (positions)");
+    if (normals && inst->out.nrm)
+        CK(cudaMemcpy2D(normals, 12u, inst->out.nrm, (size_t)inst->out.nrm_stride, 12u, n,
+                        cudaMemcpyDeviceToHost), "cudaMemcpy2D (normals)");
+    return SINEW_OK;
+}
+
+static bool host_output(const fpsc_instance* inst)
+{
+    return inst->out.pos == inst->own_pos;
+}
+
+extern "C" const float* fpsc_host_positions(const fpsc_instance* inst)
+{
+    return inst && host_output(inst) ? inst->host_pos : NULL;
+}
+
+extern "C" const float* fpsc_host_normals(const fpsc_instance* inst)
+{
+    return inst && host_output(inst) ? inst->host_nrm : NULL;
+}
+
+extern "C" sinew_result fpsc_upload_state(fpsc_instance* inst)
+{
+    const sinew_host_api* host = &inst->host;
+    size_t bytes = 3u * (size_t)inst->desc.N * sizeof(double);
+    CK(cudaSetDevice(inst->desc.ordinal), "cudaSetDevice");
+    CK(cudaMemcpy(inst->hd.x, inst->desc.x, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (x)");
+    CK(cudaMemcpy(inst->hd.v, inst->desc.v, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (v)");
+    return SINEW_OK;
+}
+
+extern "C" sinew_result fpsc_download_state(fpsc_instance* inst)
+{
+    const sinew_host_api* host = &inst->host;
+    size_t bytes = 3u * (size_t)inst->desc.N * sizeof(double);
+    CK(cudaSetDevice(inst->desc.ordinal), "cudaSetDevice");
+    CK(cudaMemcpy(inst->desc.x, inst->hd.x, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (x)");
+    CK(cudaMemcpy(inst->desc.v, inst->hd.v, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (v)");
+    return SINEW_OK;
+}
+
+/* ---- batches ---- */
+
+static void batch_release_tables(fpsc_batch* b)
+{
+    if (b->graph) (void)cudaGraphExecDestroy(b->graph);
+    b->graph = NULL;
+    for (int k = 0; k < 3; ++k) {
+        if (b->dev_table_mem[k]) (void)cudaFree(b->dev_table_mem[k]);
+        b->dev_table_mem[k] = NULL;
+    }
+    if (b->scal) (void)cudaFree(b->scal);
+    if (b->bad) (void)cudaFree(b->bad);
+    if (b->stage_target) (void)cudaFree(b->stage_target);
+    if (b->stage_skin) (void)cudaFree(b->stage_skin);
+    if (b->bad_host) (void)cudaFreeHost(b->bad_host);
+    if (b->stage_target_host) (void)cudaFreeHost(b->stage_target_host);
+    if (b->stage_skin_host) (void)cudaFreeHost(b->stage_skin_host);
+    if (b->outs_host) (void)cudaFreeHost(b->outs_host);
+    free(b->target_offset);
+    free(b->skin_offset);
+    free(b->captured_host_output);
+    b->scal = NULL;
+    b->bad = b->bad_host = NULL;
+    b->stage_target = b->stage_target_host = NULL;
+    b->stage_skin = b->stage_skin_host = NULL;
+    b->outs_host = NULL;
+    b->target_offset = b->skin_offset = NULL;
+    b->captured_host_output = NULL;
+    memset(&b->table, 0, sizeof b->table);
+}
+
+extern "C" sinew_result fpsc_batch_create(const sinew_host_api* host, int ordinal,
+                                          fpsc_launch launch, fpsc_batch** out)
+{
+    if (!out)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fpsc_batch_create: out is NULL");
+    *out = NULL;
+    if ((int)launch < 0 || launch > FPSC_LAUNCH_STREAM)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fpsc_batch_create: unknown launch mode %d", (int)launch);
+    CK(cudaSetDevice(ordinal), "cudaSetDevice");
+    if (launch == FPSC_LAUNCH_COOPERATIVE) {
+        int coop = 0;
+        CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, ordinal),
+           "cudaDeviceGetAttribute (cooperative launch)");
+        if (!coop)
+            return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                                   "fps-cuda: launch=cooperative, but device %d has no "
+                                   "cooperative launch", ordinal);
+    }
+    fpsc_batch* b = (fpsc_batch*)calloc(1, sizeof(fpsc_batch));
+    if (!b) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+    b->host = *host;
+    b->ordinal = ordinal;
+    b->requested = b->launch = launch;
+    cudaError_t e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        free(b);
+        return cuda_check(host, e, "cudaStreamCreate");
+    }
+    b->dirty = 1;
+    *out = b;
+    return SINEW_OK;
+}
+
+extern "C" sinew_result fpsc_batch_set_profile(fpsc_batch* b, int on)
+{
+    const sinew_host_api* host = &b->host;
+    if (!on || b->ev_start) return SINEW_OK;
+    CK(cudaSetDevice(b->ordinal), "cudaSetDevice");
+    CK(cudaEventCreate(&b->ev_start), "cudaEventCreate");
+    cudaError_t e = cudaEventCreate(&b->ev_stop);
+    if (e != cudaSuccess) {
+        (void)cudaEventDestroy(b->ev_start);
+        b->ev_start = NULL;
+    }
+    return cuda_check(host, e, "cudaEventCreate");
+}
+
+extern "C" void fpsc_batch_profile(const fpsc_batch* b, double* gpu_ms, uint64_t* steps)
+{
+    *gpu_ms = b ? b->gpu_ms : 0.0;
+    *steps = b ? b->gpu_steps : 0u;
+}
+
+extern "C" void fpsc_batch_destroy(fpsc_batch* b)
+{
+    if (!b) return;
+    (void)cudaSetDevice(b->ordinal);
+    (void)cudaStreamSynchronize(b->stream);
+    if (b->ev_start) (void)cudaEventDestroy(b->ev_start);
+    if (b->ev_stop) (void)cudaEventDestroy(b->ev_stop);
+    for (uint32_t i = 0; i < b->count; ++i) b->members[i]->batch = NULL;
+    batch_release_tables(b);
+    (void)cudaStreamDestroy(b->stream);
+    free(b->members);
+    free(b);
+}
+
+extern "C" sinew_result fpsc_batch_add(fpsc_batch* b, fpsc_instance* inst)
+{
+    const sinew_host_api* host = &b->host;
+    if (!inst || inst->batch)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fpsc_batch_add: the instance is NULL or already in a batch");
+    if (inst->desc.ordinal != b->ordinal)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda: an instance on device %d cannot join a batch on device "
+                               "%d", inst->desc.ordinal, b->ordinal);
+    if (b->count && (inst->desc.iterations != b->iterations || inst->desc.pcg_iterations != b->pcg))
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "fps-cuda: a batch steps every member with the same iteration "
+                               "counts (%u x %u), this instance has %u x %u", b->iterations,
+                               b->pcg, inst->desc.iterations, inst->desc.pcg_iterations);
+    if (b->count == b->capacity) {
+        uint32_t cap = b->capacity ? 2u * b->capacity : 8u;
+        fpsc_instance** m = (fpsc_instance**)realloc(b->members, cap * sizeof *m);
+        if (!m) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+        b->members = m;
+        b->capacity = cap;
+    }
+    b->iterations = inst->desc.iterations;
+    b->pcg = inst->desc.pcg_iterations;
+    b->members[b->count++] = inst;
+    inst->batch = b;
+    b->dirty = 1;
+    return SINEW_OK;
+}
+
+static void batch_remove(fpsc_batch* b, fpsc_instance* inst)
+{
+    (void)cudaSetDevice(b->ordinal);
+    (void)cudaStreamSynchronize(b->stream);
+    for (uint32_t i = 0; i < b->count; ++i)
+        if (b->members[i] == inst) {
+            memmove(b->members + i, b->members + i + 1, (b->count - i - 1u) * sizeof *b->members);
+            --b->count;
+            break;
+        }
+    inst->batch = NULL;
+    b->dirty = 1;
+}
+
+extern "C" void fpsc_batch_remove(fpsc_batch* b, fpsc_instance* inst)
+{
+    if (b && inst && inst->batch == b) batch_remove(b, inst);
+}
+
+extern "C" uint32_t fpsc_batch_size(const fpsc_batch* b)
+{
+    return b ? b->count : 0u;
+}
+
+extern "C" fpsc_launch fpsc_batch_launch(const fpsc_batch* b)
+{
+    return b ? b->launch : FPSC_LAUNCH_AUTO;
+}
+
+extern "C" void* fpsc_batch_stream(const fpsc_batch* b)
+{
+    return b ? (void*)b->stream : NULL;
+}
+
+static uint32_t blocks_of(uint32_t rows)
+{
+    return (rows + FPSC_BLOCK - 1u) / FPSC_BLOCK;
+}
+
+/* Tables, scalars and staging for the current members. */
+static sinew_result batch_build(fpsc_batch* b)
+{
+    const sinew_host_api* host = &b->host;
+    batch_release_tables(b);
+    uint32_t count = b->count;
+    b->scal_per_member = (size_t)b->iterations * (2u * b->pcg + 1u) * 3u;
+    b->target_offset = (size_t*)calloc(count + 1u, sizeof(size_t));
+    b->skin_offset = (size_t*)calloc(count + 1u, sizeof(size_t));
+    b->captured_host_output = (uint8_t*)calloc(count ? count : 1u, 1u);
+    fpsc_dev* devs = (fpsc_dev*)calloc(count, sizeof(fpsc_dev));
+    uint32_t* first = (uint32_t*)calloc((size_t)K_COUNT * (count + 1u), sizeof(uint32_t));
+    if (!b->target_offset || !b->skin_offset || !b->captured_host_output || !devs || !first) {
+        free(devs);
+        free(first);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        const fpsc_instance* m = b->members[i];
+        b->target_offset[i + 1] = b->target_offset[i] + 3u * (size_t)m->hd.nc;
+        b->skin_offset[i + 1] = b->skin_offset[i] + 16u * (size_t)m->desc.joint_count;
+        uint32_t rows[K_COUNT] = {m->hd.prism_count, m->hd.ns, m->hd.N, m->hd.n,
+                                  m->hd.render_count};
+        for (int k = 0; k < K_COUNT; ++k)
+            first[(size_t)k * (count + 1u) + i + 1u] =
+                first[(size_t)k * (count + 1u) + i] + blocks_of(rows[k]);
+    }
+    b->target_count = b->target_offset[count];
+    b->skin_count = b->skin_offset[count];
+    cudaError_t e = cudaSuccess;
+    size_t tbytes = (b->target_count ? b->target_count : 1u) * sizeof(double);
+    size_t sbytes = (b->skin_count ? b->skin_count : 1u) * sizeof(float);
+    size_t scal_count = (size_t)count * b->scal_per_member;
+    size_t cbytes = (scal_count ? scal_count : 1u) * sizeof(double);
+    size_t obytes = (count ? count : 1u) * sizeof(fpsc_out);
+    if (e == cudaSuccess) e = cudaMalloc((void**)&b->scal, cbytes);
+    if (e == cudaSuccess) e = cudaMalloc((void**)&b->bad, (count ? count : 1u) * sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaMalloc((void**)&b->stage_target, tbytes);
+    if (e == cudaSuccess) e = cudaMalloc((void**)&b->stage_skin, sbytes);
+    if (e == cudaSuccess) e = cudaMallocHost((void**)&b->bad_host, (count ? count : 1u) * sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaMallocHost((void**)&b->stage_target_host, tbytes);
+    if (e == cudaSuccess) e = cudaMallocHost((void**)&b->stage_skin_host, sbytes);
+    if (e == cudaSuccess) e = cudaMallocHost((void**)&b->outs_host, obytes);
+    if (e == cudaSuccess) e = cudaMalloc(&b->dev_table_mem[0], (count ? count : 1u) * sizeof(fpsc_dev));
+    if (e == cudaSuccess) e = cudaMalloc(&b->dev_table_mem[1], obytes);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&b->dev_table_mem[2], (size_t)K_COUNT * (count + 1u) * sizeof(uint32_t));
+    if (e == cudaSuccess) {
+        for (uint32_t i = 0; i < count; ++i) {
+            devs[i] = b->members[i]->hd;
+            devs[i].scal = b->scal + i * b->scal_per_member;
+            devs[i].bad = b->bad + i;
+            devs[i].target_c = b->stage_target + b->target_offset[i];
+            devs[i].skinning = b->stage_skin + b->skin_offset[i];
+        }
+        e = cudaMemcpy(b->dev_table_mem[0], devs, count * sizeof(fpsc_dev), cudaMemcpyHostToDevice);
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpy(b->dev_table_mem[2], first, (size_t)K_COUNT * (count + 1u) * sizeof(uint32_t),
+                       cudaMemcpyHostToDevice);
+    b->table.count = count;
+    b->table.pcg = b->pcg;
+    b->table.dev = (const fpsc_dev*)b->dev_table_mem[0];
+    b->table.out = (const fpsc_out*)b->dev_table_mem[1];
+    b->table.first = (const uint32_t*)b->dev_table_mem[2];
+    for (int k = 0; k < K_COUNT; ++k) b->table.total[k] = first[(size_t)k * (count + 1u) + count];
+    free(devs);
+    free(first);
+    return cuda_check(host, e, "allocating the batch's tables");
+}
+
+#define LAUNCH(kind, kernel, ...)                                                             \
+    do {                                                                                      \
+        if (t.total[kind]) {                                                                  \
+            kernel<<<t.total[kind], FPSC_BLOCK, 0, b->stream>>>(t, ##__VA_ARGS__);            \
+            CK(cudaGetLastError(), #kernel);                                                  \
+        }                                                                                     \
+    } while (0)
+
+/* Enqueues a whole step on the stream (run directly, or captured into the graph). */
+static sinew_result batch_enqueue(fpsc_batch* b, int cooperative)
+{
+    const sinew_host_api* host = &b->host;
+    const fpsc_table t = b->table;
+    uint32_t count = b->count;
+    CK(cudaMemcpyAsync(b->stage_target, b->stage_target_host,
+                       (b->target_count ? b->target_count : 1u) * sizeof(double),
+                       cudaMemcpyHostToDevice, b->stream), "cudaMemcpyAsync (targets)");
+    CK(cudaMemcpyAsync(b->stage_skin, b->stage_skin_host,
+                       (b->skin_count ? b->skin_count : 1u) * sizeof(float),
+                       cudaMemcpyHostToDevice, b->stream), "cudaMemcpyAsync (skinning)");
+    CK(cudaMemcpyAsync(b->dev_table_mem[1], b->outs_host, count * sizeof(fpsc_out),
+                       cudaMemcpyHostToDevice, b->stream), "cudaMemcpyAsync (outputs)");
+    CK(cudaMemsetAsync(b->scal, 0, count * b->scal_per_member * sizeof(double), b->stream),
+       "cudaMemsetAsync (sums)");
+    CK(cudaMemsetAsync(b->bad, 0, count * sizeof(unsigned), b->stream), "cudaMemsetAsync (flags)");
+    if (cooperative) {
+        fpsc_table targ = t;
+        uint32_t iterations = b->iterations;
+        void* args[] = {&targ, &iterations};
+        CK(cudaLaunchCooperativeKernel((const void*)k_step_cooperative, dim3(b->coop_grid),
+                                       dim3(FPSC_BLOCK), args, 0, b->stream),
+           "cudaLaunchCooperativeKernel");
+    } else {
+        LAUNCH(K_TISSUE, k_predict);
+        LAUNCH(K_FREE, k_rhs_const);
+        for (uint32_t it = 0; it < b->iterations; ++it) {
+            LAUNCH(K_PRISM, k_local);
+            LAUNCH(K_FREE, k_rhs);
+            LAUNCH(K_FREE, k_pcg_init, it);
+            for (uint32_t j = 0; j < b->pcg; ++j) {
+                LAUNCH(K_FREE, k_pcg_matvec, it, j);
+                LAUNCH(K_FREE, k_pcg_update, it, j);
+                LAUNCH(K_FREE, k_pcg_direction, it, j);
+            }
+        }
+        LAUNCH(K_TISSUE, k_velocity);
+        LAUNCH(K_SKIN, k_skin_positions);
+        LAUNCH(K_SKIN, k_skin_normals);
+        LAUNCH(K_RENDER, k_render);
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        fpsc_instance* m = b->members[i];
+        b->captured_host_output[i] = host_output(m) ? 1u : 0u;
+        if (!host_output(m) || !m->hd.render_count) continue;
+        size_t bytes = 12u * (size_t)m->hd.render_count;
+        CK(cudaMemcpyAsync(m->host_pos, m->own_pos, bytes, cudaMemcpyDeviceToHost, b->stream),
+           "cudaMemcpyAsync (positions)");
+        CK(cudaMemcpyAsync(m->host_nrm, m->own_nrm, bytes, cudaMemcpyDeviceToHost, b->stream),
+           "cudaMemcpyAsync (normals)");
+    }
+    CK(cudaMemcpyAsync(b->bad_host, b->bad, count * sizeof(unsigned), cudaMemcpyDeviceToHost,
+                       b->stream), "cudaMemcpyAsync (flags)");
+    return SINEW_OK;
+}
+
+/* Picks the launch for AUTO: the persistent kernel when the device has cooperative launch and
+ * every phase fits in one wave of resident blocks (a small batch: its phases are too short
+ * for launch overheads to hide), else the graph. Sizes the cooperative grid. */
+static sinew_result batch_choose_launch(fpsc_batch* b)
+{
+    const sinew_host_api* host = &b->host;
+    uint32_t most = 1;
+    for (int k = 0; k < K_COUNT; ++k)
+        if (b->table.total[k] > most) most = b->table.total[k];
+    int coop = 0, sms = 0, per_sm = 0;
+    CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, b->ordinal),
+       "cudaDeviceGetAttribute (cooperative launch)");
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, b->ordinal),
+       "cudaDeviceGetAttribute (SM count)");
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_step_cooperative, FPSC_BLOCK, 0),
+       "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    uint32_t resident = (uint32_t)(sms > 0 ? sms : 0) * (uint32_t)(per_sm > 0 ? per_sm : 0);
+    b->coop_grid = resident < most ? resident : most;
+    if (b->requested == FPSC_LAUNCH_COOPERATIVE && (!coop || b->coop_grid == 0))
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: the cooperative kernel cannot run on device %d "
+                               "(cooperative launch %d, %u resident blocks)", b->ordinal, coop,
+                               resident);
+    if (b->requested == FPSC_LAUNCH_AUTO)
+        b->launch = coop && b->coop_grid > 0 && most <= resident ? FPSC_LAUNCH_COOPERATIVE
+                                                                 : FPSC_LAUNCH_GRAPH;
+    return SINEW_OK;
+}
+
+static sinew_result batch_capture(fpsc_batch* b)
+{
+    const sinew_host_api* host = &b->host;
+    CK(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal),
+       "cudaStreamBeginCapture");
+    sinew_result r = batch_enqueue(b, 0);
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaStreamEndCapture(b->stream, &graph);
+    if (r != SINEW_OK) {
+        if (graph) (void)cudaGraphDestroy(graph);
+        return r;
+    }
+    CK(e, "cudaStreamEndCapture");
+    e = cudaGraphInstantiate(&b->graph, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    if (e != cudaSuccess) b->graph = NULL;
+    return cuda_check(host, e, "cudaGraphInstantiate");
+}
+
+/* The per-frame inputs of every member into the pinned staging buffers: the constrained rows'
+ * targets in the device numbering (the host computed them with ps's sliding code), the
+ * skinning matrices and the output pointers. */
+static int batch_stage(fpsc_batch* b)
+{
+    int recapture = 0;
+    for (uint32_t i = 0; i < b->count; ++i) {
+        const fpsc_instance* m = b->members[i];
+        const fpsc_desc* d = &m->desc;
+        uint32_t N = d->N, ns = d->ns, nc = N - ns;
+        double* t = b->stage_target_host + b->target_offset[i];
+        for (int c = 0; c < 3; ++c)
+            for (uint32_t j = ns; j < N; ++j)
+                t[(size_t)c * nc + (j - ns)] = d->target[(size_t)c * N + d->perm[j]];
+        memcpy(b->stage_skin_host + b->skin_offset[i], d->skinning,
+               16u * (size_t)d->joint_count * sizeof(float));
+        b->outs_host[i] = m->out;
+        b->outs_host[i].active = m->active;
+        if ((host_output(m) ? 1u : 0u) != b->captured_host_output[i]) recapture = 1;
+    }
+    return recapture;
+}
+
+extern "C" sinew_result fpsc_batch_step(fpsc_batch* b)
+{
+    const sinew_host_api* host = &b->host;
+    if (b->count == 0) return SINEW_OK;
+    CK(cudaSetDevice(b->ordinal), "cudaSetDevice");
+    if (b->dirty) {
+        sinew_result r = batch_build(b);
+        if (r == SINEW_OK) r = batch_choose_launch(b);
+        if (r != SINEW_OK) return r;
+        /* The graph is captured below with the staging of this step. */
+        for (uint32_t i = 0; i < b->count; ++i)
+            b->captured_host_output[i] = host_output(b->members[i]) ? 1u : 0u;
+        b->dirty = 0;
+    }
+    if (batch_stage(b) && b->graph) {
+        (void)cudaGraphExecDestroy(b->graph);
+        b->graph = NULL;
+    }
+    if (b->ev_start) CK(cudaEventRecord(b->ev_start, b->stream), "cudaEventRecord");
+    sinew_result r = SINEW_OK;
+    switch (b->launch) {
+    case FPSC_LAUNCH_COOPERATIVE:
+        r = batch_enqueue(b, 1);
+        break;
+    case FPSC_LAUNCH_STREAM:
+        r = batch_enqueue(b, 0);
+        break;
+    default:
+        if (!b->graph) r = batch_capture(b);
+        if (r == SINEW_OK) CK(cudaGraphLaunch(b->graph, b->stream), "cudaGraphLaunch");
+        break;
+    }
+    if (r == SINEW_OK && b->ev_start) {
+        CK(cudaEventRecord(b->ev_stop, b->stream), "cudaEventRecord");
+        b->timing = 1;
+    }
+    return r;
+}
+
+extern "C" sinew_result fpsc_batch_wait(fpsc_batch* b)
+{
+    const sinew_host_api* host = &b->host;
+    if (b->count == 0 || !b->bad_host) return SINEW_OK;
+    CK(cudaSetDevice(b->ordinal), "cudaSetDevice");
+    CK(cudaStreamSynchronize(b->stream), "cudaStreamSynchronize (step)");
+    if (b->timing) {
+        float ms = 0.0f;
+        CK(cudaEventElapsedTime(&ms, b->ev_start, b->ev_stop), "cudaEventElapsedTime");
+        b->gpu_ms += ms;
+        b->gpu_steps++;
+        b->timing = 0;
+    }
+    uint32_t failed = 0, first_failed = 0;
+    for (uint32_t i = 0; i < b->count; ++i) {
+        if (!b->bad_host[i] || !b->members[i]->active) continue;
+        fpsc_instance* m = b->members[i];
+        size_t bytes = 3u * (size_t)m->hd.N * sizeof(double);
+        CK(cudaMemcpy(m->hd.x, m->hd.x_prev, bytes, cudaMemcpyDeviceToDevice),
+           "cudaMemcpy (restoring x)");
+        CK(cudaMemset(m->hd.v, 0, bytes), "cudaMemset (clearing v)");
+        if (!failed) first_failed = i;
+        ++failed;
+    }
+    if (failed)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps-cuda: the step produced a non-finite position in %u of %u "
+                               "batched characters (first: member %u); their shapes are kept and "
+                               "their velocities cleared", failed, b->count, first_failed);
+    return SINEW_OK;
+}

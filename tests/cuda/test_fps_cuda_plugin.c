@@ -1,0 +1,117 @@
+/* The fps-cuda plugin on any machine: it loads through the plugin ABI, its entry refuses a
+ * host of another ABI, and where no GPU or driver exists its probe says
+ * SINEW_ERROR_BACKEND_UNAVAILABLE and adding a skin with it fails with one log line. With a
+ * GPU, the probe succeeds (the gpu-labelled tests do the rest). SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+
+#include "fps_cuda_test_world.h"
+
+/* A tetrahedron with one joint: enough for a rig (the refusal comes before any preparation). */
+static sinew_rig tetra_rig(sinew_world* world)
+{
+    static const float positions[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    static const uint32_t indices[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+    static const int32_t parents[1] = {-1};
+    static const float bind[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    sinew_rig_desc desc = SINEW_RIG_DESC_INIT;
+    desc.skeleton.joint_count = 1;
+    desc.skeleton.parents = parents;
+    desc.skeleton.bind_matrices = bind;
+    desc.render_mesh.vertex_count = 4;
+    desc.render_mesh.positions = positions;
+    desc.render_mesh.triangle_count = 4;
+    desc.render_mesh.indices = indices;
+    sinew_rig rig = {0};
+    CHECK(sinew_rig_create(world, &desc, &rig) == SINEW_OK);
+    return rig;
+}
+
+static void check_entry_refuses_other_abi(void)
+{
+    void* lib = dlopen(FPSC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    CHECK(lib != NULL);
+    sinew_plugin_entry_fn entry = NULL;
+    void* sym = dlsym(lib, SINEW_PLUGIN_ENTRY_NAME);
+    CHECK(sym != NULL);
+    memcpy(&entry, &sym, sizeof entry);
+    /* Nothing but the entry point is exported (cudart is linked in statically). */
+    CHECK(dlsym(lib, "cudaGetDeviceCount") == NULL);
+    CHECK(dlsym(lib, "fps_sim_create") == NULL);
+    cuda_test_log log = {0};
+    sinew_host_api host = cuda_test_host(&log);
+    sinew_host_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.abi_version_min = SINEW_PLUGIN_ABI_VERSION + 1u;
+    info.abi_version_max = SINEW_PLUGIN_ABI_VERSION + 3u;
+    info.sizeof_backend_vtable = sizeof(sinew_backend_vtable);
+    info.sizeof_rig_view = sizeof(sinew_rig_view);
+    info.sizeof_host_api = sizeof(sinew_host_api);
+    info.host = &host;
+    sinew_plugin_info out;
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    CHECK(entry(&info, &out) == SINEW_ERROR_PLUGIN_ABI);
+    CHECK(log.lines == 1);
+    CHECK(out.backend_count == 0);
+    info.abi_version_min = SINEW_PLUGIN_ABI_VERSION;
+    info.abi_version_max = SINEW_PLUGIN_ABI_VERSION;
+    CHECK(entry(&info, &out) == SINEW_OK);
+    CHECK(out.backend_count == 1);
+    CHECK(strcmp(out.backends[0]->name, "fps-cuda") == 0);
+    CHECK(out.backends[0]->flags == (SINEW_BACKEND_FLAG_GPU | SINEW_BACKEND_FLAG_PHYSICS));
+    CHECK(out.backends[0]->probe(NULL) == SINEW_ERROR_INVALID_ARGUMENT);
+    dlclose(lib);
+}
+
+int main(void)
+{
+    check_entry_refuses_other_abi();
+
+    cuda_test_log log = {0};
+    sinew_logger logger;
+    sinew_world* world = fpsc_test_world(&log, SINEW_LOG_WARNING, &logger);
+    CHECK(sinew_world_load_plugin(world, FPSC_PLUGIN_PATH) == SINEW_OK);
+    int listed = 0;
+    for (uint32_t i = 0; i < sinew_world_backend_count(world); ++i)
+        listed |= strcmp(sinew_world_backend_name(world, i), "fps-cuda") == 0;
+    CHECK(listed);
+    int lines = log.lines;
+    sinew_result probe = sinew_world_probe_backend(world, "fps-cuda");
+    if (probe == SINEW_OK) {
+        printf("a CUDA device is present: fps-cuda is available (gpu tests cover it)\n");
+        sinew_world_destroy(world);
+        return 0;
+    }
+    /* No GPU or no driver: refused with one line, at the default log level. */
+    CHECK(probe == SINEW_ERROR_BACKEND_UNAVAILABLE);
+    CHECK(log.lines == lines + 1);
+    CHECK(strstr(log.last, "fps-cuda") != NULL);
+
+    sinew_rig rig = tetra_rig(world);
+    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.rig = rig;
+    desc.backend = "fps-cuda";
+    sinew_skin skin = {0};
+    lines = log.lines;
+    CHECK(sinew_world_add_skin(world, &desc, &skin) == SINEW_ERROR_BACKEND_UNAVAILABLE);
+    CHECK(log.lines == lines + 1);
+    CHECK(skin.id == 0);
+    /* The world goes on with other backends. */
+    desc.backend = "lbs";
+    CHECK(sinew_world_add_skin(world, &desc, &skin) == SINEW_OK);
+    CHECK(sinew_world_update(world, 1.0f / 60.0f) == SINEW_OK);
+    sinew_world_destroy(world);
+
+    /* At INFO the plugin says why (the CUDA runtime's answer) before the world's refusal. */
+    cuda_test_log info_log = {0};
+    world = fpsc_test_world(&info_log, SINEW_LOG_INFO, &logger);
+    CHECK(sinew_world_load_plugin(world, FPSC_PLUGIN_PATH) == SINEW_OK);
+    lines = info_log.lines;
+    CHECK(sinew_world_probe_backend(world, "fps-cuda") == SINEW_ERROR_BACKEND_UNAVAILABLE);
+    CHECK(info_log.lines == lines + 2);
+    sinew_world_destroy(world);
+    printf("ok: fps-cuda loads and refuses cleanly without a GPU\n");
+    return 0;
+}
