@@ -11,7 +11,8 @@
  *
  * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks; solver is
  * pcg, and solver=cholmod or pcg_tolerance > 0 are refused: the device runs a fixed number of
- * PCG iterations without reading residuals back), plus:
+ * PCG iterations without reading residuals back; collisions=1 is refused: fps's global
+ * collisions are not on the device), plus:
  *
  *   key     default  meaning
  *   device  0        CUDA device ordinal
@@ -246,8 +247,8 @@ static void group_leave(fpsc_plugin_instance* p)
 /* Finishes any step of this skin that waits for its group (before reading or changing it). */
 static sinew_result settle(fpsc_plugin_instance* p)
 {
-    if (!p->group || !p->pending) return SINEW_OK;
-    pthread_mutex_lock(&g_groups_lock);
+    if (!p->group) return SINEW_OK;
+    pthread_mutex_lock(&g_groups_lock); /* pending is written by other members' steps */
     sinew_result r = p->pending ? group_flush(p->group) : SINEW_OK;
     pthread_mutex_unlock(&g_groups_lock);
     return r;
@@ -319,6 +320,12 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
                           : strcmp(k, "batch") == 0    ? 2 : -1;
         if (which < 0) {
             if (k && strcmp(k, "solver") == 0) solver = true;
+            /* fps's global collisions (Sec. 6) are detected on the host and not carried to
+             * the device: refused rather than silently ignored. */
+            if (k && v && strcmp(k, "collisions") == 0 && strcmp(v, "0") != 0)
+                return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                                       "fps-cuda: collisions=%s: global collisions run in fps "
+                                       "only (not on the device yet)", v);
             rest[(*rest_count)++] = params[i];
             continue;
         }
