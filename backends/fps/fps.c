@@ -25,6 +25,11 @@
  *   mass            0.001    tissue density (> 0), scaled as in ps (by the squared mean tissue
  *                            thickness, so that the wobble does not depend on the rig's units)
  *   sliding         1        skin sliding at joints (2018 Sec. 4.2) for the base vertices
+ *   collisions      0        1: global collisions (Sec. 6): skin vertices found inside another
+ *                            part's tissue are pushed onto that skin triangle's plane by three
+ *                            edge springs (fps_collide.c)
+ *   collision_weight 1       each spring's weight relative to the mean diagonal of the system
+ *                            matrix (> 0, at most 1e6)
  *   profile         0        1: one INFO line with the per-step means of the phases on destroy
  *   simd            auto     kernels of the batched polar decomposition: auto, scalar, avx2,
  *                            avx512 (same bits); one the CPU lacks is
@@ -45,6 +50,7 @@
 
 #include "builtin_backends.h"
 #include "fps_internal.h"
+#include "fps_mls.h"
 #include "polar3_batch.h"
 #include "sinew_output.h"
 
@@ -73,6 +79,7 @@ typedef struct fps_instance {
     fps_shape shape;
     bool positions_fresh;
     bool normals_fresh;
+    sinew_mls_weights mls;   /* baked or restored when upsampling resolves to mls */
 } fps_instance;
 
 static fps_instance* fps_cast(void* instance)
@@ -99,11 +106,14 @@ void fps_params_default(fps_params* p)
     p->solver = FPS_SOLVER_PCG;
 #endif
     p->sliding = 1;
+    p->collisions = 0;
+    p->collision_weight = 1.0;
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
     p->decimate_above = 12000u;
     p->simulation_vertices = 4000u;
     p->bone_radii[0] = '\0';
+    p->upsampling = FPS_UPSAMPLING_AUTO;
 }
 
 void fps_model_params(const fps_params* p, ps_params* out)
@@ -151,15 +161,30 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
     static const char* const keys[] = {"iterations", "pcg_iterations", "pcg_tolerance", "solver",
                                        "timestep", "damping", "strain_weight", "mass", "sliding",
                                        "profile", "simd", "decimate_above",
-                                       "simulation_vertices", "bone_radii"};
+                                       "simulation_vertices", "bone_radii", "collisions",
+                                       "collision_weight"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
+    bool seen_upsampling = false;
     for (uint32_t i = 0; i < count; ++i) {
         const char* key = params[i].key;
         const char* value = params[i].value;
         if (!key || !value)
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: parameter %u has a NULL %s",
                                    i, key ? "value" : "key");
+        if (strcmp(key, "upsampling") == 0) {
+            fps_upsampling u;
+            if (seen_upsampling)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: parameter \"upsampling\" is given twice");
+            if (!fps_upsampling_parse(value, &u))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: upsampling=\"%s\" is not one of auto, normal, mls",
+                                       value);
+            seen_upsampling = true;
+            out->upsampling = (int)u;
+            continue;
+        }
         int k = 0;
         while (k < KEY_COUNT && strcmp(key, keys[k]) != 0) ++k;
         if (k == KEY_COUNT)
@@ -167,7 +192,8 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                    "fps: unknown parameter \"%s\" (known: iterations, "
                                    "pcg_iterations, pcg_tolerance, solver, timestep, damping, "
                                    "strain_weight, mass, sliding, profile, simd, decimate_above, "
-                                   "simulation_vertices, bone_radii)", key);
+                                   "simulation_vertices, bone_radii, collisions, "
+                                   "collision_weight)", key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "fps: parameter \"%s\" is given twice", key);
@@ -241,6 +267,18 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                        "fps: %s=\"%s\" is not a whole number in %s..100000000",
                                        key, value, k == 11 ? "0" : "4");
+            break;
+        case 14:
+            if (!parse_flag(value, &out->collisions))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: collisions=\"%s\" is neither 0 nor 1", value);
+            break;
+        case 15:
+            if (!ok || !(v > 0.0) || v > 1e6)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: collision_weight=\"%s\" is not a number in (0, 1e6]",
+                                       value);
+            out->collision_weight = v;
             break;
         default: {
             size_t len = strlen(value);
@@ -339,6 +377,7 @@ static void fps_destroy(void* instance)
         }
     }
     fps_sim_destroy(inst->sim);
+    sinew_mls_free(&host, &inst->mls);
     ps_model_free(&host, &inst->model);
     sinew_host_free(&host, inst->positions);
     sinew_host_free(&host, inst->normals);
@@ -357,11 +396,14 @@ static double seconds_now(void)
 /* The model (ps's): restored from a "fps" or "ps" blob, else built (decimating a lone large
  * render mesh first, as ps does). */
 static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view* rig,
-                                const fps_params* p, ps_model* m, bool* baked)
+                                const fps_params* p, ps_model* m, bool* baked,
+                                sinew_mls_weights* mls, bool* has_mls)
 {
+    *has_mls = false;
     *baked = rig->baked_backend && rig->baked_data &&
              (strcmp(rig->baked_backend, FPS_NAME) == 0 || strcmp(rig->baked_backend, PS_NAME) == 0);
-    if (*baked) return ps_bake_read(host, rig, rig->baked_data, rig->baked_size, m);
+    /* fps_bake_read takes ps's blob alone as well (a rig baked for "ps"). */
+    if (*baked) return fps_bake_read(host, rig, rig->baked_data, rig->baked_size, m, mls, has_mls);
     ps_params pp;
     fps_model_params(p, &pp);
     sinew_rig_view view;
@@ -411,12 +453,23 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
     inst->rest_positions = rig->render_mesh.positions;
     inst->rest_normals = rig->render_mesh.normals;
     inst->render_indices = rig->render_mesh.indices;
-    bool baked = false;
-    r = build_model(host, rig, &p, &inst->model, &baked);
+    bool baked = false, has_mls = false;
+    r = build_model(host, rig, &p, &inst->model, &baked, &inst->mls, &has_mls);
     inst->has_sim_mesh = inst->model.restore != NULL;
     if (r != SINEW_OK) {
         fps_destroy(inst);
         return r;
+    }
+    fps_upsampling up = fps_upsampling_resolve((fps_upsampling)p.upsampling, &inst->model);
+    if (up != FPS_UPSAMPLING_MLS) {
+        sinew_mls_free(host, &inst->mls);
+    } else if (!has_mls) {
+        /* Not in the baked data (or nothing baked): the weights of Sec. 5 now. */
+        r = fps_mls_bake(host, rig, &inst->model, &inst->mls);
+        if (r != SINEW_OK) {
+            fps_destroy(inst);
+            return r;
+        }
     }
     double t1 = seconds_now();
     r = fps_sim_create(host, &inst->model, &p, &inst->sim);
@@ -424,6 +477,7 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
         fps_destroy(inst);
         return r;
     }
+    fps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
     uint32_t n = inst->render_count;
     inst->positions = (float*)sinew_host_calloc(host, n, 12u);
     inst->normals = (float*)sinew_host_calloc(host, n, 12u);
@@ -649,7 +703,8 @@ static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
     return SINEW_OK;
 }
 
-/* Writes ps's model blob (ps_bake.c): fps uses the same pose-independent model. */
+/* Writes the fps blob (fps_mls.h): ps's model blob (ps_bake.c; fps uses the same
+ * pose-independent model) and, when upsampling resolves to mls, the MLS weights. */
 static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* rig,
                              const sinew_param* params, uint32_t param_count,
                              const sinew_bake_writer* writer)
@@ -668,9 +723,15 @@ static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* r
     plain.baked_backend = NULL; /* bake from the rig itself, not from a blob it carries */
     plain.baked_data = NULL;
     plain.baked_size = 0;
-    r = build_model(host, &plain, &p, &m, &baked);
+    sinew_mls_weights mls;
+    bool has_mls = false;
+    memset(&mls, 0, sizeof mls);
+    r = build_model(host, &plain, &p, &m, &baked, &mls, &has_mls);
     if (r != SINEW_OK) return r;
-    r = ps_bake_write(host, rig, &m, writer);
+    if (fps_upsampling_resolve((fps_upsampling)p.upsampling, &m) == FPS_UPSAMPLING_MLS)
+        r = fps_mls_bake(host, rig, &m, &mls);
+    if (r == SINEW_OK) r = fps_bake_write(host, rig, &m, mls.indices ? &mls : NULL, writer);
+    sinew_mls_free(host, &mls);
     ps_model_free(host, &m);
     return r;
 }

@@ -33,11 +33,14 @@ typedef struct fps_params {
     double mass;             /* tissue density (scaled as in ps) */
     fps_solver_kind solver;
     int sliding;             /* skin sliding (2018 Sec. 4.2) for the base vertices' targets */
+    int collisions;          /* 1: global collisions (Sec. 6, fps_collide.c) */
+    double collision_weight; /* edge-spring weight relative to the mean diagonal of A */
     int profile;
     sinew_simd simd;         /* the batched polar decomposition's kernels (AUTO resolved) */
     uint32_t decimate_above;
     uint32_t simulation_vertices;
     char bone_radii[1024];
+    int upsampling;          /* fps_upsampling (fps_mls.h): auto, normal or mls */
 } fps_params;
 
 void fps_params_default(fps_params* p);
@@ -119,6 +122,8 @@ sinew_result fps_sim_set_collision_matrix(fps_sim* sim, const sinew_crs* A_col);
  * with ld = n_s; for PCG, iterations and tolerance as the parameters (tests, benchmarks).
  * Returns the largest relative residual over the three columns through *residual. */
 sinew_result fps_sim_solve(fps_sim* sim, const double* b, double* x, double* residual);
+/* The global-collision state (Sec. 6, fps_collide.h) of collisions=1, else NULL (tests). */
+struct fps_collide* fps_sim_collide(const fps_sim* sim);
 /* Per-step profile (profile=1): local step, right-hand side, solve, upsampling, whole step. */
 void fps_sim_profile(const fps_sim* sim, double seconds[5], uint64_t* steps);
 

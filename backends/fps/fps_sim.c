@@ -13,10 +13,13 @@
  * rows and every solver works in place. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
+#include <stdlib.h> /* FPSCOL_EXPERIMENT */
 #include <string.h>
 #include <time.h>
 
+#include "fps_collide.h"
 #include "fps_internal.h"
+#include "fps_mls.h"
 #include "polar3_batch.h"
 
 /* Rows per block of the PCG's partial sums (a CUDA thread block's rows); fixed, so the sums
@@ -80,8 +83,11 @@ struct fps_sim {
     float* skin_f;
     float* skin_n;
     ps_slide* slide;
+    fps_collide* col;        /* global collisions (Sec. 6), NULL when off */
+    const double* col_extra; /* this iteration's Q_col^T p_col, NULL without pairs */
     double profile[5];
     uint64_t profile_steps;
+    const sinew_mls_weights* mls; /* MLS upsampling (2019 Sec. 5), NULL: normal displacement */
 };
 
 static double now_seconds(void)
@@ -99,6 +105,7 @@ void fps_sim_destroy(fps_sim* s)
     fps_cholmod_destroy(s->chol);
 #endif
     ps_slide_destroy(s->slide);
+    fps_collide_destroy(s->col);
     fps_csr_free(&host, &s->K);
     fps_csr_free(&host, &s->Ksb);
     fps_csr_free(&host, &s->col_off);
@@ -459,6 +466,20 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
 #endif
     if (r == SINEW_OK && params->sliding && m->slide_vertex_count > 0)
         r = ps_slide_create(host, m, &s->slide);
+    if (r == SINEW_OK && params->collisions && s->ns > 0) {
+        /* Sec. 6: the springs' stiffness scales with the system's own (its mean diagonal) */
+        double mean = 0.0;
+        for (uint32_t i = 0; i < s->ns; ++i) mean += s->diag0[i];
+        fps_collide_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.model = m;
+        cd.free_count = s->ns;
+        cd.weight = params->collision_weight * mean / s->ns;
+        cd.row_of = s->inv;
+        if (getenv("FPSCOL_EXPERIMENT_MARGIN")) cd.margin = atof(getenv("FPSCOL_EXPERIMENT_MARGIN"));
+        if (getenv("FPSCOL_EXPERIMENT_RETAIN")) cd.retain = atof(getenv("FPSCOL_EXPERIMENT_RETAIN"));
+        r = fps_collide_create(host, &cd, &s->col);
+    }
     if (r != SINEW_OK) {
         fps_sim_destroy(s);
         return r;
@@ -602,8 +623,8 @@ static void rhs_range(void* data, uint32_t begin, uint32_t end)
 {
     fps_sim* s = ((const step_ctx*)data)->s;
     for (uint32_t i = begin; i < end; ++i)
-        fps_rhs_row(i, s->rhs_const, s->gather_ptr, s->gather, s->contrib, s->stride, NULL, s->b,
-                    s->ns);
+        fps_rhs_row(i, s->rhs_const, s->gather_ptr, s->gather, s->contrib, s->stride, s->col_extra,
+                    s->b, s->ns);
 }
 
 static void velocity_range(void* data, uint32_t begin, uint32_t end)
@@ -787,11 +808,22 @@ sinew_result fps_sim_step(fps_sim* s)
     /* Alg. 1 lines 1-2 (x = s for free vertices, the targets for constrained ones), then the
      * part of the right-hand side that the iterations keep: h^-2 M_s s_s - K_sb x_b. */
     sinew_host_parallel_for(&s->host, predict_range, &ctx, N, 2048u);
+    /* Sec. 6: detection at the predicted positions; A + A_col changes only with the pairs */
+    if (s->col) {
+        int changed = 0;
+        sinew_result r = fps_collide_update(s->col, s->x, N, &changed);
+        if (r == SINEW_OK && changed) {
+            sinew_crs a = fps_collide_matrix(s->col);
+            r = fps_sim_set_collision_matrix(s, fps_collide_pair_count(s->col) ? &a : NULL);
+        }
+        if (r != SINEW_OK) return r;
+    }
     sinew_host_parallel_for(&s->host, rhs_const_range, &ctx, ns, 1024u);
     double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
     for (uint32_t it = 0; it < s->p.iterations; ++it) {
         double a = prof ? now_seconds() : 0.0;
         sinew_host_parallel_for(&s->host, local_range, &ctx, s->prism_count, 512u);
+        s->col_extra = s->col && fps_collide_rhs(s->col, s->x, N) ? fps_collide_extra(s->col) : NULL;
         double b = prof ? now_seconds() : 0.0;
         sinew_host_parallel_for(&s->host, rhs_range, &ctx, ns, 1024u);
         double c = prof ? now_seconds() : 0.0;
@@ -890,6 +922,12 @@ sinew_result fps_sim_set_collision_matrix(fps_sim* s, const sinew_crs* A_col)
 void fps_sim_set_skin(fps_sim* s, const float* positions, const float* velocities)
 {
     uint32_t N = s->N;
+    if (s->col && fps_collide_pair_count(s->col)) {
+        /* a teleport: the old contacts mean nothing at the new shape */
+        fps_collide_reset(s->col);
+        if (fps_sim_set_collision_matrix(s, NULL) != SINEW_OK)
+            sinew_host_log(&s->host, SINEW_LOG_ERROR, "fps: dropping the collision matrix failed");
+    }
     for (uint32_t i = 0; i < s->n; ++i) {
         uint32_t j = s->inv[i];
         for (int c = 0; c < 3; ++c) {
@@ -903,6 +941,11 @@ void fps_sim_tissue_positions(const fps_sim* s, double* out)
 {
     for (uint32_t i = 0; i < s->N; ++i)
         for (int c = 0; c < 3; ++c) out[3u * i + c] = s->x[(size_t)c * s->N + s->inv[i]];
+}
+
+struct fps_collide* fps_sim_collide(const fps_sim* s)
+{
+    return s->col;
 }
 
 void fps_sim_profile(const fps_sim* s, double seconds[5], uint64_t* steps)
@@ -985,14 +1028,33 @@ void fps_sim_upsample(fps_sim* s, float* positions, size_t position_stride, floa
     up_ctx c = {s, positions, position_stride, normals, normal_stride};
     sinew_host_parallel_for(&s->host, skin_float_range, &c, s->n, 2048u);
     sinew_host_parallel_for(&s->host, skin_normal_range, &c, s->n, 1024u);
-    sinew_host_parallel_for(&s->host, render_range, &c, s->m->render_count, 1024u);
+    if (s->mls) {
+        /* eq. 8: positions as weighted sums; normals by linear MLS of the skin's normals. The
+         * inputs are finite (the step checked them), so apply cannot refuse them. */
+        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, normals ? s->skin_n : NULL,
+                        positions, position_stride, normals, normal_stride);
+    } else {
+        sinew_host_parallel_for(&s->host, render_range, &c, s->m->render_count, 1024u);
+    }
     if (s->p.profile) s->profile[3] += now_seconds() - t0;
+}
+
+void fps_sim_set_mls(fps_sim* s, const sinew_mls_weights* mls)
+{
+    s->mls = mls;
 }
 
 void fps_sim_render_velocities(const fps_sim* s, float* velocities)
 {
     const ps_model* m = s->m;
     uint32_t N = s->N;
+    if (s->mls) {
+        /* The MLS weights reproduce affine fields, so they carry velocities as positions. */
+        for (uint32_t i = 0; i < s->n; ++i)
+            for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->v[(size_t)c * N + s->inv[i]];
+        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, NULL, velocities, 12u, NULL, 0u);
+        return;
+    }
     for (uint32_t r = 0; r < m->render_count; ++r) {
         const ps_upsample* u = &m->upsample[r];
         for (int c = 0; c < 3; ++c) {

@@ -1,0 +1,177 @@
+/* MLS upsampling for fps and its bake blob (fps_mls.h). SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "fps_mls.h"
+#include "sinew_host.h"
+
+bool fps_upsampling_parse(const char* text, fps_upsampling* out)
+{
+    if (!text) return false;
+    if (strcmp(text, "auto") == 0) *out = FPS_UPSAMPLING_AUTO;
+    else if (strcmp(text, "normal") == 0) *out = FPS_UPSAMPLING_NORMAL;
+    else if (strcmp(text, "mls") == 0) *out = FPS_UPSAMPLING_MLS;
+    else return false;
+    return true;
+}
+
+fps_upsampling fps_upsampling_resolve(fps_upsampling requested, const ps_model* model)
+{
+    if (requested != FPS_UPSAMPLING_AUTO) return requested;
+    /* restore records exist exactly when the simulated surface is not the render mesh. */
+    return model->restore ? FPS_UPSAMPLING_MLS : FPS_UPSAMPLING_NORMAL;
+}
+
+sinew_result fps_mls_bake(const sinew_host_api* host, const sinew_rig_view* rig,
+                          const ps_model* model, sinew_mls_weights* out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t n = model->n;
+    float* rest = (float*)sinew_host_calloc(host, n, 12u);
+    if (!rest) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps mls: out of memory");
+    /* The skin layer of the tissue rest positions: the first n of the 2n tissue vertices. */
+    for (size_t k = 0; k < 3u * (size_t)n; ++k) rest[k] = (float)model->rest[k];
+    sinew_mesh_view sim;
+    memset(&sim, 0, sizeof sim);
+    sim.vertex_count = n;
+    sim.triangle_count = model->triangle_count;
+    sim.positions = rest;
+    sim.normals = NULL; /* area-weighted, as the per-frame normals are */
+    sim.indices = model->triangles;
+    sinew_result r = sinew_mls_bake(host, &sim, &rig->render_mesh, out);
+    sinew_host_free(host, rest);
+    return r;
+}
+
+/* ---- bake blob ---- */
+
+typedef struct mem_sink {
+    const sinew_host_api* host;
+    uint8_t* data;
+    size_t size, capacity;
+    bool failed;
+} mem_sink;
+
+static sinew_result mem_write(const void* data, size_t size, void* user)
+{
+    mem_sink* s = (mem_sink*)user;
+    if (s->failed) return SINEW_ERROR_OUT_OF_MEMORY;
+    if (size > s->capacity - s->size) {
+        size_t cap = s->capacity ? s->capacity : 1u << 16;
+        while (cap - s->size < size) {
+            if (cap > ((size_t)-1) / 2u) {
+                s->failed = true;
+                return SINEW_ERROR_OUT_OF_MEMORY;
+            }
+            cap *= 2u;
+        }
+        uint8_t* grown = (uint8_t*)sinew_host_alloc(s->host, cap);
+        if (!grown) {
+            s->failed = true;
+            return SINEW_ERROR_OUT_OF_MEMORY;
+        }
+        if (s->size) memcpy(grown, s->data, s->size);
+        sinew_host_free(s->host, s->data);
+        s->data = grown;
+        s->capacity = cap;
+    }
+    memcpy(s->data + s->size, data, size);
+    s->size += size;
+    return SINEW_OK;
+}
+
+static void put_u32(uint8_t* p, uint32_t v)
+{
+    for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t* p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+sinew_result fps_bake_write(const sinew_host_api* host, const sinew_rig_view* rig,
+                            const ps_model* model, const sinew_mls_weights* mls,
+                            const sinew_bake_writer* writer)
+{
+    mem_sink sink = {host, NULL, 0, 0, false};
+    sinew_bake_writer mem = {mem_write, &sink};
+    sinew_result r = ps_bake_write(host, rig, model, &mem);
+    if (r != SINEW_OK) {
+        sinew_host_free(host, sink.data);
+        return r;
+    }
+    uint8_t head[20];
+    put_u32(head, FPS_BAKE_MAGIC);
+    put_u32(head + 4, FPS_BAKE_VERSION);
+    put_u32(head + 8, (uint32_t)(sink.size & 0xffffffffu));
+    put_u32(head + 12, (uint32_t)((uint64_t)sink.size >> 32));
+    put_u32(head + 16, mls && mls->indices ? 1u : 0u);
+    r = writer->write(head, 16, writer->user);
+    if (r == SINEW_OK) r = writer->write(sink.data, sink.size, writer->user);
+    if (r == SINEW_OK) r = writer->write(head + 16, 4, writer->user);
+    sinew_host_free(host, sink.data);
+    if (r != SINEW_OK)
+        return sinew_host_fail(host, r, "fps bake: the writer refused the model blob");
+    if (!(mls && mls->indices)) return SINEW_OK;
+    size_t size = sinew_mls_blob_size(mls);
+    uint8_t* blob = (uint8_t*)sinew_host_alloc(host, size);
+    if (!blob) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps bake: out of memory");
+    r = sinew_mls_write(host, mls, blob, size);
+    if (r == SINEW_OK) {
+        r = writer->write(blob, size, writer->user);
+        if (r != SINEW_OK)
+            sinew_host_fail(host, r, "fps bake: the writer refused %zu bytes of MLS weights", size);
+    }
+    sinew_host_free(host, blob);
+    return r;
+}
+
+sinew_result fps_bake_read(const sinew_host_api* host, const sinew_rig_view* rig,
+                           const void* data, size_t size, ps_model* model,
+                           sinew_mls_weights* mls, bool* has_mls)
+{
+    *has_mls = false;
+    memset(mls, 0, sizeof *mls);
+    const uint8_t* p = (const uint8_t*)data;
+    if (!p || size < 4u || get_u32(p) != FPS_BAKE_MAGIC)
+        return ps_bake_read(host, rig, data, size, model); /* ps's blob alone */
+    if (size < 16u)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "fps bake: the blob ends inside its header (%zu bytes)", size);
+    uint32_t version = get_u32(p + 4);
+    if (version != FPS_BAKE_VERSION)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "fps bake: version %u, this build reads version %u", version,
+                               FPS_BAKE_VERSION);
+    uint64_t model_size = (uint64_t)get_u32(p + 8) | (uint64_t)get_u32(p + 12) << 32;
+    if (model_size > size - 16u || size - 16u - model_size < 4u)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "fps bake: a model of %llu bytes does not fit a blob of %zu",
+                               (unsigned long long)model_size, size);
+    const uint8_t* rest = p + 16u + model_size;
+    size_t rest_size = size - 16u - (size_t)model_size;
+    uint32_t flag = get_u32(rest);
+    if (flag > 1u)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "fps bake: MLS flag %u is neither 0 nor 1", flag);
+    if (flag == 0u && rest_size != 4u)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "fps bake: %zu bytes follow the blob", rest_size - 4u);
+    sinew_result r = ps_bake_read(host, rig, p + 16u, (size_t)model_size, model);
+    if (r != SINEW_OK || flag == 0u) return r;
+    r = sinew_mls_read(host, rest + 4u, rest_size - 4u, NULL, mls);
+    if (r == SINEW_OK && (mls->simulation_count != model->n ||
+                          mls->render_count != rig->render_mesh.vertex_count)) {
+        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                            "fps bake: MLS weights for %u -> %u vertices, the model has %u -> %u",
+                            mls->simulation_count, mls->render_count, model->n,
+                            rig->render_mesh.vertex_count);
+    }
+    if (r != SINEW_OK) {
+        sinew_mls_free(host, mls);
+        ps_model_free(host, model);
+        return r;
+    }
+    *has_mls = true;
+    return SINEW_OK;
+}
