@@ -96,7 +96,8 @@ typedef struct sinew_vk_context_info {
     uint64_t validation_messages;       /* messages seen so far (SINEW_VK_CONTEXT_VALIDATION) */
 } sinew_vk_context_info;
 
-#define SINEW_VK_CONTEXT_INFO_INIT { (uint32_t)sizeof(sinew_vk_context_info) }
+#define SINEW_VK_CONTEXT_INFO_INIT { (uint32_t)sizeof(sinew_vk_context_info), VK_NULL_HANDLE, \
+    VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE, 0u, 0u, 0u, {0}, {0}, 0u }
 
 SINEW_API sinew_result sinew_vk_context_get_info(const sinew_vk_context* context,
                                                  sinew_vk_context_info* out_info);
