@@ -648,6 +648,19 @@ struct ps_collide {
     ps_side* skin_sides;    /* per (constrained vertex, contact) */
     ps_side* base_sides;    /* the same for the vertex's base vertex */
     double* bone_pos;       /* 6 per bone: both ends in the current pose */
+    /* Fig. 10, evaluated once per step on the preliminary shape of the first k/2 iterations:
+     * per pair whether its patches have crossed, and per constrained vertex whether one of
+     * its pairs has (only those are projected). */
+    uint8_t* pair_active;
+    uint8_t* active;        /* per constrained vertex */
+    uint32_t* vp_offsets;   /* per constrained vertex: its pairs, compressed rows */
+    uint32_t* vp;
+    double* frames;         /* per contact, current pose: joint, u_i, plane normal, in-plane
+                               perpendicular to u_i towards u_j (12 doubles); the 13th is 1
+                               when the bones are not straight */
+    const double* x;        /* the shape the angle test runs on (job context) */
+    uint32_t x_rows;
+    uint32_t active_pairs;  /* pairs the last angle test reported */
     uint32_t detected;      /* vertices the last projection moved */
     double slack;           /* violations below this are rounding, not contact */
     const float* skinning;  /* the current pose (NULL: rest), owned by the caller */
@@ -658,7 +671,8 @@ void ps_collide_destroy(ps_collide* c)
     if (!c) return;
     sinew_host_api host = c->host;
     void* arrays[] = {c->pair_contact, c->contacts, c->vertices,   c->slot,   c->side_offsets,
-                      c->skin_sides,   c->base_sides, c->bone_pos};
+                      c->skin_sides,   c->base_sides, c->bone_pos, c->pair_active, c->active,
+                      c->vp_offsets,   c->vp,         c->frames};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, c);
 }
@@ -682,6 +696,18 @@ static void contact_plane(ps_collide* c, ps_contact* k)
     for (int q = 0; q < 3; ++q) ui[q] = fi[q] - j[q], uj[q] = fj[q] - j[q];
     normalize3(ui);
     normalize3(uj);
+    /* Fig. 10's frame: the plane of the two bones through the joint, and in it the direction
+     * perpendicular to u_i towards u_j (a straight limb has no fold: no pair is tested). */
+    double* f = c->frames + 13u * (size_t)(k - c->contacts);
+    double pn[3], e2[3];
+    cross3(ui, uj, pn);
+    double lp = sqrt(dot3(pn, pn));
+    f[12] = lp > 1e-6 ? 1.0 : 0.0;
+    if (lp > 1e-6) {
+        for (int q = 0; q < 3; ++q) pn[q] /= lp;
+        cross3(pn, ui, e2);
+        for (int q = 0; q < 3; ++q) f[q] = j[q], f[3 + q] = ui[q], f[6 + q] = pn[q], f[9 + q] = e2[q];
+    }
     for (int q = 0; q < 3; ++q) nn[q] = ui[q] - uj[q];
     double l = sqrt(dot3(nn, nn));
     /* Bones folded onto each other have no plane between them; the last one stays. */
@@ -724,8 +750,15 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
                                              6u * sizeof(double));
     c->pair_contact = (uint32_t*)sinew_host_calloc(host, pc, sizeof(uint32_t));
     c->contacts = (ps_contact*)sinew_host_calloc(host, pc, sizeof(ps_contact));
+    c->frames = (double*)sinew_host_calloc(host, pc, 13u * sizeof(double));
+    c->pair_active = (uint8_t*)sinew_host_calloc(host, pc, 1);
+    c->vp_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)(m->n ? m->n : 1u) + 1u,
+                                                 sizeof(uint32_t));
+    c->vp = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)pc, sizeof(uint32_t));
+    c->active = (uint8_t*)sinew_host_calloc(host, m->n ? m->n : 1u, 1);
     uint32_t* tuples = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)pc, 2u * sizeof(uint32_t));
-    if (!c->slot || !c->vertices || !c->bone_pos || !c->pair_contact || !c->contacts || !tuples) {
+    if (!c->slot || !c->vertices || !c->bone_pos || !c->pair_contact || !c->contacts || !tuples ||
+        !c->frames || !c->pair_active || !c->vp_offsets || !c->vp || !c->active) {
         sinew_host_free(host, tuples);
         ps_collide_destroy(c);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
@@ -757,6 +790,18 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
             tuples[4u * k + 2u * e + 1u] = q;
         }
     }
+    /* Each constrained vertex's pairs (both ends), for the per-vertex pass of the angle test. */
+    for (uint32_t k = 0; k < c->pair_count; ++k) {
+        c->vp_offsets[c->slot[c->pairs[k].i] + 1u]++;
+        c->vp_offsets[c->slot[c->pairs[k].j] + 1u]++;
+    }
+    for (uint32_t v = 0; v < c->vertex_count; ++v) c->vp_offsets[v + 1u] += c->vp_offsets[v];
+    for (uint32_t k = 0; k < c->pair_count; ++k) {
+        uint32_t e[2] = {c->slot[c->pairs[k].i], c->slot[c->pairs[k].j]};
+        for (int q = 0; q < 2; ++q) c->vp[c->vp_offsets[e[q]]++] = k;
+    }
+    for (uint32_t v = c->vertex_count; v > 0; --v) c->vp_offsets[v] = c->vp_offsets[v - 1u];
+    c->vp_offsets[0] = 0;
     uint32_t tc = 2u * c->pair_count, u = 0;
     qsort(tuples, tc, 2u * sizeof(uint32_t), side_cmp);
     for (uint32_t t = 0; t < tc; ++t)
@@ -884,6 +929,71 @@ void ps_collide_clamp_targets(ps_collide* c, double* target, uint32_t N)
     }
 }
 
+/* Fig. 10 for pair k in the shape c->x: both points projected into the plane of the two bones
+ * through the joint j_ij, x_i at angle alpha from b_i (the ray from j_ij along bone i), x_j at
+ * angle beta from the same ray; the patches have passed each other when alpha > beta, i.e.
+ * delta_c = cos(alpha) - cos(beta) < 0. The paper prints b_j in the second cosine; measured
+ * from b_j (in the opposite sense of rotation) that angle is the fold's angle minus beta, and
+ * only the common ray b_i makes the comparison a crossing test. A pair whose x_i lies on the
+ * far side of b_i from b_j formed when the joint bent the other way and is not in this fold;
+ * an x_j beyond b_i has crossed for sure. */
+static int angle_test(const ps_collide* c, uint32_t k)
+{
+    const ps_collision_pair* p = &c->pairs[k];
+    const double* f = c->frames + 13u * (size_t)c->pair_contact[k];
+    if (f[12] == 0.0) return 0;
+    const double* x = c->x;
+    uint32_t N = c->x_rows;
+    double di[3], dj[3];
+    for (int q = 0; q < 3; ++q)
+        di[q] = col_at(x, N, p->i, q) - f[q], dj[q] = col_at(x, N, p->j, q) - f[q];
+    /* In-plane coordinates along b_i and along the perpendicular towards b_j: dropping the
+     * normal component is the projection into the plane. */
+    double ai = dot3(di, f + 3), bi = dot3(di, f + 9);
+    double aj = dot3(dj, f + 3), bj = dot3(dj, f + 9);
+    if (!(bi > 0.0)) return 0;
+    if (bj < 0.0) return 1;
+    double li = sqrt(ai * ai + bi * bi), lj = sqrt(aj * aj + bj * bj);
+    if (!(li > 0.0) || !(lj > 0.0)) return 0;
+    return ai / li - aj / lj < 0.0;
+}
+
+static void angle_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_collide* c = (ps_collide*)data;
+    for (uint32_t k = begin; k < end; ++k) c->pair_active[k] = (uint8_t)angle_test(c, k);
+}
+
+/* A constrained vertex is tested against its planes when one of its pairs reports a crossing;
+ * per vertex (each job writes its own vertices), so no two jobs write one byte. */
+static void active_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_collide* c = (ps_collide*)data;
+    for (uint32_t s = begin; s < end; ++s) {
+        uint8_t a = 0;
+        for (uint32_t e = c->vp_offsets[s]; e < c->vp_offsets[s + 1u] && !a; ++e)
+            a = c->pair_active[c->vp[e]];
+        c->active[s] = a;
+    }
+}
+
+void ps_collide_detect(ps_collide* c, const double* x, uint32_t N)
+{
+    c->x = x;
+    c->x_rows = N;
+    sinew_host_parallel_for(&c->host, angle_range, c, c->pair_count, 2048u);
+    sinew_host_parallel_for(&c->host, active_range, c, c->vertex_count, 1024u);
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < c->pair_count; ++k) n += c->pair_active[k];
+    c->active_pairs = n;
+    c->x = NULL;
+}
+
+uint32_t ps_collide_active_pairs(const ps_collide* c)
+{
+    return c->active_pairs;
+}
+
 /* Sec. 5.3 with the contact planes: every constrained skin vertex on the wrong side of one of
  * its contact planes (closer than its margin, or beyond) is a collision and projects onto the
  * plane at the margin, only as far as that; the others project onto their current position
@@ -896,8 +1006,9 @@ void ps_collide_project(ps_collide* c, const double* x, uint32_t N, const double
     for (uint32_t s = 0; s < c->vertex_count; ++s) {
         uint32_t v = c->vertices[s];
         double t[3] = {col_at(x, N, v, 0), col_at(x, N, v, 1), col_at(x, N, v, 2)};
-        projected += (uint32_t)keep_sides(c, c->skin_sides, c->side_offsets[s],
-                                          c->side_offsets[s + 1u], t);
+        if (c->active[s])
+            projected += (uint32_t)keep_sides(c, c->skin_sides, c->side_offsets[s],
+                                              c->side_offsets[s + 1u], t);
         for (int q = 0; q < 3; ++q) b[(size_t)q * N + v] += weight[s] * t[q];
     }
     c->detected = projected;

@@ -375,6 +375,12 @@ void ps_collide_pose(ps_collide* c, const float* skinning);
  * in x (ps_collide.c explains the planes). */
 void ps_collide_project(ps_collide* c, const double* x, uint32_t N, const double* weight,
                         double* b);
+/* Fig. 10's angle test of every candidate pair in the shape x (N rows, x/y/z columns), over
+ * the job system; until the next call, ps_collide_project tests only the vertices of reported
+ * pairs against their planes (the others get the do-nothing projection). Call once per step. */
+void ps_collide_detect(ps_collide* c, const double* x, uint32_t N);
+/* Pairs the last ps_collide_detect reported. */
+uint32_t ps_collide_active_pairs(const ps_collide* c);
 /* Keeps the anchor targets of the base vertices of constrained skin vertices (N rows, x/y/z
  * columns) on their side of the contact planes of the current pose. */
 void ps_collide_clamp_targets(ps_collide* c, double* target, uint32_t N);

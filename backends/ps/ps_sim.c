@@ -643,6 +643,8 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
          * matrix and the collision projections of the current positions. */
         cholmod_factor* L = s->L;
         if (s->col && it >= s->p.iterations / 2u) {
+            /* Fig. 10 once per step, on the preliminary shape of the first k/2 iterations. */
+            if (it == s->p.iterations / 2u) ps_collide_detect(s->col, s->x, N);
             ps_collide_project(s->col, s->x, N, s->col_w, (double*)s->B->x);
             L = s->L2;
         }
