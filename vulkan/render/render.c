@@ -804,7 +804,8 @@ static sinew_result check_frame(const sinew_renderer* r, const sinew_render_fram
         columns = 1;
         for (uint32_t i = 0; i < f->mesh_count; i++)
             if (f->meshes[i].struct_size >= sizeof(sinew_render_mesh) &&
-                f->meshes[i].column < r->max_meshes && f->meshes[i].column + 1u > columns)
+                f->meshes[i].column < SINEW_RENDER_MAX_MESHES &&
+                f->meshes[i].column + 1u > columns)
                 columns = f->meshes[i].column + 1u;
     }
     if (columns > r->width || columns > SINEW_RENDER_MAX_MESHES)
