@@ -45,5 +45,9 @@ sinew_result fps_bake_read(const sinew_host_api* host, const sinew_rig_view* rig
  * displacement). The weights must outlive the simulation or the next call. */
 typedef struct fps_sim fps_sim;
 void fps_sim_set_mls(fps_sim* sim, const sinew_mls_weights* mls);
+/* The weights the simulation upsamples with (NULL: normal displacement), i.e. the method fps
+ * resolved for this instance: the fps-cuda plugin, which prepares through fps, upsamples on
+ * the device with the same weights. */
+const sinew_mls_weights* fps_sim_mls(const fps_sim* sim);
 
 #endif

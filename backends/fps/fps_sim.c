@@ -1044,6 +1044,11 @@ void fps_sim_set_mls(fps_sim* s, const sinew_mls_weights* mls)
     s->mls = mls;
 }
 
+const sinew_mls_weights* fps_sim_mls(const fps_sim* s)
+{
+    return s->mls;
+}
+
 void fps_sim_render_velocities(const fps_sim* s, float* velocities)
 {
     const ps_model* m = s->m;
