@@ -13,6 +13,14 @@
 /* Keeps 2 * slots * 12 * capacity far inside VkDeviceSize and every driver's buffer limits. */
 #define OUTPUT_MAX_VERTICES (1u << 26)
 
+/* An external GPU writer (sinew_vk_output_set_external_writer) is recorded in the output's
+ * gpu_writer slot as this tag's address, which no vk backend instance can have; the frame in
+ * which it took the signal of `written` over has gpu_wrote = WROTE_EXTERNAL (a vk backend's
+ * queue writes set 1). */
+static const char external_writer_tag = 0;
+#define EXTERNAL_WRITER ((void*)&external_writer_tag)
+#define WROTE_EXTERNAL 2
+
 static VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a)
 {
     return (v + a - 1u) / a * a;
@@ -496,8 +504,10 @@ sinew_result sinew_vk_output_end_frame(sinew_vk_output* output)
                                   out->normal_offset[out->write_slot] + out->slot_bytes -
                                       out->position_offset[out->write_slot]);
     if (r != SINEW_OK) return r;
-    VkResult vr;
-    if (out->gpu_wrote) {
+    VkResult vr = VK_SUCCESS;
+    if (out->gpu_wrote == WROTE_EXTERNAL) {
+        /* The external writer signals `written` = value after its writes, on its stream. */
+    } else if (out->gpu_wrote) {
         /* A signal in a later submission covers every command submitted before it on the
          * queue, so an empty batch publishes the backend's dispatches. */
         VkTimelineSemaphoreSubmitInfo ts = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
@@ -509,6 +519,18 @@ sinew_result sinew_vk_output_end_frame(sinew_vk_output* output)
         si.pSignalSemaphores = &out->written;
         vr = vkQueueSubmit(ctx->queue, 1, &si, VK_NULL_HANDLE);
     } else {
+        /* An external writer's signal of an earlier frame may still be queued on its stream:
+         * a host signal must come after it (a timeline only grows). */
+        if (out->gpu_writer == EXTERNAL_WRITER && out->frames) {
+            VkSemaphoreWaitInfo wi = {VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wi.semaphoreCount = 1;
+            wi.pSemaphores = &out->written;
+            wi.pValues = &out->frames;
+            vr = vkWaitSemaphores(ctx->device, &wi, UINT64_MAX);
+            if (vr != VK_SUCCESS)
+                return sinew_vk_fail(ctx, vr, "sinew_vk_output_end_frame: vkWaitSemaphores "
+                                     "(the external writer's previous frame)");
+        }
         VkSemaphoreSignalInfo si = {VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
         si.semaphore = out->written;
         si.value = value;
@@ -671,5 +693,55 @@ sinew_result sinew_vk_output_export_semaphores(const sinew_vk_output* output, in
     if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkGetSemaphoreFdKHR");
     *written_fd = w;
     *read_fd = r;
+    return SINEW_OK;
+}
+
+/* ---- external GPU writers ---- */
+
+sinew_result sinew_vk_output_set_external_writer(sinew_vk_output* output, int enabled)
+{
+    sinew_vk_output* out = output_cast(output);
+    if (!out) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_vk_context* ctx = out->ctx;
+    if (!enabled) {
+        if (out->gpu_writer != EXTERNAL_WRITER) return SINEW_OK;
+        out->gpu_writer = NULL;
+        /* A release handed to the writer but not taken this frame: the next writer (a CPU
+         * one) must find the slot released. */
+        return sinew_vk_output_wait_pending(out, UINT64_MAX);
+    }
+    if (out->gpu_writer && out->gpu_writer != EXTERNAL_WRITER)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_IN_USE,
+                               "sinew_vk_output_set_external_writer: a vk-lbs/vk-dqs skin "
+                               "writes this output");
+    /* Inside a frame begun without a writer, begin_frame has waited for `read` already. */
+    out->gpu_writer = EXTERNAL_WRITER;
+    return SINEW_OK;
+}
+
+sinew_result sinew_vk_output_external_frame(sinew_vk_output* output, uint64_t* out_wait_read,
+                                            uint64_t* out_signal_written)
+{
+    sinew_vk_output* out = output_cast(output);
+    if (!out) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_vk_context* ctx = out->ctx;
+    if (!out_wait_read || !out_signal_written)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_output_external_frame: out_wait_read and "
+                               "out_signal_written are required");
+    *out_wait_read = 0;
+    *out_signal_written = 0;
+    if (out->gpu_writer != EXTERNAL_WRITER)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_output_external_frame: no external writer is "
+                               "registered (sinew_vk_output_set_external_writer)");
+    if (!out->in_frame)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_output_external_frame: no frame has begun");
+    if (out->gpu_wrote == WROTE_EXTERNAL) return SINEW_OK; /* handed out already */
+    *out_wait_read = out->pending_read_wait;
+    *out_signal_written = out->frames + 1u;
+    out->pending_read_wait = 0;
+    out->gpu_wrote = WROTE_EXTERNAL;
     return SINEW_OK;
 }

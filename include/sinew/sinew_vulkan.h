@@ -131,7 +131,9 @@ SINEW_API int32_t sinew_vk_context_find_memory_type(const sinew_vk_context* cont
  *   sinew_world_update            the skin's backend writes the slot (a CPU backend through
  *                                 the mapped memory, vk-lbs/vk-dqs on the GPU);
  *   sinew_vk_output_end_frame     publishes the frame: the timeline semaphore `written`
- *                                 reaches f + 1 once the slot's contents are complete.
+ *                                 reaches f + 1 once the slot's contents are complete
+ *                                 (signalled by sinew, or by an external GPU writer, see
+ *                                 sinew_vk_output_set_external_writer).
  * The renderer waits for `written` >= f + 1 (on the GPU with the semaphore, or on the CPU with
  * vkWaitSemaphores), draws slot f % slot_count (the previous frame, for motion vectors, is in
  * slot (f - 1) % slot_count), and then signals the second timeline semaphore `read` with
@@ -290,6 +292,44 @@ SINEW_API sinew_result sinew_vk_output_export_memory(const sinew_vk_output* outp
  * Needs SINEW_VK_OUTPUT_EXPORTABLE. */
 SINEW_API sinew_result sinew_vk_output_export_semaphores(const sinew_vk_output* output,
                                                          int* out_written_fd, int* out_read_fd);
+
+/* An external GPU writer: a writer outside this module on the same GPU that can wait on and
+ * signal the two timeline semaphores from its own queue or stream (the fps-cuda plugin through
+ * CUDA, having imported the fds of sinew_vk_output_export_semaphores; or an engine's own
+ * Vulkan queue on the same VkDevice, with the handles of sinew_vk_output_info) synchronises
+ * each frame there, so that neither it nor the application waits on the CPU:
+ *
+ *   sinew_vk_output_set_external_writer(output, 1)   once, by the writer (when it binds);
+ *   sinew_vk_output_begin_frame                       then no longer waits for `read` on the
+ *                                                     CPU: the wait is handed to the writer;
+ *   sinew_vk_output_external_frame                    by the writer, inside the frame, before
+ *                                                     it enqueues its writes: *out_wait_read
+ *                                                     (0: none) is the `read` value its
+ *                                                     stream must wait for before writing the
+ *                                                     slot, *out_signal_written the `written`
+ *                                                     value it must signal after its writes;
+ *   sinew_vk_output_end_frame                         then publishes the frame without
+ *                                                     signalling `written` itself (the writer
+ *                                                     does, once its writes are done).
+ *
+ * A frame in which the registered writer does not call external_frame (its skin did not step)
+ * is published as before: end_frame signals `written` on the host, after waiting on the CPU
+ * for the writer's signal of the previous frame (timeline values only grow). A second call of
+ * external_frame in the same frame returns 0 and 0: the frame's value was handed out, and the
+ * writer must finish those writes before end_frame (e.g. wait for them on the CPU).
+ *
+ * A writer in another API checks sinew_vk_output_export_semaphores first (where it says
+ * SINEW_ERROR_UNSUPPORTED, e.g. lavapipe, the writer stays on the CPU path and does not
+ * register). set_external_writer is refused with SINEW_ERROR_IN_USE while a vk-lbs/vk-dqs skin
+ * writes the output (binding one later replaces the registration). Unregistering (enabled 0)
+ * waits on the CPU for a `read` release handed out for the current frame but not taken, so the
+ * next writer finds the slot released; the writer must have finished (or enqueued) its signal
+ * first. external_frame outside a frame or without registration: SINEW_ERROR_INVALID_ARGUMENT.
+ * Each logs one line on refusal. */
+SINEW_API sinew_result sinew_vk_output_set_external_writer(sinew_vk_output* output, int enabled);
+SINEW_API sinew_result sinew_vk_output_external_frame(sinew_vk_output* output,
+                                                      uint64_t* out_wait_read,
+                                                      uint64_t* out_signal_written);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Compute backends                                                                         */
