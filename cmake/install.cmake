@@ -11,6 +11,11 @@ endif()
 if(TARGET sinew_vulkan)
   list(APPEND SINEW_INSTALL_TARGETS sinew_vulkan)
 endif()
+# The headless renderer (sinew_render.h), shared builds only: a static one would hand libpng
+# to every consumer's link, and only the samples need it that way.
+if(TARGET sinew_render AND SINEW_SHARED)
+  list(APPEND SINEW_INSTALL_TARGETS sinew_render)
+endif()
 install(TARGETS ${SINEW_INSTALL_TARGETS} EXPORT sinewTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
