@@ -735,10 +735,9 @@ sinew_result sinew_vk_output_external_frame(sinew_vk_output* output, uint64_t* o
         return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_vk_output_external_frame: no external writer is "
                                "registered (sinew_vk_output_set_external_writer)");
-    if (!out->in_frame)
-        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_vk_output_external_frame: no frame has begun");
-    if (out->gpu_wrote == WROTE_EXTERNAL) return SINEW_OK; /* handed out already */
+    /* Outside a frame (a world stepped without begin/end) and for a second step in one frame
+     * there is nothing to hand out: the writer then finishes its writes on the CPU. */
+    if (!out->in_frame || out->gpu_wrote == WROTE_EXTERNAL) return SINEW_OK;
     *out_wait_read = out->pending_read_wait;
     *out_signal_written = out->frames + 1u;
     out->pending_read_wait = 0;

@@ -315,8 +315,9 @@ SINEW_API sinew_result sinew_vk_output_export_semaphores(const sinew_vk_output* 
  * A frame in which the registered writer does not call external_frame (its skin did not step)
  * is published as before: end_frame signals `written` on the host, after waiting on the CPU
  * for the writer's signal of the previous frame (timeline values only grow). A second call of
- * external_frame in the same frame returns 0 and 0: the frame's value was handed out, and the
- * writer must finish those writes before end_frame (e.g. wait for them on the CPU).
+ * external_frame in the same frame, and a call outside a frame, return 0 and 0 (SINEW_OK):
+ * there is no value to hand out, and the writer must finish those writes on the CPU (before
+ * end_frame, inside a frame).
  *
  * A writer in another API checks sinew_vk_output_export_semaphores first (where it says
  * SINEW_ERROR_UNSUPPORTED, e.g. lavapipe, the writer stays on the CPU path and does not
@@ -324,8 +325,8 @@ SINEW_API sinew_result sinew_vk_output_export_semaphores(const sinew_vk_output* 
  * writes the output (binding one later replaces the registration). Unregistering (enabled 0)
  * waits on the CPU for a `read` release handed out for the current frame but not taken, so the
  * next writer finds the slot released; the writer must have finished (or enqueued) its signal
- * first. external_frame outside a frame or without registration: SINEW_ERROR_INVALID_ARGUMENT.
- * Each logs one line on refusal. */
+ * first. external_frame without registration: SINEW_ERROR_INVALID_ARGUMENT. Each logs one line
+ * on refusal. */
 SINEW_API sinew_result sinew_vk_output_set_external_writer(sinew_vk_output* output, int enabled);
 SINEW_API sinew_result sinew_vk_output_external_frame(sinew_vk_output* output,
                                                       uint64_t* out_wait_read,
