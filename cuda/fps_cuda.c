@@ -32,18 +32,26 @@
  * group (the last member's step writes all of them, still inside sinew_world_update) as long
  * as every member steps in each update.
  *
+ * Upsampling: by the method fps resolved (fps_sim_mls): MLS (2019 Sec. 5) with fps's baked
+ * weights whenever fps uses them (upsampling=auto on a separate or decimated simulation mesh,
+ * or upsampling=mls), else ps's normal displacement; both on the device.
+ *
  * Output. Host arrays (read_output, bind_output with host pointers): the device output is
  * copied down after each step. A Vulkan output (SINEW_EXT_VULKAN_OUTPUT in the chain, issue 5
  * part 7): the plugin exports the output's memory (sinew_vk_output_export_memory, looked up in
  * the process, so that the plugin needs no Vulkan to build or load), checks that the Vulkan
  * device is this CUDA device (UUID), imports the fd (cudaImportExternalMemory) and the kernels
- * write the slot directly; the step waits for its stream before returning, so
- * sinew_vk_output_end_frame's signal of `written` (on the host for writers outside the Vulkan
- * module) covers the writes, and begin_frame's wait for `read` has happened before. Where any
- * of that is missing (no export, another device, lavapipe) the binding falls back to the
- * mapped host pointers with one INFO line. The timeline semaphores are not imported: a GPU-side
- * wait and signal needs the Vulkan module to hand the signal of `written` to this writer
- * (today it signals it itself, and a second signal of the same value is invalid). */
+ * write the slot directly. It also imports the two timeline semaphores
+ * (sinew_vk_output_export_semaphores, cudaImportExternalSemaphore) and registers as the
+ * output's external writer: each step then waits for `read` on its stream before writing the
+ * slot and signals `written` after (sinew_vk_output_external_frame), and returns without
+ * waiting for the GPU; the wait (and the check for non-finite values, whose failure is then
+ * reported by the call that waits) happens before the next step or read. Where semaphores
+ * cannot be exported, the step waits for its stream before returning, so
+ * sinew_vk_output_end_frame's host signal of `written` covers the writes. Where the memory
+ * cannot be imported (no export, another device, lavapipe) the binding falls back to the
+ * mapped host pointers with one INFO line. Queue family ownership of the buffer (acquire from
+ * VK_QUEUE_FAMILY_EXTERNAL) is the renderer's side. */
 #define _GNU_SOURCE /* dlsym(RTLD_DEFAULT) */
 #include <dlfcn.h>
 #include <math.h>
@@ -58,6 +66,7 @@
 #include "builtin_backends.h"
 #include "fps_cuda_device.h"
 #include "fps_internal.h"
+#include "fps_mls.h"
 #include "sinew_cuda.h"
 #include "sinew_output.h"
 
@@ -67,6 +76,11 @@
 #include "fps_cuda_vk.h"
 
 typedef sinew_result (*fpsc_export_memory_fn)(const void* output, fpsc_vk_memory_export* out);
+typedef sinew_result (*fpsc_export_semaphores_fn)(const void* output, int* written_fd,
+                                                  int* read_fd);
+typedef sinew_result (*fpsc_set_external_writer_fn)(void* output, int enabled);
+typedef sinew_result (*fpsc_external_frame_fn)(void* output, uint64_t* wait_read,
+                                               uint64_t* signal_written);
 
 /* ---- instance ---- */
 
@@ -101,6 +115,14 @@ typedef struct fpsc_plugin_instance {
     const void* vk_output;
     fpsc_vk_handle vk_buffer;
     sinew_cuda_imported_memory vk_memory;
+    /* The output's timeline semaphores imported into CUDA: this skin is the output's external
+     * writer (sinew_vk_output_set_external_writer) and synchronises frames on its stream. */
+    bool vk_sync;
+    sinew_cuda_imported_timeline vk_written, vk_read;
+    fpsc_external_frame_fn vk_external_frame;
+    fpsc_set_external_writer_fn vk_set_writer;
+    uint64_t frame_signal;      /* `written` value to signal after this launch (0: none) */
+    bool in_flight;             /* own batch: a step runs that nobody waited for yet */
     int ordinal;
 } fpsc_plugin_instance;
 
@@ -120,6 +142,7 @@ struct fpsc_group {
     fpsc_plugin_instance** members;
     uint32_t count, capacity, ready;
     uint32_t most;              /* the largest member count (profile line) */
+    bool in_flight;             /* a step runs that nobody waited for yet */
     fpsc_group* next;
 };
 
@@ -141,14 +164,65 @@ static void deliver(fpsc_plugin_instance* p)
     }
 }
 
+/* Enqueues one step of `batch` for the members that step (active), each Vulkan-synchronised
+ * member's wait for `read` before it and its signal of `written` after it (issue 5 part 7:
+ * the GPU orders the frame, the CPU does not wait). The host waits for the step right away
+ * unless every stepping member writes imported Vulkan memory and got its frame's signal; then
+ * *in_flight says so and the wait (with the check for non-finite values, whose failure is
+ * then reported by the next call that finishes the step) comes before the next step or read.
+ * A claimed frame is signalled even when the step fails, so a renderer never waits forever. */
+static sinew_result launch(fpsc_batch* batch, fpsc_plugin_instance* const* members,
+                           uint32_t count, bool* in_flight)
+{
+    *in_flight = false;
+    void* stream = fpsc_batch_stream(batch);
+    bool async = true;
+    sinew_result r = SINEW_OK;
+    for (uint32_t i = 0; i < count; ++i) {
+        fpsc_plugin_instance* m = members[i];
+        m->frame_signal = 0;
+        if (!m->pending) continue;
+        if (m->vk_sync && m->bound_device) {
+            uint64_t wait = 0, signal = 0;
+            if (m->vk_external_frame((void*)m->vk_output, &wait, &signal) == SINEW_OK) {
+                m->frame_signal = signal;
+                if (wait && r == SINEW_OK)
+                    r = sinew_cuda_timeline_wait(&m->host, &m->vk_read, wait, stream);
+            }
+        }
+        if (!m->frame_signal || !m->bound_device) async = false;
+    }
+    if (r == SINEW_OK) r = fpsc_batch_step(batch);
+    for (uint32_t i = 0; i < count; ++i) {
+        fpsc_plugin_instance* m = members[i];
+        if (!m->frame_signal) continue;
+        sinew_result s = sinew_cuda_timeline_signal(&m->host, &m->vk_written, m->frame_signal,
+                                                    stream);
+        if (s != SINEW_OK) {
+            async = false;
+            if (r == SINEW_OK) r = s;
+        }
+        m->frame_signal = 0;
+    }
+    if (r == SINEW_OK && async) {
+        *in_flight = true;
+        return SINEW_OK;
+    }
+    sinew_result w = fpsc_batch_wait(batch);
+    return r == SINEW_OK ? w : r;
+}
+
 /* Steps the ready members of a group (lock held). */
 static sinew_result group_flush(fpsc_group* g)
 {
     if (g->ready == 0) return SINEW_OK;
+    sinew_result r = SINEW_OK;
+    if (g->in_flight) { /* the staging buffers of the step before are reused */
+        r = fpsc_batch_wait(g->batch);
+        g->in_flight = false;
+    }
     for (uint32_t i = 0; i < g->count; ++i) fpsc_set_active(g->members[i]->dev, g->members[i]->pending);
-    sinew_result r = fpsc_batch_step(g->batch);
-    sinew_result w = fpsc_batch_wait(g->batch);
-    if (r == SINEW_OK) r = w;
+    if (r == SINEW_OK) r = launch(g->batch, g->members, g->count, &g->in_flight);
     for (uint32_t i = 0; i < g->count; ++i) {
         fpsc_plugin_instance* m = g->members[i];
         if (m->pending && r == SINEW_OK) deliver(m);
@@ -157,6 +231,14 @@ static sinew_result group_flush(fpsc_group* g)
     }
     g->ready = 0;
     return r;
+}
+
+/* Waits for a group's step in flight (lock held). */
+static sinew_result group_finish(fpsc_group* g)
+{
+    if (!g->in_flight) return SINEW_OK;
+    g->in_flight = false;
+    return fpsc_batch_wait(g->batch);
 }
 
 static sinew_result group_join(fpsc_plugin_instance* p, const char* name, fpsc_launch launch)
@@ -192,6 +274,7 @@ static sinew_result group_join(fpsc_plugin_instance* p, const char* name, fpsc_l
         }
     }
     if (r == SINEW_OK) r = group_flush(g); /* the batch changes: no half-collected step */
+    if (r == SINEW_OK) r = group_finish(g);
     if (r == SINEW_OK) r = fpsc_batch_add(g->batch, p->dev);
     if (r == SINEW_OK) {
         g->members[g->count++] = p;
@@ -224,6 +307,7 @@ static void group_leave(fpsc_plugin_instance* p)
     if (!g) return;
     pthread_mutex_lock(&g_groups_lock);
     (void)group_flush(g);
+    (void)group_finish(g);
     fpsc_batch_remove(g->batch, p->dev); /* under the lock: members may be stepping */
     for (uint32_t i = 0; i < g->count; ++i)
         if (g->members[i] == p) {
@@ -244,7 +328,7 @@ static void group_leave(fpsc_plugin_instance* p)
     pthread_mutex_unlock(&g_groups_lock);
 }
 
-/* Finishes any step of this skin that waits for its group (before reading or changing it). */
+/* Launches any step of this skin that waits for its group (before changing its output). */
 static sinew_result settle(fpsc_plugin_instance* p)
 {
     if (!p->group) return SINEW_OK;
@@ -252,6 +336,23 @@ static sinew_result settle(fpsc_plugin_instance* p)
     sinew_result r = p->pending ? group_flush(p->group) : SINEW_OK;
     pthread_mutex_unlock(&g_groups_lock);
     return r;
+}
+
+/* settle, then waits for this skin's step in flight (before reading its shape or state, and
+ * before the next step reuses the staging buffers). */
+static sinew_result finish(fpsc_plugin_instance* p)
+{
+    sinew_result r = settle(p);
+    if (r != SINEW_OK) return r;
+    if (p->group) {
+        pthread_mutex_lock(&g_groups_lock);
+        r = group_finish(p->group);
+        pthread_mutex_unlock(&g_groups_lock);
+        return r;
+    }
+    if (!p->in_flight) return SINEW_OK;
+    p->in_flight = false;
+    return fpsc_batch_wait(p->own_batch);
 }
 
 /* ---- probe ---- */
@@ -479,6 +580,22 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
     d.vertex_tri_offsets = m->vertex_tri_offsets;
     d.vertex_tris = m->vertex_tris;
     d.skin_joint = p->skin_joint;
+    /* The upsampling fps resolved for this rig and these parameters (upsampling=auto|normal|
+     * mls; auto = mls for a separate or decimated simulation mesh), with the weights fps baked
+     * or restored: the device then evaluates exactly what fps_sim_upsample does. */
+    const sinew_mls_weights* mls = fps_sim_mls(p->sim);
+    if (mls) {
+        if (mls->render_count != m->render_count || mls->simulation_count != n) {
+            fpsc_destroy_instance(p);
+            return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                                   "fps-cuda: fps's MLS weights map %u simulation vertices to "
+                                   "%u render vertices, the model has %u and %u",
+                                   mls->simulation_count, mls->render_count, n, m->render_count);
+        }
+        d.mls_indices = mls->indices;
+        d.mls_weights = mls->weights;
+        d.mls_normal_weights = mls->normal_weights;
+    }
     r = fpsc_create(host, &d, &p->dev);
     if (r == SINEW_OK) {
         p->profile = fp.profile != 0;
@@ -507,8 +624,15 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
     return SINEW_OK;
 }
 
+/* Gives the imported Vulkan objects back (no step of this skin may be in flight). */
 static void release_vk(fpsc_plugin_instance* p)
 {
+    if (p->vk_sync) {
+        (void)p->vk_set_writer((void*)p->vk_output, 0);
+        sinew_cuda_release_timeline(&p->vk_written);
+        sinew_cuda_release_timeline(&p->vk_read);
+        p->vk_sync = false;
+    }
     sinew_cuda_release_memory(&p->vk_memory);
     p->vk_output = NULL;
     p->vk_buffer = 0;
@@ -520,6 +644,7 @@ static void fpsc_destroy_instance(void* instance)
     if (!p) return;
     sinew_host_api host = p->host;
     group_leave(p);
+    (void)finish(p);
     if (p->own_batch && p->profile) log_profile(&host, p->own_batch, "alone", 1u);
     fpsc_destroy(p->dev); /* leaves its own batch first */
     fpsc_batch_destroy(p->own_batch);
@@ -569,8 +694,9 @@ static sinew_result fpsc_step(void* instance, float dt)
         return sinew_host_fail(&p->host,
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "fps-cuda: dt %g must be finite and not negative", (double)dt);
-    /* A step still waiting for its group is finished before this one changes the targets. */
-    sinew_result r = settle(p);
+    /* A step still waiting for its group, or still running, is finished before this one
+     * changes the targets and the staging buffers. */
+    sinew_result r = finish(p);
     if (r != SINEW_OK) return r;
     if (p->pose_pending) {
         fps_sim_set_pose(p->sim, p->latest);
@@ -578,9 +704,10 @@ static sinew_result fpsc_step(void* instance, float dt)
     }
     fps_sim_update_targets(p->sim); /* ps's sliding on the host, as fps (copied per step) */
     if (!p->group) {
-        r = fpsc_batch_step(p->own_batch);
-        sinew_result w = fpsc_batch_wait(p->own_batch);
-        if (r == SINEW_OK) r = w;
+        fpsc_plugin_instance* self = p;
+        p->pending = true;
+        r = launch(p->own_batch, &self, 1u, &p->in_flight);
+        p->pending = false;
         if (r == SINEW_OK) deliver(p);
         return r;
     }
@@ -613,7 +740,7 @@ static sinew_result fpsc_read_output_fn(void* instance, const sinew_output_view*
     }
     sinew_result r = sinew_output_check(&p->host, FPSC_NAME, "read_output", out ? &view : NULL,
                                         p->render_count);
-    if (r == SINEW_OK) r = settle(p);
+    if (r == SINEW_OK) r = finish(p);
     if (r == SINEW_OK) r = refresh(p);
     if (r != SINEW_OK) return r;
     sinew_output_copy(p->positions, p->render_count, out->positions,
@@ -631,6 +758,47 @@ static const fpsc_vk_output_ext* find_vk_ext(const void* next)
         if (h->type == SINEW_EXT_VULKAN_OUTPUT && h->struct_size >= sizeof(fpsc_vk_output_ext))
             return (const fpsc_vk_output_ext*)h;
     return NULL;
+}
+
+/* Imports the output's timeline semaphores and becomes its external writer, so that steps wait
+ * for `read` and signal `written` on the stream (sinew_vk_output_set_external_writer). Where
+ * anything is missing (a sinew_vulkan without it, a device that cannot export timeline
+ * semaphores: SINEW_ERROR_UNSUPPORTED, one line from the Vulkan module) the skin stays on the
+ * host path: each step waits for its stream before returning, end_frame signals on the host,
+ * and begin_frame's wait for `read` on the CPU has happened before. */
+static void import_vk_sync(fpsc_plugin_instance* p)
+{
+    fpsc_export_semaphores_fn export_semaphores =
+        (fpsc_export_semaphores_fn)dlsym(RTLD_DEFAULT, "sinew_vk_output_export_semaphores");
+    p->vk_set_writer = (fpsc_set_external_writer_fn)dlsym(RTLD_DEFAULT,
+                                                          "sinew_vk_output_set_external_writer");
+    p->vk_external_frame =
+        (fpsc_external_frame_fn)dlsym(RTLD_DEFAULT, "sinew_vk_output_external_frame");
+    const char* why = NULL;
+    int wfd = -1, rfd = -1;
+    if (!export_semaphores || !p->vk_set_writer || !p->vk_external_frame)
+        why = "this sinew_vulkan has no external writers";
+    else if (export_semaphores(p->vk_output, &wfd, &rfd) != SINEW_OK)
+        why = "the output's timeline semaphores cannot be exported";
+    else if (sinew_cuda_import_timeline_fd(&p->host, wfd, &p->vk_written) != SINEW_OK) {
+        close(wfd); /* a failed import leaves the fd with us */
+        close(rfd);
+        why = "cudaImportExternalSemaphore failed";
+    } else if (sinew_cuda_import_timeline_fd(&p->host, rfd, &p->vk_read) != SINEW_OK) {
+        close(rfd);
+        sinew_cuda_release_timeline(&p->vk_written);
+        why = "cudaImportExternalSemaphore failed";
+    } else if (p->vk_set_writer((void*)p->vk_output, 1) != SINEW_OK) {
+        sinew_cuda_release_timeline(&p->vk_written);
+        sinew_cuda_release_timeline(&p->vk_read);
+        why = "another writer holds the output";
+    }
+    if (why) {
+        sinew_host_log(&p->host, SINEW_LOG_INFO, "fps-cuda: frames of the Vulkan output are "
+                       "synchronised on the host: %s", why);
+        return;
+    }
+    p->vk_sync = true;
 }
 
 /* Imports the Vulkan output's memory once per output object; returns a reason on failure
@@ -673,6 +841,7 @@ static const char* import_vk(fpsc_plugin_instance* p, const fpsc_vk_output_ext* 
     }
     p->vk_output = ext->output;
     p->vk_buffer = ext->buffer;
+    import_vk_sync(p);
     return NULL;
 }
 
@@ -682,19 +851,28 @@ static sinew_result fpsc_bind_output(void* instance, const sinew_output_view* ou
     if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = settle(p);
     if (r != SINEW_OK) return r;
-    /* Whatever the binding becomes, reads need the shape the old one holds. */
-    if (p->stepped) {
-        r = refresh(p);
-        if (r != SINEW_OK) return r;
+    const fpsc_vk_output_ext* ext = out && out->struct_size >= sizeof(sinew_output_view)
+                                        ? find_vk_ext(out->next) : NULL;
+    /* Another slot of the memory imported already (every Vulkan frame): the step in flight
+     * may go on, and reads find the latest shape where the last step wrote it. */
+    if (ext && out->vertex_count >= p->render_count && p->bound_device &&
+        p->vk_memory.handle && p->vk_output == ext->output && p->vk_buffer == ext->buffer) {
+        char* base = (char*)p->vk_memory.device_ptr;
+        fpsc_set_output(p->dev, (float*)(base + ext->position_offset), 12u,
+                        (float*)(base + ext->normal_offset), 12u);
+        p->binding = *out;
+        return SINEW_OK;
     }
+    /* Otherwise the old binding goes away: reads need the shape it holds. */
+    r = finish(p);
+    if (r == SINEW_OK && p->stepped) r = refresh(p);
+    if (r != SINEW_OK) return r;
     if (!out) {
         fpsc_set_output(p->dev, NULL, 0, NULL, 0);
         release_vk(p);
         p->bound = p->bound_device = false;
         return SINEW_OK;
     }
-    const fpsc_vk_output_ext* ext =
-        out->struct_size >= sizeof(sinew_output_view) ? find_vk_ext(out->next) : NULL;
     if (ext && out->vertex_count >= p->render_count) {
         const char* why = import_vk(p, ext);
         if (!why) {
@@ -745,7 +923,7 @@ static sinew_result fpsc_get_state(void* instance, const sinew_state_view* state
     fpsc_plugin_instance* p = cast(instance);
     if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = check_state(p, state, "get_state");
-    if (r == SINEW_OK) r = settle(p);
+    if (r == SINEW_OK) r = finish(p);
     if (r == SINEW_OK) r = refresh(p);
     if (r == SINEW_OK && state->velocities && p->stepped) r = fpsc_download_state(p->dev);
     if (r != SINEW_OK) return r;
@@ -764,7 +942,7 @@ static sinew_result fpsc_set_state(void* instance, const sinew_state_view* state
     fpsc_plugin_instance* p = cast(instance);
     if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = check_state(p, state, "set_state");
-    if (r == SINEW_OK) r = settle(p);
+    if (r == SINEW_OK) r = finish(p);
     if (r == SINEW_OK) r = sinew_backend_fps.set_state(p->fps, state);
     if (r == SINEW_OK) r = fpsc_upload_state(p->dev);
     if (r != SINEW_OK) return r;

@@ -13,12 +13,18 @@
 #include <string.h>
 
 #include "fps_cuda_device.h"
+#include "fps_cuda_stage.h"
 #include "sinew_host.h"
+#include "sinew_mls_eval.h"
 
 namespace cg = cooperative_groups;
 
 /* Threads per block; the block sums of one block belong to one instance. */
 #define FPSC_BLOCK 256u
+/* The most CRS entries of one block staged in shared memory (12 bytes each: 39 KB, which with
+ * the 6 KB of the block sums stays below the 48 KB a block gets without opting in). The
+ * dynamic size of a batch's launches is its members' largest block, up to this. */
+#define FPSC_CRS_STAGE_MAX 3328u
 
 /* The kinds of rows a phase runs over; each instance's rows of a kind fill whole blocks. */
 enum { K_PRISM = 0, K_FREE, K_TISSUE, K_SKIN, K_RENDER, K_COUNT };
@@ -43,6 +49,7 @@ struct fpsc_dev {
     const uint32_t* crs_ptr;
     const uint32_t* crs_col;
     const double* crs_val;
+    const uint32_t* crs_none; /* ns + 1 zeros: an ELL-only view of A (staged CRS part) */
     const uint32_t* ksb_ptr;
     const uint32_t* ksb_col;
     const double* ksb_val;
@@ -54,6 +61,9 @@ struct fpsc_dev {
     const uint32_t* vt_off;
     const uint32_t* vt;
     const uint32_t* skin_joint;
+    const uint32_t* mls_idx;  /* render_count * SINEW_MLS_K, or NULL: ps's records */
+    const float* mls_w;
+    const float* mls_wn;
     /* Set by the batch: its per-frame staging and scalars. */
     const double* target_c; /* nc x 3: the constrained rows' targets */
     const float* skinning;
@@ -75,6 +85,8 @@ struct fpsc_out {
 struct fpsc_table {
     uint32_t count;
     uint32_t pcg;
+    uint32_t crs_cap;       /* CRS entries of a block that fit the dynamic shared memory */
+    uint32_t pad_;
     const fpsc_dev* dev;
     const fpsc_out* out;
     const uint32_t* first;
@@ -149,6 +161,33 @@ static __device__ __forceinline__ sinew_ellcrs dev_matrix(const fpsc_dev& D)
     return A;
 }
 
+/* The block's share of the dynamic shared memory: crs_cap doubles, then crs_cap indices. */
+extern __shared__ double fpsc_dyn[];
+
+/* Sec. 4.2, "the rest CRS, read coalesced through shared memory": the block's threads copy the
+ * CRS entries of its rows [s0, s0 + FPSC_BLOCK) to shared memory with consecutive loads, then
+ * each thread sums its row through the views of fps_cuda_stage.h (same order, same bits).
+ * *A becomes A without its CRS part, *crs the staged part. Returns false (nothing staged; use
+ * A as it is) when the block's entries exceed crs_cap. Every thread of the block calls it (the
+ * test is uniform over the block). */
+static __device__ bool stage_crs(const fpsc_table& t, const fpsc_dev& D, uint32_t s0,
+                                 sinew_ellcrs* A, sinew_crs* crs)
+{
+    uint32_t end = s0 + FPSC_BLOCK < D.ns ? s0 + FPSC_BLOCK : D.ns;
+    uint32_t base = D.crs_ptr[s0], count = D.crs_ptr[end] - base;
+    if (count > t.crs_cap) return false;
+    double* val = fpsc_dyn;
+    uint32_t* col = (uint32_t*)(fpsc_dyn + t.crs_cap);
+    for (uint32_t e = threadIdx.x; e < count; e += FPSC_BLOCK) {
+        val[e] = D.crs_val[base + e];
+        col[e] = D.crs_col[base + e];
+    }
+    __syncthreads();
+    sinew_ellcrs full = *A;
+    fpsc_staged_views(&full, D.crs_none, base, val, col, A, crs);
+    return true;
+}
+
 /* ---- the phases of a step (one virtual block each) ---- */
 
 /* Alg. 1 lines 1-2; constrained rows then sit on their targets (Sec. 4.3). */
@@ -214,10 +253,11 @@ static __device__ void ph_pcg_init(const fpsc_table& t, uint32_t vb, uint32_t it
     if (!t.out[i].active) return; /* uniform over the block: one member per block */
     uint32_t s = member_row(t, K_FREE, i, vb);
     double delta[3] = {0.0, 0.0, 0.0};
-    if (s < D.ns) {
-        sinew_ellcrs A = dev_matrix(D);
-        fps_pcg_init_row(&A, NULL, D.jinv, s, D.b, D.x, D.N, D.r, D.d, D.ns, delta);
-    }
+    sinew_ellcrs A = dev_matrix(D);
+    sinew_crs staged;
+    bool st = stage_crs(t, D, s - threadIdx.x, &A, &staged);
+    if (s < D.ns) fps_pcg_init_row(&A, st ? &staged : NULL, D.jinv, s, D.b, D.x, D.N, D.r, D.d,
+                                   D.ns, delta);
     block_sum3_add(delta[0], delta[1], delta[2], D.scal + scal_delta(t.pcg, it, 0));
 }
 
@@ -229,10 +269,10 @@ static __device__ void ph_pcg_matvec(const fpsc_table& t, uint32_t vb, uint32_t 
     if (!t.out[i].active) return; /* uniform over the block: one member per block */
     uint32_t s = member_row(t, K_FREE, i, vb);
     double dq[3] = {0.0, 0.0, 0.0};
-    if (s < D.ns) {
-        sinew_ellcrs A = dev_matrix(D);
-        fps_pcg_matvec_row(&A, NULL, s, D.d, D.q, D.ns, dq);
-    }
+    sinew_ellcrs A = dev_matrix(D);
+    sinew_crs staged;
+    bool st = stage_crs(t, D, s - threadIdx.x, &A, &staged);
+    if (s < D.ns) fps_pcg_matvec_row(&A, st ? &staged : NULL, s, D.d, D.q, D.ns, dq);
     block_sum3_add(dq[0], dq[1], dq[2], D.scal + scal_dq(t.pcg, it, j));
 }
 
@@ -378,8 +418,30 @@ static __device__ void ph_render(const fpsc_table& t, uint32_t vb)
     if (!t.out[i].active) return; /* uniform over the block: one member per block */
     uint32_t r = member_row(t, K_RENDER, i, vb);
     if (r >= D.render_count || step_failed(D)) return;
-    const fpsc_upsample u = D.up[r];
+    const fpsc_out& o = t.out[i];
     float pos[3], nrm[3];
+    if (D.mls_idx) {
+        /* 2019 Sec. 5: eq. 8 for the position, linear MLS of the skin normals for the normal
+         * (sinew_mls_apply's functions; its one-pass form gives the same sums). A vertex's
+         * 20 entries are contiguous, so a warp's loads cover consecutive lines that stay in L1
+         * over the loop. */
+        size_t e = (size_t)r * SINEW_MLS_K;
+        if (o.nrm)
+            sinew_mls_eval_vertex(D.mls_idx + e, D.mls_w + e, D.mls_wn + e, D.skin_f, D.skin_n,
+                                  pos, nrm);
+        else
+            sinew_mls_eval_position(D.mls_idx + e, D.mls_w + e, D.skin_f, pos);
+        if (o.pos) {
+            float* dst = (float*)((char*)o.pos + o.pos_stride * r);
+            dst[0] = pos[0], dst[1] = pos[1], dst[2] = pos[2];
+        }
+        if (o.nrm) {
+            float* dst = (float*)((char*)o.nrm + o.nrm_stride * r);
+            dst[0] = nrm[0], dst[1] = nrm[1], dst[2] = nrm[2];
+        }
+        return;
+    }
+    const fpsc_upsample u = D.up[r];
     if (u.triangle == UINT32_MAX) {
         const float* T = D.skinning + 16u * D.skin_joint[u.vertex];
         const float* x = D.skin_f + 3u * u.vertex;
@@ -399,7 +461,6 @@ static __device__ void ph_render(const fpsc_table& t, uint32_t vb)
             nrm[k] = u.normal[0] * tg[k] + u.normal[1] * bt[k] + u.normal[2] * nn[k];
         }
     }
-    const fpsc_out& o = t.out[i];
     if (o.pos) {
         float* dst = (float*)((char*)o.pos + o.pos_stride * r);
         dst[0] = pos[0], dst[1] = pos[1], dst[2] = pos[2];
@@ -468,13 +529,16 @@ struct fpsc_instance {
     sinew_host_api host;
     fpsc_desc desc;
     fpsc_dev hd;              /* device pointers (scal, bad, target_c, skinning set by a batch) */
-    void* allocations[40];
+    void* allocations[48];
     uint32_t allocation_count;
     float* own_pos;           /* device output when not bound to device memory */
     float* own_nrm;
     float* host_pos;          /* pinned copies of own_pos / own_nrm */
     float* host_nrm;
     fpsc_out out;             /* this step's output */
+    fpsc_out last;            /* where the latest shape is (reads), and before that step */
+    fpsc_out prev_last;
+    uint32_t crs_block_max;   /* the most CRS entries of one block of free rows */
     uint32_t active;
     fpsc_batch* batch;
 };
@@ -506,6 +570,7 @@ struct fpsc_batch {
     uint8_t* captured_host_output; /* per member: 1 when the graph copies its output down */
     cudaGraphExec_t graph;
     unsigned coop_grid;
+    size_t crs_smem;          /* dynamic shared memory of the product kernels (bytes) */
     /* Profiling: CUDA events around each step's launches. */
     cudaEvent_t ev_start, ev_stop;
     int timing;               /* events recorded for the step in flight */
@@ -567,7 +632,8 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
     if (d->N != 2u * d->n || d->ns > d->N || !d->x || !d->v || !d->perm || !d->inv ||
         !d->target || !d->skinning || d->iterations == 0 || d->pcg_iterations == 0 ||
         d->A.ell_width == 0 || (d->render_count && !d->upsample) || !d->vertex_tri_offsets ||
-        !d->skin_joint || (d->triangle_count && !d->triangles))
+        !d->skin_joint || (d->triangle_count && !d->triangles) ||
+        (d->mls_indices && (!d->mls_weights || !d->mls_normal_weights)))
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fpsc_create: inconsistent simulation (n %u, N %u, ns %u)", d->n,
                                d->N, d->ns);
@@ -612,6 +678,12 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
     UP(D.crs_ptr, d->A.crs_ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
     UP(D.crs_col, d->A.crs_col, crs * sizeof(uint32_t));
     UP(D.crs_val, d->A.crs_val, crs * sizeof(double));
+    UP(D.crs_none, NULL, ((size_t)ns + 1u) * sizeof(uint32_t));
+    for (uint32_t s0 = 0; s0 < ns; s0 += FPSC_BLOCK) {
+        uint32_t end = s0 + FPSC_BLOCK < ns ? s0 + FPSC_BLOCK : ns;
+        uint32_t c = d->A.crs_ptr[end] - d->A.crs_ptr[s0];
+        if (c > inst->crs_block_max) inst->crs_block_max = c;
+    }
     size_t ksb = d->Ksb.ptr[ns];
     UP(D.ksb_ptr, d->Ksb.ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
     UP(D.ksb_col, d->Ksb.col, ksb * sizeof(uint32_t));
@@ -624,6 +696,12 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
     UP(D.vt_off, d->vertex_tri_offsets, ((size_t)n + 1u) * sizeof(uint32_t));
     UP(D.vt, d->vertex_tris, (size_t)d->vertex_tri_offsets[n] * sizeof(uint32_t));
     UP(D.skin_joint, d->skin_joint, (size_t)n * sizeof(uint32_t));
+    if (d->mls_indices) {
+        size_t entries = (size_t)d->render_count * SINEW_MLS_K;
+        UP(D.mls_idx, d->mls_indices, entries * sizeof(uint32_t));
+        UP(D.mls_w, d->mls_weights, entries * sizeof(float));
+        UP(D.mls_wn, d->mls_normal_weights, entries * sizeof(float));
+    }
     UP(inst->own_pos, NULL, 12u * (size_t)d->render_count);
     UP(inst->own_nrm, NULL, 12u * (size_t)d->render_count);
     size_t out_bytes = 12u * (size_t)(d->render_count ? d->render_count : 1u);
@@ -635,6 +713,7 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
         return r;
     }
     fpsc_set_output(inst, NULL, 0, NULL, 0);
+    inst->last = inst->prev_last = inst->out;
     inst->active = 1u;
     *out = inst;
     return SINEW_OK;
@@ -680,11 +759,12 @@ extern "C" sinew_result fpsc_read_output(fpsc_instance* inst, float* positions, 
     size_t n = inst->desc.render_count;
     if (!n) return SINEW_OK;
     CK(cudaSetDevice(inst->desc.ordinal), "cudaSetDevice");
+    const fpsc_out* o = &inst->last;
     if (positions)
-        CK(cudaMemcpy2D(positions, 12u, inst->out.pos, (size_t)inst->out.pos_stride, 12u, n,
+        CK(cudaMemcpy2D(positions, 12u, o->pos, (size_t)o->pos_stride, 12u, n,
                         cudaMemcpyDeviceToHost), "cudaMemcpy2D (positions)");
-    if (normals && inst->out.nrm)
-        CK(cudaMemcpy2D(normals, 12u, inst->out.nrm, (size_t)inst->out.nrm_stride, 12u, n,
+    if (normals && o->nrm)
+        CK(cudaMemcpy2D(normals, 12u, o->nrm, (size_t)o->nrm_stride, 12u, n,
                         cudaMemcpyDeviceToHost), "cudaMemcpy2D (normals)");
     return SINEW_OK;
 }
@@ -920,6 +1000,11 @@ static sinew_result batch_build(fpsc_batch* b)
             first[(size_t)k * (count + 1u) + i + 1u] =
                 first[(size_t)k * (count + 1u) + i] + blocks_of(rows[k]);
     }
+    uint32_t crs_cap = 0;
+    for (uint32_t i = 0; i < count; ++i)
+        if (b->members[i]->crs_block_max > crs_cap) crs_cap = b->members[i]->crs_block_max;
+    if (crs_cap > FPSC_CRS_STAGE_MAX) crs_cap = FPSC_CRS_STAGE_MAX;
+    b->crs_smem = (size_t)crs_cap * (sizeof(double) + sizeof(uint32_t));
     b->target_count = b->target_offset[count];
     b->skin_count = b->skin_offset[count];
     cudaError_t e = cudaSuccess;
@@ -955,6 +1040,7 @@ static sinew_result batch_build(fpsc_batch* b)
                        cudaMemcpyHostToDevice);
     b->table.count = count;
     b->table.pcg = b->pcg;
+    b->table.crs_cap = crs_cap;
     b->table.dev = (const fpsc_dev*)b->dev_table_mem[0];
     b->table.out = (const fpsc_out*)b->dev_table_mem[1];
     b->table.first = (const uint32_t*)b->dev_table_mem[2];
@@ -964,13 +1050,14 @@ static sinew_result batch_build(fpsc_batch* b)
     return cuda_check(host, e, "allocating the batch's tables");
 }
 
-#define LAUNCH(kind, kernel, ...)                                                             \
+#define LAUNCH_SMEM(kind, smem, kernel, ...)                                                  \
     do {                                                                                      \
         if (t.total[kind]) {                                                                  \
-            kernel<<<t.total[kind], FPSC_BLOCK, 0, b->stream>>>(t, ##__VA_ARGS__);            \
+            kernel<<<t.total[kind], FPSC_BLOCK, (smem), b->stream>>>(t, ##__VA_ARGS__);       \
             CK(cudaGetLastError(), #kernel);                                                  \
         }                                                                                     \
     } while (0)
+#define LAUNCH(kind, kernel, ...) LAUNCH_SMEM(kind, 0, kernel, ##__VA_ARGS__)
 
 /* Enqueues a whole step on the stream (run directly, or captured into the graph). */
 static sinew_result batch_enqueue(fpsc_batch* b, int cooperative)
@@ -994,7 +1081,7 @@ static sinew_result batch_enqueue(fpsc_batch* b, int cooperative)
         uint32_t iterations = b->iterations;
         void* args[] = {&targ, &iterations};
         CK(cudaLaunchCooperativeKernel((const void*)k_step_cooperative, dim3(b->coop_grid),
-                                       dim3(FPSC_BLOCK), args, 0, b->stream),
+                                       dim3(FPSC_BLOCK), args, b->crs_smem, b->stream),
            "cudaLaunchCooperativeKernel");
     } else {
         LAUNCH(K_TISSUE, k_predict);
@@ -1002,9 +1089,9 @@ static sinew_result batch_enqueue(fpsc_batch* b, int cooperative)
         for (uint32_t it = 0; it < b->iterations; ++it) {
             LAUNCH(K_PRISM, k_local);
             LAUNCH(K_FREE, k_rhs);
-            LAUNCH(K_FREE, k_pcg_init, it);
+            LAUNCH_SMEM(K_FREE, b->crs_smem, k_pcg_init, it);
             for (uint32_t j = 0; j < b->pcg; ++j) {
-                LAUNCH(K_FREE, k_pcg_matvec, it, j);
+                LAUNCH_SMEM(K_FREE, b->crs_smem, k_pcg_matvec, it, j);
                 LAUNCH(K_FREE, k_pcg_update, it, j);
                 LAUNCH(K_FREE, k_pcg_direction, it, j);
             }
@@ -1043,7 +1130,8 @@ static sinew_result batch_choose_launch(fpsc_batch* b)
        "cudaDeviceGetAttribute (cooperative launch)");
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, b->ordinal),
        "cudaDeviceGetAttribute (SM count)");
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_step_cooperative, FPSC_BLOCK, 0),
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_step_cooperative, FPSC_BLOCK,
+                                                     b->crs_smem),
        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     uint32_t resident = (uint32_t)(sms > 0 ? sms : 0) * (uint32_t)(per_sm > 0 ? per_sm : 0);
     b->coop_grid = resident < most ? resident : most;
@@ -1095,6 +1183,10 @@ static int batch_stage(fpsc_batch* b)
                16u * (size_t)d->joint_count * sizeof(float));
         b->outs_host[i] = m->out;
         b->outs_host[i].active = m->active;
+        if (m->active) {
+            b->members[i]->prev_last = m->last;
+            b->members[i]->last = m->out;
+        }
         if ((host_output(m) ? 1u : 0u) != b->captured_host_output[i]) recapture = 1;
     }
     return recapture;
@@ -1160,6 +1252,7 @@ extern "C" sinew_result fpsc_batch_wait(fpsc_batch* b)
         CK(cudaMemcpy(m->hd.x, m->hd.x_prev, bytes, cudaMemcpyDeviceToDevice),
            "cudaMemcpy (restoring x)");
         CK(cudaMemset(m->hd.v, 0, bytes), "cudaMemset (clearing v)");
+        m->last = m->prev_last; /* the step wrote no output */
         if (!failed) first_failed = i;
         ++failed;
     }

@@ -11,8 +11,15 @@
  * prediction, `iterations` x {local step (one thread per prism, fps_local_prism), right-hand
  * side (one thread per free row, fps_rhs_row), PCG of Alg. 2 warm-started (init kernel and
  * three kernels per iteration, block sums in shared memory and one atomicAdd per block)},
- * the velocity update and ps's normal-displacement upsampling into the output (what fps
- * does; fps does not upsample with MLS yet).
+ * the velocity update, the skin's float positions and area-weighted normals, and the
+ * upsampling into the output by the method fps resolved: MLS (2019 Sec. 5, one thread per
+ * render vertex over sinew_mls_eval.h, the weights fps baked) or ps's normal displacement.
+ *
+ * The matrix-vector products (PCG init and kernel 1) read the ELL part of Sec. 4.2 row-wise
+ * (column-major, coalesced) and stage each block's CRS part in shared memory with coalesced
+ * loads first; the row sums keep sparse_ellcrs.h's order (diagonal, ELL, CRS in order), so
+ * staging changes no result. A block whose CRS part exceeds the staging space reads it from
+ * global memory instead (same order).
  *
  * Batching. A batch holds instances on one device and steps them together: every kernel
  * covers all of them, a block belonging to one instance (per-instance block offsets in a
@@ -74,6 +81,12 @@ typedef struct fpsc_desc {
     const uint32_t* vertex_tri_offsets;   /* n + 1 */
     const uint32_t* vertex_tris;
     const uint32_t* skin_joint;           /* n: the joint of a rigid render vertex's skin vertex */
+    /* MLS upsampling (2019 Sec. 5) instead of the records above, exactly when fps resolved
+     * upsampling to mls (fps_sim_mls): render_count * SINEW_MLS_K entries each, the layout of
+     * sinew_mls_weights; all NULL: normal displacement. Uploaded once. */
+    const uint32_t* mls_indices;
+    const float* mls_weights;
+    const float* mls_normal_weights;
 } fpsc_desc;
 
 typedef struct fpsc_instance fpsc_instance;
@@ -99,8 +112,9 @@ void fpsc_set_output(fpsc_instance* inst, float* device_positions, size_t positi
 /* Whether the next batch steps include this instance (default 1): a batch whose members did
  * not all step in an update steps only those that did (a flag per frame, no re-capture). */
 void fpsc_set_active(fpsc_instance* inst, int active);
-/* Copies the current output (own buffers or the bound device memory) to packed host arrays
- * (either may be NULL). Synchronous. */
+/* Copies the latest output (where the last step wrote it: own buffers or bound device memory,
+ * which must still be mapped; before any step the own buffers) to packed host arrays (either
+ * may be NULL). Synchronous. */
 sinew_result fpsc_read_output(fpsc_instance* inst, float* positions, float* normals);
 /* The host copy of the last step's output (12-byte packed; valid after fpsc_batch_wait), or
  * NULL when the output goes to device pointers. */
