@@ -376,6 +376,15 @@ static void ps_destroy(void* instance)
                            "%.3f, right-hand side %.3f, solve %.3f), upsampling %.3f ms",
                            (unsigned long long)steps, sec[4] * f, sec[0] * f, sec[1] * f,
                            sec[2] * f, sec[3] * f);
+            if (ps_sim_collide(inst->sim)) {
+                double col[2];
+                ps_sim_profile_collisions(inst->sim, col);
+                sinew_host_log(&host, SINEW_LOG_INFO,
+                               "ps profile: collisions per step %.3f ms (clamp, angle test, "
+                               "projections), %.3f ms in the %u solves with the second factor",
+                               col[0] * f, col[1] * f,
+                               inst->params.iterations - inst->params.iterations / 2u);
+            }
         }
     }
     ps_sim_destroy(inst->sim);

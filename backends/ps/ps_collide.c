@@ -204,7 +204,7 @@ static inline double col_at(const double* x, uint32_t N, uint32_t v, int c)
 
 /* Counting pass then filling pass over the cells each tet's bounding box touches. */
 static sinew_result hash_build(const sinew_host_api* host, const ps_model* m, const double* x,
-                               uint32_t N, double cell, tet_hash* h)
+                               uint32_t N, double cell, const uint8_t* near, tet_hash* h)
 {
     memset(h, 0, sizeof *h);
     h->cell = cell;
@@ -216,6 +216,9 @@ static sinew_result hash_build(const sinew_host_api* host, const ps_model* m, co
     for (int pass = 0; pass < 2; ++pass) {
         for (uint32_t t = 0; t < m->tet_count; ++t) {
             const uint32_t* tv = m->tets + 4u * t;
+            bool any = false;
+            for (int k = 0; k < 4; ++k) any |= tv[k] < m->n && near[tv[k]];
+            if (!any) continue;
             int64_t lo[3], hi[3];
             for (int c = 0; c < 3; ++c) {
                 double a = col_at(x, N, tv[0], c), b = a;
@@ -393,40 +396,78 @@ static bool pair_sort_unique(const sinew_host_api* host, pair_list* l)
     return true;
 }
 
+/* One query of detect_pose: the tets of the hash bucket of skin vertex v that lie mostly on
+ * the other side of the joint and hold v strictly inside; each one's skin vertices of the other
+ * side are marked when `mark` is given. Returns whether there was one. */
+static bool detect_vertex(const ps_model* m, const double* x, const tet_hash* h,
+                          const uint8_t* moved, uint32_t v, uint8_t* mark)
+{
+    uint32_t n = m->n, N = 2u * n;
+    double p[3] = {col_at(x, N, v, 0), col_at(x, N, v, 1), col_at(x, N, v, 2)};
+    uint32_t b = hash_cell((int64_t)floor(p[0] / h->cell), (int64_t)floor(p[1] / h->cell),
+                           (int64_t)floor(p[2] / h->cell), h->size);
+    bool hit = false;
+    for (uint32_t e = h->offsets[b]; e < h->offsets[b + 1u]; ++e) {
+        uint32_t t = h->items[e];
+        const uint32_t* tv = m->tets + 4u * t;
+        uint32_t skin[4], sc = 0, other = 0;
+        bool own = false;
+        for (int k = 0; k < 4; ++k) {
+            if (tv[k] == v || tv[k] == v + n) own = true;
+            if (tv[k] < n) skin[sc++] = tv[k];
+        }
+        if (own) continue;
+        for (uint32_t k = 0; k < sc; ++k) other += moved[skin[k]] != moved[v];
+        if (2u * other <= sc) continue; /* the tet is mostly on v's own side */
+        if (!in_tet(x, N, tv, p)) continue;
+        hit = true;
+        if (!mark) return true;
+        for (uint32_t k = 0; k < sc; ++k)
+            if (moved[skin[k]] != moved[v]) mark[skin[k]] = 1;
+    }
+    return hit;
+}
+
+typedef struct detect_ctx {
+    const ps_model* m;
+    const double* x;
+    const tet_hash* h;
+    const uint8_t* moved;
+    const uint8_t* near;
+    uint8_t* hit; /* per skin vertex, written only by the job that owns it */
+} detect_ctx;
+
+static void detect_range(void* data, uint32_t begin, uint32_t end)
+{
+    const detect_ctx* d = (const detect_ctx*)data;
+    for (uint32_t v = begin; v < end; ++v)
+        d->hit[v] = d->near[v] && detect_vertex(d->m, d->x, d->h, d->moved, v, NULL);
+}
+
 /* Sec. 5.1, detection in one posed shape x: marks (without clearing) the skin vertices inside
- * a tet of the other side of the joint and those tets' skin vertices of the other side. */
+ * a tet of the other side of the joint and those tets' skin vertices of the other side. Only
+ * skin vertices and tets `near` the joint take part: the bent side turns about the joint, so
+ * nothing farther from it than the bent side's farthest vertex can meet it. The queries run
+ * over the job system (each writes its own vertex's flag); the few hits then mark their tets'
+ * vertices in a serial pass. */
 static sinew_result detect_pose(const sinew_host_api* host, const ps_model* m, const double* x,
-                                const uint8_t* moved, uint8_t* mark)
+                                const uint8_t* moved, const uint8_t* near, uint8_t* hit,
+                                uint8_t* mark)
 {
     uint32_t n = m->n, N = 2u * n;
     tet_hash h;
-    sinew_result r = hash_build(host, m, x, N, fmax(m->thickness, 1e-12), &h);
+    sinew_result r = hash_build(host, m, x, N, fmax(m->thickness, 1e-12), near, &h);
     if (r != SINEW_OK) {
         hash_free(host, &h);
         return sinew_host_fail(host, r, "ps collisions: out of memory for the spatial hash");
     }
-    for (uint32_t v = 0; v < n; ++v) {
-        double p[3] = {col_at(x, N, v, 0), col_at(x, N, v, 1), col_at(x, N, v, 2)};
-        uint32_t b = hash_cell((int64_t)floor(p[0] / h.cell), (int64_t)floor(p[1] / h.cell),
-                               (int64_t)floor(p[2] / h.cell), h.size);
-        for (uint32_t e = h.offsets[b]; e < h.offsets[b + 1u]; ++e) {
-            uint32_t t = h.items[e];
-            const uint32_t* tv = m->tets + 4u * t;
-            uint32_t skin[4], sc = 0, other = 0;
-            bool own = false;
-            for (int k = 0; k < 4; ++k) {
-                if (tv[k] == v || tv[k] == v + n) own = true;
-                if (tv[k] < n) skin[sc++] = tv[k];
-            }
-            if (own) continue;
-            for (uint32_t k = 0; k < sc; ++k) other += moved[skin[k]] != moved[v];
-            if (2u * other <= sc) continue; /* the tet is mostly on v's own side */
-            if (!in_tet(x, N, tv, p)) continue;
+    detect_ctx d = {m, x, &h, moved, near, hit};
+    sinew_host_parallel_for(host, detect_range, &d, n, 256u);
+    for (uint32_t v = 0; v < n; ++v)
+        if (hit[v]) {
             mark[v] = 1;
-            for (uint32_t k = 0; k < sc; ++k)
-                if (moved[skin[k]] != moved[v]) mark[skin[k]] = 1;
+            detect_vertex(m, x, &h, moved, v, mark);
         }
-    }
     hash_free(host, &h);
     return SINEW_OK;
 }
@@ -507,13 +548,15 @@ sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_v
     uint8_t* subtree = (uint8_t*)sinew_host_calloc(host, jn, 1);
     uint8_t* moved = (uint8_t*)sinew_host_calloc(host, n, 1);
     uint8_t* mark = (uint8_t*)sinew_host_calloc(host, n, 1);
+    uint8_t* near = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1);
+    uint8_t* hit = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1);
     uint32_t* list = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     float* pose = (float*)sinew_host_calloc(host, jn, 16u * sizeof(float));
     float* skin = (float*)sinew_host_calloc(host, n, 3u * sizeof(float));
     pair_list pairs = {NULL, 0, 0};
     ps_sim* sim = NULL;
     sinew_result r = SINEW_OK;
-    if (!chosen || !subtree || !moved || !mark || !list || !pose || !skin) {
+    if (!chosen || !subtree || !moved || !mark || !near || !hit || !list || !pose || !skin) {
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
         goto done;
     }
@@ -548,6 +591,21 @@ sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_v
         for (uint32_t i = 0; i < n; ++i) moved[i] = subtree[m->bones[m->vertex_bone[i]].joint];
         double jr[3], far_in[3], child[3], d[3], u[3], w[3];
         ps_joint_position(m, rep, jr);
+        /* The reach of the bent side: its farthest skin vertex from the joint (a rotation about
+         * the joint keeps that distance), plus room for the tissue's own give. */
+        double reach = 0.0;
+        for (uint32_t i = 0; i < n; ++i) {
+            if (!moved[i]) continue;
+            double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
+                            m->rest[3u * i + 2] - jr[2]};
+            reach = fmax(reach, dot3(dd, dd));
+        }
+        reach = 1.1 * sqrt(reach) + 2.0 * m->thickness;
+        for (uint32_t i = 0; i < n; ++i) {
+            double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
+                            m->rest[3u * i + 2] - jr[2]};
+            near[i] = dot3(dd, dd) <= reach * reach;
+        }
         ps_joint_position(m, m->bones[in].end[0], far_in);
         ps_joint_position(m, m->bones[out].end[1], child);
         for (int k = 0; k < 3; ++k) d[k] = child[k] - jr[k];
@@ -575,9 +633,10 @@ sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_v
                      * side's tissue layer into its bone is inside no tet any more, so the
                      * extreme pose alone misses the deepest part of the fold. */
                     if (r == SINEW_OK && s <= PS_COLLIDE_RAMP + 1)
-                        r = detect_pose(host, m, ps_sim_positions(sim), moved, mark);
+                        r = detect_pose(host, m, ps_sim_positions(sim), moved, near, hit, mark);
                 }
-                if (r == SINEW_OK) r = detect_pose(host, m, ps_sim_positions(sim), moved, mark);
+                if (r == SINEW_OK)
+                    r = detect_pose(host, m, ps_sim_positions(sim), moved, near, hit, mark);
                 if (r != SINEW_OK) break;
                 r = collect_pose(host, m, ps_sim_positions(sim), jr, jr, axis, far_in,
                                  in, out, rep, mark, list, &pairs);
@@ -604,6 +663,8 @@ done:
     sinew_host_free(host, subtree);
     sinew_host_free(host, moved);
     sinew_host_free(host, mark);
+    sinew_host_free(host, near);
+    sinew_host_free(host, hit);
     sinew_host_free(host, list);
     sinew_host_free(host, pose);
     sinew_host_free(host, skin);
@@ -637,7 +698,8 @@ struct ps_collide {
     sinew_host_api host;
     const ps_model* m;
     uint32_t pair_count;
-    const ps_collision_pair* pairs;
+    const ps_collision_pair* pairs; /* = own_pairs */
+    ps_collision_pair* own_pairs;   /* the model's pairs that can act (ps_collide_create) */
     uint32_t* pair_contact; /* per pair */
     uint32_t contact_count;
     ps_contact* contacts;
@@ -658,6 +720,16 @@ struct ps_collide {
     double* frames;         /* per contact, current pose: joint, u_i, plane normal, in-plane
                                perpendicular to u_i towards u_j (12 doubles); the 13th is 1
                                when the bones are not straight */
+    /* Per (constrained vertex, contact) entry of the side lists, once per step: the cosine of
+     * the vertex's angle from b_i in the contact's bone plane and on which side of b_i it lies
+     * (+1 towards b_j, -1 away, 2 on it, 0 no fold or at the joint), so that each pair only
+     * compares two
+     * precomputed entries (pair_entry: 2 per pair). */
+    uint32_t entry_count;
+    uint32_t* entry_vertex; /* skin vertex of each entry */
+    double* entry_cos;
+    int8_t* entry_side;
+    uint32_t* pair_entry;
     const double* x;        /* the shape the angle test runs on (job context) */
     uint32_t x_rows;
     uint32_t active_pairs;  /* pairs the last angle test reported */
@@ -672,7 +744,8 @@ void ps_collide_destroy(ps_collide* c)
     sinew_host_api host = c->host;
     void* arrays[] = {c->pair_contact, c->contacts, c->vertices,   c->slot,   c->side_offsets,
                       c->skin_sides,   c->base_sides, c->bone_pos, c->pair_active, c->active,
-                      c->vp_offsets,   c->vp,         c->frames};
+                      c->vp_offsets,   c->vp,         c->frames,   c->entry_vertex,
+                      c->entry_cos,    c->entry_side, c->pair_entry,  c->own_pairs};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, c);
 }
@@ -741,8 +814,22 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
     if (!c) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
     c->host = *host;
     c->m = m;
-    c->pair_count = m->collision_pair_count;
-    c->pairs = m->collision_pairs;
+    /* Only pairs with a vertex of one of their two bones (see the side lists below): a pair
+     * whose two vertices both belong to other bones can never be projected, and on the male
+     * the spine's extreme poses bring most of the torso and arms into such pairs. */
+    c->own_pairs = (ps_collision_pair*)sinew_host_alloc(
+        host, (m->collision_pair_count ? m->collision_pair_count : 1u) * sizeof(ps_collision_pair));
+    if (!c->own_pairs) {
+        sinew_host_free(host, c);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
+    }
+    for (uint32_t k = 0; k < m->collision_pair_count; ++k) {
+        const ps_collision_pair* p = &m->collision_pairs[k];
+        uint32_t bi = m->vertex_bone[p->i], bj = m->vertex_bone[p->j];
+        if (bi == p->bone_i || bi == p->bone_j || bj == p->bone_i || bj == p->bone_j)
+            c->own_pairs[c->pair_count++] = *p;
+    }
+    c->pairs = c->own_pairs;
     uint32_t pc = c->pair_count ? c->pair_count : 1u;
     c->slot = (uint32_t*)sinew_host_alloc(host, (size_t)(m->n ? m->n : 1u) * sizeof(uint32_t));
     c->vertices = (uint32_t*)sinew_host_calloc(host, m->n ? m->n : 1u, sizeof(uint32_t));
@@ -814,7 +901,13 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
     c->side_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)vc + 1u, sizeof(uint32_t));
     c->skin_sides = (ps_side*)sinew_host_calloc(host, u ? u : 1u, sizeof(ps_side));
     c->base_sides = (ps_side*)sinew_host_calloc(host, u ? u : 1u, sizeof(ps_side));
-    if (!c->side_offsets || !c->skin_sides || !c->base_sides) {
+    c->entry_count = u;
+    c->entry_vertex = (uint32_t*)sinew_host_calloc(host, u ? u : 1u, sizeof(uint32_t));
+    c->entry_cos = (double*)sinew_host_calloc(host, u ? u : 1u, sizeof(double));
+    c->entry_side = (int8_t*)sinew_host_calloc(host, u ? u : 1u, 1);
+    c->pair_entry = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)pc, sizeof(uint32_t));
+    if (!c->side_offsets || !c->skin_sides || !c->base_sides || !c->entry_vertex ||
+        !c->entry_cos || !c->entry_side || !c->pair_entry) {
         sinew_host_free(host, tuples);
         ps_collide_destroy(c);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
@@ -828,6 +921,7 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
         uint32_t s = tuples[2u * t], v = c->vertices[s];
         const ps_contact* k = &c->contacts[tuples[2u * t + 1u]];
         c->side_offsets[s + 1u]++;
+        c->entry_vertex[t] = v;
         c->skin_sides[t].contact = c->base_sides[t].contact = tuples[2u * t + 1u];
         rest_side(k, m->rest + 3u * v, gs, &c->skin_sides[t]);
         rest_side(k, m->rest + 3u * ((size_t)m->n + v), gb, &c->base_sides[t]);
@@ -838,7 +932,20 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
         if (bv != k->bone_i && bv != k->bone_j) c->skin_sides[t].side = c->base_sides[t].side = 0.0;
     }
     for (uint32_t s = 0; s < c->vertex_count; ++s) c->side_offsets[s + 1u] += c->side_offsets[s];
+    /* Each pair's two entries: its vertices' entries for its contact (a vertex has few). */
+    for (uint32_t k = 0; k < c->pair_count; ++k) {
+        uint32_t v[2] = {c->slot[c->pairs[k].i], c->slot[c->pairs[k].j]};
+        for (int e = 0; e < 2; ++e) {
+            uint32_t t = c->side_offsets[v[e]];
+            while (c->skin_sides[t].contact != c->pair_contact[k]) ++t;
+            c->pair_entry[2u * k + (uint32_t)e] = t;
+        }
+    }
     sinew_host_free(host, tuples);
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "ps collisions: %u of %u candidate pairs can act (a vertex of one of their "
+                   "bones), %u constrained vertices, %u contacts",
+                   c->pair_count, m->collision_pair_count, c->vertex_count, c->contact_count);
     *out = c;
     return SINEW_OK;
 }
@@ -936,26 +1043,37 @@ void ps_collide_clamp_targets(ps_collide* c, double* target, uint32_t N)
  * from b_j (in the opposite sense of rotation) that angle is the fold's angle minus beta, and
  * only the common ray b_i makes the comparison a crossing test. A pair whose x_i lies on the
  * far side of b_i from b_j formed when the joint bent the other way and is not in this fold;
- * an x_j beyond b_i has crossed for sure. */
-static int angle_test(const ps_collide* c, uint32_t k)
+ * an x_j beyond b_i has crossed for sure. The projection and the cosine depend on one vertex
+ * and one contact only, so they are computed once per (vertex, contact) entry (entry_range)
+ * and each pair compares two of them (angle_test). */
+static void entry_range(void* data, uint32_t begin, uint32_t end)
 {
-    const ps_collision_pair* p = &c->pairs[k];
-    const double* f = c->frames + 13u * (size_t)c->pair_contact[k];
-    if (f[12] == 0.0) return 0;
+    ps_collide* c = (ps_collide*)data;
     const double* x = c->x;
     uint32_t N = c->x_rows;
-    double di[3], dj[3];
-    for (int q = 0; q < 3; ++q)
-        di[q] = col_at(x, N, p->i, q) - f[q], dj[q] = col_at(x, N, p->j, q) - f[q];
-    /* In-plane coordinates along b_i and along the perpendicular towards b_j: dropping the
-     * normal component is the projection into the plane. */
-    double ai = dot3(di, f + 3), bi = dot3(di, f + 9);
-    double aj = dot3(dj, f + 3), bj = dot3(dj, f + 9);
-    if (!(bi > 0.0)) return 0;
-    if (bj < 0.0) return 1;
-    double li = sqrt(ai * ai + bi * bi), lj = sqrt(aj * aj + bj * bj);
-    if (!(li > 0.0) || !(lj > 0.0)) return 0;
-    return ai / li - aj / lj < 0.0;
+    for (uint32_t t = begin; t < end; ++t) {
+        const double* f = c->frames + 13u * (size_t)c->skin_sides[t].contact;
+        uint32_t v = c->entry_vertex[t];
+        c->entry_side[t] = 0;
+        c->entry_cos[t] = 0.0;
+        if (f[12] == 0.0) continue;
+        double d[3] = {col_at(x, N, v, 0) - f[0], col_at(x, N, v, 1) - f[1],
+                       col_at(x, N, v, 2) - f[2]};
+        /* In-plane coordinates along b_i and along the perpendicular towards b_j: dropping the
+         * normal component is the projection into the plane. */
+        double a = dot3(d, f + 3), b = dot3(d, f + 9), l = sqrt(a * a + b * b);
+        if (!(l > 0.0)) continue;
+        c->entry_cos[t] = a / l;
+        c->entry_side[t] = (int8_t)(b > 0.0 ? 1 : (b < 0.0 ? -1 : 2));
+    }
+}
+
+static int angle_test(const ps_collide* c, uint32_t k)
+{
+    uint32_t ti = c->pair_entry[2u * k], tj = c->pair_entry[2u * k + 1u];
+    if (c->entry_side[ti] != 1) return 0;
+    if (c->entry_side[tj] < 0) return 1;
+    return c->entry_side[tj] != 0 && c->entry_cos[ti] < c->entry_cos[tj];
 }
 
 static void angle_range(void* data, uint32_t begin, uint32_t end)
@@ -981,7 +1099,8 @@ void ps_collide_detect(ps_collide* c, const double* x, uint32_t N)
 {
     c->x = x;
     c->x_rows = N;
-    sinew_host_parallel_for(&c->host, angle_range, c, c->pair_count, 2048u);
+    sinew_host_parallel_for(&c->host, entry_range, c, c->entry_count, 1024u);
+    sinew_host_parallel_for(&c->host, angle_range, c, c->pair_count, 4096u);
     sinew_host_parallel_for(&c->host, active_range, c, c->vertex_count, 1024u);
     uint32_t n = 0;
     for (uint32_t k = 0; k < c->pair_count; ++k) n += c->pair_active[k];

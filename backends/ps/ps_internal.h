@@ -335,6 +335,10 @@ double ps_sim_energy(ps_sim* sim);
 /* Accumulated times in seconds (profile=1): local step, right-hand side, solve, upsampling,
  * and the whole of ps_sim_step; and the number of steps. */
 void ps_sim_profile(const ps_sim* sim, double seconds[5], uint64_t* steps);
+/* Accumulated times in seconds (profile=1, collisions on): the collision work (the pose's
+ * target clamp, the angle test, the projections) and the solves with the second factor; both
+ * are also inside the solve and whole-step figures of ps_sim_profile. */
+void ps_sim_profile_collisions(const ps_sim* sim, double seconds[2]);
 /* The factor and matrix statistics for logs and tests. */
 size_t ps_sim_matrix_nnz(const ps_sim* sim);
 size_t ps_sim_factor_nnz(const ps_sim* sim);

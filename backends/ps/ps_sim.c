@@ -87,6 +87,10 @@ struct ps_sim {
     float* skin_n;
     ps_slide* slide; /* skin sliding (Sec. 4.2); NULL when off or no record */
     double profile[5]; /* local, right-hand side, solve, upsampling, whole step */
+    /* With collisions (Sec. 5): the pose's clamp of the base targets, the angle test and the
+     * projections; and the solves of the second half (with the second factor), both also
+     * inside the figures above. */
+    double profile_collide[2];
     uint64_t profile_steps;
 };
 
@@ -588,11 +592,14 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
     uint32_t N = s->N;
     size_t N3 = 3u * (size_t)N;
     double t0 = s->p.profile ? now_seconds() : 0.0;
+    double t_collide = 0.0, t_solve2 = 0.0;
     if (s->pose_dirty) {
         update_targets(s);
         if (s->col) {
+            double a = s->p.profile ? now_seconds() : 0.0;
             ps_collide_pose(s->col, s->skinning);
             ps_collide_clamp_targets(s->col, s->target, N);
+            if (s->p.profile) t_collide += now_seconds() - a;
         }
         s->pose_dirty = 0;
     }
@@ -642,11 +649,13 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
         /* Sec. 5.3: the first k/2 iterations without collisions, the rest with the second
          * matrix and the collision projections of the current positions. */
         cholmod_factor* L = s->L;
+        double c2 = c;
         if (s->col && it >= s->p.iterations / 2u) {
             /* Fig. 10 once per step, on the preliminary shape of the first k/2 iterations. */
             if (it == s->p.iterations / 2u) ps_collide_detect(s->col, s->x, N);
             ps_collide_project(s->col, s->x, N, s->col_w, (double*)s->B->x);
             L = s->L2;
+            if (s->p.profile) c2 = now_seconds();
         }
         if (!cholmod_solve2(CHOLMOD_A, L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
             return ps_cholmod_fail(s, "solve");
@@ -656,6 +665,8 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
             t_local += b - a;
             t_rhs += c - b;
             t_solve += d - c;
+            t_collide += c2 - c;
+            if (L == s->L2) t_solve2 += d - c2;
         }
         if (energies) energies[it + 1] = ps_sim_energy(s);
     }
@@ -677,6 +688,8 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
         s->profile[0] += t_local;
         s->profile[1] += t_rhs;
         s->profile[2] += t_solve;
+        s->profile_collide[0] += t_collide;
+        s->profile_collide[1] += t_solve2;
         s->profile[4] += now_seconds() - t0;
         s->profile_steps++;
     }
@@ -708,6 +721,12 @@ void ps_sim_profile(const ps_sim* s, double seconds[5], uint64_t* steps)
 {
     memcpy(seconds, s->profile, sizeof s->profile);
     *steps = s->profile_steps;
+}
+
+void ps_sim_profile_collisions(const ps_sim* s, double seconds[2])
+{
+    seconds[0] = s->profile_collide[0];
+    seconds[1] = s->profile_collide[1];
 }
 
 /* ---- upsampling (Sec. 6) ---- */
