@@ -50,6 +50,7 @@
 
 #include <sinew/sinew_plugin.h>
 
+#include "cpu_features.h"
 #include "sinew_mls_eval.h"
 
 /* What the bake found, for reports and tests (zero after sinew_mls_read: not serialised). */
@@ -68,6 +69,16 @@ typedef struct sinew_mls_stats {
                                      its upsampled rest normal */
 } sinew_mls_stats;
 
+/* One render vertex's entries laid out for the SIMD kernel (derived from the arrays of
+ * sinew_mls_weights): the byte offsets of its simulation vertices' records in
+ * sinew_mls_frame.records (32 * index), then the two weights of each entry side by side, so
+ * that one 8-byte broadcast gives an entry's weights for positions and normals at once.
+ * 240 bytes, read front to back. */
+typedef struct sinew_mls_packed_vertex {
+    uint32_t offsets[SINEW_MLS_K];
+    float pairs[2u * SINEW_MLS_K]; /* N_ij, Ñ_ij for each k */
+} sinew_mls_packed_vertex;
+
 /* The baked weights. Arrays come from the host allocator (64-byte aligned) and belong to the
  * struct; release with sinew_mls_free and the same host. Entry k of render vertex j is at
  * j * SINEW_MLS_K + k. Zero-initialised means empty. */
@@ -78,6 +89,10 @@ typedef struct sinew_mls_weights {
     float* weights;               /* render_count * K position weights N_ij, sum 1 per vertex */
     float* normal_weights;        /* render_count * K normal weights Ñ_ij, sum 1 per vertex */
     sinew_mls_stats stats;
+    /* The same entries again, render_count records, made by bake and read when this CPU runs
+     * the AVX2 kernel (NULL otherwise, or in weights filled by hand: apply then reads the
+     * arrays above and gives the same bits, more slowly). Not serialised. */
+    sinew_mls_packed_vertex* packed;
 } sinew_mls_weights;
 
 /* Bakes the weights for upsampling `simulation` to `render` (rest poses, same coordinates).
@@ -111,6 +126,57 @@ sinew_result sinew_mls_apply(const sinew_host_api* host, const sinew_mls_weights
                              uint32_t simulation_count, const float* sim_positions,
                              const float* sim_normals, float* out_positions,
                              size_t position_stride, float* out_normals, size_t normal_stride);
+
+/* sinew_mls_apply on the instruction set `simd` (sinew_mls_apply itself uses SINEW_SIMD_AUTO,
+ * the widest this CPU runs). Every kernel gives the bits of the scalar reference, which
+ * evaluates each vertex with sinew_mls_eval_vertex (or sinew_mls_eval_position without
+ * normals), the functions the CUDA kernels use. Errors: those of sinew_mls_apply, and
+ * INVALID_ARGUMENT (simd not an instruction set), UNSUPPORTED (simd not built in or not run by
+ * this CPU). */
+sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
+                                  const sinew_mls_weights* weights, uint32_t simulation_count,
+                                  const float* sim_positions, const float* sim_normals,
+                                  float* out_positions, size_t position_stride,
+                                  float* out_normals, size_t normal_stride);
+
+/* The kernel sinew_mls_apply_simd runs for `simd` (AUTO resolved; SSE41 runs the scalar one,
+ * AVX-512 the AVX2 one), for logs and benchmarks; SINEW_SIMD_COUNT when none: not built in or
+ * not run by this CPU. */
+sinew_simd sinew_mls_resolve(sinew_simd simd);
+
+/* ---- evaluation kernels (dispatch targets of sinew_mls_apply_simd; no validation) ----
+ * One frame's validated inputs: the baked arrays, the deformed simulation positions and
+ * normals (NULL: positions only, out_normals is then ignored), the outputs with their byte
+ * strides (at least 12, multiples of 4). A kernel evaluates render vertices [begin, end); it is
+ * reentrant and keeps no state. */
+typedef struct sinew_mls_frame {
+    const uint32_t* indices;
+    const float* weights;
+    const float* normal_weights;
+    const float* sim_positions;
+    const float* sim_normals;
+    float* out_positions;
+    size_t position_stride;
+    float* out_normals;
+    size_t normal_stride;
+    /* Optional, both or neither (NULL: not made), for the AVX2 kernel with normals: the
+     * weights' packed entries, and simulation_count records of 8 floats, px nx py ny pz nz 0 0
+     * (sinew_mls_pack_avx2). */
+    const sinew_mls_packed_vertex* packed;
+    const float* records;
+} sinew_mls_frame;
+
+typedef void (*sinew_mls_kernel_fn)(const sinew_mls_frame* frame, uint32_t begin, uint32_t end);
+
+void sinew_mls_kernel_scalar(const sinew_mls_frame* frame, uint32_t begin, uint32_t end);
+#if defined(SINEW_SKIN_X86)
+/* 128-bit lanes, AVX masked loads (built with -mavx2, run on CPUs with AVX2 and FMA). */
+void sinew_mls_kernel_avx2(const sinew_mls_frame* frame, uint32_t begin, uint32_t end);
+/* Interleaves positions and normals into sinew_mls_frame.records' layout (records: 8 * count
+ * floats, no alignment needed). */
+void sinew_mls_pack_avx2(const float* positions, const float* normals, uint32_t count,
+                         float* records);
+#endif
 
 /* Area-weighted vertex normals (the normalised sum of the incident triangles' cross products;
  * (0, 0, 1) for a vertex without area): the normals to give sinew_mls_apply as sim_normals

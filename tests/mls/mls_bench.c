@@ -49,6 +49,15 @@ static void serial_for(sinew_job_fn fn, void* data, uint32_t count, uint32_t gra
     fn(data, 0, count);
 }
 
+/* CPU time of every thread of the process: on a machine shared with other work, wall time
+ * also counts the time the threads waited for a core. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int cmp_double(const void* a, const void* b)
 {
     double x = *(const double*)a, y = *(const double*)b;
@@ -145,27 +154,40 @@ int main(int argc, char** argv)
     }
     if (sinew_mls_vertex_normals(&serial, moved, S, sim.indices, sim.triangle_count, sn) != SINEW_OK)
         return 1;
-    enum { REPS = 7 };
-    const char* names[3] = {"positions", "positions + normals", "simulation normals (serial)"};
-    for (int mode = 0; mode < 3; ++mode) {
-        double per[REPS];
-        for (int rep = 0; rep < REPS; ++rep) {
-            double s = now();
+    /* The scalar reference and the kernel sinew_mls_apply picks, runs interleaved so that a
+     * change in the machine's load hits every mode alike. */
+    enum { REPS = 9, MODES = 5 };
+    const sinew_simd best = sinew_mls_resolve(SINEW_SIMD_AUTO);
+    char names[MODES][64];
+    snprintf(names[0], sizeof names[0], "positions (scalar)");
+    snprintf(names[1], sizeof names[1], "positions (%s)", sinew_simd_name(best));
+    snprintf(names[2], sizeof names[2], "positions + normals (scalar)");
+    snprintf(names[3], sizeof names[3], "positions + normals (%s)", sinew_simd_name(best));
+    snprintf(names[4], sizeof names[4], "simulation normals (serial)");
+    double per[MODES][REPS], cpu[MODES][REPS];
+    for (int rep = 0; rep < REPS; ++rep)
+        for (int mode = 0; mode < MODES; ++mode) {
+            const sinew_simd simd = mode % 2 ? best : SINEW_SIMD_SCALAR;
+            double s = now(), cs = cpu_now();
             for (int f = 0; f < frames; ++f) {
                 sinew_result r;
-                if (mode == 0)
-                    r = sinew_mls_apply(&host, &w, S, moved, NULL, out, 0, NULL, 0);
-                else if (mode == 1)
-                    r = sinew_mls_apply(&host, &w, S, moved, sn, out, 0, out_n, 0);
+                if (mode < 2)
+                    r = sinew_mls_apply_simd(&host, simd, &w, S, moved, NULL, out, 0, NULL, 0);
+                else if (mode < 4)
+                    r = sinew_mls_apply_simd(&host, simd, &w, S, moved, sn, out, 0, out_n, 0);
                 else
                     r = sinew_mls_vertex_normals(&host, moved, S, sim.indices, sim.triangle_count, sn);
                 if (r != SINEW_OK) return 1;
             }
-            per[rep] = (now() - s) / frames;
+            per[mode][rep] = (now() - s) / frames;
+            cpu[mode][rep] = (cpu_now() - cs) / frames;
         }
-        double mid = median(per, REPS); /* sorts per */
-        printf("%-28s: median %.1f us per frame (min %.1f, max %.1f over %d runs of %d frames)\n",
-               names[mode], 1e6 * mid, 1e6 * per[0], 1e6 * per[REPS - 1], REPS, frames);
+    for (int mode = 0; mode < MODES; ++mode) {
+        double mid = median(per[mode], REPS); /* sorts per[mode] */
+        printf("%-30s: median %.1f us per frame (min %.1f, max %.1f over %d runs of %d frames), "
+               "CPU time of all threads %.1f us\n",
+               names[mode], 1e6 * mid, 1e6 * per[mode][0], 1e6 * per[mode][REPS - 1], REPS, frames,
+               1e6 * median(cpu[mode], REPS));
     }
     free(moved);
     free(sn);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sinew_mls.h"
+
 static void* host_alloc(size_t size, size_t alignment, void* user)
 {
     (void)user;
@@ -184,4 +186,100 @@ void mls_map_apply(const mls_map* m, const float* in, uint32_t count, float* out
         map_displacement(m, in + 3u * i, u);
         for (int k = 0; k < 3; ++k) out[3u * i + (uint32_t)k] = (float)((double)in[3u * i + (uint32_t)k] + u[k]);
     }
+}
+
+/* Output of one kernel run, `stride` bytes per vertex, allocated to the last vertex's 12 bytes;
+ * padding bytes hold 0xA5. */
+static float* strided_buffer(uint32_t count, size_t stride)
+{
+    size_t bytes = (size_t)(count - 1u) * stride + 12u;
+    float* p = malloc(bytes);
+    assert_non_null(p);
+    memset(p, 0xA5, bytes);
+    return p;
+}
+
+/* Compares `count` vertices of a strided output with the packed reference, and the padding. */
+static void expect_same(const float* out, size_t stride, const float* ref, uint32_t count,
+                        const char* what, const char* simd)
+{
+    for (uint32_t j = 0; j < count; ++j) {
+        const unsigned char* v = (const unsigned char*)out + stride * j;
+        if (memcmp(v, ref + 3u * j, 12u) != 0) {
+            float got[3];
+            memcpy(got, v, sizeof got);
+            print_error("%s %s: vertex %u is (%.9g %.9g %.9g), the scalar kernel gives "
+                        "(%.9g %.9g %.9g)\n",
+                        simd, what, j, got[0], got[1], got[2], ref[3u * j], ref[3u * j + 1u],
+                        ref[3u * j + 2u]);
+            fail();
+        }
+        if (j + 1u < count)
+            for (size_t b = 12u; b < stride; ++b) assert_int_equal(v[b], 0xA5);
+    }
+}
+
+int mls_check_kernels(mls_test_host* host, const sinew_mls_weights* w, const float* positions,
+                      const float* normals)
+{
+    const uint32_t R = w->render_count, S = w->simulation_count;
+    float* ref_p = malloc(12u * (size_t)R);
+    float* ref_n = malloc(12u * (size_t)R);
+    float* ref_only = malloc(12u * (size_t)R);
+    assert_non_null(ref_p);
+    assert_non_null(ref_n);
+    assert_non_null(ref_only);
+    assert_int_equal(sinew_mls_apply_simd(&host->api, SINEW_SIMD_SCALAR, w, S, positions, normals,
+                                          ref_p, 0, ref_n, 0),
+                     SINEW_OK);
+    assert_int_equal(sinew_mls_apply_simd(&host->api, SINEW_SIMD_SCALAR, w, S, positions, NULL,
+                                          ref_only, 0, NULL, 0),
+                     SINEW_OK);
+    /* Without normals the positions are the same sums. */
+    assert_memory_equal(ref_only, ref_p, 12u * (size_t)R);
+    sinew_mls_weights unpacked = *w;
+    unpacked.packed = NULL;
+    const sinew_mls_weights* variants[2] = {w, &unpacked};
+    static const sinew_simd requests[] = {SINEW_SIMD_SCALAR, SINEW_SIMD_SSE41, SINEW_SIMD_AVX2,
+                                          SINEW_SIMD_AVX512, SINEW_SIMD_AUTO};
+    static const size_t strides[] = {12u, 20u};
+    int simd_runs = 0;
+    for (size_t q = 0; q < sizeof requests / sizeof requests[0]; ++q) {
+        const sinew_simd simd = requests[q];
+        const char* name = sinew_simd_name(simd);
+        if (sinew_mls_resolve(simd) == SINEW_SIMD_COUNT) {
+            sinew_test_log_reset(&host->log);
+            float* out = strided_buffer(R, 12u);
+            assert_int_equal(sinew_mls_apply_simd(&host->api, simd, w, S, positions, normals, out,
+                                                  0, NULL, 0),
+                             SINEW_ERROR_UNSUPPORTED);
+            assert_int_equal(host->log.count[SINEW_LOG_ERROR], 1);
+            assert_int_equal(host->log.total, 1);
+            free(out);
+            continue;
+        }
+        for (int v = 0; v < 2; ++v)
+            for (size_t s = 0; s < sizeof strides / sizeof strides[0]; ++s) {
+                const size_t stride = strides[s];
+                float* out_p = strided_buffer(R, stride);
+                float* out_n = strided_buffer(R, stride);
+                assert_int_equal(sinew_mls_apply_simd(&host->api, simd, variants[v], S, positions,
+                                                      normals, out_p, stride, out_n, stride),
+                                 SINEW_OK);
+                expect_same(out_p, stride, ref_p, R, "positions (with normals)", name);
+                expect_same(out_n, stride, ref_n, R, v ? "normals (unpacked)" : "normals", name);
+                memset(out_p, 0xA5, (size_t)(R - 1u) * stride + 12u);
+                assert_int_equal(sinew_mls_apply_simd(&host->api, simd, variants[v], S, positions,
+                                                      NULL, out_p, stride, NULL, 0),
+                                 SINEW_OK);
+                expect_same(out_p, stride, ref_p, R, "positions", name);
+                free(out_p);
+                free(out_n);
+                if (sinew_mls_resolve(simd) != SINEW_SIMD_SCALAR) ++simd_runs;
+            }
+    }
+    free(ref_p);
+    free(ref_n);
+    free(ref_only);
+    return simd_runs;
 }

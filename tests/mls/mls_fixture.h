@@ -7,6 +7,7 @@
 
 #include <sinew/sinew_plugin.h>
 
+#include "sinew_mls.h"
 #include "test_support.h"
 
 typedef struct mls_test_host {
@@ -47,5 +48,15 @@ typedef struct mls_map {
 
 mls_map mls_make_map(int kind, const float* positions, uint32_t count, double amplitude);
 void mls_map_apply(const mls_map* m, const float* in, uint32_t count, float* out);
+
+/* Runs sinew_mls_apply_simd on every instruction-set request (scalar, sse, avx2, avx512, auto)
+ * and asserts that each one this build and CPU run gives the scalar reference's bits: with and
+ * without normals, with the weights' packed entries and without them (weights->packed set to
+ * NULL in a copy), into outputs of 12- and 20-byte strides allocated to their last byte (so
+ * that a sanitizer sees any write past them) whose padding bytes must stay untouched.
+ * Requests this CPU cannot run must be refused with UNSUPPORTED and one error line. Returns the
+ * number of runs of a kernel other than the scalar one (0 where none is built in or run). */
+int mls_check_kernels(mls_test_host* host, const sinew_mls_weights* w, const float* positions,
+                      const float* normals);
 
 #endif

@@ -149,6 +149,10 @@ static void check_upsampling(const char* name, const sinew_mesh_view* sim,
         }
         assert_int_equal(sinew_mls_apply(&host.api, &w, S, rot_p, rot_n, out, 0, out_rn, 0),
                          SINEW_OK);
+        /* Every kernel this CPU runs gives the scalar reference's bits on this pose. */
+        int runs = mls_check_kernels(&host, &w, rot_p, rot_n);
+        print_message("  %s: %d SIMD kernel runs matched the scalar kernel bit for bit\n", name,
+                      runs);
         double worst = 0.0;
         for (uint32_t j = 0; j < R; ++j) {
             const float* n = out_n + 3u * j;
