@@ -278,10 +278,61 @@ typedef struct fps_collide_scene {
     const uint32_t* skip;        /* sorted triangle indices per skin vertex */
     sinew_spatial_hash_view hash; /* over the prisms' boxes */
     double retain;               /* delta_col: keep a pair while |distance| < retain */
+    /* The rest shape for fps_collide_behind (both NULL: no such test): per skin vertex its
+     * rest position (3, model numbering), per triangle FPS_COLLIDE_TRI_REST doubles. */
+    const double* skin_rest;
+    const double* tri_rest;
+    /* Body parts (NULL: no such test): per skin vertex its bone, and a bone_count x
+     * bone_count table, nonzero where two bones are the same or meet at a joint. */
+    const uint32_t* skin_bone;
+    const uint32_t* tri_skin;    /* 3 skin vertices (model numbering) per triangle */
+    const uint8_t* bone_near;
+    uint32_t bone_count;
 } fps_collide_scene;
+
+/* Per triangle at rest: outward unit normal (3), centroid (3), the prism's depth (how far its
+ * base lies below the plane) and the lateral reach of its column (fps_collide_behind). */
+#define FPS_COLLIDE_TRI_REST 8
+
+/* Whether skin vertex v lay behind triangle tri at rest: deeper below its plane than the
+ * prism reaches and within the column under it. Such a vertex is on the far side of the same
+ * limb (a finger's top behind its bottom): it can enter the prism only through the bone, not
+ * through the skin triangle, so whatever puts it there is the limb's own deformation (thin
+ * parts whose prisms fold or invert), not a contact of two surfaces; projecting it onto the
+ * far side's plane would fold the limb. */
+static inline SINEW_HD int fps_collide_behind(const fps_collide_scene* S, uint32_t v, uint32_t tri)
+{
+    if (!S->skin_rest || !S->tri_rest) return 0;
+    const double* t = S->tri_rest + (size_t)FPS_COLLIDE_TRI_REST * tri;
+    const double* p = S->skin_rest + 3u * (size_t)v;
+    double r[3] = {p[0] - t[3], p[1] - t[4], p[2] - t[5]};
+    double d = r[0] * t[0] + r[1] * t[1] + r[2] * t[2];
+    if (!(d < -t[6])) return 0;
+    double lateral2 = fps_col_dot(r, r) - d * d;
+    return lateral2 <= t[7] * t[7];
+}
+
+/* Whether skin vertex v and triangle tri (model numbering of skin vertices) belong to the same
+ * bone or to bones that meet at a joint (any corner counts). Sec. 6's collisions are global:
+ * between body parts; where two parts meet at a joint, the skin folds on itself (armpit,
+ * elbow, a finger's segments, the tissue prisms of such folds overlap), which projective
+ * skinning leaves to skin sliding and local collisions (2018 Sec. 4.2, 5). Projecting a fold's
+ * vertices onto the planes of the fold's other side pushes the neighbouring prisms into each
+ * other and feeds itself (measured on the male's shoulder: the fold's pairs grow step after
+ * step). */
+static inline SINEW_HD int fps_collide_same_part(const fps_collide_scene* S, uint32_t v, uint32_t tri)
+{
+    if (!S->skin_bone || !S->bone_near) return 0;
+    const size_t B = S->bone_count;
+    const uint32_t bv = S->skin_bone[v];
+    for (int k = 0; k < 3; ++k)
+        if (S->bone_near[(size_t)bv * B + S->skin_bone[S->tri_skin[3u * tri + (uint32_t)k]]]) return 1;
+    return 0;
+}
 
 static inline SINEW_HD int fps_collide_skipped(const fps_collide_scene* S, uint32_t v, uint32_t tri)
 {
+    if (fps_collide_same_part(S, v, tri) || fps_collide_behind(S, v, tri)) return 1;
     uint32_t lo = S->skip_ptr[v], hi = S->skip_ptr[v + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2u;

@@ -26,6 +26,12 @@ struct fps_collide {
     uint32_t n, N, n_free, tri_count, tet_count;
     double weight, margin, retain, edge, cell;
     double* tri_sign;     /* per triangle */
+    double* tri_rest;     /* FPS_COLLIDE_TRI_REST per triangle (fps_collide_behind) */
+    double* skin_rest;    /* 3 per skin vertex */
+    uint32_t* skin_bone;  /* n */
+    uint8_t* bone_near;   /* bone_count^2 */
+    uint32_t bone_count;
+    int same_part;        /* desc.same_part: no body-part test */
     uint32_t* tets_r;     /* 4 per tet: rows of x */
     uint32_t* tris_r;     /* 3 per triangle: rows of x */
     uint32_t* skin_row;   /* n: row of x of each skin vertex */
@@ -68,7 +74,7 @@ void fps_collide_destroy(fps_collide* c)
     if (!c) return;
     const sinew_host_api* host = c->host;
     sinew_spatial_hash_free(host, &c->hash);
-    void* arrays[] = {c->tri_sign, c->tets_r, c->tris_r, c->skin_row, c->pair_row, c->skip_ptr, c->skip,   c->boxes,  c->pair_tri, c->next_tri,
+    void* arrays[] = {c->skin_bone, c->bone_near, c->tri_rest, c->skin_rest, c->tri_sign, c->tets_r, c->tris_r, c->skin_row, c->pair_row, c->skip_ptr, c->skip,   c->boxes,  c->pair_tri, c->next_tri,
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra};
@@ -234,11 +240,13 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
     c->tri_count = m->triangle_count;
     c->tet_count = m->tet_count;
     c->weight = desc->weight;
-    c->margin = desc->margin;
+    c->margin = desc->margin; /* relative; times the mean edge length below */
 
     double* xr = rest_columns(host, m, N);
     const uint32_t tc = c->tri_count ? c->tri_count : 1u;
     c->tri_sign = (double*)sinew_host_calloc(host, tc, sizeof(double));
+    c->tri_rest = (double*)sinew_host_calloc(host, FPS_COLLIDE_TRI_REST * (size_t)tc, sizeof(double));
+    c->skin_rest = (double*)sinew_host_calloc(host, 3u * (size_t)c->n, sizeof(double));
     c->boxes = (double*)sinew_host_calloc(host, 6u * (size_t)tc, sizeof(double));
     c->pair_tri = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
     c->next_tri = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
@@ -247,7 +255,7 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
     c->a_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 1u, sizeof(uint32_t));
     c->t_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 2u, sizeof(uint32_t));
     c->extra = (double*)sinew_host_calloc(host, 3u * (size_t)c->n_free, sizeof(double));
-    if (!xr || !c->tri_sign || !c->boxes || !c->pair_tri || !c->next_tri || !c->next_kept ||
+    if (!xr || !c->tri_sign || !c->tri_rest || !c->skin_rest || !c->boxes || !c->pair_tri || !c->next_tri || !c->next_kept ||
         !c->gather_ptr || !c->a_ptr || !c->t_ptr || !c->extra) {
         sinew_host_free(host, xr);
         fps_collide_destroy(c);
@@ -312,9 +320,54 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
             down[k] = base - (xa[k] + xb[k] + xc[k]) / 3.0;
         }
         c->tri_sign[t] = fps_col_dot(nrm, down) > 0.0 ? -1.0 : 1.0;
+        /* the column under the triangle (fps_collide_behind): as deep as the prism, as wide as
+         * twice the longest edge plus that depth */
+        double* tr = c->tri_rest + FPS_COLLIDE_TRI_REST * (size_t)t;
+        double depth = 0.0, longest = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            tr[k] = c->tri_sign[t] * nrm[k];
+            tr[3 + k] = (xa[k] + xb[k] + xc[k]) / 3.0;
+        }
+        for (int k = 0; k < 3; ++k) {
+            double b[3], e[3];
+            fps_col_load(xr, N, c->n + tri[k], b);
+            for (int i = 0; i < 3; ++i) {
+                b[i] -= tr[3 + i];
+                e[i] = (k == 0 ? xb[i] - xa[i] : k == 1 ? xc[i] - xb[i] : xa[i] - xc[i]);
+            }
+            depth = fmax(depth, -fps_col_dot(b, tr));
+            longest = fmax(longest, sqrt(fps_col_dot(e, e)));
+        }
+        tr[6] = depth;
+        tr[7] = 2.0 * longest + depth;
     }
+    for (uint32_t v = 0; v < c->n; ++v)
+        for (int k = 0; k < 3; ++k) c->skin_rest[3u * v + (uint32_t)k] = m->rest[3u * v + (uint32_t)k];
+    /* the body parts (fps_collide_same_part): bones that share a joint are near */
+    c->same_part = desc->same_part != 0;
+    c->bone_count = m->bone_count;
+    c->skin_bone = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
+    c->bone_near = (uint8_t*)sinew_host_calloc(host, (size_t)c->bone_count * c->bone_count + 1u, 1u);
+    if (!c->skin_bone || !c->bone_near) {
+        sinew_host_free(host, xr);
+        fps_collide_destroy(c);
+        return oom(host, "its body parts");
+    }
+    for (uint32_t v = 0; v < c->n; ++v) c->skin_bone[v] = m->vertex_bone[v] < m->bone_count ? m->vertex_bone[v] : 0u;
+    for (uint32_t a = 0; a < c->bone_count; ++a)
+        for (uint32_t b = 0; b < c->bone_count; ++b) {
+            const ps_bone* x = &m->bones[a];
+            const ps_bone* y = &m->bones[b];
+            uint32_t jx[4] = {x->joint, x->child, x->end[0], x->end[1]};
+            uint32_t jy[4] = {y->joint, y->child, y->end[0], y->end[1]};
+            int near = a == b;
+            for (int i = 0; i < 4 && !near; ++i)
+                for (int k = 0; k < 4 && !near; ++k) near = jx[i] == jy[k];
+            c->bone_near[(size_t)a * c->bone_count + b] = (uint8_t)near;
+        }
     c->edge = c->tri_count ? edge_sum / (3.0 * c->tri_count) : 0.0;
     c->retain = (desc->retain > 0.0 ? desc->retain : 0.25) * c->edge;
+    c->margin *= c->edge;
     c->cell = c->edge > 0.0 && isfinite(c->edge) ? 1.5 * c->edge : 1.0;
     sinew_result r = build_skip(c, xr);
     sinew_host_free(host, xr);
@@ -502,6 +555,12 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
     job.scene.skip = c->skip;
     job.scene.hash = sinew_spatial_hash_get_view(&c->hash);
     job.scene.retain = c->retain;
+    job.scene.skin_rest = c->skin_rest;
+    job.scene.tri_rest = c->tri_rest;
+    job.scene.skin_bone = c->same_part ? NULL : c->skin_bone;
+    job.scene.tri_skin = c->m->triangles;
+    job.scene.bone_near = c->bone_near;
+    job.scene.bone_count = c->bone_count;
     sinew_host_parallel_for(host, detect_range, &job, c->n, 256);
 
     uint32_t count = 0, detected = 0, retained = 0;
@@ -625,5 +684,11 @@ int fps_collide_skips(const fps_collide* c, uint32_t v, uint32_t triangle)
     memset(&scene, 0, sizeof scene);
     scene.skip_ptr = c->skip_ptr;
     scene.skip = c->skip;
+    scene.skin_rest = c->skin_rest;
+    scene.tri_rest = c->tri_rest;
+    scene.skin_bone = c->same_part ? NULL : c->skin_bone;
+    scene.tri_skin = c->m->triangles;
+    scene.bone_near = c->bone_near;
+    scene.bone_count = c->bone_count;
     return fps_collide_skipped(&scene, v, triangle);
 }

@@ -30,10 +30,13 @@ typedef struct fps_collide_desc {
     uint32_t free_count;    /* n_free: rows of the reduced system (1 .. 2n) */
     double weight;          /* w of each edge spring (> 0, finite): absolute, in the units of
                                the system matrix (e.g. a multiple of its mean diagonal) */
-    double margin;          /* targets lie this far above the plane (>= 0; 0 = on it, Sec. 6) */
+    double margin;          /* targets lie this far above the plane, relative to the mean skin
+                               edge length (>= 0; 0 = on it, Sec. 6) */
     double retain;          /* delta_col relative to the mean skin edge length (0: 0.25, Sec. 6) */
     const uint32_t* row_of; /* 2n entries: the row of x of each model tissue vertex (a
                                permutation; NULL: the model's own numbering) */
+    int same_part;          /* 1: pairs within one body part too (bones that meet at a joint,
+                               fps_collide_same_part); 0: global pairs only (the backend) */
 } fps_collide_desc;
 
 /* Precomputes the rest data (triangle orientations, each skin vertex's neighbourhood that it
@@ -70,8 +73,9 @@ const uint32_t* fps_collide_pair_vertices(const fps_collide* c);
 const uint32_t* fps_collide_pair_triangles(const fps_collide* c);
 /* Of the last update: pairs found inside a tet, pairs kept by retention only. */
 void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retained);
-/* 1 when skin vertex v never pairs with `triangle` (its neighbourhood, or inside that prism
- * at rest), else 0 (also for indices out of range). */
+/* 1 when skin vertex v never pairs with `triangle` (its neighbourhood, inside that prism at
+ * rest, the same or a neighbouring bone: fps_collide_same_part, or behind the triangle at
+ * rest: fps_collide_behind), else 0 (also for indices out of range). */
 int fps_collide_skips(const fps_collide* c, uint32_t v, uint32_t triangle);
 /* delta_col (absolute) and the hash's cell size. */
 double fps_collide_retain_distance(const fps_collide* c);
