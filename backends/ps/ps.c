@@ -42,6 +42,12 @@
  *                           with one child bone within 0.5..2 times its incoming bone's length).
  *                           A name the rig lacks, or a joint that does not join two bones, is
  *                           SINEW_ERROR_PARAMETER at prepare and bake
+ *   collision_test plane    which collisions the projections of the second half resolve:
+ *                           plane: every constrained vertex that has crossed (or come within
+ *                           its margin of) one of its contact planes; angle: only where the
+ *                           angle test of Fig. 10, run once per step on the preliminary shape,
+ *                           reports a pair of that contact as crossed (the paper's use; loses
+ *                           at the male's shoulder, README.md "Local collisions")
  *   profile        0        1: time the local step, right-hand side, solve and upsampling of
  *                           every step and report the means in one INFO line when the skin is
  *                           destroyed
@@ -148,6 +154,7 @@ void ps_params_default(ps_params* p)
     p->decimate_above = 12000u;
     p->simulation_vertices = 4000u;
     p->bone_radii[0] = '\0';
+    p->collision_angle_test = 0;
 }
 
 static bool parse_double(const char* text, double* out)
@@ -172,7 +179,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                        "anchor_weight", "mass",    "collisions", "profile",
                                        "simd", "collision_weight", "collision_joints",
                                        "sliding", "decimate_above", "simulation_vertices",
-                                       "bone_radii"};
+                                       "bone_radii", "collision_test"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     for (uint32_t i = 0; i < count; ++i) {
@@ -188,7 +195,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    "ps: unknown parameter \"%s\" (known: iterations, timestep, "
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
                                    "profile, simd, collision_weight, collision_joints, "
-                                   "sliding, decimate_above, simulation_vertices, bone_radii)",
+                                   "sliding, decimate_above, simulation_vertices, bone_radii, "
+                                   "collision_test)",
                                    key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -285,6 +293,13 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             memcpy(out->bone_radii, value, len + 1u); /* names are checked against the rig */
             break;
         }
+        case 15:
+            if (strcmp(value, "plane") != 0 && strcmp(value, "angle") != 0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: collision_test=\"%s\" is neither plane nor angle",
+                                       value);
+            out->collision_angle_test = value[0] == 'a';
+            break;
         default:
             if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,

@@ -42,6 +42,7 @@ typedef struct ps_params {
     uint32_t decimate_above;      /* decimate a lone render mesh above this many vertices (0: never) */
     uint32_t simulation_vertices; /* target size of that decimated simulation mesh */
     char bone_radii[1024];        /* "" or "joint:radius,..." (Sec. 3.1, user-given radii) */
+    int collision_angle_test;     /* collision_test=angle: Fig. 10 gates the projections */
 } ps_params;
 
 void ps_params_default(ps_params* p);
@@ -380,11 +381,15 @@ void ps_collide_pose(ps_collide* c, const float* skinning);
 void ps_collide_project(ps_collide* c, const double* x, uint32_t N, const double* weight,
                         double* b);
 /* Fig. 10's angle test of every candidate pair in the shape x (N rows, x/y/z columns), over
- * the job system; until the next call, ps_collide_project tests only the vertices of reported
- * pairs against their planes (the others get the do-nothing projection). Call once per step. */
+ * the job system; until the next call, ps_collide_project tests a vertex against a contact
+ * plane only where a pair of that contact with the vertex was reported (the others get the
+ * do-nothing projection). Call once per step. */
 void ps_collide_detect(ps_collide* c, const double* x, uint32_t N);
 /* Pairs the last ps_collide_detect reported. */
 uint32_t ps_collide_active_pairs(const ps_collide* c);
+/* on: ps_collide_project tests only what the last ps_collide_detect reported (the paper's use
+ * of Fig. 10); off (the default): every constrained vertex against all its planes. */
+void ps_collide_use_angle_test(ps_collide* c, int on);
 /* Keeps the anchor targets of the base vertices of constrained skin vertices (N rows, x/y/z
  * columns) on their side of the contact planes of the current pose. */
 void ps_collide_clamp_targets(ps_collide* c, double* target, uint32_t N);

@@ -424,7 +424,10 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
         return r;
     }
 
-    if (params->collisions && m->collision_pair_count > 0) r = factor_collisions(s);
+    if (params->collisions && m->collision_pair_count > 0) {
+        r = factor_collisions(s);
+        if (r == SINEW_OK) ps_collide_use_angle_test(s->col, params->collision_angle_test);
+    }
     if (r == SINEW_OK && params->sliding && m->slide_vertex_count > 0)
         r = ps_slide_create(host, m, &s->slide);
     if (r != SINEW_OK) {
@@ -652,7 +655,8 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
         double c2 = c;
         if (s->col && it >= s->p.iterations / 2u) {
             /* Fig. 10 once per step, on the preliminary shape of the first k/2 iterations. */
-            if (it == s->p.iterations / 2u) ps_collide_detect(s->col, s->x, N);
+            if (it == s->p.iterations / 2u && s->p.collision_angle_test)
+                ps_collide_detect(s->col, s->x, N);
             ps_collide_project(s->col, s->x, N, s->col_w, (double*)s->B->x);
             L = s->L2;
             if (s->p.profile) c2 = now_seconds();

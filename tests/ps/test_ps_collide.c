@@ -297,6 +297,7 @@ static void test_runtime(void** state)
     uint32_t joint = (uint32_t)joint_index(&rig, "joint2");
 
     p.collisions = 1;
+    p.collision_angle_test = 1; /* collision_test=angle */
     ps_sim* sim = NULL;
     assert_int_equal(ps_sim_create(&host.api, &m, &p, &sim), SINEW_OK);
     const ps_collide* col = ps_sim_collide(sim);
@@ -403,6 +404,22 @@ static void test_runtime(void** state)
     }
     ps_sim_destroy(sim);
 
+    /* collision_test=plane (the default): no angle test runs, and the side test alone projects
+     * vertices on the way into the bend. */
+    p.collision_angle_test = 0;
+    assert_int_equal(ps_sim_create(&host.api, &m, &p, &sim), SINEW_OK);
+    col = ps_sim_collide(sim);
+    most_flagged = 0;
+    for (uint32_t st = 0; st < 10; ++st) {
+        step_bent(sim, &rig, joint, 135.0f, 1);
+        assert_int_equal(ps_collide_active_pairs(col), 0);
+        if (ps_collide_detected(col) > most_flagged) most_flagged = ps_collide_detected(col);
+    }
+    print_message("cylinder, collision_test=plane: at most %u vertices projected into bend:135\n",
+                  most_flagged);
+    assert_true(most_flagged > 0);
+    ps_sim_destroy(sim);
+
     /* A vanishing weight: the second matrix is the first up to 1e-9 of each diagonal. */
     p.collision_weight = 1e-9;
     ps_sim* with = NULL;
@@ -449,6 +466,8 @@ static void test_bad_parameters(void** state)
         {"collision_joints", "elbow", SINEW_ERROR_PARAMETER},  /* no such joint */
         {"collision_joints", "joint0", SINEW_ERROR_PARAMETER}, /* the root: no incoming bone */
         {"collisions", "on", SINEW_ERROR_PARAMETER},
+        {"collision_test", "sideways", SINEW_ERROR_PARAMETER},
+        {"collision_test", "", SINEW_ERROR_PARAMETER},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         sinew_param prm = {bad[i].key, bad[i].value};
@@ -470,9 +489,10 @@ static void test_bad_parameters(void** state)
         ps_test_buffer_free(&blob);
     }
     /* good values pass */
-    sinew_param good[] = {{"collision_weight", "2.5"}, {"collision_joints", "joint1,joint2"}};
+    sinew_param good[] = {{"collision_weight", "2.5"}, {"collision_joints", "joint1,joint2"},
+                          {"collision_test", "angle"}};
     void* inst = NULL;
-    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 2, NULL, &inst), SINEW_OK);
+    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 3, NULL, &inst), SINEW_OK);
     vt->destroy(inst);
     ps_test_rig_free(&rig);
 }
