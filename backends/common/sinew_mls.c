@@ -602,14 +602,21 @@ sinew_result sinew_mls_apply(const sinew_host_api* host, const sinew_mls_weights
 {
     return sinew_mls_apply_simd(host, SINEW_SIMD_AUTO, weights, simulation_count, sim_positions,
                                 sim_normals, out_positions, position_stride, out_normals,
-                                normal_stride);
+                                normal_stride, NULL, 0u);
+}
+
+size_t sinew_mls_scratch_size(const sinew_mls_weights* weights)
+{
+    if (!weights || !weights->packed) return 0u;
+    return 8u * sizeof(float) * (size_t)weights->simulation_count;
 }
 
 sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
                                   const sinew_mls_weights* weights, uint32_t simulation_count,
                                   const float* sim_positions, const float* sim_normals,
                                   float* out_positions, size_t position_stride,
-                                  float* out_normals, size_t normal_stride)
+                                  float* out_normals, size_t normal_stride, void* scratch,
+                                  size_t scratch_size)
 {
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     if ((unsigned)simd > (unsigned)SINEW_SIMD_AUTO || simd == SINEW_SIMD_COUNT)
@@ -650,6 +657,10 @@ sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
     if (out_normals == out_positions)
         return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
                                "sinew_mls_apply: positions and normals are the same array");
+    if (scratch && scratch_size < sinew_mls_scratch_size(weights))
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
+                               "sinew_mls_apply: scratch of %zu bytes, these weights need %zu",
+                               scratch_size, sinew_mls_scratch_size(weights));
     if (!all_finite(sim_positions, 3u * (size_t)simulation_count))
         return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                "sinew_mls_apply: sim_positions holds NaN or infinity");
@@ -669,14 +680,16 @@ sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
     ctx.frame.normal_stride = normal_stride;
     ctx.frame.packed = NULL;
     ctx.frame.records = NULL;
-    float* records = NULL;
+    float* owned = NULL; /* records allocated for this call */
 #if defined(SINEW_SKIN_X86)
     /* Each simulation vertex is read by about 100 render-vertex entries: interleaving its
      * position and normal once lets the kernel fetch both with one load per entry (on male
      * about 5 us spent for 100 saved). Without the memory the kernel reads the caller's
      * arrays instead: the same bits, more slowly. */
     if (kernel == sinew_mls_kernel_avx2 && ctx.frame.sim_normals && weights->packed) {
-        records = (float*)sinew_host_alloc(host, 8u * sizeof(float) * (size_t)simulation_count);
+        float* records = (float*)scratch;
+        if (!records)
+            records = owned = (float*)sinew_host_alloc(host, sinew_mls_scratch_size(weights));
         if (records) {
             sinew_mls_pack_avx2(sim_positions, sim_normals, simulation_count, records);
             ctx.frame.records = records;
@@ -686,7 +699,7 @@ sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
 #endif
     /* About 5 us of work per 256 vertices: chunks big enough to hide the job overhead. */
     sinew_host_parallel_for(host, apply_range, &ctx, weights->render_count, 1024u);
-    sinew_host_free(host, records);
+    sinew_host_free(host, owned);
     return SINEW_OK;
 }
 

@@ -172,9 +172,9 @@ int main(int argc, char** argv)
             for (int f = 0; f < frames; ++f) {
                 sinew_result r;
                 if (mode < 2)
-                    r = sinew_mls_apply_simd(&host, simd, &w, S, moved, NULL, out, 0, NULL, 0);
+                    r = sinew_mls_apply_simd(&host, simd, &w, S, moved, NULL, out, 0, NULL, 0, NULL, 0);
                 else if (mode < 4)
-                    r = sinew_mls_apply_simd(&host, simd, &w, S, moved, sn, out, 0, out_n, 0);
+                    r = sinew_mls_apply_simd(&host, simd, &w, S, moved, sn, out, 0, out_n, 0, NULL, 0);
                 else
                     r = sinew_mls_vertex_normals(&host, moved, S, sim.indices, sim.triangle_count, sn);
                 if (r != SINEW_OK) return 1;

@@ -230,16 +230,21 @@ int mls_check_kernels(mls_test_host* host, const sinew_mls_weights* w, const flo
     assert_non_null(ref_n);
     assert_non_null(ref_only);
     assert_int_equal(sinew_mls_apply_simd(&host->api, SINEW_SIMD_SCALAR, w, S, positions, normals,
-                                          ref_p, 0, ref_n, 0),
+                                          ref_p, 0, ref_n, 0, NULL, 0),
                      SINEW_OK);
     assert_int_equal(sinew_mls_apply_simd(&host->api, SINEW_SIMD_SCALAR, w, S, positions, NULL,
-                                          ref_only, 0, NULL, 0),
+                                          ref_only, 0, NULL, 0, NULL, 0),
                      SINEW_OK);
     /* Without normals the positions are the same sums. */
     assert_memory_equal(ref_only, ref_p, 12u * (size_t)R);
     sinew_mls_weights unpacked = *w;
     unpacked.packed = NULL;
-    const sinew_mls_weights* variants[2] = {w, &unpacked};
+    /* The weights as given with the records allocated per call, without packed entries, and
+     * as given with the caller's scratch (exactly as large as asked for). */
+    const sinew_mls_weights* variants[3] = {w, &unpacked, w};
+    const size_t scratch_size = sinew_mls_scratch_size(w);
+    void* scratch = scratch_size ? malloc(scratch_size) : NULL;
+    assert_true(!scratch_size || scratch);
     static const sinew_simd requests[] = {SINEW_SIMD_SCALAR, SINEW_SIMD_SSE41, SINEW_SIMD_AVX2,
                                           SINEW_SIMD_AVX512, SINEW_SIMD_AUTO};
     static const size_t strides[] = {12u, 20u};
@@ -251,26 +256,31 @@ int mls_check_kernels(mls_test_host* host, const sinew_mls_weights* w, const flo
             sinew_test_log_reset(&host->log);
             float* out = strided_buffer(R, 12u);
             assert_int_equal(sinew_mls_apply_simd(&host->api, simd, w, S, positions, normals, out,
-                                                  0, NULL, 0),
+                                                  0, NULL, 0, NULL, 0),
                              SINEW_ERROR_UNSUPPORTED);
             assert_int_equal(host->log.count[SINEW_LOG_ERROR], 1);
             assert_int_equal(host->log.total, 1);
             free(out);
             continue;
         }
-        for (int v = 0; v < 2; ++v)
+        for (int v = 0; v < 3; ++v)
             for (size_t s = 0; s < sizeof strides / sizeof strides[0]; ++s) {
                 const size_t stride = strides[s];
+                void* scr = v == 2 ? scratch : NULL;
+                const size_t scr_size = v == 2 ? scratch_size : 0u;
                 float* out_p = strided_buffer(R, stride);
                 float* out_n = strided_buffer(R, stride);
                 assert_int_equal(sinew_mls_apply_simd(&host->api, simd, variants[v], S, positions,
-                                                      normals, out_p, stride, out_n, stride),
+                                                      normals, out_p, stride, out_n, stride, scr,
+                                                      scr_size),
                                  SINEW_OK);
                 expect_same(out_p, stride, ref_p, R, "positions (with normals)", name);
-                expect_same(out_n, stride, ref_n, R, v ? "normals (unpacked)" : "normals", name);
+                static const char* const kinds[3] = {"normals", "normals (unpacked)",
+                                                     "normals (caller's scratch)"};
+                expect_same(out_n, stride, ref_n, R, kinds[v], name);
                 memset(out_p, 0xA5, (size_t)(R - 1u) * stride + 12u);
                 assert_int_equal(sinew_mls_apply_simd(&host->api, simd, variants[v], S, positions,
-                                                      NULL, out_p, stride, NULL, 0),
+                                                      NULL, out_p, stride, NULL, 0, scr, scr_size),
                                  SINEW_OK);
                 expect_same(out_p, stride, ref_p, R, "positions", name);
                 free(out_p);
@@ -278,6 +288,7 @@ int mls_check_kernels(mls_test_host* host, const sinew_mls_weights* w, const flo
                 if (sinew_mls_resolve(simd) != SINEW_SIMD_SCALAR) ++simd_runs;
             }
     }
+    free(scratch);
     free(ref_p);
     free(ref_n);
     free(ref_only);

@@ -52,7 +52,7 @@ void mls_map_apply(const mls_map* m, const float* in, uint32_t count, float* out
 /* Runs sinew_mls_apply_simd on every instruction-set request (scalar, sse, avx2, avx512, auto)
  * and asserts that each one this build and CPU run gives the scalar reference's bits: with and
  * without normals, with the weights' packed entries and without them (weights->packed set to
- * NULL in a copy), into outputs of 12- and 20-byte strides allocated to their last byte (so
+ * NULL in a copy), with a scratch buffer of exactly sinew_mls_scratch_size bytes, into outputs of 12- and 20-byte strides allocated to their last byte (so
  * that a sanitizer sees any write past them) whose padding bytes must stay untouched.
  * Requests this CPU cannot run must be refused with UNSUPPORTED and one error line. Returns the
  * number of runs of a kernel other than the scalar one (0 where none is built in or run). */

@@ -146,6 +146,54 @@ static void test_packed_layout(void** state)
     mls_mesh_free(&sim);
 }
 
+static void* no_memory(size_t size, size_t alignment, void* user)
+{
+    (void)size;
+    (void)alignment;
+    (void)user;
+    return NULL;
+}
+
+/* Without memory for the records apply still succeeds, with the same bits. */
+static void test_apply_without_memory(void** state)
+{
+    (void)state;
+    mls_test_host host;
+    mls_test_host_init(&host, 1);
+    mls_mesh sim = make_sim();
+    sinew_mesh_view sv = mls_mesh_view(&sim);
+    sinew_mls_weights w;
+    assert_int_equal(sinew_mls_bake(&host.api, &sv, &sv, &w), SINEW_OK);
+    const uint32_t S = sim.vertex_count;
+    float* normals = malloc(12u * S);
+    float* ref_p = malloc(12u * S);
+    float* ref_n = malloc(12u * S);
+    float* out_p = malloc(12u * S);
+    float* out_n = malloc(12u * S);
+    assert_true(normals && ref_p && ref_n && out_p && out_n);
+    assert_int_equal(sinew_mls_vertex_normals(&host.api, sim.positions, S, sim.indices,
+                                              sim.triangle_count, normals),
+                     SINEW_OK);
+    assert_int_equal(sinew_mls_apply_simd(&host.api, SINEW_SIMD_SCALAR, &w, S, sim.positions,
+                                          normals, ref_p, 0, ref_n, 0, NULL, 0),
+                     SINEW_OK);
+    sinew_host_api starved = host.api;
+    starved.allocator.alloc = no_memory;
+    sinew_test_log_reset(&host.log);
+    assert_int_equal(sinew_mls_apply(&starved, &w, S, sim.positions, normals, out_p, 0, out_n, 0),
+                     SINEW_OK);
+    assert_int_equal(host.log.total, 0);
+    assert_memory_equal(out_p, ref_p, 12u * S);
+    assert_memory_equal(out_n, ref_n, 12u * S);
+    free(normals);
+    free(ref_p);
+    free(ref_n);
+    free(out_p);
+    free(out_n);
+    sinew_mls_free(&host.api, &w);
+    mls_mesh_free(&sim);
+}
+
 static void test_apply_simd_refusals(void** state)
 {
     (void)state;
@@ -162,7 +210,7 @@ static void test_apply_simd_refusals(void** state)
     for (int b = 0; b < 3; ++b) {
         sinew_test_log_reset(&host.log);
         assert_int_equal(sinew_mls_apply_simd(&host.api, (sinew_simd)bad[b], &w, S, sim.positions,
-                                              NULL, out, 0, NULL, 0),
+                                              NULL, out, 0, NULL, 0, NULL, 0),
                          SINEW_ERROR_INVALID_ARGUMENT);
         assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
         assert_int_equal(host.log.total, 1);
@@ -171,9 +219,35 @@ static void test_apply_simd_refusals(void** state)
     /* The usual argument checks come through the SIMD entry point too. */
     sinew_test_log_reset(&host.log);
     assert_int_equal(sinew_mls_apply_simd(&host.api, SINEW_SIMD_AUTO, &w, S + 1u, sim.positions,
-                                          NULL, out, 0, NULL, 0),
+                                          NULL, out, 0, NULL, 0, NULL, 0),
                      SINEW_ERROR_INVALID_ARGUMENT);
     assert_int_equal(host.log.total, 1);
+    /* A scratch buffer smaller than asked for is refused before anything is written. */
+    const size_t need = sinew_mls_scratch_size(&w);
+    assert_int_equal(need, w.packed ? 32u * (size_t)S : 0u);
+    assert_int_equal(sinew_mls_scratch_size(NULL), 0u);
+    if (need) {
+        float* normals = malloc(12u * S);
+        void* scratch = malloc(need);
+        assert_non_null(normals);
+        assert_non_null(scratch);
+        assert_int_equal(sinew_mls_vertex_normals(&host.api, sim.positions, S, sim.indices,
+                                                  sim.triangle_count, normals),
+                         SINEW_OK);
+        for (uint32_t i = 0; i < 3u * S; ++i) out[i] = -7.0f;
+        sinew_test_log_reset(&host.log);
+        float* out_n = malloc(12u * S);
+        assert_non_null(out_n);
+        assert_int_equal(sinew_mls_apply_simd(&host.api, SINEW_SIMD_AUTO, &w, S, sim.positions,
+                                              normals, out, 0, out_n, 0, scratch, need - 1u),
+                         SINEW_ERROR_OUTPUT_BINDING);
+        assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
+        assert_int_equal(host.log.total, 1);
+        for (uint32_t i = 0; i < 3u * S; ++i) assert_true(out[i] == -7.0f);
+        free(out_n);
+        free(scratch);
+        free(normals);
+    }
     /* What resolves: scalar always, auto to something, sse to scalar where it runs. */
     assert_int_equal(sinew_mls_resolve(SINEW_SIMD_SCALAR), SINEW_SIMD_SCALAR);
     assert_true(sinew_mls_resolve(SINEW_SIMD_AUTO) != SINEW_SIMD_COUNT);
@@ -189,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernels_match_scalar),
         cmocka_unit_test(test_packed_layout),
+        cmocka_unit_test(test_apply_without_memory),
         cmocka_unit_test(test_apply_simd_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
