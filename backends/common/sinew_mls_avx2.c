@@ -8,14 +8,20 @@
  * operations of component c, so the bits are the scalar ones; no instruction fuses a multiply
  * into an add (the file is built with -ffp-contract=off and uses no FMA intrinsic).
  *
- * Why this shape: per entry the work is a handful of loads (index, weight, a simulation
- * position and normal) and two multiply-adds; the scalar code is bound by the 20-add latency
- * chain of each vertex and by issuing six scalar gathers per entry. One masked 128-bit load
+ * Why this shape: per entry the work is a handful of loads (index, weights, a simulation
+ * position and normal) and the multiplies and adds; the scalar code is bound by the 20-add
+ * latency chain of each vertex and by six scalar gathers per entry. One masked 128-bit load
  * fetches a whole position (the mask keeps it inside the array at the last simulation vertex,
  * and masked-out lanes never fault), and four render vertices run interleaved so that their
- * independent chains hide the add latency. Lanes across render vertices (one gather per
- * component) would need six gathers per entry, slower than these loads on current x86 cores;
- * that is also why 512-bit registers would not help. */
+ * independent chains hide the add latency. With normals, when the caller's inputs have been
+ * interleaved into per-frame records and the weights carry packed entries (sinew_mls.h), one
+ * 256-bit register holds a vertex's position and normal sums side by side: per entry one
+ * offset, one 8-byte weight-pair broadcast, one record load, one multiply and one add: on
+ * male, positions and normals then cost 1.3 times positions alone (2.2 without). Lanes across
+ * render vertices (one gather per component) would need six gathers per entry, slower than
+ * these loads on current x86 cores; that is also why 512-bit registers would not help. Tried
+ * without gain on the development machine (AMD EPYC, AVX-512): eight render vertices at a
+ * time, four weight pairs per load spread by permutes, records ordered by first use. */
 #include <immintrin.h>
 
 #include "sinew_mls.h"
