@@ -20,6 +20,7 @@
 #include "fps_internal.h"
 #include "fps_mls.h"
 #include "polar3_batch.h"
+#include "ps_local.h"
 
 /* Rows per block of the PCG's partial sums (a CUDA thread block's rows); fixed, so the sums
  * and hence the results do not depend on the thread count. */
@@ -37,6 +38,7 @@ struct fps_sim {
     uint32_t* joint;  /* N (new order): the joint whose matrix moves a constrained vertex */
     /* prisms (fps_prisms layout) */
     uint32_t prism_count;
+    uint32_t block_count; /* prisms in blocks of PS_LOCAL_BLOCK; stride = block_count * 16 */
     size_t stride;
     int32_t* pv;
     float* G;
@@ -45,6 +47,11 @@ struct fps_sim {
     float* contrib; /* 18 x stride */
     fps_prisms prisms;
     sinew_polar3_batch_fn polar;
+    /* The local step's gradient and projection: ps's kernels (ps_local.h), whose float
+     * operations are those of fps_prism_gradient / fps_prism_project in the same order, so
+     * every instruction set gives the CUDA reference's bits (test_fps_kernels checks it). */
+    ps_local_gradient_fn gradient;
+    ps_local_project_fn project;
     uint32_t* gather_ptr; /* ns + 1 */
     uint32_t* gather;
     /* matrices */
@@ -398,7 +405,10 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     s->inv_h2 = 1.0 / (params->timestep * params->timestep);
     uint32_t N = s->N, pc = m->triangle_count;
     s->prism_count = pc;
-    s->stride = pc ? pc : 1u;
+    /* Whole blocks for the SIMD kernels: the padding prisms have G = 0, inv_w = 0 and vertex
+     * 0, so they give F = 0, R = I and no share, and no free vertex gathers them. */
+    s->block_count = (pc + PS_LOCAL_BLOCK - 1u) / PS_LOCAL_BLOCK;
+    s->stride = s->block_count ? (size_t)s->block_count * PS_LOCAL_BLOCK : PS_LOCAL_BLOCK;
     size_t S = s->stride, N3 = 3u * (size_t)N;
 #if !defined(SINEW_HAVE_CHOLMOD)
     if (params->solver == FPS_SOLVER_CHOLMOD) {
@@ -414,6 +424,22 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
                                "fps: simd=%s is not available on this CPU or in this build",
                                sinew_simd_name(params->simd));
     }
+    s->gradient = ps_local_gradient_scalar;
+    s->project = ps_local_project_scalar;
+#if defined(SINEW_SKIN_X86)
+    switch (sinew_polar3_batch_resolve(params->simd)) {
+    case SINEW_SIMD_AVX512:
+        s->gradient = ps_local_gradient_avx512;
+        s->project = ps_local_project_avx512;
+        break;
+    case SINEW_SIMD_AVX2:
+        s->gradient = ps_local_gradient_avx2;
+        s->project = ps_local_project_avx2;
+        break;
+    default:
+        break;
+    }
+#endif
     s->perm = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->inv = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
@@ -602,23 +628,24 @@ static void rhs_const_range(void* data, uint32_t begin, uint32_t end)
         fps_rhs_const_row(i, s->mass_h2, s->pred, &Ksb, s->x, s->N, s->rhs_const, s->ns);
 }
 
-/* Local step for prisms [begin, end): gradients, their rotations by the batched polar
- * decomposition (the bits of sinew_polar3, which fps_local_prism calls), projections. */
+/* Local step for prism blocks [begin, end): gradients, their rotations by the batched polar
+ * decomposition (the bits of sinew_polar3, which fps_local_prism calls), projections; all
+ * three in one pass over the block range, so F stays in cache between them. */
 static void local_range(void* data, uint32_t begin, uint32_t end)
 {
     fps_sim* s = ((const step_ctx*)data)->s;
-    size_t S = s->stride;
-    for (uint32_t p = begin; p < end; ++p) {
-        float F[9];
-        fps_prism_gradient(&s->prisms, s->x, s->N, p, F);
-        for (int k = 0; k < 9; ++k) s->F[(size_t)k * S + p] = F[k];
-    }
-    s->polar(s->F, s->F, S, begin, end);
-    for (uint32_t p = begin; p < end; ++p) {
-        float R[9];
-        for (int k = 0; k < 9; ++k) R[k] = s->F[(size_t)k * S + p];
-        fps_prism_project(&s->prisms, R, p, s->contrib);
-    }
+    ps_local_job job;
+    job.x = s->x;
+    job.N = s->N;
+    job.pv = s->pv;
+    job.G = s->G;
+    job.inv_w = s->inv_w;
+    job.F = s->F;
+    job.contrib = s->contrib;
+    job.stride = s->stride;
+    s->gradient(&job, begin, end);
+    s->polar(s->F, s->F, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+    s->project(&job, begin, end);
 }
 
 static void rhs_range(void* data, uint32_t begin, uint32_t end)
@@ -824,7 +851,7 @@ sinew_result fps_sim_step(fps_sim* s)
     double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
     for (uint32_t it = 0; it < s->p.iterations; ++it) {
         double a = prof ? now_seconds() : 0.0;
-        sinew_host_parallel_for(&s->host, local_range, &ctx, s->prism_count, 512u);
+        sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 32u);
         /* Sec. 6: the collision projection is part of the local step, its targets from the
          * current iterate (fixing them once per step measured worse: the penetration a spring
          * of fixed target leaves builds up over the steps and the pairs multiply) */
