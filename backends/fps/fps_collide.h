@@ -36,7 +36,10 @@ typedef struct fps_collide_desc {
     const uint32_t* row_of; /* 2n entries: the row of x of each model tissue vertex (a
                                permutation; NULL: the model's own numbering) */
     int same_part;          /* 1: pairs within one body part too (bones that meet at a joint,
-                               fps_collide_same_part); 0: global pairs only (the backend) */
+                               fps_collide_same_part) and whatever the anchors do (plain Sec. 6
+                               detection); 0: global pairs only, without pairs whose skin
+                               vertex's base went through the plane (fps_collide_anchor_through;
+                               the backend) */
 } fps_collide_desc;
 
 /* Precomputes the rest data (triangle orientations, each skin vertex's neighbourhood that it

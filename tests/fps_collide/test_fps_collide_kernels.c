@@ -409,6 +409,50 @@ static void test_constraint_system(void** state)
     assert_true(extra[2] == contrib[18] && extra[5] == contrib[20] && extra[8] == contrib[22]);
 }
 
+/* fps_collide_anchor_through: a pair is dropped once the skin vertex's base lies more than
+ * base_depth below the triangle's plane, kept above that, and never without anchors. */
+static void test_anchor_through(void** state)
+{
+    (void)state;
+    /* rows: 0..2 the triangle in z = 0 (counter-clockwise seen from +z), 3 a skin vertex below
+     * it, 4 that vertex's base; column blocks of 5 */
+    double x[15] = {0.0, 1.0, 0.0, 0.3, 0.3, /* x */
+                    0.0, 0.0, 1.0, 0.3, 0.3, /* y */
+                    0.0, 0.0, 0.0, -0.1, 0.0};
+    const uint32_t tri[3] = {0, 1, 2};
+    const uint32_t base_row[1] = {4};
+    const double up[1] = {1.0}, down[1] = {-1.0};
+    fps_collide_scene S;
+    memset(&S, 0, sizeof S);
+    S.x = x;
+    S.ldx = 5;
+    S.triangles = tri;
+    S.tri_sign = up;
+    S.base_depth = 0.2;
+    const double z[] = {0.5, 0.0, -0.19, -0.21, -3.0};
+    const int expect[] = {0, 0, 0, 1, 1};
+    for (size_t i = 0; i < sizeof z / sizeof z[0]; ++i) {
+        x[14] = z[i];
+        S.base_row = NULL;
+        assert_int_equal(fps_collide_anchor_through(&S, 0, 0), 0);
+        S.base_row = base_row;
+        if (fps_collide_anchor_through(&S, 0, 0) != expect[i])
+            fail_msg("base at z = %g: %d, expected %d", z[i], !expect[i], expect[i]);
+    }
+    /* the other orientation: outside is -z, so a base at z = +0.3 went through */
+    S.tri_sign = down;
+    x[14] = 0.3;
+    assert_int_equal(fps_collide_anchor_through(&S, 0, 0), 1);
+    x[14] = -0.3;
+    assert_int_equal(fps_collide_anchor_through(&S, 0, 0), 0);
+    /* a degenerate triangle has no plane: nothing is dropped */
+    S.tri_sign = up;
+    x[1] = 0.0;
+    x[6] = 0.0;
+    x[14] = -3.0;
+    assert_int_equal(fps_collide_anchor_through(&S, 0, 0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_hash_brute_force),
         cmocka_unit_test(test_projection),
         cmocka_unit_test(test_constraint_system),
+        cmocka_unit_test(test_anchor_through),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
