@@ -141,9 +141,10 @@ static arm_count measure(const sample_character* ch, const char* backend,
     out.total = sample_count_self_intersections(&all, now);
     out.shoulder = sample_count_self_intersections(&near, now);
     assert_true(out.total != UINT32_MAX && out.shoulder <= out.total);
-    print_message("%s%s%s, male %s at %s: %u intersecting pairs, %u at the shoulder, %u elsewhere "
-                  "(%u steps)\n", backend, count ? " " : "", count ? (strcmp(params[0].value, "1") == 0 ? "collisions=1" : "collisions=0") : "",
-                  ARM_POSE, ARM_JOINT, out.total, out.shoulder, out.total - out.shoulder, out.steps);
+    print_message("%s%s%s%s, male %s at %s: %u intersecting pairs, %u at the shoulder, "
+                  "%u elsewhere (%u steps)\n", backend, count ? " " : "", count ? params[0].key : "",
+                  count ? (strcmp(params[0].value, "1") == 0 ? "=1" : "=0") : "", ARM_POSE,
+                  ARM_JOINT, out.total, out.shoulder, out.total - out.shoulder, out.steps);
     sample_topology_free(&all);
     sample_topology_free(&near);
     free(model);
