@@ -25,6 +25,8 @@
 /* Rows per block of the PCG's partial sums (a CUDA thread block's rows); fixed, so the sums
  * and hence the results do not depend on the thread count. */
 #define FPS_ROW_BLOCK 256u
+/* Fewest row blocks per PCG job (see pcg_solve). */
+#define FPS_PCG_MIN_BLOCKS 64u
 
 /* Phases of a step whose whole work is a few tens of microseconds on one core (the vector
  * updates, the right-hand side's gather: a character has a few thousand free vertices) run on
@@ -767,9 +769,14 @@ static void pcg_solve(fps_sim* s, const double* b, double* x, size_t ldx, double
             for (uint32_t i = 0; i < s->ns; ++i) sum += b[(size_t)k * s->ns + i] * b[(size_t)k * s->ns + i];
             bnorm[k] = sum > 0.0 ? sqrt(sum) : 1.0;
         }
-    /* The grain: blocks per job; the rows are few (about 5000 for a character), so two
-     * jobs at most keep the dispatch cost below the work. */
+    /* The grain: blocks per job, at least FPS_PCG_MIN_BLOCKS, and two jobs at most. Each
+     * PCG iteration dispatches four kernels of a few microseconds per thousand rows, so a
+     * character's system (male: 4651 rows, 19 blocks) runs on the calling thread: split over
+     * 2 threads it took 13.5-14.7 ms of solve per step against 6.0-7.3 ms on one (this 2-core
+     * machine, load 5-7); a system of several tens of thousands of rows is split. The sums
+     * are per fixed block either way, so the bits are the same. */
     uint32_t grain = blocks > 1u ? (blocks + 1u) / 2u : 1u;
+    if (grain < FPS_PCG_MIN_BLOCKS) grain = FPS_PCG_MIN_BLOCKS;
     double delta[3], gamma[3], tmp[3], rel = 0.0;
     sinew_host_parallel_for(&s->host, pcg_init_range, &c, blocks, grain);
     sum_partials(s, blocks, 0, delta);
