@@ -398,9 +398,10 @@ static void test_cylinder(void** state)
     ps_test_rig_free(&rig);
 }
 
-/* The male with the left arm swung 25 degrees about the model's y axis at the shoulder (the
- * acceptance pose, sinew-quality --pose axis:0:1:0:25 --joint l_shoulder): the hand and
- * forearm enter the hip and torso; pairs appear there and nowhere at rest. */
+/* The male with the left arm swung 25 degrees about the model's y axis at the shoulder
+ * (sinew-quality --pose axis:0:1:0:25 --joint l_shoulder; the acceptance test in
+ * test_fps_collide_world uses a pose from the front instead, README): the hand and forearm
+ * enter the hip and torso; pairs appear there and nowhere at rest. */
 static void test_male_arm_into_torso(void** state)
 {
     (void)state;
