@@ -294,63 +294,6 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
     return SINEW_OK;
 }
 
-/* ---- rig checks (what ps checks, with fps's name in the messages) ---- */
-
-static sinew_result check_mesh(const sinew_host_api* host, const sinew_mesh_view* mesh,
-                               const char* which, bool need_normals)
-{
-    if (mesh->vertex_count == 0 || mesh->triangle_count == 0)
-        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "fps: the %s has %u vertices and %u "
-                               "triangles", which, mesh->vertex_count, mesh->triangle_count);
-    if (mesh->vertex_count > UINT32_MAX / 8u || mesh->triangle_count > UINT32_MAX / 8u)
-        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "fps: the %s is too large (%u vertices, "
-                               "%u triangles)", which, mesh->vertex_count, mesh->triangle_count);
-    if (!mesh->positions || !mesh->indices || (need_normals && !mesh->normals))
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "fps: the %s lacks positions, normals or indices", which);
-    for (size_t k = 0; k < 3u * (size_t)mesh->triangle_count; ++k)
-        if (mesh->indices[k] >= mesh->vertex_count)
-            return sinew_host_fail(host, SINEW_ERROR_VERTEX_INDEX,
-                                   "fps: the %s's triangle %zu names vertex %u of %u", which,
-                                   k / 3u, mesh->indices[k], mesh->vertex_count);
-    for (size_t k = 0; k < 3u * (size_t)mesh->vertex_count; ++k)
-        if (!isfinite(mesh->positions[k]) || (need_normals && !isfinite(mesh->normals[k])))
-            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
-                                   "fps: vertex %zu of the %s is not finite", k / 3u, which);
-    return SINEW_OK;
-}
-
-static sinew_result check_rig(const sinew_host_api* host, const sinew_rig_view* rig)
-{
-    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: rig is NULL");
-    if (rig->struct_size < sizeof(sinew_rig_view))
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
-                               "fps: rig view struct_size %u is below %zu", rig->struct_size,
-                               sizeof(sinew_rig_view));
-    if (rig->joint_count == 0)
-        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps: the rig has no joints");
-    if (rig->joint_count > (1u << 20))
-        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "fps: %u joints are more than the %u "
-                               "supported", rig->joint_count, 1u << 20);
-    if (!rig->parents || !rig->bind_matrices)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "fps: the rig lacks parents or bind matrices");
-    for (uint32_t j = 0; j < rig->joint_count; ++j) {
-        if (rig->parents[j] < -1 || rig->parents[j] >= (int32_t)rig->joint_count ||
-            rig->parents[j] == (int32_t)j)
-            return sinew_host_fail(host, SINEW_ERROR_JOINT_INDEX,
-                                   "fps: joint %u has parent %d", j, rig->parents[j]);
-        for (int k = 0; k < 16; ++k)
-            if (!isfinite(rig->bind_matrices[16u * j + k]))
-                return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
-                                       "fps: the bind matrix of joint %u is not finite", j);
-    }
-    sinew_result r = check_mesh(host, &rig->render_mesh, "render mesh", true);
-    if (r == SINEW_OK && rig->simulation_mesh.vertex_count > 0)
-        r = check_mesh(host, &rig->simulation_mesh, "simulation mesh", false);
-    return r;
-}
-
 /* ---- vtable ---- */
 
 static sinew_result fps_probe(const sinew_host_api* host)
@@ -439,7 +382,7 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
     if (next)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps: takes no typed parameters (next is not NULL)");
-    r = check_rig(host, rig);
+    r = ps_check_rig(host, rig, FPS_NAME);
     if (r != SINEW_OK) return r;
     double t0 = seconds_now();
     fps_instance* inst = (fps_instance*)sinew_host_calloc(host, 1, sizeof(fps_instance));
@@ -715,7 +658,7 @@ static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* r
     if (r != SINEW_OK) return r;
     if (!writer || !writer->write)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps bake: writer is NULL");
-    r = check_rig(host, rig);
+    r = ps_check_rig(host, rig, FPS_NAME);
     if (r != SINEW_OK) return r;
     ps_model m;
     bool baked = false;

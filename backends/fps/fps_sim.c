@@ -1040,29 +1040,8 @@ static void render_range(void* data, uint32_t begin, uint32_t end)
     const fps_sim* s = c->s;
     const ps_model* m = s->m;
     for (uint32_t r = begin; r < end; ++r) {
-        const ps_upsample* u = &m->upsample[r];
         float pos[3], nrm[3];
-        if (u->triangle == PS_NONE) {
-            /* No triangle around it: rigid with its skin vertex's bone. */
-            const float* T = s->skinning + 16u * m->bones[m->vertex_bone[u->vertex]].joint;
-            const float* x = s->skin_f + 3u * u->vertex;
-            for (int k = 0; k < 3; ++k) {
-                pos[k] = x[k] + T[k] * u->offset[0] + T[4 + k] * u->offset[1] + T[8 + k] * u->offset[2];
-                nrm[k] = T[k] * u->normal[0] + T[4 + k] * u->normal[1] + T[8 + k] * u->normal[2];
-            }
-            static const float zero[3] = {0.0f, 0.0f, 0.0f};
-            ps_normalize3f(nrm, zero);
-        } else {
-            const uint32_t* t = m->triangles + 3u * u->triangle;
-            float p[3], tg[3], bt[3], nn[3];
-            ps_surface_frame(s->skin_f + 3u * t[0], s->skin_f + 3u * t[1], s->skin_f + 3u * t[2],
-                             s->skin_n + 3u * t[0], s->skin_n + 3u * t[1], s->skin_n + 3u * t[2],
-                             u->bary, p, tg, bt, nn);
-            for (int k = 0; k < 3; ++k) {
-                pos[k] = p[k] + u->offset[0] * tg[k] + u->offset[1] * bt[k] + u->offset[2] * nn[k];
-                nrm[k] = u->normal[0] * tg[k] + u->normal[1] * bt[k] + u->normal[2] * nn[k];
-            }
-        }
+        ps_upsample_vertex(m, s->skin_f, s->skin_n, s->skinning, r, pos, nrm);
         if (c->positions) memcpy(at_stride(c->positions, c->position_stride, r), pos, sizeof pos);
         if (c->normals) memcpy(at_stride(c->normals, c->normal_stride, r), nrm, sizeof nrm);
     }

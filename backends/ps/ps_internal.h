@@ -180,6 +180,17 @@ void ps_model_free(const sinew_host_api* host, ps_model* model);
 sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* rig,
                             ps_model* model);
 
+/* Render vertex r from the simulated skin (positions and vertex normals, 3 floats per skin
+ * vertex) by its upsampling record (normal displacement, 2018 Sec. 6); vertices without a
+ * triangle follow their bone's skinning matrix (16 floats per joint). */
+void ps_upsample_vertex(const ps_model* m, const float* skin_f, const float* skin_n,
+                        const float* skinning, uint32_t r, float pos[3], float nrm[3]);
+
+/* Checks what the tissue model reads of a rig (joints, bind matrices, both meshes); each
+ * refusal is one log line that begins with `backend`. */
+sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
+                          const char* backend);
+
 /* The same with the parameters that shape the model (bone_radii; NULL: defaults). */
 sinew_result ps_model_build_with(const sinew_host_api* host, const sinew_rig_view* rig,
                                  const ps_params* params, ps_model* m);

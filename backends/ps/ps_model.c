@@ -1,9 +1,76 @@
 /* The pose-independent preparation of the `ps` backend, in the order of the paper: volumetric
  * skeleton (Sec. 3.1), skin shrinking (Sec. 3.2), tissue mesh (Sec. 3.3, 4.1), upsampling
  * data (Sec. 6). SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <string.h>
 
 #include "ps_internal.h"
+
+/* ---- rig checks (ps, fps and the fps-cuda plugin) ---- */
+
+static sinew_result check_mesh(const sinew_host_api* host, const char* backend,
+                               const sinew_mesh_view* mesh, const char* which,
+                               bool need_normals)
+{
+    if (mesh->vertex_count == 0 || mesh->triangle_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_EMPTY_MESH, "%s: the %s has %u vertices and %u "
+                               "triangles", backend, which, mesh->vertex_count,
+                               mesh->triangle_count);
+    if (mesh->vertex_count > UINT32_MAX / 8u || mesh->triangle_count > UINT32_MAX / 8u)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "%s: the %s is too large (%u vertices, "
+                               "%u triangles)", backend, which, mesh->vertex_count,
+                               mesh->triangle_count);
+    if (!mesh->positions || !mesh->indices || (need_normals && !mesh->normals))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: the %s lacks positions, normals or indices", backend, which);
+    for (size_t k = 0; k < 3u * (size_t)mesh->triangle_count; ++k)
+        if (mesh->indices[k] >= mesh->vertex_count)
+            return sinew_host_fail(host, SINEW_ERROR_VERTEX_INDEX,
+                                   "%s: the %s's triangle %zu names vertex %u of %u", backend,
+                                   which, k / 3u, mesh->indices[k], mesh->vertex_count);
+    for (size_t k = 0; k < 3u * (size_t)mesh->vertex_count; ++k)
+        if (!isfinite(mesh->positions[k]) || (need_normals && !isfinite(mesh->normals[k])))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "%s: vertex %zu of the %s is not finite", backend, k / 3u,
+                                   which);
+    return SINEW_OK;
+}
+
+sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
+                          const char* backend)
+{
+    if (!rig)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", backend);
+    if (rig->struct_size < sizeof(sinew_rig_view))
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
+                               "%s: rig view struct_size %u is below %zu", backend,
+                               rig->struct_size, sizeof(sinew_rig_view));
+    if (rig->joint_count == 0)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "%s: the rig has no joints",
+                               backend);
+    if (rig->joint_count > (1u << 20))
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "%s: %u joints are more than the %u "
+                               "supported", backend, rig->joint_count, 1u << 20);
+    if (!rig->parents || !rig->bind_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: the rig lacks parents or bind matrices", backend);
+    for (uint32_t j = 0; j < rig->joint_count; ++j) {
+        if (rig->parents[j] < -1 || rig->parents[j] >= (int32_t)rig->joint_count ||
+            rig->parents[j] == (int32_t)j)
+            return sinew_host_fail(host, SINEW_ERROR_JOINT_INDEX,
+                                   "%s: joint %u has parent %d", backend, j, rig->parents[j]);
+        for (int k = 0; k < 16; ++k)
+            if (!isfinite(rig->bind_matrices[16u * j + k]))
+                return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                       "%s: the bind matrix of joint %u is not finite", backend,
+                                       j);
+    }
+    sinew_result r = check_mesh(host, backend, &rig->render_mesh, "render mesh", true);
+    if (r == SINEW_OK && rig->simulation_mesh.vertex_count > 0)
+        r = check_mesh(host, backend, &rig->simulation_mesh, "simulation mesh", false);
+    return r;
+}
+
 
 void ps_model_free(const sinew_host_api* host, ps_model* m)
 {

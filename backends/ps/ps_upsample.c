@@ -189,3 +189,30 @@ done:
     sinew_host_free(host, normals);
     return r;
 }
+
+void ps_upsample_vertex(const ps_model* m, const float* skin_f, const float* skin_n,
+                        const float* skinning, uint32_t r, float pos[3], float nrm[3])
+{
+    const ps_upsample* u = &m->upsample[r];
+    if (u->triangle == PS_NONE) {
+        /* No triangle around it: rigid with its skin vertex's bone. */
+        const float* T = skinning + 16u * m->bones[m->vertex_bone[u->vertex]].joint;
+        const float* x = skin_f + 3u * u->vertex;
+        for (int k = 0; k < 3; ++k) {
+            pos[k] = x[k] + T[k] * u->offset[0] + T[4 + k] * u->offset[1] + T[8 + k] * u->offset[2];
+            nrm[k] = T[k] * u->normal[0] + T[4 + k] * u->normal[1] + T[8 + k] * u->normal[2];
+        }
+        static const float zero[3] = {0.0f, 0.0f, 0.0f};
+        ps_normalize3f(nrm, zero);
+    } else {
+        const uint32_t* t = m->triangles + 3u * u->triangle;
+        float p[3], tg[3], bt[3], nn[3];
+        ps_surface_frame(skin_f + 3u * t[0], skin_f + 3u * t[1], skin_f + 3u * t[2],
+                         skin_n + 3u * t[0], skin_n + 3u * t[1], skin_n + 3u * t[2], u->bary, p,
+                         tg, bt, nn);
+        for (int k = 0; k < 3; ++k) {
+            pos[k] = p[k] + u->offset[0] * tg[k] + u->offset[1] * bt[k] + u->offset[2] * nn[k];
+            nrm[k] = u->normal[0] * tg[k] + u->normal[1] * bt[k] + u->normal[2] * nn[k];
+        }
+    }
+}
