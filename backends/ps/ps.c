@@ -116,7 +116,6 @@ typedef struct ps_instance {
     const float* rest_positions;
     const float* rest_normals;
     const uint32_t* render_indices;
-    bool has_sim_mesh;
     float* positions; /* own output */
     float* normals;
     float* latest;    /* skinning matrices of the latest set_pose */
@@ -420,7 +419,6 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     if (r == SINEW_OK && !baked) inst->model.decimated_triangles = decimated.triangle_count;
     if (r == SINEW_OK) r = collision_candidates(host, baked ? rig : &view, &inst->model, &p);
     if (!baked) sinew_decimated_free(host, &decimated);
-    inst->has_sim_mesh = inst->model.restore != NULL;
     if (r != SINEW_OK) {
         ps_destroy(inst);
         return r;
@@ -589,36 +587,6 @@ static sinew_result ps_get_state(void* instance, const sinew_state_view* state)
     return SINEW_OK;
 }
 
-/* Skin vertex values from render-vertex values (set_state): with a separate simulation mesh
- * through the restore records, else from the first render vertex welded into each. */
-static void render_to_skin(const ps_instance* inst, const float* render, float* skin, bool offsets)
-{
-    const ps_model* m = &inst->model;
-    static const float zero[3] = {0.0f, 0.0f, 0.0f};
-    if (!inst->has_sim_mesh) {
-        for (uint32_t v = m->render_count; v-- > 0;)
-            memcpy(skin + 3u * m->weld[v], render + 3u * v, 12u);
-        return;
-    }
-    for (uint32_t i = 0; i < m->n; ++i) {
-        const ps_restore* rs = &m->restore[i];
-        const uint32_t* t = inst->render_indices + 3u * rs->triangle;
-        if (!offsets) {
-            for (int k = 0; k < 3; ++k)
-                skin[3u * i + k] = rs->bary[0] * render[3u * t[0] + k] +
-                                   rs->bary[1] * render[3u * t[1] + k] +
-                                   rs->bary[2] * render[3u * t[2] + k];
-            continue;
-        }
-        float p[3], tg[3], bt[3], nn[3];
-        ps_surface_frame(render + 3u * t[0], render + 3u * t[1], render + 3u * t[2], zero, zero,
-                         zero, rs->bary, p, tg, bt, nn);
-        for (int k = 0; k < 3; ++k)
-            skin[3u * i + k] = p[k] + rs->offset[0] * tg[k] + rs->offset[1] * bt[k] +
-                               rs->offset[2] * nn[k];
-    }
-}
-
 static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
 {
     ps_instance* inst = ps_cast(instance);
@@ -638,8 +606,9 @@ static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
         sinew_host_free(&inst->host, vel);
         return sinew_host_fail(&inst->host, SINEW_ERROR_OUT_OF_MEMORY, "ps set_state: out of memory");
     }
-    render_to_skin(inst, state->positions, skin, true);
-    if (vel) render_to_skin(inst, state->velocities, vel, false);
+    ps_render_to_skin(&inst->model, inst->render_indices, state->positions, skin, true);
+    if (vel)
+        ps_render_to_skin(&inst->model, inst->render_indices, state->velocities, vel, false);
     ps_sim_set_skin(inst->sim, skin, vel);
     sinew_host_free(&inst->host, skin);
     sinew_host_free(&inst->host, vel);

@@ -186,6 +186,13 @@ sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* ri
 void ps_upsample_vertex(const ps_model* m, const float* skin_f, const float* skin_n,
                         const float* skinning, uint32_t r, float pos[3], float nrm[3]);
 
+/* Skin vertex values from render-vertex values (a backend's set_state): with a separate
+ * simulation mesh through the restore records (offsets: positions, with the normal offsets of
+ * the records; else velocities, barycentric only), else from the first render vertex welded
+ * into each skin vertex. 3 floats per vertex. */
+void ps_render_to_skin(const ps_model* m, const uint32_t* render_indices, const float* render,
+                       float* skin, bool offsets);
+
 /* Checks what the tissue model reads of a rig (joints, bind matrices, both meshes); each
  * refusal is one log line that begins with `backend`. */
 sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,

@@ -216,3 +216,31 @@ void ps_upsample_vertex(const ps_model* m, const float* skin_f, const float* ski
         }
     }
 }
+
+void ps_render_to_skin(const ps_model* m, const uint32_t* render_indices, const float* render,
+                       float* skin, bool offsets)
+{
+    static const float zero[3] = {0.0f, 0.0f, 0.0f};
+    if (!m->restore) {
+        for (uint32_t v = m->render_count; v-- > 0;)
+            memcpy(skin + 3u * m->weld[v], render + 3u * v, 12u);
+        return;
+    }
+    for (uint32_t i = 0; i < m->n; ++i) {
+        const ps_restore* rs = &m->restore[i];
+        const uint32_t* t = render_indices + 3u * rs->triangle;
+        if (!offsets) {
+            for (int k = 0; k < 3; ++k)
+                skin[3u * i + k] = rs->bary[0] * render[3u * t[0] + k] +
+                                   rs->bary[1] * render[3u * t[1] + k] +
+                                   rs->bary[2] * render[3u * t[2] + k];
+            continue;
+        }
+        float p[3], tg[3], bt[3], nn[3];
+        ps_surface_frame(render + 3u * t[0], render + 3u * t[1], render + 3u * t[2], zero, zero,
+                         zero, rs->bary, p, tg, bt, nn);
+        for (int k = 0; k < 3; ++k)
+            skin[3u * i + k] = p[k] + rs->offset[0] * tg[k] + rs->offset[1] * bt[k] +
+                               rs->offset[2] * nn[k];
+    }
+}
