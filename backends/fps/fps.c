@@ -56,8 +56,6 @@
 
 #define FPS_MAGIC 0x6670736bu
 
-typedef enum fps_shape { FPS_SHAPE_REST, FPS_SHAPE_SIM, FPS_SHAPE_STATE } fps_shape;
-
 typedef struct fps_instance {
     uint32_t magic;
     sinew_host_api host;
@@ -65,19 +63,10 @@ typedef struct fps_instance {
     ps_model model;
     fps_sim* sim;
     uint32_t joint_count;
-    uint32_t render_count;
-    const float* rest_positions;
-    const float* rest_normals;
     const uint32_t* render_indices;
-    float* positions;
-    float* normals;
+    ps_output out;    /* render-mesh output (own buffers, binding) */
     float* latest;
     bool pose_pending;
-    bool bound;
-    sinew_output_view binding;
-    fps_shape shape;
-    bool positions_fresh;
-    bool normals_fresh;
     sinew_mls_weights mls;   /* baked or restored when upsampling resolves to mls */
 } fps_instance;
 
@@ -85,6 +74,13 @@ static fps_instance* fps_cast(void* instance)
 {
     fps_instance* inst = (fps_instance*)instance;
     return inst && inst->magic == FPS_MAGIC ? inst : NULL;
+}
+
+/* ps_output's upsampling callback. */
+static void fps_upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
+                            size_t normal_stride)
+{
+    fps_sim_upsample((fps_sim*)sim, positions, position_stride, normals, normal_stride);
 }
 
 /* ---- parameters ---- */
@@ -321,8 +317,7 @@ static void fps_destroy(void* instance)
     fps_sim_destroy(inst->sim);
     sinew_mls_free(&host, &inst->mls);
     ps_model_free(&host, &inst->model);
-    sinew_host_free(&host, inst->positions);
-    sinew_host_free(&host, inst->normals);
+    ps_output_free(&inst->out, &host);
     sinew_host_free(&host, inst->latest);
     inst->magic = 0;
     sinew_host_free(&host, inst);
@@ -391,9 +386,6 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
     inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
     inst->params = p;
     inst->joint_count = rig->joint_count;
-    inst->render_count = rig->render_mesh.vertex_count;
-    inst->rest_positions = rig->render_mesh.positions;
-    inst->rest_normals = rig->render_mesh.normals;
     inst->render_indices = rig->render_mesh.indices;
     bool baked = false, has_mls = false;
     r = build_model(host, rig, &p, &inst->model, &baked, &inst->mls, &has_mls);
@@ -419,18 +411,17 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
         return r;
     }
     fps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
-    uint32_t n = inst->render_count;
-    inst->positions = (float*)sinew_host_calloc(host, n, 12u);
-    inst->normals = (float*)sinew_host_calloc(host, n, 12u);
+    r = ps_output_init(&inst->out, host, FPS_NAME, &rig->render_mesh, fps_upsample_cb,
+                       inst->sim);
+    if (r != SINEW_OK) {
+        fps_destroy(inst);
+        return r;
+    }
     inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
-    if (!inst->positions || !inst->normals || !inst->latest) {
+    if (!inst->latest) {
         fps_destroy(inst);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
     }
-    memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
-    memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
-    inst->positions_fresh = inst->normals_fresh = true;
-    inst->shape = FPS_SHAPE_REST;
     const ps_model* m = &inst->model;
     uint32_t ell;
     size_t crs;
@@ -487,96 +478,35 @@ static sinew_result fps_step(void* instance, float dt)
     }
     sinew_result r = fps_sim_step(inst->sim);
     if (r != SINEW_OK) return r;
-    inst->shape = FPS_SHAPE_SIM;
-    if (inst->bound) {
-        fps_sim_upsample(inst->sim, inst->binding.positions, inst->binding.position_stride,
-                         inst->binding.normals, inst->binding.normal_stride);
-        inst->positions_fresh = inst->normals_fresh = false;
-    } else {
-        fps_sim_upsample(inst->sim, inst->positions, 12u, inst->normals, 12u);
-        inst->positions_fresh = inst->normals_fresh = true;
-    }
+    ps_output_after_step(&inst->out);
     return SINEW_OK;
-}
-
-static void refresh(fps_instance* inst, bool need_normals)
-{
-    bool pos = !inst->positions_fresh;
-    bool nrm = need_normals && !inst->normals_fresh;
-    if (!pos && !nrm) return;
-    if (inst->shape == FPS_SHAPE_REST) {
-        if (pos) memcpy(inst->positions, inst->rest_positions, (size_t)inst->render_count * 12u);
-        if (nrm) memcpy(inst->normals, inst->rest_normals, (size_t)inst->render_count * 12u);
-    } else {
-        fps_sim_upsample(inst->sim, pos ? inst->positions : NULL, 12u, nrm ? inst->normals : NULL,
-                         12u);
-    }
-    if (pos) inst->positions_fresh = true;
-    if (nrm) inst->normals_fresh = true;
 }
 
 static sinew_result fps_read_output(void* instance, const sinew_output_view* out)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r =
-        sinew_output_check(&inst->host, FPS_NAME, "read_output", out, inst->render_count);
-    if (r != SINEW_OK) return r;
-    refresh(inst, out->normals != NULL);
-    sinew_output_copy(inst->positions, inst->render_count, out->positions,
-                      out->position_stride ? out->position_stride : 12u);
-    if (out->normals)
-        sinew_output_copy(inst->normals, inst->render_count, out->normals,
-                          out->normal_stride ? out->normal_stride : 12u);
-    return SINEW_OK;
+    return ps_output_read(&inst->out, &inst->host, out);
 }
 
 static sinew_result fps_bind_output(void* instance, const sinew_output_view* out)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!out) {
-        refresh(inst, true);
-        inst->bound = false;
-        return SINEW_OK;
-    }
-    sinew_result r =
-        sinew_output_check(&inst->host, FPS_NAME, "bind_output", out, inst->render_count);
-    if (r != SINEW_OK) return r;
-    inst->binding = sinew_output_binding(out);
-    inst->bound = true;
-    return SINEW_OK;
-}
-
-static sinew_result check_state(const fps_instance* inst, const sinew_state_view* state,
-                                const char* fn)
-{
-    const sinew_host_api* host = &inst->host;
-    if (!state)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps %s: state is NULL", fn);
-    if (state->struct_size < sizeof(sinew_state_view))
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps %s: state struct_size %u is "
-                               "below %zu", fn, state->struct_size, sizeof(sinew_state_view));
-    if (state->vertex_count != inst->render_count)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps %s: a state of %u "
-                               "vertices for a mesh of %u", fn, state->vertex_count,
-                               inst->render_count);
-    if (!state->positions)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps %s: positions is NULL", fn);
-    return SINEW_OK;
+    return ps_output_bind(&inst->out, &inst->host, out);
 }
 
 static sinew_result fps_get_state(void* instance, const sinew_state_view* state)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_state(inst, state, "get_state");
+    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "get_state");
     if (r != SINEW_OK) return r;
-    refresh(inst, false);
-    memcpy(state->positions, inst->positions, (size_t)inst->render_count * 12u);
+    ps_output_refresh(&inst->out, false);
+    memcpy(state->positions, inst->out.positions, (size_t)inst->out.render_count * 12u);
     if (state->velocities) {
-        if (inst->shape == FPS_SHAPE_REST)
-            memset(state->velocities, 0, (size_t)inst->render_count * 12u);
+        if (inst->out.shape == PS_SHAPE_REST)
+            memset(state->velocities, 0, (size_t)inst->out.render_count * 12u);
         else
             fps_sim_render_velocities(inst->sim, state->velocities);
     }
@@ -587,9 +517,9 @@ static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_state(inst, state, "set_state");
+    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "set_state");
     if (r != SINEW_OK) return r;
-    size_t count = 3u * (size_t)inst->render_count;
+    size_t count = 3u * (size_t)inst->out.render_count;
     for (size_t k = 0; k < count; ++k)
         if (!isfinite(state->positions[k]) || (state->velocities && !isfinite(state->velocities[k])))
             return sinew_host_fail(&inst->host, SINEW_ERROR_NONFINITE,
@@ -609,10 +539,7 @@ static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
     fps_sim_set_skin(inst->sim, skin, vel);
     sinew_host_free(&inst->host, skin);
     sinew_host_free(&inst->host, vel);
-    memcpy(inst->positions, state->positions, count * sizeof(float));
-    inst->shape = FPS_SHAPE_STATE;
-    inst->positions_fresh = true;
-    inst->normals_fresh = false;
+    ps_output_set_state(&inst->out, state->positions);
     return SINEW_OK;
 }
 

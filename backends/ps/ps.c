@@ -103,8 +103,6 @@
 
 #define PS_MAGIC 0x70736b6eu
 
-typedef enum ps_shape { PS_SHAPE_REST, PS_SHAPE_SIM, PS_SHAPE_STATE } ps_shape;
-
 typedef struct ps_instance {
     uint32_t magic;
     sinew_host_api host;
@@ -112,26 +110,24 @@ typedef struct ps_instance {
     ps_model model;
     ps_sim* sim;
     uint32_t joint_count;
-    uint32_t render_count;
-    const float* rest_positions;
-    const float* rest_normals;
     const uint32_t* render_indices;
-    float* positions; /* own output */
-    float* normals;
+    ps_output out;    /* render-mesh output (own buffers, binding) */
     float* latest;    /* skinning matrices of the latest set_pose */
     bool has_pose;
     bool pose_pending;
-    bool bound;
-    sinew_output_view binding;
-    ps_shape shape;
-    bool positions_fresh;
-    bool normals_fresh;
 } ps_instance;
 
 static ps_instance* ps_cast(void* instance)
 {
     ps_instance* inst = (ps_instance*)instance;
     return inst && inst->magic == PS_MAGIC ? inst : NULL;
+}
+
+/* ps_output's upsampling callback. */
+static void ps_upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
+                           size_t normal_stride)
+{
+    ps_sim_upsample((ps_sim*)sim, positions, position_stride, normals, normal_stride);
 }
 
 /* ---- parameters ---- */
@@ -346,8 +342,7 @@ static void ps_destroy(void* instance)
     }
     ps_sim_destroy(inst->sim);
     ps_model_free(&host, &inst->model);
-    sinew_host_free(&host, inst->positions);
-    sinew_host_free(&host, inst->normals);
+    ps_output_free(&inst->out, &host);
     sinew_host_free(&host, inst->latest);
     inst->magic = 0;
     sinew_host_free(&host, inst);
@@ -403,9 +398,6 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
     inst->params = p;
     inst->joint_count = rig->joint_count;
-    inst->render_count = rig->render_mesh.vertex_count;
-    inst->rest_positions = rig->render_mesh.positions;
-    inst->rest_normals = rig->render_mesh.normals;
     inst->render_indices = rig->render_mesh.indices;
     bool baked = rig->baked_backend && strcmp(rig->baked_backend, PS_NAME) == 0;
     /* A lone large render mesh is simulated decimated (Sec. 6); a bake carries that mesh. */
@@ -429,18 +421,17 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         ps_destroy(inst);
         return r;
     }
-    uint32_t n = inst->render_count;
-    inst->positions = (float*)sinew_host_calloc(host, n, 12u);
-    inst->normals = (float*)sinew_host_calloc(host, n, 12u);
+    r = ps_output_init(&inst->out, host, PS_NAME, &rig->render_mesh, ps_upsample_cb,
+                       inst->sim);
+    if (r != SINEW_OK) {
+        ps_destroy(inst);
+        return r;
+    }
     inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
-    if (!inst->positions || !inst->normals || !inst->latest) {
+    if (!inst->latest) {
         ps_destroy(inst);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     }
-    memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
-    memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
-    inst->positions_fresh = inst->normals_fresh = true;
-    inst->shape = PS_SHAPE_REST;
     const ps_model* m = &inst->model;
     sinew_host_log(host, SINEW_LOG_INFO,
                    "ps: %s %u skin vertices, %u bones, %u tets (%u degenerate), %zu matrix "
@@ -491,96 +482,35 @@ static sinew_result ps_step(void* instance, float dt)
     }
     sinew_result r = ps_sim_step(inst->sim, NULL);
     if (r != SINEW_OK) return r;
-    inst->shape = PS_SHAPE_SIM;
-    if (inst->bound) {
-        ps_sim_upsample(inst->sim, inst->binding.positions, inst->binding.position_stride,
-                        inst->binding.normals, inst->binding.normal_stride);
-        inst->positions_fresh = inst->normals_fresh = false;
-    } else {
-        ps_sim_upsample(inst->sim, inst->positions, 12u, inst->normals, 12u);
-        inst->positions_fresh = inst->normals_fresh = true;
-    }
+    ps_output_after_step(&inst->out);
     return SINEW_OK;
-}
-
-/* Brings the own buffers up to the current shape. */
-static void refresh(ps_instance* inst, bool need_normals)
-{
-    bool pos = !inst->positions_fresh;
-    bool nrm = need_normals && !inst->normals_fresh;
-    if (!pos && !nrm) return;
-    if (inst->shape == PS_SHAPE_REST) {
-        if (pos) memcpy(inst->positions, inst->rest_positions, (size_t)inst->render_count * 12u);
-        if (nrm) memcpy(inst->normals, inst->rest_normals, (size_t)inst->render_count * 12u);
-    } else {
-        /* SIM: both from the simulation; STATE: positions are the given ones (always fresh). */
-        ps_sim_upsample(inst->sim, pos ? inst->positions : NULL, 12u, nrm ? inst->normals : NULL,
-                        12u);
-    }
-    if (pos) inst->positions_fresh = true;
-    if (nrm) inst->normals_fresh = true;
 }
 
 static sinew_result ps_read_output(void* instance, const sinew_output_view* out)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r =
-        sinew_output_check(&inst->host, PS_NAME, "read_output", out, inst->render_count);
-    if (r != SINEW_OK) return r;
-    refresh(inst, out->normals != NULL);
-    sinew_output_copy(inst->positions, inst->render_count, out->positions,
-             out->position_stride ? out->position_stride : 12u);
-    if (out->normals)
-        sinew_output_copy(inst->normals, inst->render_count, out->normals,
-                 out->normal_stride ? out->normal_stride : 12u);
-    return SINEW_OK;
+    return ps_output_read(&inst->out, &inst->host, out);
 }
 
 static sinew_result ps_bind_output(void* instance, const sinew_output_view* out)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!out) {
-        refresh(inst, true);
-        inst->bound = false;
-        return SINEW_OK;
-    }
-    sinew_result r =
-        sinew_output_check(&inst->host, PS_NAME, "bind_output", out, inst->render_count);
-    if (r != SINEW_OK) return r;
-    inst->binding = sinew_output_binding(out);
-    inst->bound = true;
-    return SINEW_OK;
-}
-
-static sinew_result check_state(const ps_instance* inst, const sinew_state_view* state,
-                                const char* fn)
-{
-    const sinew_host_api* host = &inst->host;
-    if (!state) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: state is NULL", fn);
-    if (state->struct_size < sizeof(sinew_state_view))
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "ps %s: state struct_size %u is "
-                               "below %zu", fn, state->struct_size, sizeof(sinew_state_view));
-    if (state->vertex_count != inst->render_count)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: a state of %u vertices "
-                               "for a mesh of %u", fn, state->vertex_count, inst->render_count);
-    if (!state->positions)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps %s: positions is NULL", fn);
-    return SINEW_OK;
+    return ps_output_bind(&inst->out, &inst->host, out);
 }
 
 static sinew_result ps_get_state(void* instance, const sinew_state_view* state)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_state(inst, state, "get_state");
+    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "get_state");
     if (r != SINEW_OK) return r;
-    refresh(inst, false);
-    memcpy(state->positions, inst->positions, (size_t)inst->render_count * 12u);
+    ps_output_refresh(&inst->out, false);
+    memcpy(state->positions, inst->out.positions, (size_t)inst->out.render_count * 12u);
     if (state->velocities) {
-        if (inst->shape == PS_SHAPE_REST)
-            memset(state->velocities, 0, (size_t)inst->render_count * 12u);
+        if (inst->out.shape == PS_SHAPE_REST)
+            memset(state->velocities, 0, (size_t)inst->out.render_count * 12u);
         else
             ps_sim_render_velocities(inst->sim, state->velocities);
     }
@@ -591,9 +521,9 @@ static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_state(inst, state, "set_state");
+    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "set_state");
     if (r != SINEW_OK) return r;
-    size_t count = 3u * (size_t)inst->render_count;
+    size_t count = 3u * (size_t)inst->out.render_count;
     for (size_t k = 0; k < count; ++k)
         if (!isfinite(state->positions[k]) || (state->velocities && !isfinite(state->velocities[k])))
             return sinew_host_fail(&inst->host, SINEW_ERROR_NONFINITE,
@@ -612,10 +542,7 @@ static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
     ps_sim_set_skin(inst->sim, skin, vel);
     sinew_host_free(&inst->host, skin);
     sinew_host_free(&inst->host, vel);
-    memcpy(inst->positions, state->positions, count * sizeof(float));
-    inst->shape = PS_SHAPE_STATE;
-    inst->positions_fresh = true;
-    inst->normals_fresh = false;
+    ps_output_set_state(&inst->out, state->positions);
     return SINEW_OK;
 }
 

@@ -193,6 +193,51 @@ void ps_upsample_vertex(const ps_model* m, const float* skin_f, const float* ski
 void ps_render_to_skin(const ps_model* m, const uint32_t* render_indices, const float* render,
                        float* skin, bool offsets);
 
+/* ---- the render-mesh output of a physics backend (ps_output.c) ---- */
+
+/* What the own buffers hold: the rest pose, the simulation's shape, or a set_state shape. */
+typedef enum ps_shape { PS_SHAPE_REST, PS_SHAPE_SIM, PS_SHAPE_STATE } ps_shape;
+
+/* Writes the render mesh from the simulation into positions/normals (either may be NULL) at
+ * byte strides: ps_sim_upsample or fps_sim_upsample. */
+typedef void (*ps_upsample_fn)(void* sim, float* positions, size_t position_stride,
+                               float* normals, size_t normal_stride);
+
+typedef struct ps_output {
+    const char* backend;     /* for log lines */
+    uint32_t render_count;
+    const float* rest_positions;
+    const float* rest_normals;
+    ps_upsample_fn upsample;
+    void* sim;
+    float* positions;        /* own buffers, up to date when *_fresh */
+    float* normals;
+    bool positions_fresh;
+    bool normals_fresh;
+    ps_shape shape;
+    bool bound;              /* later steps write `binding` directly */
+    sinew_output_view binding;
+} ps_output;
+
+/* Own buffers at the rest pose. OUT_OF_MEMORY with one line naming `backend`. */
+sinew_result ps_output_init(ps_output* o, const sinew_host_api* host, const char* backend,
+                            const sinew_mesh_view* render, ps_upsample_fn upsample, void* sim);
+void ps_output_free(ps_output* o, const sinew_host_api* host);
+/* After a step: upsample into the binding (own buffers then stale) or the own buffers. */
+void ps_output_after_step(ps_output* o);
+/* Brings the own buffers up to the current shape (normals only when asked). */
+void ps_output_refresh(ps_output* o, bool need_normals);
+/* The vtable's read_output and bind_output (out NULL: unbind). */
+sinew_result ps_output_read(ps_output* o, const sinew_host_api* host,
+                            const sinew_output_view* out);
+sinew_result ps_output_bind(ps_output* o, const sinew_host_api* host,
+                            const sinew_output_view* out);
+/* Checks a state view for get_state/set_state (`fn` names the call in the log line). */
+sinew_result ps_output_check_state(const ps_output* o, const sinew_host_api* host,
+                                   const sinew_state_view* state, const char* fn);
+/* set_state's shape: the given positions (normals recomputed on demand). */
+void ps_output_set_state(ps_output* o, const float* positions);
+
 /* Checks what the tissue model reads of a rig (joints, bind matrices, both meshes); each
  * refusal is one log line that begins with `backend`. */
 sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
