@@ -23,6 +23,9 @@ struct sinew_vk_context {
     uint8_t device_uuid[VK_UUID_SIZE];
     VkCommandPool command_pool;         /* for sinew_vk_context_submit_wait */
     volatile uint64_t validation_messages;
+    /* The live outputs, so that the renderer recognises an output's VkBuffer among the
+     * buffers it is given (sinew_vk_output_find). */
+    struct sinew_vk_output* outputs;
 };
 
 /* Logs "<what>: <VkResult name>" and maps the VkResult to a sinew_result. */
@@ -60,12 +63,40 @@ struct sinew_vk_output {
     void* gpu_writer;                   /* the vk backend instance bound to this output */
     sinew_world* world;                 /* the remembered skin (sinew_vk_output_bind) */
     sinew_skin skin;
+    struct sinew_vk_output* next_output; /* in ctx->outputs */
 };
 
 /* The output of a chain entry when `ext` names a live output; NULL otherwise. */
 sinew_vk_output* sinew_vk_output_from_ext(const sinew_vk_output_ext* ext);
 /* Waits on the CPU for a deferred read release (when a GPU writer goes away mid-frame). */
 sinew_result sinew_vk_output_wait_pending(sinew_vk_output* out, uint64_t timeout_ns);
+
+/* The live output of ctx whose VkBuffer is `buffer`, or NULL. Inline, like the next one:
+ * sinew_render uses them, and the module exports only its public API. */
+static inline sinew_vk_output* sinew_vk_output_find(const sinew_vk_context* ctx,
+                                                    VkBuffer buffer)
+{
+    if (!ctx || buffer == VK_NULL_HANDLE) return NULL;
+    for (sinew_vk_output* out = ctx->outputs; out; out = out->next_output)
+        if (out->buffer == buffer) return out;
+    return NULL;
+}
+
+/* The slots whose positions or normals overlap bytes [offset, offset + size) of the output's
+ * buffer, one bit per slot. */
+static inline uint32_t sinew_vk_output_slots_in(const sinew_vk_output* out, VkDeviceSize offset,
+                                                VkDeviceSize size)
+{
+    uint32_t mask = 0;
+    const VkDeviceSize end = offset + size;
+    for (uint32_t k = 0; size && k < out->slot_count; ++k) {
+        const VkDeviceSize p = out->position_offset[k], n = out->normal_offset[k];
+        if ((offset < p + out->slot_bytes && end > p) ||
+            (offset < n + out->slot_bytes && end > n))
+            mask |= 1u << k;
+    }
+    return mask;
+}
 
 /* ---- buffers shared by outputs and the compute backends (vk_output.c) ---- */
 

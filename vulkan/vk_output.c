@@ -3,6 +3,7 @@
  * memory and semaphores as opaque fds. Also the small buffer helpers the compute backends use.
  * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,8 @@
 static const char external_writer_tag = 0;
 #define EXTERNAL_WRITER ((void*)&external_writer_tag)
 #define WROTE_EXTERNAL 2
+
+static int transfers_ownership(const sinew_vk_output* out);
 
 static VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a)
 {
@@ -240,6 +243,11 @@ static sinew_result output_allocate(sinew_vk_output* out, VkBufferUsageFlags usa
 static void output_free(sinew_vk_output* out)
 {
     sinew_vk_context* ctx = out->ctx;
+    for (sinew_vk_output** at = &ctx->outputs; *at; at = &(*at)->next_output)
+        if (*at == out) {
+            *at = out->next_output;
+            break;
+        }
     if (out->written) vkDestroySemaphore(ctx->device, out->written, NULL);
     if (out->read) vkDestroySemaphore(ctx->device, out->read, NULL);
     if (out->mapped) vkUnmapMemory(ctx->device, out->memory);
@@ -336,6 +344,8 @@ sinew_result sinew_vk_output_create(sinew_vk_context* ctx, const sinew_vk_output
         e->position_offset = out->position_offset[k];
         e->normal_offset = out->normal_offset[k];
     }
+    out->next_output = ctx->outputs;
+    ctx->outputs = out;
     *out_output = out;
     return SINEW_OK;
 }
@@ -564,6 +574,10 @@ sinew_result sinew_vk_output_release(sinew_vk_output* output, uint64_t value)
     return vr == VK_SUCCESS ? SINEW_OK : sinew_vk_fail(ctx, vr, "vkSignalSemaphore (read)");
 }
 
+/* Fields appended after the first published sinew_vk_output_info; a caller built against
+ * that version passes its smaller size and gets the fields it knows. */
+#define OUTPUT_INFO_MIN_SIZE ((uint32_t)offsetof(sinew_vk_output_info, external_writer))
+
 sinew_result sinew_vk_output_get_info(const sinew_vk_output* output, sinew_vk_output_info* info)
 {
     const sinew_vk_output* out = output_cast(output);
@@ -571,36 +585,41 @@ sinew_result sinew_vk_output_get_info(const sinew_vk_output* output, sinew_vk_ou
     if (!info)
         return sinew_host_fail(&out->ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_vk_output_get_info: out_info is NULL");
-    if (info->struct_size < sizeof *info)
+    if (info->struct_size < OUTPUT_INFO_MIN_SIZE)
         return sinew_host_fail(&out->ctx->host, SINEW_ERROR_STRUCT_SIZE,
-                               "sinew_vk_output_get_info: struct_size %u is below %zu (use "
-                               "SINEW_VK_OUTPUT_INFO_INIT)", info->struct_size, sizeof *info);
-    uint32_t size = info->struct_size;
-    memset(info, 0, sizeof *info);
-    info->struct_size = size;
-    info->buffer = out->buffer;
-    info->buffer_size = out->buffer_size;
-    info->vertex_capacity = out->capacity;
-    info->slot_count = out->slot_count;
-    info->flags = out->flags;
-    info->host_visible = out->mapped != NULL;
-    info->written = out->written;
-    info->read = out->read;
-    info->frames = out->frames;
+                               "sinew_vk_output_get_info: struct_size %u is below %u (use "
+                               "SINEW_VK_OUTPUT_INFO_INIT)", info->struct_size,
+                               OUTPUT_INFO_MIN_SIZE);
+    sinew_vk_output_info full;
+    memset(&full, 0, sizeof full);
+    full.struct_size = info->struct_size;
+    full.buffer = out->buffer;
+    full.buffer_size = out->buffer_size;
+    full.vertex_capacity = out->capacity;
+    full.slot_count = out->slot_count;
+    full.flags = out->flags;
+    full.host_visible = out->mapped != NULL;
+    full.written = out->written;
+    full.read = out->read;
+    full.frames = out->frames;
     uint32_t s = out->slot_count;
-    info->read_slot = out->frames ? (uint32_t)((out->frames - 1u) % s) : UINT32_MAX;
-    info->previous_slot = out->frames >= 2u ? (uint32_t)((out->frames - 2u) % s) : UINT32_MAX;
-    info->write_slot = out->in_frame ? out->write_slot : UINT32_MAX;
-    uint32_t rs = info->read_slot == UINT32_MAX ? 0u : info->read_slot;
-    info->position_offset = out->position_offset[rs];
-    info->normal_offset = out->normal_offset[rs];
-    info->previous_position_offset =
-        info->previous_slot == UINT32_MAX ? 0u : out->position_offset[info->previous_slot];
-    info->slot_bytes = out->slot_bytes;
+    full.read_slot = out->frames ? (uint32_t)((out->frames - 1u) % s) : UINT32_MAX;
+    full.previous_slot = out->frames >= 2u ? (uint32_t)((out->frames - 2u) % s) : UINT32_MAX;
+    full.write_slot = out->in_frame ? out->write_slot : UINT32_MAX;
+    uint32_t rs = full.read_slot == UINT32_MAX ? 0u : full.read_slot;
+    full.position_offset = out->position_offset[rs];
+    full.normal_offset = out->normal_offset[rs];
+    full.previous_position_offset =
+        full.previous_slot == UINT32_MAX ? 0u : out->position_offset[full.previous_slot];
+    full.slot_bytes = out->slot_bytes;
     if (out->mapped) {
-        info->positions = (const float*)(out->mapped + out->position_offset[rs]);
-        info->normals = (const float*)(out->mapped + out->normal_offset[rs]);
+        full.positions = (const float*)(out->mapped + out->position_offset[rs]);
+        full.normals = (const float*)(out->mapped + out->normal_offset[rs]);
     }
+    full.external_writer = out->gpu_writer == EXTERNAL_WRITER;
+    full.ownership_transfer = (uint32_t)transfers_ownership(out);
+    size_t size = info->struct_size < sizeof full ? info->struct_size : sizeof full;
+    memcpy(info, &full, size);
     return SINEW_OK;
 }
 
@@ -742,5 +761,109 @@ sinew_result sinew_vk_output_external_frame(sinew_vk_output* output, uint64_t* o
     *out_signal_written = out->frames + 1u;
     out->pending_read_wait = 0;
     out->gpu_wrote = WROTE_EXTERNAL;
+    return SINEW_OK;
+}
+
+/* ---- queue family ownership of externally written slots ---- */
+
+/* Does reading the output's slots need a queue family ownership transfer? Only exported
+ * memory reaches another API; a registered writer on memory that was never exportable writes
+ * through this VkDevice, where VK_QUEUE_FAMILY_EXTERNAL is not involved. */
+static int transfers_ownership(const sinew_vk_output* out)
+{
+    return out->gpu_writer == EXTERNAL_WRITER && (out->flags & SINEW_VK_OUTPUT_EXPORTABLE);
+}
+
+/* Records the acquire (EXTERNAL -> family, then the reading stage/access) or the release
+ * (family -> EXTERNAL after the reading stage) of one slot; arguments already checked. */
+static void record_transfer(const sinew_vk_output* out, uint32_t slot, VkCommandBuffer cmd,
+                            uint32_t family, int acquire, VkPipelineStageFlags stage,
+                            VkAccessFlags access)
+{
+    /* One barrier over the slot: its positions, the padding, its normals. */
+    VkBufferMemoryBarrier b = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+    b.buffer = out->buffer;
+    b.offset = out->position_offset[slot];
+    b.size = out->normal_offset[slot] + out->slot_bytes - out->position_offset[slot];
+    if (acquire) {
+        /* The source access of an acquire is ignored (the writer's writes were made available
+         * by its release outside Vulkan). Its source stage is the reading stage, so that a
+         * semaphore wait for `written` at that stage or an earlier one chains into it. */
+        b.srcAccessMask = 0;
+        b.dstAccessMask = access;
+        b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+        b.dstQueueFamilyIndex = family;
+        vkCmdPipelineBarrier(cmd, stage, stage, 0, 0, NULL, 1, &b, 0, NULL);
+    } else {
+        /* The destination access of a release is ignored; bottom of pipe lets the `read`
+         * signal that follows in submission order chain from it. */
+        b.srcAccessMask = access;
+        b.dstAccessMask = 0;
+        b.srcQueueFamilyIndex = family;
+        b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+        vkCmdPipelineBarrier(cmd, stage, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, NULL, 1,
+                             &b, 0, NULL);
+    }
+}
+
+/* Checks the arguments of cmd_acquire/cmd_release; one line for the first problem. */
+static sinew_result check_transfer(const sinew_vk_output* out, const char* fn, uint32_t slot,
+                                   VkCommandBuffer cmd, uint32_t family,
+                                   VkPipelineStageFlags stage, VkAccessFlags access,
+                                   int need_access)
+{
+    sinew_vk_context* ctx = out->ctx;
+    if (slot >= out->slot_count)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: slot %u of %u", fn, slot, out->slot_count);
+    if (cmd == VK_NULL_HANDLE)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: cmd is VK_NULL_HANDLE", fn);
+    uint32_t families = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &families, NULL);
+    if (family >= families)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: queue_family_index %u is not a queue family of %s (%u "
+                               "families; the special EXTERNAL/FOREIGN/IGNORED values are not "
+                               "reading families)", fn, family, ctx->properties.deviceName,
+                               families);
+    if (stage == 0)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: the stage mask is 0 (give the stages that read the slot)",
+                               fn);
+    if (need_access && access == 0)
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: dst_access is 0 (the reads would not see the writer's "
+                               "data)", fn);
+    return SINEW_OK;
+}
+
+sinew_result sinew_vk_output_cmd_acquire(const sinew_vk_output* output, uint32_t slot,
+                                         VkCommandBuffer cmd, uint32_t queue_family_index,
+                                         VkPipelineStageFlags dst_stage,
+                                         VkAccessFlags dst_access)
+{
+    const sinew_vk_output* out = output_cast(output);
+    if (!out) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_transfer(out, "sinew_vk_output_cmd_acquire", slot, cmd,
+                                    queue_family_index, dst_stage, dst_access, 1);
+    if (r != SINEW_OK) return r;
+    if (transfers_ownership(out))
+        record_transfer(out, slot, cmd, queue_family_index, 1, dst_stage, dst_access);
+    return SINEW_OK;
+}
+
+sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output, uint32_t slot,
+                                         VkCommandBuffer cmd, uint32_t queue_family_index,
+                                         VkPipelineStageFlags src_stage,
+                                         VkAccessFlags src_access)
+{
+    const sinew_vk_output* out = output_cast(output);
+    if (!out) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_transfer(out, "sinew_vk_output_cmd_release", slot, cmd,
+                                    queue_family_index, src_stage, src_access, 0);
+    if (r != SINEW_OK) return r;
+    if (transfers_ownership(out))
+        record_transfer(out, slot, cmd, queue_family_index, 0, src_stage, src_access);
     return SINEW_OK;
 }

@@ -65,7 +65,17 @@ SINEW_API void sinew_renderer_destroy(sinew_renderer* renderer);
  * multiple of 4 of at least 12, and buffer offsets multiples of 4. Buffers must have been
  * written before the draw: by the host, or by work submitted earlier to the context's queue
  * (a barrier at the start of the draw makes such writes visible); work on other queues must
- * be finished by the caller. */
+ * be finished by the caller.
+ *
+ * A buffer that is a sinew_vk_output's (sinew_vk_output_get_info().buffer, on the renderer's
+ * context) is recognised: where that output transfers ownership (an external writer such as
+ * fps-cuda on exportable memory, sinew_vk_output_info.ownership_transfer), the draw acquires
+ * every slot a mesh reads from VK_QUEUE_FAMILY_EXTERNAL before the vertex shader and releases
+ * it back after the render pass, in its own command buffer (sinew_vk_output_cmd_acquire /
+ * _release; counted in sinew_renderer_info.ownership_transfers). The caller still waits for
+ * `written` before the draw and signals `read` after it, as before, and must not acquire those
+ * slots itself around the draw. Other buffers, and outputs without such a writer, are read as
+ * they always were. */
 typedef struct sinew_render_mesh {
     uint32_t struct_size;
     uint32_t vertex_count;              /* required */
@@ -132,9 +142,13 @@ typedef struct sinew_renderer_info {
     uint32_t samples;                   /* the multisample count in use */
     uint32_t max_meshes;
     uint64_t frames;                    /* draws done */
+    /* Appended (a caller's struct_size up to `frames` is still accepted): */
+    uint64_t ownership_transfers;       /* output slots acquired from and released to
+                                           VK_QUEUE_FAMILY_EXTERNAL by the draws done */
 } sinew_renderer_info;
 
-#define SINEW_RENDERER_INFO_INIT { (uint32_t)sizeof(sinew_renderer_info), 0u, 0u, 0u, 0u, 0u }
+#define SINEW_RENDERER_INFO_INIT { (uint32_t)sizeof(sinew_renderer_info), 0u, 0u, 0u, 0u, 0u, \
+    0u }
 
 SINEW_API sinew_result sinew_renderer_get_info(const sinew_renderer* renderer,
                                                sinew_renderer_info* out_info);

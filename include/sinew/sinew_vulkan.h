@@ -243,10 +243,15 @@ typedef struct sinew_vk_output_info {
     VkDeviceSize slot_bytes;            /* of the positions (= of the normals): 12 * capacity */
     const float* positions;             /* read_slot mapped, or NULL */
     const float* normals;
+    /* Appended (a caller's struct_size up to `normals` is still accepted): */
+    uint32_t external_writer;           /* 1 while sinew_vk_output_set_external_writer holds */
+    uint32_t ownership_transfer;        /* 1 when sinew_vk_output_cmd_acquire/_release record
+                                           barriers: external_writer on EXPORTABLE memory */
 } sinew_vk_output_info;
 
 #define SINEW_VK_OUTPUT_INFO_INIT { (uint32_t)sizeof(sinew_vk_output_info), VK_NULL_HANDLE, \
-    0u, 0u, 0u, 0u, 0u, VK_NULL_HANDLE, VK_NULL_HANDLE, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, NULL, NULL }
+    0u, 0u, 0u, 0u, 0u, VK_NULL_HANDLE, VK_NULL_HANDLE, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, NULL, NULL, \
+    0u, 0u }
 
 SINEW_API sinew_result sinew_vk_output_get_info(const sinew_vk_output* output,
                                                 sinew_vk_output_info* out_info);
@@ -326,11 +331,69 @@ SINEW_API sinew_result sinew_vk_output_export_semaphores(const sinew_vk_output* 
  * waits on the CPU for a `read` release handed out for the current frame but not taken, so the
  * next writer finds the slot released; the writer must have finished (or enqueued) its signal
  * first. external_frame without registration: SINEW_ERROR_INVALID_ARGUMENT. Each logs one line
- * on refusal. */
+ * on refusal. A reader of an exportable output with a registered writer acquires each slot
+ * before reading it and releases it after (sinew_vk_output_cmd_acquire / _release, below). */
 SINEW_API sinew_result sinew_vk_output_set_external_writer(sinew_vk_output* output, int enabled);
 SINEW_API sinew_result sinew_vk_output_external_frame(sinew_vk_output* output,
                                                       uint64_t* out_wait_read,
                                                       uint64_t* out_signal_written);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Queue family ownership of externally written slots                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A slot that another API writes through the exported memory (the fps-cuda plugin, from
+ * CUDA) is owned by VK_QUEUE_FAMILY_EXTERNAL while it is written. The Vulkan specification
+ * ("Queue Family Ownership Transfer", "External Memory") requires the reading queue family to
+ * acquire it from VK_QUEUE_FAMILY_EXTERNAL with a buffer memory barrier before reading it,
+ * and to release it back before the writer writes it again. These two functions record those
+ * barriers for one slot (its positions and normals) into a command buffer the caller owns:
+ * in the recording state, outside a render pass, allocated from a pool of
+ * queue_family_index. A reader of frame f:
+ *
+ *   wait for `written` >= f + 1          (a semaphore wait at dst_stage or an earlier stage,
+ *                                         or vkWaitSemaphores on the CPU)
+ *   sinew_vk_output_cmd_acquire(output, slot, cmd, family, dst_stage, dst_access)
+ *   the reads of the slot                (vertex input, a shader, a copy)
+ *   sinew_vk_output_cmd_release(output, slot, cmd, family, src_stage, src_access)
+ *   signal `read` = f + 1                (after the release in submission order)
+ *
+ * The acquire's source stage is dst_stage, so the semaphore wait chains into it; its source
+ * access is ignored by Vulkan. The release's destination stage is BOTTOM_OF_PIPE, from which
+ * the `read` signal chains; its destination access is ignored. Every acquire of a slot is
+ * followed by its release before the slot's `read` release; a reader that also reads the
+ * previous slot (motion vectors) acquires and releases that slot the same way.
+ *
+ * A barrier is recorded only where there is an ownership transfer: an external writer is
+ * registered (sinew_vk_output_set_external_writer) and the output was created with
+ * SINEW_VK_OUTPUT_EXPORTABLE, the only way its memory reaches another API
+ * (sinew_vk_output_info.ownership_transfer says so). Otherwise (vk-lbs/vk-dqs on the
+ * context's queue, a CPU backend through the mapping, an engine queue on the same VkDevice as
+ * the registered writer, which wants an output without EXPORTABLE) nothing is recorded and
+ * SINEW_OK returned: the engine's own barriers apply as before. That is a documented no-op
+ * rather than a refusal because the writer registers itself and may come and go at run time
+ * (fps-cuda registers when it binds and its semaphores export, not on lavapipe; a backend
+ * swap unregisters it), so a render loop calls both every frame without asking who writes.
+ * The check is made when the barrier is recorded: record a slot's acquire and release
+ * between the same two world updates, so that both see the same writer.
+ *
+ * Arguments, each refused with SINEW_ERROR_INVALID_ARGUMENT and one log line (a NULL or
+ * destroyed output without a line, as everywhere in this header), nothing recorded: slot <
+ * slot_count; cmd not VK_NULL_HANDLE; queue_family_index a queue family of the context's
+ * physical device (not VK_QUEUE_FAMILY_IGNORED / EXTERNAL / FOREIGN_EXT); a non-zero stage
+ * mask; a non-zero dst_access for the acquire (without one the reads need not see the
+ * writer's data). src_access may be 0: reads make nothing available. sinew_render does all of
+ * this itself for the output buffers it draws from (sinew_render.h). */
+SINEW_API sinew_result sinew_vk_output_cmd_acquire(const sinew_vk_output* output, uint32_t slot,
+                                                   VkCommandBuffer cmd,
+                                                   uint32_t queue_family_index,
+                                                   VkPipelineStageFlags dst_stage,
+                                                   VkAccessFlags dst_access);
+SINEW_API sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output, uint32_t slot,
+                                                   VkCommandBuffer cmd,
+                                                   uint32_t queue_family_index,
+                                                   VkPipelineStageFlags src_stage,
+                                                   VkAccessFlags src_access);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Compute backends                                                                         */

@@ -6,6 +6,7 @@
  * storage buffers in the vertex shader (offset and stride as push constants), so host uploads
  * and the device buffers of GPU backends, packed or interleaved, go through one pipeline. */
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,17 @@ struct sinew_renderer {
     float* scratch;             /* host normals when a mesh has none */
     size_t scratch_floats;
     uint64_t frames;
+    uint64_t ownership_transfers;
 };
+
+/* An output slot the current draw reads and must acquire from VK_QUEUE_FAMILY_EXTERNAL. */
+typedef struct render_transfer {
+    const sinew_vk_output* output;
+    uint32_t slot;
+} render_transfer;
+
+/* Every mesh reads at most two buffers, each spanning at most every slot of its output. */
+enum { RENDER_MAX_TRANSFERS = 2 * SINEW_RENDER_MAX_MESHES * SINEW_VK_OUTPUT_MAX_SLOTS };
 
 /* One log line through the context's logger, or stderr without a context. */
 static SINEW_PRINTF(3, 4) sinew_result render_fail(const sinew_vk_context* ctx,
@@ -640,20 +651,26 @@ void sinew_renderer_destroy(sinew_renderer* r)
     sinew_host_free(host, r);
 }
 
+/* Fields appended after the first published sinew_renderer_info are filled only when the
+ * caller's struct_size covers them. */
+#define RENDERER_INFO_MIN_SIZE offsetof(sinew_renderer_info, ownership_transfers)
+
 sinew_result sinew_renderer_get_info(const sinew_renderer* r, sinew_renderer_info* out)
 {
     if (!r || !out)
         return render_fail(r ? r->context : NULL, SINEW_ERROR_INVALID_ARGUMENT,
                            "sinew_renderer_get_info: renderer and out_info are required");
-    if (out->struct_size < sizeof(sinew_renderer_info))
+    if (out->struct_size < RENDERER_INFO_MIN_SIZE)
         return render_fail(r->context, SINEW_ERROR_STRUCT_SIZE,
                            "sinew_renderer_get_info: struct_size %u < %zu", out->struct_size,
-                           sizeof(sinew_renderer_info));
+                           RENDERER_INFO_MIN_SIZE);
     out->width = r->width;
     out->height = r->height;
     out->samples = r->samples;
     out->max_meshes = r->max_meshes;
     out->frames = r->frames;
+    if (out->struct_size >= sizeof(sinew_renderer_info))
+        out->ownership_transfers = r->ownership_transfers;
     return SINEW_OK;
 }
 
@@ -900,6 +917,42 @@ static sinew_result prepare_mesh(sinew_renderer* r, const sinew_render_mesh* m, 
     return SINEW_OK;
 }
 
+/* Adds the slots of the output behind `buffer`, when it is one whose slots are owned by an
+ * external writer, that `count` xyz elements at offset/stride touch. */
+static void add_transfers(const sinew_renderer* r, VkBuffer buffer, VkDeviceSize offset,
+                          size_t stride, uint32_t count, render_transfer* list, uint32_t* n)
+{
+    const sinew_vk_output* out = sinew_vk_output_find(r->context, buffer);
+    sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
+    if (!out || sinew_vk_output_get_info(out, &info) != SINEW_OK || !info.ownership_transfer)
+        return;
+    const VkDeviceSize bytes = (VkDeviceSize)(stride ? stride : 12u) * (count - 1u) + 12u;
+    const uint32_t mask = sinew_vk_output_slots_in(out, offset, bytes);
+    for (uint32_t slot = 0; slot < SINEW_VK_OUTPUT_MAX_SLOTS; slot++) {
+        if (!(mask & (1u << slot))) continue;
+        uint32_t k = 0;
+        while (k < *n && (list[k].output != out || list[k].slot != slot)) k++;
+        /* Each slot is acquired once per draw, however many meshes read it. */
+        if (k == *n && *n < RENDER_MAX_TRANSFERS) list[(*n)++] = (render_transfer){out, slot};
+    }
+}
+
+/* Records the acquire (or the release) of every collected slot for the vertex shader's
+ * storage-buffer reads. */
+static sinew_result record_transfers(const sinew_renderer* r, VkCommandBuffer cmd,
+                                     const render_transfer* list, uint32_t n, int acquire)
+{
+    const uint32_t family = r->context->queue_family_index;
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_VERTEX_SHADER_BIT;
+    sinew_result result = SINEW_OK;
+    for (uint32_t k = 0; k < n && result == SINEW_OK; k++)
+        result = acquire ? sinew_vk_output_cmd_acquire(list[k].output, list[k].slot, cmd, family,
+                                                       stage, VK_ACCESS_SHADER_READ_BIT)
+                         : sinew_vk_output_cmd_release(list[k].output, list[k].slot, cmd,
+                                                       family, stage, 0);
+    return result;
+}
+
 static sinew_result draw(sinew_renderer* r, const sinew_render_frame* f, int readback)
 {
     uint32_t columns = 1;
@@ -946,6 +999,23 @@ static sinew_result draw(sinew_renderer* r, const sinew_render_frame* f, int rea
     vkCmdPipelineBarrier(cmd,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_VERTEX_SHADER_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+    /* Output slots written by another API through exported memory are acquired from
+     * VK_QUEUE_FAMILY_EXTERNAL before the vertex shader reads them (Vulkan spec, "Queue Family
+     * Ownership Transfer"), and released back after the render pass. */
+    render_transfer transfers[RENDER_MAX_TRANSFERS];
+    uint32_t transfer_count = 0;
+    for (uint32_t i = 0; i < f->mesh_count; i++) {
+        const sinew_render_mesh* m = &f->meshes[i];
+        add_transfers(r, m->position_buffer, m->position_offset, m->position_stride,
+                      m->vertex_count, transfers, &transfer_count);
+        add_transfers(r, m->normal_buffer, m->normal_offset, m->normal_stride, m->vertex_count,
+                      transfers, &transfer_count);
+    }
+    result = record_transfers(r, cmd, transfers, transfer_count, 1);
+    if (result != SINEW_OK) {
+        vkEndCommandBuffer(cmd);
+        return result;
+    }
 
     VkClearValue clears[3];
     memset(clears, 0, sizeof clears);
@@ -993,6 +1063,11 @@ static sinew_result draw(sinew_renderer* r, const sinew_render_frame* f, int rea
         }
     }
     vkCmdEndRenderPass(cmd);
+    result = record_transfers(r, cmd, transfers, transfer_count, 0);
+    if (result != SINEW_OK) {
+        vkEndCommandBuffer(cmd);
+        return result;
+    }
     if (readback) {
         VkBufferImageCopy copy = {0};
         copy.imageSubresource.aspectMask = VK_IMAGE_ASPECT_COLOR_BIT;
@@ -1020,6 +1095,7 @@ static sinew_result draw(sinew_renderer* r, const sinew_render_frame* f, int rea
     if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkWaitForFences");
     if (reset != VK_SUCCESS) return render_vk_fail(r, reset, "vkResetFences");
     r->frames++;
+    r->ownership_transfers += transfer_count;
     return SINEW_OK;
 }
 
