@@ -1,17 +1,58 @@
 /* The headless renderer: a known pose against a stored reference image (and a different pose
- * that must fail the same comparison), device-buffer input, viewport columns, PNG files, and
- * refused inputs. Every test runs with the validation layer and fails on any message.
+ * that must fail the same comparison), device-buffer input, an output written by an external
+ * writer (the slots acquired from and released to VK_QUEUE_FAMILY_EXTERNAL by the draw),
+ * viewport columns, PNG files, and refused inputs. Every test runs with the validation layer
+ * and fails on any message.
  * SPDX-License-Identifier: MIT
  *
  * `test_render --write-reference` renders the reference pose and writes it over
  * tests/render/reference/ (after a deliberate change to the renderer or the arm). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "render_fixture.h"
 #include "sample_character.h"
+
+/* Ownership transfers through VK_QUEUE_FAMILY_EXTERNAL recorded on `watched`, seen on their
+ * way to the Vulkan loader: the Vulkan module calls vkCmdPipelineBarrier by name, and this
+ * exported definition comes first in the dynamic lookup, counts and passes every call on to
+ * the loader's (RTLD_NEXT). On lavapipe a missing barrier would change no pixel, so this is
+ * how the test knows that the draw recorded them. */
+static struct {
+    VkBuffer watched;
+    uint32_t acquires, releases;
+    VkDeviceSize offset, size;          /* of the last one */
+} transfers_seen;
+
+__attribute__((visibility("default"))) VKAPI_ATTR void VKAPI_CALL vkCmdPipelineBarrier(
+    VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage,
+    VkDependencyFlags flags, uint32_t memory_count, const VkMemoryBarrier* memory,
+    uint32_t buffer_count, const VkBufferMemoryBarrier* buffers, uint32_t image_count,
+    const VkImageMemoryBarrier* images)
+{
+    static PFN_vkCmdPipelineBarrier next;
+    if (!next) {
+        void* fn = dlsym(RTLD_NEXT, "vkCmdPipelineBarrier");
+        if (!fn) fail_msg("vkCmdPipelineBarrier not found after the test's own");
+        memcpy(&next, &fn, sizeof next);
+    }
+    for (uint32_t k = 0; k < buffer_count; k++) {
+        const VkBufferMemoryBarrier* b = &buffers[k];
+        if (b->buffer != transfers_seen.watched || transfers_seen.watched == VK_NULL_HANDLE)
+            continue;
+        if (b->srcQueueFamilyIndex == VK_QUEUE_FAMILY_EXTERNAL) transfers_seen.acquires++;
+        if (b->dstQueueFamilyIndex == VK_QUEUE_FAMILY_EXTERNAL) transfers_seen.releases++;
+        transfers_seen.offset = b->offset;
+        transfers_seen.size = b->size;
+    }
+    next(cmd, src_stage, dst_stage, flags, memory_count, memory, buffer_count, buffers,
+         image_count, images);
+}
 
 enum { SIZE = 256, PIXELS = SIZE * SIZE, THRESHOLD = 24 };
 /* The acceptance threshold: mean absolute difference per channel over the character. */
@@ -229,6 +270,269 @@ static void test_device_buffer(void** state)
     vkFreeMemory(info.device, memory, NULL);
     free(host_image);
     free(device_image);
+}
+
+/* The writer's side of an externally written output: the output's exported memory imported
+ * as a second buffer (as CUDA imports it), a staging buffer and a command pool. */
+typedef struct ext_writer {
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    VkBuffer alias, staging;
+    VkDeviceMemory alias_memory, staging_memory;
+    void* staging_mapped;
+    VkCommandPool pool;
+} ext_writer;
+
+static void ext_writer_open(fixture* f, const sinew_vk_output* out, ext_writer* w)
+{
+    memset(w, 0, sizeof *w);
+    sinew_vk_context_info ci = SINEW_VK_CONTEXT_INFO_INIT;
+    assert_int_equal(sinew_vk_context_get_info(f->context, &ci), SINEW_OK);
+    w->device = ci.device;
+    w->queue = ci.queue;
+    w->family = ci.queue_family_index;
+    sinew_vk_memory_export ex = SINEW_VK_MEMORY_EXPORT_INIT;
+    assert_int_equal(sinew_vk_output_export_memory(out, &ex), SINEW_OK);
+    VkExternalMemoryBufferCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+    ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.pNext = &ext;
+    bi.size = ex.buffer_size;
+    bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT;
+    assert_int_equal(vkCreateBuffer(w->device, &bi, NULL, &w->alias), VK_SUCCESS);
+    VkMemoryDedicatedAllocateInfo ded = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    ded.buffer = w->alias;
+    VkImportMemoryFdInfoKHR imp = {VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
+    imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    imp.fd = ex.fd;
+    imp.pNext = ex.dedicated ? &ded : NULL;
+    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.pNext = &imp;
+    ai.allocationSize = ex.allocation_size;
+    ai.memoryTypeIndex = ex.memory_type_index;
+    /* The import owns the fd from here on. */
+    assert_int_equal(vkAllocateMemory(w->device, &ai, NULL, &w->alias_memory), VK_SUCCESS);
+    assert_int_equal(vkBindBufferMemory(w->device, w->alias, w->alias_memory, 0), VK_SUCCESS);
+
+    VkBufferCreateInfo si = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    si.size = 2u * 12u * (VkDeviceSize)ex.vertex_capacity;
+    si.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    assert_int_equal(vkCreateBuffer(w->device, &si, NULL, &w->staging), VK_SUCCESS);
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(w->device, w->staging, &req);
+    int32_t type = sinew_vk_context_find_memory_type(
+        f->context, req.memoryTypeBits,
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    assert_true(type >= 0);
+    VkMemoryAllocateInfo sa = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    sa.allocationSize = req.size;
+    sa.memoryTypeIndex = (uint32_t)type;
+    assert_int_equal(vkAllocateMemory(w->device, &sa, NULL, &w->staging_memory), VK_SUCCESS);
+    assert_int_equal(vkBindBufferMemory(w->device, w->staging, w->staging_memory, 0),
+                     VK_SUCCESS);
+    assert_int_equal(vkMapMemory(w->device, w->staging_memory, 0, VK_WHOLE_SIZE, 0,
+                                 &w->staging_mapped), VK_SUCCESS);
+    VkCommandPoolCreateInfo pi = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.queueFamilyIndex = w->family;
+    assert_int_equal(vkCreateCommandPool(w->device, &pi, NULL, &w->pool), VK_SUCCESS);
+}
+
+static void ext_writer_close(ext_writer* w)
+{
+    vkDestroyCommandPool(w->device, w->pool, NULL);
+    vkDestroyBuffer(w->device, w->staging, NULL);
+    vkFreeMemory(w->device, w->staging_memory, NULL);
+    vkDestroyBuffer(w->device, w->alias, NULL);
+    vkFreeMemory(w->device, w->alias_memory, NULL);
+}
+
+/* A barrier on the writer's view between VK_QUEUE_FAMILY_EXTERNAL and its family: what the
+ * external API's side of the protocol amounts to. */
+static void ext_writer_transfer(const ext_writer* w, VkCommandBuffer cmd, int acquire)
+{
+    VkBufferMemoryBarrier b = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+    b.srcAccessMask = acquire ? 0u : VK_ACCESS_TRANSFER_WRITE_BIT;
+    b.dstAccessMask = acquire ? VK_ACCESS_TRANSFER_WRITE_BIT : 0u;
+    b.srcQueueFamilyIndex = acquire ? VK_QUEUE_FAMILY_EXTERNAL : w->family;
+    b.dstQueueFamilyIndex = acquire ? w->family : VK_QUEUE_FAMILY_EXTERNAL;
+    b.buffer = w->alias;
+    b.size = VK_WHOLE_SIZE;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT
+                                 : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                         0, 0, NULL, 1, &b, 0, NULL);
+}
+
+/* The writer's frame: the fixture's current positions and normals into the slot, after
+ * `read` >= wait (0: none), then `written` = signal. Waited for on the CPU. */
+static void ext_writer_frame(fixture* f, const ext_writer* w, const sinew_vk_output_info* info,
+                             const sinew_vk_output_ext* slot, uint64_t wait, uint64_t signal)
+{
+    const size_t bytes = sizeof(float) * 3u * f->vertices;
+    memcpy(w->staging_mapped, f->positions, bytes);
+    memcpy((char*)w->staging_mapped + bytes, f->normals, bytes);
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = w->pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VkCommandBuffer cmd;
+    assert_int_equal(vkAllocateCommandBuffers(w->device, &ai, &cmd), VK_SUCCESS);
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    assert_int_equal(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
+    ext_writer_transfer(w, cmd, 1);
+    VkBufferCopy regions[2] = {{0, slot->position_offset, bytes},
+                               {bytes, slot->normal_offset, bytes}};
+    vkCmdCopyBuffer(cmd, w->staging, w->alias, 2, regions);
+    ext_writer_transfer(w, cmd, 0);
+    assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    VkTimelineSemaphoreSubmitInfo ts = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    ts.waitSemaphoreValueCount = wait ? 1u : 0u;
+    ts.pWaitSemaphoreValues = &wait;
+    ts.signalSemaphoreValueCount = 1;
+    ts.pSignalSemaphoreValues = &signal;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.pNext = &ts;
+    si.waitSemaphoreCount = wait ? 1u : 0u;
+    si.pWaitSemaphores = &info->read;
+    si.pWaitDstStageMask = &stage;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &info->written;
+    assert_int_equal(vkQueueSubmit(w->queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
+    assert_int_equal(vkQueueWaitIdle(w->queue), VK_SUCCESS);
+    vkFreeCommandBuffers(w->device, w->pool, 1, &cmd);
+}
+
+/* An output written by an external writer (fps-cuda's protocol, with the writer on the same
+ * device through imported memory): each draw from its buffer acquires the read slot from
+ * VK_QUEUE_FAMILY_EXTERNAL and releases it back, once however many meshes read it, and shows
+ * the image of the same arm from host arrays. Without the writer, nothing is transferred. */
+static void test_external_writer_output(void** state)
+{
+    fixture* f = *state;
+    sinew_vk_context_info ci = SINEW_VK_CONTEXT_INFO_INIT;
+    assert_int_equal(sinew_vk_context_get_info(f->context, &ci), SINEW_OK);
+    if (!(ci.caps & SINEW_VK_CAP_EXPORT_MEMORY_FD)) {
+        print_message("SKIP: %s cannot export memory as an fd\n", ci.device_name);
+        skip();
+    }
+    sinew_vk_output_desc od = SINEW_VK_OUTPUT_DESC_INIT;
+    od.vertex_capacity = f->vertices;
+    od.flags = SINEW_VK_OUTPUT_EXPORTABLE;
+    sinew_vk_output* out = NULL;
+    assert_int_equal(sinew_vk_output_create(f->context, &od, &out), SINEW_OK);
+    ext_writer w;
+    ext_writer_open(f, out, &w);
+    assert_int_equal(sinew_vk_output_set_external_writer(out, 1), SINEW_OK);
+    sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
+    assert_int_equal(sinew_vk_output_get_info(out, &info), SINEW_OK);
+    assert_int_equal(info.ownership_transfer, 1);
+    transfers_seen.watched = info.buffer;
+    transfers_seen.acquires = transfers_seen.releases = 0;
+
+    static const float degrees[] = {90.0f, 30.0f, 60.0f};
+    const uint32_t frames = (uint32_t)(sizeof degrees / sizeof degrees[0]);
+    sinew_render_mesh m = SINEW_RENDER_MESH_INIT;
+    float box[6];
+    for (uint32_t i = 0; i < frames; i++) {
+        uint8_t* host_image = render_arm(f, degrees[i]);
+        uint32_t slot = 99;
+        assert_int_equal(sinew_vk_output_begin_frame(out, 0, &slot), SINEW_OK);
+        uint64_t wait = 0, signal = 0;
+        assert_int_equal(sinew_vk_output_external_frame(out, &wait, &signal), SINEW_OK);
+        sinew_output_desc d = SINEW_OUTPUT_DESC_INIT;
+        assert_int_equal(sinew_vk_output_get_desc(out, slot, &d), SINEW_OK);
+        ext_writer_frame(f, &w, &info, (const sinew_vk_output_ext*)d.next, wait, signal);
+        assert_int_equal(sinew_vk_output_end_frame(out), SINEW_OK);
+
+        /* The application's side, as before: wait for `written`, draw, release. */
+        uint64_t value = i + 1u;
+        VkSemaphoreWaitInfo wi = {VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        wi.semaphoreCount = 1;
+        wi.pSemaphores = &info.written;
+        wi.pValues = &value;
+        assert_int_equal(vkWaitSemaphores(w.device, &wi, 10000000000ull), VK_SUCCESS);
+        sinew_vk_output_info cur = SINEW_VK_OUTPUT_INFO_INIT;
+        assert_int_equal(sinew_vk_output_get_info(out, &cur), SINEW_OK);
+        assert_int_equal(cur.read_slot, slot);
+        for (int k = 0; k < 3; k++) {
+            box[k] = INFINITY;
+            box[k + 3] = -INFINITY;
+        }
+        for (uint32_t v = 0; v < f->vertices; v++)
+            for (int k = 0; k < 3; k++) {
+                box[k] = fminf(box[k], f->positions[3 * v + k]);
+                box[k + 3] = fmaxf(box[k + 3], f->positions[3 * v + k]);
+            }
+        m.vertex_count = f->vertices;
+        m.triangle_count = f->triangles;
+        m.indices = f->arm.rig.render_mesh.indices;
+        m.position_buffer = cur.buffer;
+        m.position_offset = cur.position_offset;
+        m.normal_buffer = cur.buffer;
+        m.normal_offset = cur.normal_offset;
+        m.bounds = box;
+        sinew_renderer_info before = SINEW_RENDERER_INFO_INIT;
+        assert_int_equal(sinew_renderer_get_info(f->renderer, &before), SINEW_OK);
+        const uint32_t acquires = transfers_seen.acquires, releases = transfers_seen.releases;
+        uint8_t* device_image = render(f, &m, 1);
+        sinew_renderer_info after = SINEW_RENDERER_INFO_INIT;
+        assert_int_equal(sinew_renderer_get_info(f->renderer, &after), SINEW_OK);
+        assert_int_equal(after.ownership_transfers, before.ownership_transfers + 1u);
+        assert_int_equal(transfers_seen.acquires, acquires + 1u);
+        assert_int_equal(transfers_seen.releases, releases + 1u);
+        assert_int_equal(transfers_seen.offset, cur.position_offset);
+        assert_int_equal(transfers_seen.size,
+                         cur.normal_offset + cur.slot_bytes - cur.position_offset);
+        double diff = render_mean_abs_diff(host_image, device_image, NULL, PIXELS, 0);
+        print_message("frame %u (slot %u, bend %.0f): external output against host arrays: "
+                      "mean abs diff %.6f\n", i, slot, (double)degrees[i], diff);
+        assert_true(diff < 1e-3);
+        if (i + 1u == frames) {
+            /* Two columns reading the same slot: one transfer. */
+            sinew_render_mesh two[2] = {m, m};
+            two[1].column = 1;
+            uint8_t* pair = render(f, two, 2);
+            assert_int_equal(transfers_seen.acquires, acquires + 2u);
+            assert_int_equal(transfers_seen.releases, releases + 2u);
+            free(pair);
+        }
+        assert_int_equal(sinew_vk_output_release(out, value), SINEW_OK);
+        free(host_image);
+        free(device_image);
+    }
+    sinew_renderer_info info_r = SINEW_RENDERER_INFO_INIT;
+    assert_int_equal(sinew_renderer_get_info(f->renderer, &info_r), SINEW_OK);
+    assert_int_equal(info_r.ownership_transfers, frames + 1u);
+
+    /* Without the writer the output's slots are read as before: no transfer. */
+    assert_int_equal(sinew_vk_output_set_external_writer(out, 0), SINEW_OK);
+    const uint32_t acquires = transfers_seen.acquires;
+    uint8_t* plain = render(f, &m, 1);
+    assert_int_equal(transfers_seen.acquires, acquires);
+    assert_int_equal(sinew_renderer_get_info(f->renderer, &info_r), SINEW_OK);
+    assert_int_equal(info_r.ownership_transfers, frames + 1u);
+    free(plain);
+    /* A caller of the first published sinew_renderer_info (up to `frames`) is still served,
+     * and nothing is written past its struct; a smaller one is refused. */
+    sinew_renderer_info old_info;
+    memset(&old_info, 0xab, sizeof old_info);
+    old_info.struct_size = (uint32_t)offsetof(sinew_renderer_info, ownership_transfers);
+    assert_int_equal(sinew_renderer_get_info(f->renderer, &old_info), SINEW_OK);
+    assert_int_equal(old_info.width, SIZE);
+    assert_true(old_info.ownership_transfers == 0xababababababababull);
+    old_info.struct_size -= 8u;
+    sinew_test_log_reset(&f->log);
+    assert_int_equal(sinew_renderer_get_info(f->renderer, &old_info), SINEW_ERROR_STRUCT_SIZE);
+    assert_int_equal(f->log.count[SINEW_LOG_ERROR], 1);
+    transfers_seen.watched = VK_NULL_HANDLE;
+    ext_writer_close(&w);
+    sinew_vk_output_destroy(out);
 }
 
 /* Two columns holding the same arm show the same half images; computed normals look like
@@ -476,6 +780,7 @@ int main(int argc, char** argv)
         cmocka_unit_test(test_png_round_trip),
         cmocka_unit_test_setup_teardown(test_reference_pose, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_external_writer_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_columns_and_normals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
     };
