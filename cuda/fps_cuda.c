@@ -59,11 +59,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
 #include "builtin_backends.h"
+#include "fps_collide.h"
+#include "fps_cuda_collide.h"
 #include "fps_cuda_device.h"
 #include "fps_internal.h"
 #include "fps_mls.h"
@@ -95,6 +98,10 @@ typedef struct fpsc_plugin_instance {
     fpsc_upsample* upsample;
     uint32_t* skin_joint;
     fpsc_instance* dev;
+    fpsc_col_host* col;         /* collisions=1: detection on the host (Sec. 6), else NULL */
+    bool col_stale;             /* the device's collision data failed to update: resend */
+    double col_seconds;         /* profile=1: host time of the collision work per step, */
+    uint64_t col_steps, col_pairs, col_changes; /* steps, pairs summed over them, changes */
     fpsc_batch* own_batch;      /* without a group */
     fpsc_group* group;
     bool pending;               /* stepped, waiting for its group */
@@ -421,12 +428,6 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
                           : strcmp(k, "batch") == 0    ? 2 : -1;
         if (which < 0) {
             if (k && strcmp(k, "solver") == 0) solver = true;
-            /* fps's global collisions (Sec. 6) are detected on the host and not carried to
-             * the device: refused rather than silently ignored. */
-            if (k && v && strcmp(k, "collisions") == 0 && strcmp(v, "0") != 0)
-                return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                                       "fps-cuda: collisions=%s: global collisions run in fps "
-                                       "only (not on the device yet)", v);
             rest[(*rest_count)++] = params[i];
             continue;
         }
@@ -596,6 +597,24 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         d.mls_weights = mls->weights;
         d.mls_normal_weights = mls->normal_weights;
     }
+    /* Sec. 6: fps prepared its collision state (fps_collide, none for a system without free
+     * rows); the device gets its static part here and the pairs per step. */
+    fpsc_col_export ex;
+    memset(&ex, 0, sizeof ex);
+    if (fp.collisions && fps_sim_collide(p->sim)) {
+        r = fpsc_col_host_create(host, p->sim, &p->col);
+        if (r == SINEW_OK) r = fpsc_collide_export(host, fps_sim_collide(p->sim), &ex);
+        if (r != SINEW_OK) {
+            fpsc_destroy_instance(p);
+            return r;
+        }
+        d.collisions = 1;
+        d.col_triangle_count = ex.triangle_count;
+        d.col_triangles = ex.triangles;
+        d.col_sign = ex.sign;
+        d.col_weight = ex.weight;
+        d.col_margin = ex.margin;
+    }
     r = fpsc_create(host, &d, &p->dev);
     if (r == SINEW_OK) {
         p->profile = fp.profile != 0;
@@ -646,8 +665,16 @@ static void fpsc_destroy_instance(void* instance)
     group_leave(p);
     (void)finish(p);
     if (p->own_batch && p->profile) log_profile(&host, p->own_batch, "alone", 1u);
+    if (p->col && p->profile && p->col_steps)
+        sinew_host_log(&host, SINEW_LOG_INFO, "fps-cuda profile: collisions on the host, %llu "
+                       "steps, %.4f ms per step (prediction, detection, uploads), %.1f pairs per "
+                       "step, %llu changes of the pair set", (unsigned long long)p->col_steps,
+                       1e3 * p->col_seconds / (double)p->col_steps,
+                       (double)p->col_pairs / (double)p->col_steps,
+                       (unsigned long long)p->col_changes);
     fpsc_destroy(p->dev); /* leaves its own batch first */
     fpsc_batch_destroy(p->own_batch);
+    fpsc_col_host_destroy(p->col);
     release_vk(p);
     if (p->fps) sinew_backend_fps.destroy(p->fps);
     sinew_host_free(&host, p->upsample);
@@ -660,6 +687,47 @@ static void fpsc_destroy_instance(void* instance)
 }
 
 /* ---- per frame ---- */
+
+/* The device's copy of the collision state (after a change of the pairs or of the state). */
+static sinew_result upload_collisions(fpsc_plugin_instance* p)
+{
+    fpsc_collisions c;
+    sinew_result r = fpsc_col_host_collisions(p->col, &c);
+    if (r == SINEW_OK) r = fpsc_set_collisions(p->dev, &c);
+    p->col_stale = r != SINEW_OK; /* then the next step sends everything again */
+    return r;
+}
+
+/* Sec. 6, "Collision detection is done on the CPU": the prediction of this step from the
+ * state the device left (its copy after the last step; nothing is in flight here), fps's
+ * detection on it and, when the pairs changed, A + A_col on the host and the device. A failed
+ * detection leaves no pair on either side and returns its error. */
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static sinew_result collide(fpsc_plugin_instance* p)
+{
+    double t0 = p->profile ? seconds_now() : 0.0;
+    const double* state = fpsc_state_mirror(p->dev);
+    int changed = 0;
+    sinew_result r = fpsc_col_host_step(p->col, state, state + 3u * (size_t)p->arrays.N,
+                                        &changed);
+    if (changed || p->col_stale) {
+        sinew_result u = upload_collisions(p);
+        if (r == SINEW_OK) r = u;
+    }
+    if (p->profile) {
+        p->col_seconds += seconds_now() - t0;
+        p->col_steps++;
+        p->col_changes += (uint64_t)changed;
+        p->col_pairs += fps_collide_pair_count(fps_sim_collide(p->sim));
+    }
+    return r;
+}
 
 static sinew_result fpsc_set_pose(void* instance, const sinew_pose_view* pose)
 {
@@ -703,6 +771,8 @@ static sinew_result fpsc_step(void* instance, float dt)
         p->pose_pending = false;
     }
     fps_sim_update_targets(p->sim); /* ps's sliding on the host, as fps (copied per step) */
+    if (p->col) r = collide(p);
+    if (r != SINEW_OK) return r;
     if (!p->group) {
         fpsc_plugin_instance* self = p;
         p->pending = true;
@@ -945,6 +1015,8 @@ static sinew_result fpsc_set_state(void* instance, const sinew_state_view* state
     if (r == SINEW_OK) r = finish(p);
     if (r == SINEW_OK) r = sinew_backend_fps.set_state(p->fps, state);
     if (r == SINEW_OK) r = fpsc_upload_state(p->dev);
+    /* fps forgot its contacts (a teleport): so does the device */
+    if (r == SINEW_OK && p->col) r = upload_collisions(p);
     if (r != SINEW_OK) return r;
     memcpy(p->positions, state->positions, (size_t)p->render_count * 12u);
     /* The shape's normals as fps computes them for a given state (its read_output). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fps_cuda_collide.h"
 #include "fps_cuda_device.h"
 #include "fps_cuda_stage.h"
 #include "sinew_host.h"
@@ -26,8 +27,9 @@ namespace cg = cooperative_groups;
  * dynamic size of a batch's launches is its members' largest block, up to this. */
 #define FPSC_CRS_STAGE_MAX 3328u
 
-/* The kinds of rows a phase runs over; each instance's rows of a kind fill whole blocks. */
-enum { K_PRISM = 0, K_FREE, K_TISSUE, K_SKIN, K_RENDER, K_COUNT };
+/* The kinds of rows a phase runs over; each instance's rows of a kind fill whole blocks.
+ * K_PAIR: an instance's collision pair slots (none without collisions). */
+enum { K_PRISM = 0, K_FREE, K_TISSUE, K_SKIN, K_RENDER, K_PAIR, K_COUNT };
 
 /* One instance as the kernels see it: device pointers. */
 struct fpsc_dev {
@@ -64,6 +66,23 @@ struct fpsc_dev {
     const uint32_t* mls_idx;  /* render_count * SINEW_MLS_K, or NULL: ps's records */
     const float* mls_w;
     const float* mls_wn;
+    /* Global collisions (Sec. 6, fps_cuda_collide.h); col_hdr NULL without. The pair count and
+     * the contrib stride live in device memory (col_hdr[0], col_hdr[1]), so that a new pair set
+     * needs no new kernel arguments: a captured graph and the cooperative kernel's table stay
+     * valid. crs_ptr/crs_col/crs_val above then hold A's CRS part followed by A_col's
+     * off-diagonal entries per row (fpsc_merge_crs), ell_val's diagonal and jinv A + A_col's. */
+    const uint32_t* col_hdr;
+    const uint32_t* col_pair_row;
+    const uint32_t* col_pair_tri;
+    const uint32_t* col_tris;
+    const double* col_sign;
+    double* col_contrib;
+    const uint32_t* col_gather_ptr;
+    const uint32_t* col_gather;
+    double* col_extra;
+    double col_weight, col_margin;
+    uint32_t col_cap;       /* pair slots: the instance's K_PAIR rows */
+    uint32_t col_pad_;
     /* Set by the batch: its per-frame staging and scalars. */
     const double* target_c; /* nc x 3: the constrained rows' targets */
     const float* skinning;
@@ -188,6 +207,25 @@ static __device__ bool stage_crs(const fpsc_table& t, const fpsc_dev& D, uint32_
     return true;
 }
 
+static __device__ __forceinline__ fpsc_col_view dev_col(const fpsc_dev& D)
+{
+    fpsc_col_view C;
+    C.n_free = D.ns;
+    C.pairs = D.col_hdr[0];
+    C.stride = D.col_hdr[1];
+    C.pair_row = D.col_pair_row;
+    C.pair_tri = D.col_pair_tri;
+    C.tris = D.col_tris;
+    C.sign = D.col_sign;
+    C.weight = D.col_weight;
+    C.margin = D.col_margin;
+    C.contrib = D.col_contrib;
+    C.gather_ptr = D.col_gather_ptr;
+    C.gather = D.col_gather;
+    C.extra = D.col_extra;
+    return C;
+}
+
 /* ---- the phases of a step (one virtual block each) ---- */
 
 /* Alg. 1 lines 1-2; constrained rows then sit on their targets (Sec. 4.3). */
@@ -235,6 +273,21 @@ static __device__ void ph_local(const fpsc_table& t, uint32_t vb)
     fps_local_prism(&P, D.x, D.N, p, D.contrib);
 }
 
+/* Sec. 6: the collision constraints' projections and right-hand-side shares, one thread per
+ * pair, at the current iterate (after the local step in fps; both only read x). */
+static __device__ void ph_col_pairs(const fpsc_table& t, uint32_t vb)
+{
+    uint32_t i = find_member(t, K_PAIR, vb);
+    const fpsc_dev& D = t.dev[i];
+    if (!t.out[i].active || !D.col_hdr) return; /* uniform over the block */
+    uint32_t p = member_row(t, K_PAIR, i, vb);
+    fpsc_col_view C = dev_col(D);
+    if (p >= C.pairs) return;
+    fpsc_col_pair(&C, D.x, D.N, p);
+}
+
+/* The right-hand side; with collisions, the row's Q_col^T p_col first (the shares of
+ * ph_col_pairs, summed as fps_collide_rhs does), which this thread alone then reads. */
 static __device__ void ph_rhs(const fpsc_table& t, uint32_t vb)
 {
     uint32_t i = find_member(t, K_FREE, vb);
@@ -242,7 +295,12 @@ static __device__ void ph_rhs(const fpsc_table& t, uint32_t vb)
     if (!t.out[i].active) return; /* uniform over the block: one member per block */
     uint32_t s = member_row(t, K_FREE, i, vb);
     if (s >= D.ns) return;
-    fps_rhs_row(s, D.rhs_const, D.gather_ptr, D.gather, D.contrib, D.stride, NULL, D.b, D.ns);
+    const double* extra = NULL;
+    if (D.col_hdr) {
+        fpsc_col_view C = dev_col(D);
+        extra = fpsc_col_rhs_row(&C, s);
+    }
+    fps_rhs_row(s, D.rhs_const, D.gather_ptr, D.gather, D.contrib, D.stride, extra, D.b, D.ns);
 }
 
 /* Alg. 2 lines 1-3 (warm start: x holds the previous iterate). */
@@ -476,6 +534,7 @@ static __device__ void ph_render(const fpsc_table& t, uint32_t vb)
 __global__ void k_predict(fpsc_table t) { ph_predict(t, blockIdx.x); }
 __global__ void k_rhs_const(fpsc_table t) { ph_rhs_const(t, blockIdx.x); }
 __global__ void k_local(fpsc_table t) { ph_local(t, blockIdx.x); }
+__global__ void k_col_pairs(fpsc_table t) { ph_col_pairs(t, blockIdx.x); }
 __global__ void k_rhs(fpsc_table t) { ph_rhs(t, blockIdx.x); }
 __global__ void k_pcg_init(fpsc_table t, uint32_t it) { ph_pcg_init(t, blockIdx.x, it); }
 __global__ void k_pcg_matvec(fpsc_table t, uint32_t it, uint32_t j)
@@ -508,7 +567,9 @@ __global__ void __launch_bounds__(FPSC_BLOCK) k_step_cooperative(fpsc_table t, u
     FPSC_EACH(K_TISSUE, ph_predict(t, vb_));
     FPSC_EACH(K_FREE, ph_rhs_const(t, vb_));
     for (uint32_t it = 0; it < iterations; ++it) {
-        FPSC_EACH(K_PRISM, ph_local(t, vb_));
+        /* the local step and the collision projections read only x: one barrier for both */
+        for (uint32_t vb = blockIdx.x; vb < t.total[K_PRISM]; vb += gridDim.x) ph_local(t, vb);
+        FPSC_EACH(K_PAIR, ph_col_pairs(t, vb_));
         FPSC_EACH(K_FREE, ph_rhs(t, vb_));
         FPSC_EACH(K_FREE, ph_pcg_init(t, vb_, it));
         for (uint32_t j = 0; j < t.pcg; ++j) {
@@ -529,8 +590,13 @@ struct fpsc_instance {
     sinew_host_api host;
     fpsc_desc desc;
     fpsc_dev hd;              /* device pointers (scal, bad, target_c, skinning set by a batch) */
-    void* allocations[48];
+    void* allocations[56];
     uint32_t allocation_count;
+    /* Collisions: the arrays whose size follows the pair set (device; freed on their own),
+     * their capacities, and the pinned host copy of the state after each step. */
+    void* col_dyn[6];         /* COL_PAIR_ROW .. COL_CRS_VAL */
+    size_t col_capacity[6];   /* entries */
+    double* mirror;           /* x, then v: N x 3 each */
     float* own_pos;           /* device output when not bound to device memory */
     float* own_nrm;
     float* host_pos;          /* pinned copies of own_pos / own_nrm */
@@ -623,6 +689,71 @@ static sinew_result inst_upload(fpsc_instance* inst, void** dst, const void* src
         field = (decltype(field))up_;                                                    \
     } while (0)
 
+/* The collision arrays that grow with the pair set. */
+enum { COL_PAIR_ROW = 0, COL_PAIR_TRI, COL_CONTRIB, COL_GATHER, COL_CRS_COL, COL_CRS_VAL };
+static const size_t col_entry_size[6] = {sizeof(uint32_t), sizeof(uint32_t), sizeof(double),
+                                         sizeof(uint32_t), sizeof(uint32_t), sizeof(double)};
+
+/* Points the instance's view at its collision arrays (after an allocation). */
+static void col_bind(fpsc_instance* inst)
+{
+    fpsc_dev& D = inst->hd;
+    D.col_pair_row = (const uint32_t*)inst->col_dyn[COL_PAIR_ROW];
+    D.col_pair_tri = (const uint32_t*)inst->col_dyn[COL_PAIR_TRI];
+    D.col_contrib = (double*)inst->col_dyn[COL_CONTRIB];
+    D.col_gather = (const uint32_t*)inst->col_dyn[COL_GATHER];
+    D.crs_col = (const uint32_t*)inst->col_dyn[COL_CRS_COL];
+    D.crs_val = (const double*)inst->col_dyn[COL_CRS_VAL];
+    D.col_cap = (uint32_t)inst->col_capacity[COL_PAIR_ROW];
+}
+
+/* Makes array k hold at least `need` entries (contents lost when it grows; the caller uploads
+ * after); sets *moved when it got a new address. */
+static sinew_result col_reserve(fpsc_instance* inst, int k, size_t need, int* moved)
+{
+    const sinew_host_api* host = &inst->host;
+    if (inst->col_dyn[k] && need <= inst->col_capacity[k]) return SINEW_OK;
+    size_t cap = need + need / 2u + 64u;
+    if (k == COL_PAIR_ROW && cap > UINT32_MAX) cap = UINT32_MAX; /* K_PAIR rows are 32-bit */
+    void* p = NULL;
+    CK(cudaMalloc(&p, cap * col_entry_size[k]), "cudaMalloc (collisions)");
+    if (inst->col_dyn[k]) (void)cudaFree(inst->col_dyn[k]);
+    inst->col_dyn[k] = p;
+    inst->col_capacity[k] = cap;
+    *moved = 1;
+    return SINEW_OK;
+}
+
+/* Collision arrays at creation: room for one pair per skin vertex (fps_collide keeps at most
+ * one pair per skin vertex, so these do not move in practice) and A's CRS part as the merged
+ * part without pairs. */
+static sinew_result col_create(fpsc_instance* inst, const fpsc_desc* d)
+{
+    const sinew_host_api* host = &inst->host;
+    uint32_t n = d->n, ns = d->ns;
+    size_t crs = d->A.crs_ptr[ns];
+    size_t need[6] = {n, n, 12u * ((size_t)n + n / 2u + 64u), 4u * (size_t)n,
+                      crs + 6u * (size_t)n, crs + 6u * (size_t)n};
+    int moved = 0;
+    for (int k = 0; k < 6; ++k) {
+        sinew_result r = col_reserve(inst, k, need[k], &moved);
+        if (r != SINEW_OK) return r;
+    }
+    col_bind(inst);
+    if (crs) {
+        CK(cudaMemcpy(inst->col_dyn[COL_CRS_COL], d->A.crs_col, crs * sizeof(uint32_t),
+                      cudaMemcpyHostToDevice), "cudaMemcpy (CRS part)");
+        CK(cudaMemcpy(inst->col_dyn[COL_CRS_VAL], d->A.crs_val, crs * sizeof(double),
+                      cudaMemcpyHostToDevice), "cudaMemcpy (CRS part)");
+    }
+    size_t N3 = 3u * (size_t)d->N;
+    CK(cudaMallocHost((void**)&inst->mirror, 2u * N3 * sizeof(double) + 16u),
+       "cudaMallocHost (state)");
+    memcpy(inst->mirror, d->x, N3 * sizeof(double));
+    memcpy(inst->mirror + N3, d->v, N3 * sizeof(double));
+    return SINEW_OK;
+}
+
 extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc* d,
                                     fpsc_instance** out)
 {
@@ -637,6 +768,16 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fpsc_create: inconsistent simulation (n %u, N %u, ns %u)", d->n,
                                d->N, d->ns);
+    bool col_bad = d->collisions && (!d->col_triangles || !d->col_sign ||
+                                     d->col_triangle_count == 0 || !(d->col_weight > 0.0) ||
+                                     !(d->col_margin >= 0.0) || !isfinite(d->col_weight) ||
+                                     !isfinite(d->col_margin));
+    for (size_t k = 0; d->collisions && !col_bad && k < 3u * (size_t)d->col_triangle_count; ++k)
+        col_bad = d->col_triangles[k] >= d->N; /* rows of x the projections read */
+    if (col_bad)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fpsc_create: inconsistent collision data (%u triangles, weight %g, "
+                               "margin %g)", d->col_triangle_count, d->col_weight, d->col_margin);
     CK(cudaSetDevice(d->ordinal), "cudaSetDevice");
     fpsc_instance* inst = (fpsc_instance*)calloc(1, sizeof(fpsc_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
@@ -676,13 +817,34 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
     UP(D.ell_val, d->A.ell_val, ell * sizeof(double));
     UP(D.ell_col, d->A.ell_col, ell * sizeof(uint32_t));
     UP(D.crs_ptr, d->A.crs_ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
-    UP(D.crs_col, d->A.crs_col, crs * sizeof(uint32_t));
-    UP(D.crs_val, d->A.crs_val, crs * sizeof(double));
+    if (!d->collisions) {
+        UP(D.crs_col, d->A.crs_col, crs * sizeof(uint32_t));
+        UP(D.crs_val, d->A.crs_val, crs * sizeof(double));
+    }
     UP(D.crs_none, NULL, ((size_t)ns + 1u) * sizeof(uint32_t));
     for (uint32_t s0 = 0; s0 < ns; s0 += FPSC_BLOCK) {
         uint32_t end = s0 + FPSC_BLOCK < ns ? s0 + FPSC_BLOCK : ns;
         uint32_t c = d->A.crs_ptr[end] - d->A.crs_ptr[s0];
         if (c > inst->crs_block_max) inst->crs_block_max = c;
+    }
+    if (d->collisions) {
+        /* Sec. 6: room in shared memory for A_col's entries of a block as well (a block of
+         * more reads its CRS part from global memory, same order, same bits) */
+        inst->crs_block_max += 2u * FPSC_BLOCK;
+        uint32_t hdr[2] = {0u, 0u};
+        size_t T = d->col_triangle_count;
+        UP(D.col_hdr, hdr, sizeof hdr);
+        UP(D.col_tris, d->col_triangles, 3u * T * sizeof(uint32_t));
+        UP(D.col_sign, d->col_sign, T * sizeof(double));
+        UP(D.col_gather_ptr, NULL, ((size_t)ns + 1u) * sizeof(uint32_t));
+        UP(D.col_extra, NULL, ns3 * sizeof(double));
+        D.col_weight = d->col_weight;
+        D.col_margin = d->col_margin;
+        sinew_result cr = col_create(inst, d);
+        if (cr != SINEW_OK) {
+            fpsc_destroy(inst);
+            return cr;
+        }
     }
     size_t ksb = d->Ksb.ptr[ns];
     UP(D.ksb_ptr, d->Ksb.ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
@@ -727,6 +889,9 @@ extern "C" void fpsc_destroy(fpsc_instance* inst)
     if (inst->batch) batch_remove(inst->batch, inst);
     (void)cudaSetDevice(inst->desc.ordinal);
     for (uint32_t k = 0; k < inst->allocation_count; ++k) (void)cudaFree(inst->allocations[k]);
+    for (int k = 0; k < 6; ++k)
+        if (inst->col_dyn[k]) (void)cudaFree(inst->col_dyn[k]);
+    if (inst->mirror) (void)cudaFreeHost(inst->mirror);
     if (inst->host_pos) (void)cudaFreeHost(inst->host_pos);
     if (inst->host_nrm) (void)cudaFreeHost(inst->host_nrm);
     free(inst);
@@ -791,6 +956,105 @@ extern "C" sinew_result fpsc_upload_state(fpsc_instance* inst)
     CK(cudaSetDevice(inst->desc.ordinal), "cudaSetDevice");
     CK(cudaMemcpy(inst->hd.x, inst->desc.x, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (x)");
     CK(cudaMemcpy(inst->hd.v, inst->desc.v, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (v)");
+    /* a copy from pageable memory may return before its DMA ends, and the batch's stream does
+     * not wait for the legacy stream: the next step must see the new state */
+    CK(cudaDeviceSynchronize(), "cudaDeviceSynchronize (state)");
+    if (inst->mirror) {
+        memcpy(inst->mirror, inst->desc.x, bytes);
+        memcpy(inst->mirror + 3u * (size_t)inst->desc.N, inst->desc.v, bytes);
+    }
+    return SINEW_OK;
+}
+
+extern "C" const double* fpsc_state_mirror(const fpsc_instance* inst)
+{
+    return inst ? inst->mirror : NULL;
+}
+
+/* Checks a step's collision data against the instance (cheap next to the detection). */
+static const char* col_check(const fpsc_desc* d, const fpsc_collisions* c)
+{
+    uint32_t ns = d->ns;
+    if (c->pair_count > c->stride) return "more pairs than contrib slots";
+    if (c->pair_count && (!c->pair_row || !c->pair_tri)) return "pair arrays missing";
+    if (!c->gather_ptr || !c->crs_ptr || !c->diagonal || !c->jinv) return "arrays missing";
+    if (c->gather_ptr[0] != 0 || c->crs_ptr[0] != 0) return "row pointers do not start at 0";
+    for (uint32_t i = 0; i < ns; ++i)
+        if (c->gather_ptr[i + 1] < c->gather_ptr[i] || c->crs_ptr[i + 1] < c->crs_ptr[i])
+            return "row pointers decrease";
+    if ((c->gather_ptr[ns] && !c->gather) || (c->crs_ptr[ns] && (!c->crs_col || !c->crs_val)))
+        return "entry arrays missing";
+    for (uint32_t p = 0; p < c->pair_count; ++p)
+        if (c->pair_row[p] >= d->N || c->pair_tri[p] >= d->col_triangle_count)
+            return "a pair's row or triangle is out of range";
+    /* fps_collide_rhs_row reads slot entries gather[e], + stride and + 2 stride of 12 x stride */
+    for (uint32_t e = 0; e < c->gather_ptr[ns]; ++e)
+        if ((uint64_t)c->gather[e] >= 10u * (uint64_t)c->stride) return "a gather slot is out of range";
+    for (uint32_t e = 0; e < c->crs_ptr[ns]; ++e)
+        if (c->crs_col[e] >= ns) return "a matrix column is out of range";
+    return NULL;
+}
+
+extern "C" sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_collisions* c)
+{
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &inst->host;
+    const fpsc_desc* d = &inst->desc;
+    if (!c || !d->collisions || !inst->hd.col_hdr)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_set_collisions: %s",
+                               !c ? "the data are NULL"
+                                  : "the instance was created without collisions");
+    const char* why = col_check(d, c);
+    if (why)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_set_collisions: %s "
+                               "(%u pairs, stride %u, %u unknowns)", why, c->pair_count,
+                               c->stride, d->ns);
+    CK(cudaSetDevice(d->ordinal), "cudaSetDevice");
+    uint32_t ns = d->ns;
+    size_t gathers = c->gather_ptr[ns], entries = c->crs_ptr[ns];
+    size_t need[6] = {c->pair_count, c->pair_count, 12u * (size_t)c->stride, gathers, entries,
+                      entries};
+    int moved = 0;
+    sinew_result rr = SINEW_OK;
+    for (int k = 0; k < 6 && rr == SINEW_OK; ++k) rr = col_reserve(inst, k, need[k], &moved);
+    if (moved) {
+        /* new addresses (or more pair slots): the batch's tables and graph are rebuilt */
+        col_bind(inst);
+        if (inst->batch) inst->batch->dirty = 1;
+    }
+    if (rr != SINEW_OK) return rr; /* the caller uploads everything again before a step */
+    fpsc_dev& D = inst->hd;
+    cudaStream_t st = inst->batch ? inst->batch->stream : (cudaStream_t)0;
+    uint32_t hdr[2] = {c->pair_count, c->stride};
+    /* Asynchronous copies on the stream of the next step (from pageable memory they return
+     * once the source has been read, so the caller may reuse it). */
+    CK(cudaMemcpyAsync((void*)D.col_hdr, hdr, sizeof hdr, cudaMemcpyHostToDevice, st),
+       "cudaMemcpyAsync (pair count)");
+    if (c->pair_count) {
+        CK(cudaMemcpyAsync((void*)D.col_pair_row, c->pair_row, c->pair_count * sizeof(uint32_t),
+                           cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (pairs)");
+        CK(cudaMemcpyAsync((void*)D.col_pair_tri, c->pair_tri, c->pair_count * sizeof(uint32_t),
+                           cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (pairs)");
+    }
+    CK(cudaMemcpyAsync((void*)D.col_gather_ptr, c->gather_ptr, ((size_t)ns + 1u) * sizeof(uint32_t),
+                       cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (gather lists)");
+    if (gathers)
+        CK(cudaMemcpyAsync((void*)D.col_gather, c->gather, gathers * sizeof(uint32_t),
+                           cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (gather lists)");
+    CK(cudaMemcpyAsync((void*)D.crs_ptr, c->crs_ptr, ((size_t)ns + 1u) * sizeof(uint32_t),
+                       cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (matrix)");
+    if (entries) {
+        CK(cudaMemcpyAsync((void*)D.crs_col, c->crs_col, entries * sizeof(uint32_t),
+                           cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (matrix)");
+        CK(cudaMemcpyAsync((void*)D.crs_val, c->crs_val, entries * sizeof(double),
+                           cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (matrix)");
+    }
+    /* Sec. 6: A's diagonal is ELL entry 0, the first ns values */
+    CK(cudaMemcpyAsync((void*)D.ell_val, c->diagonal, (size_t)ns * sizeof(double),
+                       cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (diagonal)");
+    CK(cudaMemcpyAsync((void*)D.jinv, c->jinv, (size_t)ns * sizeof(double),
+                       cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (preconditioner)");
+    if (!inst->batch) CK(cudaStreamSynchronize(st), "cudaStreamSynchronize (collisions)");
     return SINEW_OK;
 }
 
@@ -995,7 +1259,7 @@ static sinew_result batch_build(fpsc_batch* b)
         b->target_offset[i + 1] = b->target_offset[i] + 3u * (size_t)m->hd.nc;
         b->skin_offset[i + 1] = b->skin_offset[i] + 16u * (size_t)m->desc.joint_count;
         uint32_t rows[K_COUNT] = {m->hd.prism_count, m->hd.ns, m->hd.N, m->hd.n,
-                                  m->hd.render_count};
+                                  m->hd.render_count, m->hd.col_hdr ? m->hd.col_cap : 0u};
         for (int k = 0; k < K_COUNT; ++k)
             first[(size_t)k * (count + 1u) + i + 1u] =
                 first[(size_t)k * (count + 1u) + i] + blocks_of(rows[k]);
@@ -1088,6 +1352,7 @@ static sinew_result batch_enqueue(fpsc_batch* b, int cooperative)
         LAUNCH(K_FREE, k_rhs_const);
         for (uint32_t it = 0; it < b->iterations; ++it) {
             LAUNCH(K_PRISM, k_local);
+            LAUNCH(K_PAIR, k_col_pairs);
             LAUNCH(K_FREE, k_rhs);
             LAUNCH_SMEM(K_FREE, b->crs_smem, k_pcg_init, it);
             for (uint32_t j = 0; j < b->pcg; ++j) {
@@ -1110,6 +1375,16 @@ static sinew_result batch_enqueue(fpsc_batch* b, int cooperative)
            "cudaMemcpyAsync (positions)");
         CK(cudaMemcpyAsync(m->host_nrm, m->own_nrm, bytes, cudaMemcpyDeviceToHost, b->stream),
            "cudaMemcpyAsync (normals)");
+    }
+    /* Collisions: the state for the host's detection of the next step (Sec. 6, on the CPU) */
+    for (uint32_t i = 0; i < count; ++i) {
+        fpsc_instance* m = b->members[i];
+        if (!m->mirror) continue;
+        size_t bytes = 3u * (size_t)m->hd.N * sizeof(double);
+        CK(cudaMemcpyAsync(m->mirror, m->hd.x, bytes, cudaMemcpyDeviceToHost, b->stream),
+           "cudaMemcpyAsync (state)");
+        CK(cudaMemcpyAsync(m->mirror + 3u * (size_t)m->hd.N, m->hd.v, bytes,
+                           cudaMemcpyDeviceToHost, b->stream), "cudaMemcpyAsync (state)");
     }
     CK(cudaMemcpyAsync(b->bad_host, b->bad, count * sizeof(unsigned), cudaMemcpyDeviceToHost,
                        b->stream), "cudaMemcpyAsync (flags)");
@@ -1252,6 +1527,10 @@ extern "C" sinew_result fpsc_batch_wait(fpsc_batch* b)
         CK(cudaMemcpy(m->hd.x, m->hd.x_prev, bytes, cudaMemcpyDeviceToDevice),
            "cudaMemcpy (restoring x)");
         CK(cudaMemset(m->hd.v, 0, bytes), "cudaMemset (clearing v)");
+        if (m->mirror) {
+            CK(cudaMemcpy(m->mirror, m->hd.x, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (state)");
+            memset(m->mirror + 3u * (size_t)m->hd.N, 0, bytes);
+        }
         m->last = m->prev_last; /* the step wrote no output */
         if (!failed) first_failed = i;
         ++failed;

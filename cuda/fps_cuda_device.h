@@ -87,7 +87,31 @@ typedef struct fpsc_desc {
     const uint32_t* mls_indices;
     const float* mls_weights;
     const float* mls_normal_weights;
+    /* Global collisions (Sec. 6; fps_cuda_collide.h): nonzero reserves the device arrays and
+     * keeps a host copy of the state after every step (fpsc_state_mirror) for the host's
+     * detection; the pairs come per step through fpsc_set_collisions. The static data are
+     * fps_collide's (fpsc_col_export): */
+    int collisions;
+    uint32_t col_triangle_count;
+    const uint32_t* col_triangles; /* 3 rows of x per skin triangle */
+    const double* col_sign;        /* per triangle */
+    double col_weight, col_margin;
 } fpsc_desc;
+
+/* One step's collision data (fpsc_col_host_collisions), uploaded when the pair set changed. */
+typedef struct fpsc_collisions {
+    uint32_t pair_count;
+    uint32_t stride;            /* contrib stride, >= pair_count */
+    const uint32_t* pair_row;   /* pair_count rows of x, < N */
+    const uint32_t* pair_tri;   /* pair_count triangles, < col_triangle_count */
+    const uint32_t* gather_ptr; /* ns + 1 */
+    const uint32_t* gather;     /* gather_ptr[ns] slots, each < 12 x stride */
+    const uint32_t* crs_ptr;    /* ns + 1: A's CRS part, then A_col's off-diagonal part per row */
+    const uint32_t* crs_col;
+    const double* crs_val;
+    const double* diagonal;     /* ns: A's diagonal plus A_col's */
+    const double* jinv;         /* ns: its inverse, the Jacobi preconditioner */
+} fpsc_collisions;
 
 typedef struct fpsc_instance fpsc_instance;
 typedef struct fpsc_batch fpsc_batch;
@@ -124,6 +148,16 @@ const float* fpsc_host_normals(const fpsc_instance* inst);
 /* Copies the state (desc.x, desc.v, N x 3 new numbering) to the device, or back. */
 sinew_result fpsc_upload_state(fpsc_instance* inst);
 sinew_result fpsc_download_state(fpsc_instance* inst);
+
+/* Collisions (desc.collisions): the new pair set, A's diagonal, J and the merged CRS part,
+ * enqueued on the instance's batch stream before its next step (the caller finished the step
+ * before). The device arrays keep their addresses while the data fit; where they grow, the
+ * batch rebuilds its tables and re-captures its graph at the next step. INVALID_ARGUMENT
+ * (one line) for an instance without collisions or data out of range, OUT_OF_MEMORY, DEVICE. */
+sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_collisions* c);
+/* The state after the last finished step (x, then v: N x 3 each, the device numbering), or
+ * NULL without collisions. Valid after fpsc_batch_wait (and after create / upload_state). */
+const double* fpsc_state_mirror(const fpsc_instance* inst);
 
 sinew_result fpsc_batch_create(const sinew_host_api* host, int ordinal, fpsc_launch launch,
                                fpsc_batch** out);

@@ -4,20 +4,26 @@
  * per sinew_world_update (median, p95) includes the host's target update and the wait.
  * Prints one JSON object. Exit 77 without a GPU or the data. Issue 5's targets on an H100:
  * <= 0.5 ms (male), <= 8 ms (64 copies). Never used as a test threshold.
+ * --collisions 1 runs fps's global collisions (Sec. 6: detection on the host each step, the
+ * constraints on the device); the plugin's profile lines then add the host's collision time per
+ * step and the mean pair count (issue 5: male with collisions at fps-cuda speed).
  * Usage: sinew-cuda-bench [--frames N] [--copies K] [--launch auto|graph|cooperative|stream]
+ *                         [--collisions 0|1]
  * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 #include <time.h>
 
 #include "fps_cuda_test_world.h"
 
-static char g_profile[4][512];
+/* The profile lines: per batch, and with collisions one per skin (up to 64 kept). */
+#define PROFILE_LINES 72
+static char g_profile[PROFILE_LINES][512];
 static int g_profile_count;
 
 static void bench_log(sinew_log_level level, const char* message, void* user)
 {
     (void)user;
-    if (strstr(message, "fps-cuda profile") && g_profile_count < 4)
+    if (strstr(message, "fps-cuda profile") && g_profile_count < PROFILE_LINES)
         snprintf(g_profile[g_profile_count++], sizeof g_profile[0], "%s", message);
     else if (level <= SINEW_LOG_WARNING)
         fprintf(stderr, "%s\n", message);
@@ -38,14 +44,16 @@ static int cmp_double(const void* a, const void* b)
 
 /* Runs `copies` fps-cuda skins (batched when copies > 1) for `frames` timed updates. */
 static void run(sinew_world* world, sinew_rig rig, const sinew_character* c, uint32_t copies,
-                uint32_t frames, const char* launch, double* median, double* p95)
+                uint32_t frames, const char* launch, const char* collisions, double* median,
+                double* p95)
 {
-    sinew_param params[3] = {{"profile", "1"}, {"launch", launch}, {"batch", "bench"}};
+    sinew_param params[4] = {{"profile", "1"}, {"launch", launch}, {"collisions", collisions},
+                             {"batch", "bench"}};
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = rig;
     desc.backend = "fps-cuda";
     desc.params = params;
-    desc.param_count = copies > 1 ? 3u : 2u;
+    desc.param_count = copies > 1 ? 4u : 3u;
     sinew_skin* skins = calloc(copies, sizeof *skins);
     double* t = calloc(frames, sizeof *t);
     float* local = malloc((size_t)c->rig.skeleton.joint_count * 64u);
@@ -74,10 +82,12 @@ int main(int argc, char** argv)
 {
     uint32_t frames = 200, copies = 64;
     const char* launch = "auto";
+    const char* collisions = "0";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--frames") == 0) frames = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--copies") == 0) copies = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--launch") == 0) launch = argv[i + 1];
+        else if (strcmp(argv[i], "--collisions") == 0) collisions = argv[i + 1];
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -85,6 +95,10 @@ int main(int argc, char** argv)
     }
     if (frames < 1 || copies < 1) {
         fprintf(stderr, "--frames and --copies must be at least 1\n");
+        return 2;
+    }
+    if (strcmp(collisions, "0") != 0 && strcmp(collisions, "1") != 0) {
+        fprintf(stderr, "--collisions must be 0 or 1\n");
         return 2;
     }
     sinew_character* c = fpsc_test_character("male");
@@ -99,12 +113,13 @@ int main(int argc, char** argv)
     sinew_rig rig = {0};
     CHECK(sinew_rig_create(world, &c->rig, &rig) == SINEW_OK);
     double m1, p1, mk, pk;
-    run(world, rig, c, 1, frames, launch, &m1, &p1);
-    run(world, rig, c, copies, frames, launch, &mk, &pk);
-    printf("{\"character\": \"male\", \"frames\": %u, \"launch\": \"%s\",\n"
+    run(world, rig, c, 1, frames, launch, collisions, &m1, &p1);
+    run(world, rig, c, copies, frames, launch, collisions, &mk, &pk);
+    printf("{\"character\": \"male\", \"frames\": %u, \"launch\": \"%s\", "
+           "\"collisions\": %s,\n"
            " \"alone\": {\"wall_ms_median\": %.4f, \"wall_ms_p95\": %.4f},\n"
            " \"batched\": {\"copies\": %u, \"wall_ms_median\": %.4f, \"wall_ms_p95\": %.4f},\n"
-           " \"gpu\": [", frames, launch, m1, p1, copies, mk, pk);
+           " \"gpu\": [", frames, launch, collisions, m1, p1, copies, mk, pk);
     for (int i = 0; i < g_profile_count; ++i) printf("%s\"%s\"", i ? ", " : "", g_profile[i]);
     printf("]}\n");
     sinew_world_destroy(world);

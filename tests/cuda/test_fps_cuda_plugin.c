@@ -65,9 +65,62 @@ static void check_entry_refuses_other_abi(void)
     dlclose(lib);
 }
 
+/* fps's collision parameters (Sec. 6: collisions, collision_weight) through the plugin's own
+ * prepare, whose parameter checks run on the host before any device is asked for: bad values
+ * are refused with fps's message and one line, GPU or not; collisions=1 with a valid weight
+ * passes them (it is no longer refused as unsupported) and is then refused only by what
+ * follows: no device here, or (with a GPU) the NULL rig this call passes. */
+static void check_collision_params(void)
+{
+    void* lib = dlopen(FPSC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    CHECK(lib != NULL);
+    sinew_plugin_entry_fn entry = NULL;
+    void* sym = dlsym(lib, SINEW_PLUGIN_ENTRY_NAME);
+    CHECK(sym != NULL);
+    memcpy(&entry, &sym, sizeof entry);
+    cuda_test_log log = {0};
+    sinew_host_api host = cuda_test_host(&log);
+    host.log_level = SINEW_LOG_WARNING;
+    sinew_host_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.abi_version_min = info.abi_version_max = SINEW_PLUGIN_ABI_VERSION;
+    info.sizeof_backend_vtable = sizeof(sinew_backend_vtable);
+    info.sizeof_rig_view = sizeof(sinew_rig_view);
+    info.sizeof_host_api = sizeof(sinew_host_api);
+    info.host = &host;
+    sinew_plugin_info out;
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    CHECK(entry(&info, &out) == SINEW_OK && out.backend_count == 1);
+    const sinew_backend_vtable* vt = out.backends[0];
+    const sinew_param bad[][2] = {{{"collisions", "1"}, {"collision_weight", "-1"}},
+                                  {{"collisions", "1"}, {"collision_weight", "nan"}},
+                                  {{"collisions", "1"}, {"collision_weight", "2e6"}},
+                                  {{"collisions", "2"}, {"collision_weight", "1"}}};
+    for (int k = 0; k < 4; ++k) {
+        void* inst = (void*)&log;
+        int before = log.lines;
+        CHECK(vt->prepare(&host, NULL, bad[k], 2, NULL, &inst) == SINEW_ERROR_PARAMETER);
+        CHECK(log.lines == before + 1);
+        CHECK(strstr(log.last, k < 3 ? "collision_weight" : "collisions") != NULL);
+        CHECK(inst == NULL);
+    }
+    const sinew_param good[2] = {{"collisions", "1"}, {"collision_weight", "2.5"}};
+    void* inst = NULL;
+    int before = log.lines;
+    sinew_result r = vt->prepare(&host, NULL, good, 2, NULL, &inst);
+    CHECK(r == SINEW_ERROR_BACKEND_UNAVAILABLE || r == SINEW_ERROR_INVALID_ARGUMENT);
+    CHECK(log.lines == before + 1);
+    CHECK(strstr(log.last, "collision") == NULL);
+    CHECK(inst == NULL);
+    dlclose(lib);
+}
+
 int main(void)
 {
     check_entry_refuses_other_abi();
+    check_collision_params();
 
     cuda_test_log log = {0};
     sinew_logger logger;

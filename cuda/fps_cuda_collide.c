@@ -1,0 +1,224 @@
+/* The host half of fps-cuda's global collisions (fps_cuda_collide.h; Komaritzan and Botsch
+ * 2019, Sec. 6). SPDX-License-Identifier: MIT
+ *
+ * This file compiles fps's fps_collide.c into the plugin (CMake leaves that file out of the
+ * plugin's copy of fps and takes this one instead): the device needs fps_collide's per-pair
+ * data (rows, triangles, orientations, weight, margin, gather lists, contrib layout), which
+ * fps_collide.h does not export yet, and reading them from fps_collide.c's own structure keeps
+ * every rule of the detection and assembly fps's, with no copy of its logic. When fps_collide.h
+ * gains an accessor for them, fpsc_collide_export becomes a call to it and the include goes. */
+#include "fps_collide.c"
+
+#include "fps_cuda_collide.h"
+#include "fps_cuda_device.h"
+#include "fps_internal.h"
+
+sinew_result fpsc_collide_export(const sinew_host_api* host, const fps_collide* c,
+                                 fpsc_col_export* out)
+{
+    if (!c || !out)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda collisions: export with a NULL %s",
+                               !c ? "collision state" : "output");
+    memset(out, 0, sizeof *out);
+    out->n_free = c->n_free;
+    out->tissue_count = c->N;
+    out->triangle_count = c->tri_count;
+    out->weight = c->weight;
+    out->margin = c->margin;
+    out->triangles = c->tris_r;
+    out->sign = c->tri_sign;
+    out->pair_count = c->pair_count;
+    out->stride = c->pair_capacity;
+    out->pair_row = c->pair_row;
+    out->pair_tri = c->pair_t;
+    out->gather_ptr = c->gather_ptr;
+    out->gather = c->gather;
+    return SINEW_OK;
+}
+
+/* ---- A + A_col for the device's products ---- */
+
+size_t fpsc_merge_crs_size(const sinew_ellcrs* A, const sinew_crs* A_col)
+{
+    size_t count = A->crs_ptr[A->rows];
+    if (!A_col || A_col->rows == 0) return count;
+    if (A_col->rows != A->rows) return SIZE_MAX;
+    for (uint32_t i = 0; i < A_col->rows; ++i)
+        for (uint32_t e = A_col->ptr[i]; e < A_col->ptr[i + 1]; ++e)
+            if (A_col->col[e] != i) ++count;
+    return count;
+}
+
+int fpsc_merge_crs(const sinew_ellcrs* A, const sinew_crs* A_col, uint32_t* ptr, uint32_t* col,
+                   double* val, size_t capacity)
+{
+    const int with_col = A_col && A_col->rows != 0;
+    if (with_col && A_col->rows != A->rows) return 0;
+    size_t k = 0;
+    ptr[0] = 0;
+    for (uint32_t i = 0; i < A->rows; ++i) {
+        for (uint32_t e = A->crs_ptr[i]; e < A->crs_ptr[i + 1]; ++e) {
+            if (k == capacity) return 0;
+            col[k] = A->crs_col[e];
+            val[k++] = A->crs_val[e];
+        }
+        /* fps_sim_set_collision_matrix's split: the diagonal went into A, the rest stays in
+         * A_col's order */
+        if (with_col)
+            for (uint32_t e = A_col->ptr[i]; e < A_col->ptr[i + 1]; ++e) {
+                uint32_t j = A_col->col[e];
+                if (j == i) continue;
+                if (j >= A->rows || k == capacity) return 0;
+                col[k] = j;
+                val[k++] = A_col->val[e];
+            }
+        if (k > UINT32_MAX) return 0;
+        ptr[i + 1] = (uint32_t)k;
+    }
+    return 1;
+}
+
+/* ---- per step ---- */
+
+struct fpsc_col_host {
+    sinew_host_api host;
+    fps_sim* sim;
+    fps_collide* col;
+    fps_sim_arrays a;
+    double* x;        /* N x 3: the prediction */
+    double* scratch;  /* N x 3: fps_predict_row's x_prev and pred, unused */
+    uint32_t* m_ptr;  /* ns + 1: the merged CRS part */
+    uint32_t* m_col;
+    double* m_val;
+    size_t m_capacity;
+};
+
+void fpsc_col_host_destroy(fpsc_col_host* h)
+{
+    if (!h) return;
+    sinew_host_api host = h->host;
+    void* arrays[] = {h->x, h->scratch, h->m_ptr, h->m_col, h->m_val};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
+    sinew_host_free(&host, h);
+}
+
+sinew_result fpsc_col_host_create(const sinew_host_api* host, fps_sim* sim, fpsc_col_host** out)
+{
+    if (!out || !sim || !fps_sim_collide(sim))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda collisions: %s", !out ? "out is NULL"
+                               : !sim ? "the simulation is NULL"
+                                      : "the simulation was prepared without collisions");
+    *out = NULL;
+    fpsc_col_host* h = (fpsc_col_host*)sinew_host_calloc(host, 1, sizeof *h);
+    if (!h)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda collisions: out of "
+                               "memory");
+    h->host = *host;
+    h->sim = sim;
+    h->col = fps_sim_collide(sim);
+    fps_sim_arrays_get(sim, &h->a);
+    size_t N3 = 3u * (size_t)h->a.N;
+    h->x = (double*)sinew_host_calloc(host, N3 ? N3 : 1u, sizeof(double));
+    h->scratch = (double*)sinew_host_calloc(host, N3 ? N3 : 1u, sizeof(double));
+    h->m_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)h->a.ns + 1u, sizeof(uint32_t));
+    if (!h->x || !h->scratch || !h->m_ptr) {
+        fpsc_col_host_destroy(h);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda collisions: out of "
+                               "memory for %u tissue vertices", h->a.N);
+    }
+    *out = h;
+    return SINEW_OK;
+}
+
+sinew_result fpsc_col_host_step(fpsc_col_host* h, const double* x, const double* v, int* changed)
+{
+    if (changed) *changed = 0;
+    if (!h || !x || !v || !changed)
+        return sinew_host_fail(h ? &h->host : NULL, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda collisions: step with a NULL argument");
+    const fps_sim_arrays* a = &h->a;
+    const uint32_t N = a->N;
+    memcpy(h->x, x, 3u * (size_t)N * sizeof(double));
+    /* Alg. 1 lines 1-2 as the device's prediction does them (ph_predict): the same function
+     * and the same targets, so detection sees the device's positions bit for bit */
+    for (uint32_t j = 0; j < N; ++j) {
+        fps_predict_row(h->x, v, h->scratch, h->scratch, N, j, a->h);
+        if (j >= a->ns)
+            for (int c = 0; c < 3; ++c)
+                h->x[(size_t)c * N + j] = a->target[(size_t)c * N + a->perm[j]];
+    }
+    /* Sec. 6, as fps_sim_step: A + A_col changes only with the pairs */
+    sinew_result r = fps_collide_update(h->col, h->x, N, changed);
+    if (r == SINEW_OK && *changed) {
+        sinew_crs m = fps_collide_matrix(h->col);
+        r = fps_sim_set_collision_matrix(h->sim, fps_collide_pair_count(h->col) ? &m : NULL);
+    }
+    if (r != SINEW_OK) {
+        /* the host and the device drop every pair alike (fps_collide_update has reset its
+         * pairs; the matrix follows) */
+        fps_collide_reset(h->col);
+        (void)fps_sim_set_collision_matrix(h->sim, NULL);
+        *changed = 1;
+    }
+    return r;
+}
+
+const double* fpsc_col_host_predicted(const fpsc_col_host* h)
+{
+    return h ? h->x : NULL;
+}
+
+sinew_result fpsc_col_host_collisions(fpsc_col_host* h, fpsc_collisions* out)
+{
+    if (!h || !out)
+        return sinew_host_fail(h ? &h->host : NULL, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps-cuda collisions: collisions with a NULL argument");
+    const sinew_host_api* host = &h->host;
+    fpsc_col_export ex;
+    memset(&ex, 0, sizeof ex);
+    sinew_result r = fpsc_collide_export(host, h->col, &ex);
+    if (r != SINEW_OK) return r;
+    sinew_crs acol = fps_collide_matrix(h->col);
+    const sinew_crs* pa = ex.pair_count ? &acol : NULL;
+    size_t need = fpsc_merge_crs_size(&h->a.A, pa);
+    if (need == SIZE_MAX || need > UINT32_MAX || ex.stride > UINT32_MAX)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps-cuda collisions: a collision matrix of %u rows (%zu entries) "
+                               "for %u unknowns", acol.rows, need, h->a.ns);
+    if (need > h->m_capacity) {
+        size_t cap = need + need / 2u + 64u;
+        uint32_t* c = (uint32_t*)sinew_host_calloc(host, cap, sizeof(uint32_t));
+        double* v = (double*)sinew_host_calloc(host, cap, sizeof(double));
+        if (!c || !v) {
+            sinew_host_free(host, c);
+            sinew_host_free(host, v);
+            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda collisions: out "
+                                   "of memory for %zu matrix entries", cap);
+        }
+        sinew_host_free(host, h->m_col);
+        sinew_host_free(host, h->m_val);
+        h->m_col = c;
+        h->m_val = v;
+        h->m_capacity = cap;
+    }
+    if (!fpsc_merge_crs(&h->a.A, pa, h->m_ptr, h->m_col, h->m_val, h->m_capacity))
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps-cuda collisions: the collision matrix has a column outside "
+                               "the %u unknowns", h->a.ns);
+    memset(out, 0, sizeof *out);
+    out->pair_count = ex.pair_count;
+    out->stride = (uint32_t)ex.stride;
+    out->pair_row = ex.pair_row;
+    out->pair_tri = ex.pair_tri;
+    out->gather_ptr = ex.gather_ptr;
+    out->gather = ex.gather;
+    out->crs_ptr = h->m_ptr;
+    out->crs_col = h->m_col;
+    out->crs_val = h->m_val;
+    /* fps_sim_set_collision_matrix wrote A's diagonal (ELL entry 0, Sec. 6) and J in place */
+    out->diagonal = h->a.A.ell_val;
+    out->jinv = h->a.jinv;
+    return SINEW_OK;
+}

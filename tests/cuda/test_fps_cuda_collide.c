@@ -1,0 +1,139 @@
+/* GPU test: fps-cuda with global collisions (collisions=1; fast projective skinning 2019,
+ * Sec. 6: detection on the host, projections, Q_col^T p_col and A + A_col on the device)
+ * against fps (solver=pcg, collisions=1) on the male at the arm-into-torso pose of fps's
+ * acceptance test (l_shoulder, 40 degrees about (-0.5, 1, -0.3), ramped over 30 steps, then
+ * 30 more steps held): every frame's render positions agree within 1e-4 of the bounding-box
+ * diagonal, for each launch kind (graph, stream, cooperative where the device has it) and for
+ * two copies stepped in one batch; at the end the render mesh's intersecting triangle pairs
+ * of each agree with fps's within 2 + 5 % (the pair sets may differ at the margin: the
+ * detection sees positions that differ in the last bits, the PCG's sums being in another
+ * order). A swap to fps and back carries the shape (get_state / set_state drop the contacts
+ * on both sides). Skips without a GPU or the test data. SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L
+#include "fps_cuda_test_arm.h"
+#include "fps_cuda_test_world.h"
+#include "sample_metrics.h"
+
+enum { FRAMES = SAMPLE_RAMP_STEPS + 30, MAX_SKINS = 6 };
+
+int main(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/characters/male/male.ini", sinew_import_data_dir());
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        const char* require = getenv("SINEW_REQUIRE_DATA");
+        if (require && strcmp(require, "1") == 0) {
+            fprintf(stderr, "FAIL (SINEW_REQUIRE_DATA=1): %s is missing\n", path);
+            return 1;
+        }
+        printf("SKIP: test data %s is missing (set SINEW_DATA_DIR)\n", path);
+        return 77;
+    }
+    fclose(f);
+    cuda_test_log log = {0};
+    sinew_logger logger;
+    sinew_world* world = fpsc_test_world(&log, SINEW_LOG_WARNING, &logger);
+    CHECK(sinew_world_load_plugin(world, FPSC_PLUGIN_PATH) == SINEW_OK);
+    if (sinew_world_probe_backend(world, "fps-cuda") != SINEW_OK) cuda_test_skip("no CUDA device");
+    sample_character ch;
+    CHECK(sample_character_load(path, NULL, &ch) == SINEW_OK);
+    sinew_rig rig = {0};
+    CHECK(sinew_rig_create(world, &ch.rig, &rig) == SINEW_OK);
+
+    const char* names[MAX_SKINS];
+    sinew_skin skins[MAX_SKINS];
+    uint32_t count = 0;
+    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.rig = rig;
+    const sinew_param fps_params[2] = {{"solver", "pcg"}, {"collisions", "1"}};
+    desc.backend = "fps";
+    desc.params = fps_params;
+    desc.param_count = 2;
+    CHECK(sinew_world_add_skin(world, &desc, &skins[count]) == SINEW_OK);
+    names[count++] = "fps";
+    static const char* const launches[3] = {"graph", "stream", "cooperative"};
+    desc.backend = "fps-cuda";
+    for (int k = 0; k < 3; ++k) {
+        sinew_param p[2] = {{"collisions", "1"}, {"launch", launches[k]}};
+        desc.params = p;
+        desc.param_count = 2;
+        sinew_result r = sinew_world_add_skin(world, &desc, &skins[count]);
+        if (r == SINEW_ERROR_UNSUPPORTED && k == 2) {
+            printf("no cooperative launch on this device\n");
+            continue;
+        }
+        CHECK(r == SINEW_OK);
+        names[count++] = launches[k];
+    }
+    /* two copies in one batch: each its own pairs, one launch sequence */
+    const sinew_param batched[2] = {{"collisions", "1"}, {"batch", "colliding"}};
+    desc.params = batched;
+    desc.param_count = 2;
+    for (int k = 0; k < 2; ++k) {
+        CHECK(sinew_world_add_skin(world, &desc, &skins[count]) == SINEW_OK);
+        names[count++] = "batched";
+    }
+
+    const uint32_t n = ch.rig.render_mesh.vertex_count, joints = ch.rig.skeleton.joint_count;
+    float* model = malloc((size_t)joints * 64u);
+    float* ref = malloc((size_t)n * 12u);
+    float* got = malloc((size_t)n * 12u * MAX_SKINS);
+    CHECK(model && ref && got);
+    double diag = fpsc_test_diagonal(ch.rig.render_mesh.positions, n);
+    double worst[MAX_SKINS] = {0.0};
+    sinew_pose_desc pose = SINEW_POSE_DESC_INIT;
+    pose.joint_count = joints;
+    pose.matrices = model;
+    sinew_output_desc out = SINEW_OUTPUT_DESC_INIT;
+    out.vertex_capacity = n;
+    for (uint32_t s = 1; s <= FRAMES; ++s) {
+        fpsc_arm_pose(&ch, s, model);
+        for (uint32_t k = 0; k < count; ++k) CHECK(sinew_skin_set_pose(world, skins[k], &pose) == SINEW_OK);
+        CHECK(sinew_world_update(world, 1.0f / 60.0f) == SINEW_OK);
+        out.positions = ref;
+        CHECK(sinew_skin_read_output(world, skins[0], &out) == SINEW_OK);
+        for (uint32_t k = 1; k < count; ++k) {
+            float* g = got + 3u * (size_t)n * k;
+            out.positions = g;
+            CHECK(sinew_skin_read_output(world, skins[k], &out) == SINEW_OK);
+            double e = 0.0;
+            for (size_t i = 0; i < 3u * (size_t)n; ++i) {
+                CHECK(isfinite(g[i]));
+                e = fmax(e, fabs((double)g[i] - (double)ref[i]));
+            }
+            worst[k] = fmax(worst[k], e / diag);
+        }
+    }
+    sample_topology topo;
+    CHECK(sample_topology_build(ch.rig.render_mesh.positions, n, ch.rig.render_mesh.indices,
+                                ch.rig.render_mesh.triangle_count, &topo) == SINEW_OK);
+    uint32_t pairs_fps = sample_count_self_intersections(&topo, ref);
+    CHECK(pairs_fps != UINT32_MAX);
+    printf("male %s at %s, %d frames: fps (pcg, collisions=1) %u intersecting pairs\n",
+           FPSC_ARM_POSE, FPSC_ARM_JOINT, FRAMES, pairs_fps);
+    for (uint32_t k = 1; k < count; ++k) {
+        uint32_t pairs = sample_count_self_intersections(&topo, got + 3u * (size_t)n * k);
+        CHECK(pairs != UINT32_MAX);
+        uint32_t diff = pairs > pairs_fps ? pairs - pairs_fps : pairs_fps - pairs;
+        printf("  fps-cuda %s: worst %.3g of the diagonal, %u intersecting pairs\n", names[k],
+               worst[k], pairs);
+        CHECK(worst[k] <= 1e-4);
+        CHECK(diff <= 2u + pairs_fps / 20u);
+    }
+    sample_topology_free(&topo);
+    /* A swap carries the shape across; the contacts start afresh on either side. */
+    CHECK(sinew_skin_set_backend(world, skins[1], "fps", fps_params, 2) == SINEW_OK);
+    CHECK(sinew_skin_set_backend(world, skins[1], "fps-cuda", fps_params + 1, 1) == SINEW_OK);
+    CHECK(sinew_world_update(world, 1.0f / 60.0f) == SINEW_OK);
+    out.positions = got;
+    CHECK(sinew_skin_read_output(world, skins[1], &out) == SINEW_OK);
+    CHECK(sample_count_nonfinite(got, n) == 0);
+    free(model);
+    free(ref);
+    free(got);
+    sinew_world_destroy(world);
+    sample_character_free(&ch);
+    printf("ok\n");
+    return 0;
+}
