@@ -650,6 +650,9 @@ static void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from
     b.dstAccessMask = dst_access;
     b.oldLayout = from;
     b.newLayout = to;
+    /* No ownership transfer: the viewer renders, blits and presents on one queue, and its
+     * meshes come from host arrays (sinew_render itself would acquire and release the slots
+     * of an externally written sinew_vk_output, see sinew_render.h). */
     b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     b.image = image;
