@@ -9,10 +9,10 @@
  * ps's sliding code (on the host, as fps does: fps_sim_update_targets); fps_cuda_device.cu
  * copies all of it to the device once and runs every step there (see fps_cuda_device.h).
  *
- * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks; solver is
- * pcg, and solver=cholmod or pcg_tolerance > 0 are refused: the device runs a fixed number of
- * PCG iterations without reading residuals back; collisions=1 is refused: fps's global
- * collisions are not on the device), plus:
+ * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks, collisions
+ * and collision_weight included; solver is pcg, and solver=cholmod or pcg_tolerance > 0 are
+ * refused: the device runs a fixed number of PCG iterations without reading residuals back),
+ * plus:
  *
  *   key     default  meaning
  *   device  0        CUDA device ordinal
@@ -31,6 +31,23 @@
  * A skin bound to a Vulkan output needs its vertices by the end of the update: it works in a
  * group (the last member's step writes all of them, still inside sinew_world_update) as long
  * as every member steps in each update.
+ *
+ * Global collisions (collisions=1, 2019 Sec. 6; fps_cuda_collide.h). Detection stays on the
+ * host, as in the paper ("Collision detection is done on the CPU"): each step the device copies
+ * its state down after the step (pinned, inside the graph or after the cooperative kernel), and
+ * the next step predicts from it on the host with the device's own arithmetic (fps_predict_row
+ * and the same targets), runs fps's fps_collide_update there and, when the pairs changed, fps's
+ * fps_sim_set_collision_matrix (A_col's diagonal into A and J) and uploads the pairs, their
+ * gather lists, A's diagonal, J and A's CRS part followed by A_col's off-diagonal entries per
+ * row, on the batch's stream before the step. Per PD iteration the device runs the pairs'
+ * projections and right-hand-side shares (one thread per pair) next to the local step, adds
+ * each row's Q_col^T p_col in the right-hand-side phase, and every product row reads the
+ * merged CRS part (staged in shared memory where it fits): fps's PCG arithmetic in fps's order.
+ * The pair count and the contrib stride are read from device memory and the arrays keep their
+ * addresses (room for one pair per skin vertex), so a captured graph and the cooperative
+ * kernel's table stay valid when the pairs change; if an array must grow, the batch rebuilds its
+ * tables and re-captures at the next step. Batches work with collisions (each member its own
+ * pairs and detection); set_state forgets the contacts on both sides, as fps does.
  *
  * Upsampling: by the method fps resolved (fps_sim_mls): MLS (2019 Sec. 5) with fps's baked
  * weights whenever fps uses them (upsampling=auto on a separate or decimated simulation mesh,
@@ -693,7 +710,13 @@ static sinew_result upload_collisions(fpsc_plugin_instance* p)
 {
     fpsc_collisions c;
     sinew_result r = fpsc_col_host_collisions(p->col, &c);
+    /* In a group, under the groups' lock: a flush by another member may be rebuilding the
+     * batch's tables from this member's device view, which an upload that grows an array
+     * changes (the copies themselves only go onto the stream, behind any step in flight, in
+     * which this member, not pending, takes no part). */
+    if (p->group) pthread_mutex_lock(&g_groups_lock);
     if (r == SINEW_OK) r = fpsc_set_collisions(p->dev, &c);
+    if (p->group) pthread_mutex_unlock(&g_groups_lock);
     p->col_stale = r != SINEW_OK; /* then the next step sends everything again */
     return r;
 }

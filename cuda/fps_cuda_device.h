@@ -15,6 +15,13 @@
  * upsampling into the output by the method fps resolved: MLS (2019 Sec. 5, one thread per
  * render vertex over sinew_mls_eval.h, the weights fps baked) or ps's normal displacement.
  *
+ * Global collisions (Sec. 6, desc.collisions; fps_cuda_collide.h): the host detects and
+ * hands each new pair set over with fpsc_set_collisions (from the state copy
+ * fpsc_state_mirror keeps); per PD iteration a phase with one thread per pair projects and
+ * writes the pairs' right-hand-side shares next to the local step, the right-hand side adds
+ * each row's Q_col^T p_col, and the products read A's CRS part followed by A_col's
+ * off-diagonal entries (A's diagonal and J carry A_col's diagonal).
+ *
  * The matrix-vector products (PCG init and kernel 1) read the ELL part of Sec. 4.2 row-wise
  * (column-major, coalesced) and stage each block's CRS part in shared memory with coalesced
  * loads first; the row sums keep sparse_ellcrs.h's order (diagonal, ELL, CRS in order), so
