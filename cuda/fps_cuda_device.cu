@@ -874,6 +874,14 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
         fpsc_destroy(inst);
         return r;
     }
+    /* the uploads above are on the legacy stream, and a copy from pageable memory may return
+     * before its DMA ends: the batch's non-blocking stream must not start before them */
+    e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        sinew_result r = cuda_check(host, e, "cudaDeviceSynchronize (upload)");
+        fpsc_destroy(inst);
+        return r;
+    }
     fpsc_set_output(inst, NULL, 0, NULL, 0);
     inst->last = inst->prev_last = inst->out;
     inst->active = 1u;
@@ -1535,6 +1543,9 @@ extern "C" sinew_result fpsc_batch_wait(fpsc_batch* b)
         if (!failed) first_failed = i;
         ++failed;
     }
+    /* the restores are device-to-device copies on the legacy stream, asynchronous to the host
+     * and unordered with the batch's stream: done before the next step */
+    if (failed) CK(cudaDeviceSynchronize(), "cudaDeviceSynchronize (restore)");
     if (failed)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
                                "fps-cuda: the step produced a non-finite position in %u of %u "
