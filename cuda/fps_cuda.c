@@ -616,11 +616,11 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
     }
     /* Sec. 6: fps prepared its collision state (fps_collide, none for a system without free
      * rows); the device gets its static part here and the pairs per step. */
-    fpsc_col_export ex;
+    fps_collide_data ex;
     memset(&ex, 0, sizeof ex);
     if (fp.collisions && fps_sim_collide(p->sim)) {
         r = fpsc_col_host_create(host, p->sim, &p->col);
-        if (r == SINEW_OK) r = fpsc_collide_export(host, fps_sim_collide(p->sim), &ex);
+        if (r == SINEW_OK) r = fps_collide_get_data(host, fps_sim_collide(p->sim), &ex);
         if (r != SINEW_OK) {
             fpsc_destroy_instance(p);
             return r;

@@ -1,41 +1,16 @@
 /* The host half of fps-cuda's global collisions (fps_cuda_collide.h; Komaritzan and Botsch
  * 2019, Sec. 6). SPDX-License-Identifier: MIT
  *
- * This file compiles fps's fps_collide.c into the plugin (CMake leaves that file out of the
- * plugin's copy of fps and takes this one instead): the device needs fps_collide's per-pair
- * data (rows, triangles, orientations, weight, margin, gather lists, contrib layout), which
- * fps_collide.h does not export yet, and reading them from fps_collide.c's own structure keeps
- * every rule of the detection and assembly fps's, with no copy of its logic. When fps_collide.h
- * gains an accessor for them, fpsc_collide_export becomes a call to it and the include goes. */
-#include "fps_collide.c"
+ * Every rule of the detection and assembly is fps's (fps_collide.c, compiled into the plugin
+ * with the rest of fps); the device reads its per-pair data through fps_collide_get_data. */
+#include <stdint.h>
+#include <string.h>
+
+#include "fps_collide.h"
 
 #include "fps_cuda_collide.h"
 #include "fps_cuda_device.h"
 #include "fps_internal.h"
-
-sinew_result fpsc_collide_export(const sinew_host_api* host, const fps_collide* c,
-                                 fpsc_col_export* out)
-{
-    if (!c || !out)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "fps-cuda collisions: export with a NULL %s",
-                               !c ? "collision state" : "output");
-    memset(out, 0, sizeof *out);
-    out->n_free = c->n_free;
-    out->tissue_count = c->N;
-    out->triangle_count = c->tri_count;
-    out->weight = c->weight;
-    out->margin = c->margin;
-    out->triangles = c->tris_r;
-    out->sign = c->tri_sign;
-    out->pair_count = c->pair_count;
-    out->stride = c->pair_capacity;
-    out->pair_row = c->pair_row;
-    out->pair_tri = c->pair_t;
-    out->gather_ptr = c->gather_ptr;
-    out->gather = c->gather;
-    return SINEW_OK;
-}
 
 /* ---- A + A_col for the device's products ---- */
 
@@ -176,9 +151,9 @@ sinew_result fpsc_col_host_collisions(fpsc_col_host* h, fpsc_collisions* out)
         return sinew_host_fail(h ? &h->host : NULL, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps-cuda collisions: collisions with a NULL argument");
     const sinew_host_api* host = &h->host;
-    fpsc_col_export ex;
+    fps_collide_data ex;
     memset(&ex, 0, sizeof ex);
-    sinew_result r = fpsc_collide_export(host, h->col, &ex);
+    sinew_result r = fps_collide_get_data(host, h->col, &ex);
     if (r != SINEW_OK) return r;
     sinew_crs acol = fps_collide_matrix(h->col);
     const sinew_crs* pa = ex.pair_count ? &acol : NULL;

@@ -69,25 +69,9 @@ static inline SINEW_HD const double* fpsc_col_rhs_row(const fpsc_col_view* C, ui
 struct fps_collide;
 struct fps_sim;
 
-/* fps_collide's per-step data as the device needs it (views into the collision state, valid
- * until its next update). fps_collide.h has no accessor for them yet, so fps_cuda_collide.c
- * reads them from fps_collide.c's own structure. */
-typedef struct fpsc_col_export {
-    uint32_t n_free, tissue_count, triangle_count;
-    double weight, margin;
-    const uint32_t* triangles;  /* 3 rows of x per skin triangle */
-    const double* sign;         /* per triangle */
-    uint32_t pair_count;
-    size_t stride;              /* contrib stride of fps_collide (its pair capacity) */
-    const uint32_t* pair_row;   /* pair_count (NULL when it never held a pair) */
-    const uint32_t* pair_tri;
-    const uint32_t* gather_ptr; /* n_free + 1 */
-    const uint32_t* gather;     /* gather_ptr[n_free] (NULL when empty) */
-} fpsc_col_export;
-
-/* SINEW_ERROR_INVALID_ARGUMENT (one line) for NULL arguments. */
-sinew_result fpsc_collide_export(const sinew_host_api* host, const struct fps_collide* c,
-                                 fpsc_col_export* out);
+/* fps_collide's per-pair data as the device needs it: fps_collide_data, from
+ * fps_collide_get_data (fps_collide.h). */
+#include "fps_collide.h"
 
 /* The CRS part the device's products read for A + A_col: row i is A's CRS entries of row i,
  * then A_col's off-diagonal entries of row i in order (its diagonal is added to A's ELL entry

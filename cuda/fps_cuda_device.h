@@ -97,7 +97,7 @@ typedef struct fpsc_desc {
     /* Global collisions (Sec. 6; fps_cuda_collide.h): nonzero reserves the device arrays and
      * keeps a host copy of the state after every step (fpsc_state_mirror) for the host's
      * detection; the pairs come per step through fpsc_set_collisions. The static data are
-     * fps_collide's (fpsc_col_export): */
+     * fps_collide's (fps_collide_data): */
     int collisions;
     uint32_t col_triangle_count;
     const uint32_t* col_triangles; /* 3 rows of x per skin triangle */

@@ -705,3 +705,27 @@ int fps_collide_skips(const fps_collide* c, uint32_t v, uint32_t triangle)
     scene.bone_count = c->bone_count;
     return fps_collide_skipped(&scene, v, triangle);
 }
+
+sinew_result fps_collide_get_data(const sinew_host_api* host, const fps_collide* c,
+                                  fps_collide_data* out)
+{
+    if (!c || !out)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: get_data with a NULL %s",
+                               !c ? "collision state" : "output");
+    memset(out, 0, sizeof *out);
+    out->n_free = c->n_free;
+    out->tissue_count = c->N;
+    out->triangle_count = c->tri_count;
+    out->weight = c->weight;
+    out->margin = c->margin;
+    out->triangles = c->tris_r;
+    out->sign = c->tri_sign;
+    out->pair_count = c->pair_count;
+    out->stride = c->pair_capacity;
+    out->pair_row = c->pair_row;
+    out->pair_tri = c->pair_t;
+    out->gather_ptr = c->gather_ptr;
+    out->gather = c->gather;
+    return SINEW_OK;
+}

@@ -80,6 +80,29 @@ void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retai
  * rest, the same or a neighbouring bone: fps_collide_same_part, or behind the triangle at
  * rest: fps_collide_behind), else 0 (also for indices out of range). */
 int fps_collide_skips(const fps_collide* c, uint32_t v, uint32_t triangle);
+/* What a consumer that runs the per-pair work elsewhere needs (the fps-cuda plugin uploads it
+ * to the device and runs fps_collide_pair_rhs / fps_collide_rhs_row there): the sizes, the
+ * absolute spring weight and margin, each skin triangle's rows of x and orientation, the pairs
+ * (vertex row, triangle) and the gather lists of the right-hand side, whose contrib entries lie
+ * `stride` apart. Views into the state, valid until its next update or reset; pair_row,
+ * pair_tri and gather are NULL while no pair was ever held. */
+typedef struct fps_collide_data {
+    uint32_t n_free, tissue_count, triangle_count;
+    double weight, margin;
+    const uint32_t* triangles;  /* 3 rows of x per skin triangle */
+    const double* sign;         /* per triangle (fps_collide_normal) */
+    uint32_t pair_count;
+    size_t stride;              /* the contrib stride: the pair capacity */
+    const uint32_t* pair_row;   /* pair_count */
+    const uint32_t* pair_tri;
+    const uint32_t* gather_ptr; /* n_free + 1 */
+    const uint32_t* gather;     /* gather_ptr[n_free] */
+} fps_collide_data;
+
+/* INVALID_ARGUMENT (one line) for a NULL state or output. */
+sinew_result fps_collide_get_data(const sinew_host_api* host, const fps_collide* c,
+                                  fps_collide_data* out);
+
 /* delta_col (absolute) and the hash's cell size. */
 double fps_collide_retain_distance(const fps_collide* c);
 double fps_collide_cell_size(const fps_collide* c);

@@ -396,12 +396,12 @@ static int check_male(void)
     fpsc_col_host* h = NULL;
     CHECK(fpsc_col_host_create(&host, sim, &h) == SINEW_OK);
     /* the static data the device gets at creation */
-    fpsc_col_export ex;
-    CHECK(fpsc_collide_export(&host, col, &ex) == SINEW_OK);
+    fps_collide_data ex;
+    CHECK(fps_collide_get_data(&host, col, &ex) == SINEW_OK);
     CHECK(ex.n_free == a.ns && ex.tissue_count == a.N && ex.weight > 0.0 && ex.margin >= 0.0);
     /* refusals: one line each */
     int lines = log.lines;
-    CHECK(fpsc_collide_export(&host, NULL, &ex) == SINEW_ERROR_INVALID_ARGUMENT);
+    CHECK(fps_collide_get_data(&host, NULL, &ex) == SINEW_ERROR_INVALID_ARGUMENT);
     int changed = 0;
     CHECK(fpsc_col_host_step(h, NULL, a.v, &changed) == SINEW_ERROR_INVALID_ARGUMENT);
     CHECK(log.lines == lines + 2);
@@ -432,7 +432,7 @@ static int check_male(void)
         if (P > 0) {
             const double* xp = fpsc_col_host_predicted(h);
             /* the device's collision phases on the CPU over the exported data */
-            CHECK(fpsc_collide_export(&host, col, &ex) == SINEW_OK);
+            CHECK(fps_collide_get_data(&host, col, &ex) == SINEW_OK);
             CHECK(ex.pair_count == P && ex.stride >= P);
             free(contrib);
             contrib = calloc(12u * ex.stride, sizeof(double));
