@@ -67,8 +67,9 @@
  * cannot be exported, the step waits for its stream before returning, so
  * sinew_vk_output_end_frame's host signal of `written` covers the writes. Where the memory
  * cannot be imported (no export, another device, lavapipe) the binding falls back to the
- * mapped host pointers with one INFO line. Queue family ownership of the buffer (acquire from
- * VK_QUEUE_FAMILY_EXTERNAL) is the renderer's side. */
+ * mapped host pointers with one INFO line. Queue family ownership of the slots (acquire from
+ * and release to VK_QUEUE_FAMILY_EXTERNAL) is the reader's side: sinew_vk_output_cmd_acquire /
+ * _release, which sinew_render records itself. */
 #define _GNU_SOURCE /* dlsym(RTLD_DEFAULT) */
 #include <dlfcn.h>
 #include <math.h>

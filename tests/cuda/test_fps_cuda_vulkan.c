@@ -31,38 +31,34 @@ static void path_logger(sinew_log_level level, const char* message, void* user)
 }
 
 typedef struct readback {
+    const sinew_vk_output* out;
+    uint32_t slot;
     VkBuffer src, dst;
     VkDeviceSize offset, size;
     uint32_t family;
+    int failed;
 } readback;
 
-/* Acquire from the external (CUDA) side, copy, release back to it. */
+/* Acquire the slot from the external (CUDA) side, copy, release it back
+ * (sinew_vk_output_cmd_acquire / _release record the ownership transfers). */
 static void record_readback(VkCommandBuffer cmd, void* user)
 {
-    const readback* rb = (const readback*)user;
-    VkBufferMemoryBarrier acquire = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-    acquire.srcAccessMask = 0;
-    acquire.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    acquire.srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
-    acquire.dstQueueFamilyIndex = rb->family;
-    acquire.buffer = rb->src;
-    acquire.offset = 0;
-    acquire.size = VK_WHOLE_SIZE;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         0, 0, NULL, 1, &acquire, 0, NULL);
+    readback* rb = (readback*)user;
+    if (sinew_vk_output_cmd_acquire(rb->out, rb->slot, cmd, rb->family,
+                                    VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                    VK_ACCESS_TRANSFER_READ_BIT) != SINEW_OK)
+        rb->failed = 1;
     VkBufferCopy region = {rb->offset, 0, rb->size};
     vkCmdCopyBuffer(cmd, rb->src, rb->dst, 1, &region);
-    VkBufferMemoryBarrier release = acquire;
-    release.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    release.dstAccessMask = 0;
-    release.srcQueueFamilyIndex = rb->family;
-    release.dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+    if (sinew_vk_output_cmd_release(rb->out, rb->slot, cmd, rb->family,
+                                    VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                    VK_ACCESS_TRANSFER_READ_BIT) != SINEW_OK)
+        rb->failed = 1;
     VkMemoryBarrier host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                         &host, 1, &release, 0, NULL);
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                         &host, 0, NULL, 0, NULL);
 }
 
 int main(void)
@@ -172,9 +168,10 @@ int main(void)
         wi.pSemaphores = &info.written;
         wi.pValues = &value;
         CHECK(vkWaitSemaphores(ci.device, &wi, 10000000000ull) == VK_SUCCESS);
-        readback rb = {info.buffer, dst, info.position_offset, 12u * (VkDeviceSize)n,
-                       ci.queue_family_index};
+        readback rb = {out, info.read_slot, info.buffer, dst, info.position_offset,
+                       12u * (VkDeviceSize)n, ci.queue_family_index, 0};
         CHECK(sinew_vk_context_submit_wait(ctx, record_readback, &rb) == SINEW_OK);
+        CHECK(rb.failed == 0);
         CHECK(sinew_vk_output_release(out, value) == SINEW_OK);
         CHECK(sinew_skin_read_output(world, skins[0], &rd) == SINEW_OK);
         const float* got = (const float*)mapped;
