@@ -17,6 +17,7 @@
 
 #include "render_fixture.h"
 #include "sample_character.h"
+#include "vk_test.h"
 
 /* Ownership transfers through VK_QUEUE_FAMILY_EXTERNAL recorded on `watched`, seen on their
  * way to the Vulkan loader: the Vulkan module calls vkCmdPipelineBarrier by name, and this
@@ -278,8 +279,9 @@ typedef struct ext_writer {
     VkDevice device;
     VkQueue queue;
     uint32_t family;
-    VkBuffer alias, staging;
-    VkDeviceMemory alias_memory, staging_memory;
+    vk_test_alias alias;
+    VkBuffer staging;
+    VkDeviceMemory staging_memory;
     void* staging_mapped;
     VkCommandPool pool;
 } ext_writer;
@@ -292,32 +294,12 @@ static void ext_writer_open(fixture* f, const sinew_vk_output* out, ext_writer* 
     w->device = ci.device;
     w->queue = ci.queue;
     w->family = ci.queue_family_index;
-    sinew_vk_memory_export ex = SINEW_VK_MEMORY_EXPORT_INIT;
-    assert_int_equal(sinew_vk_output_export_memory(out, &ex), SINEW_OK);
-    VkExternalMemoryBufferCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
-    ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.pNext = &ext;
-    bi.size = ex.buffer_size;
-    bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT;
-    assert_int_equal(vkCreateBuffer(w->device, &bi, NULL, &w->alias), VK_SUCCESS);
-    VkMemoryDedicatedAllocateInfo ded = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    ded.buffer = w->alias;
-    VkImportMemoryFdInfoKHR imp = {VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
-    imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    imp.fd = ex.fd;
-    imp.pNext = ex.dedicated ? &ded : NULL;
-    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.pNext = &imp;
-    ai.allocationSize = ex.allocation_size;
-    ai.memoryTypeIndex = ex.memory_type_index;
-    /* The import owns the fd from here on. */
-    assert_int_equal(vkAllocateMemory(w->device, &ai, NULL, &w->alias_memory), VK_SUCCESS);
-    assert_int_equal(vkBindBufferMemory(w->device, w->alias, w->alias_memory, 0), VK_SUCCESS);
+    vk_test_alias_import(f->context, out, &w->alias);
+    sinew_vk_output_info oi = SINEW_VK_OUTPUT_INFO_INIT;
+    assert_int_equal(sinew_vk_output_get_info(out, &oi), SINEW_OK);
 
     VkBufferCreateInfo si = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    si.size = 2u * 12u * (VkDeviceSize)ex.vertex_capacity;
+    si.size = 2u * 12u * (VkDeviceSize)oi.vertex_capacity;
     si.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
     assert_int_equal(vkCreateBuffer(w->device, &si, NULL, &w->staging), VK_SUCCESS);
     VkMemoryRequirements req;
@@ -344,25 +326,7 @@ static void ext_writer_close(ext_writer* w)
     vkDestroyCommandPool(w->device, w->pool, NULL);
     vkDestroyBuffer(w->device, w->staging, NULL);
     vkFreeMemory(w->device, w->staging_memory, NULL);
-    vkDestroyBuffer(w->device, w->alias, NULL);
-    vkFreeMemory(w->device, w->alias_memory, NULL);
-}
-
-/* A barrier on the writer's view between VK_QUEUE_FAMILY_EXTERNAL and its family: what the
- * external API's side of the protocol amounts to. */
-static void ext_writer_transfer(const ext_writer* w, VkCommandBuffer cmd, int acquire)
-{
-    VkBufferMemoryBarrier b = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-    b.srcAccessMask = acquire ? 0u : VK_ACCESS_TRANSFER_WRITE_BIT;
-    b.dstAccessMask = acquire ? VK_ACCESS_TRANSFER_WRITE_BIT : 0u;
-    b.srcQueueFamilyIndex = acquire ? VK_QUEUE_FAMILY_EXTERNAL : w->family;
-    b.dstQueueFamilyIndex = acquire ? w->family : VK_QUEUE_FAMILY_EXTERNAL;
-    b.buffer = w->alias;
-    b.size = VK_WHOLE_SIZE;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT
-                                 : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                         0, 0, NULL, 1, &b, 0, NULL);
+    vk_test_alias_free(&w->alias);
 }
 
 /* The writer's frame: the fixture's current positions and normals into the slot, after
@@ -382,11 +346,11 @@ static void ext_writer_frame(fixture* f, const ext_writer* w, const sinew_vk_out
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     assert_int_equal(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
-    ext_writer_transfer(w, cmd, 1);
+    vk_test_writer_transfer(cmd, w->alias.buffer, w->family, 1);
     VkBufferCopy regions[2] = {{0, slot->position_offset, bytes},
                                {bytes, slot->normal_offset, bytes}};
-    vkCmdCopyBuffer(cmd, w->staging, w->alias, 2, regions);
-    ext_writer_transfer(w, cmd, 0);
+    vkCmdCopyBuffer(cmd, w->staging, w->alias.buffer, 2, regions);
+    vk_test_writer_transfer(cmd, w->alias.buffer, w->family, 0);
     assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
     VkTimelineSemaphoreSubmitInfo ts = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
     ts.waitSemaphoreValueCount = wait ? 1u : 0u;

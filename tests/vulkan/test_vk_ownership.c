@@ -158,62 +158,6 @@ static void submit_cmd(rig_vk* v, VkCommandBuffer cmd, VkSemaphore wait_sem, uin
     vkFreeCommandBuffers(v->device, v->pool, 1, &cmd);
 }
 
-/* The writer's view: the output's exported memory imported into a second buffer. */
-typedef struct alias {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-} alias;
-
-static void alias_import(rig_vk* v, const sinew_vk_output* out, alias* a)
-{
-    sinew_vk_memory_export ex = SINEW_VK_MEMORY_EXPORT_INIT;
-    assert_int_equal(sinew_vk_output_export_memory(out, &ex), SINEW_OK);
-    VkExternalMemoryBufferCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
-    ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.pNext = &ext;
-    bi.size = ex.buffer_size;
-    bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT;
-    assert_int_equal(vkCreateBuffer(v->device, &bi, NULL, &a->buffer), VK_SUCCESS);
-    VkMemoryDedicatedAllocateInfo ded = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    ded.buffer = a->buffer;
-    VkImportMemoryFdInfoKHR imp = {VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
-    imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    imp.fd = ex.fd;
-    imp.pNext = ex.dedicated ? &ded : NULL;
-    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.pNext = &imp;
-    ai.allocationSize = ex.allocation_size;
-    ai.memoryTypeIndex = ex.memory_type_index;
-    /* The import owns the fd from here on. */
-    assert_int_equal(vkAllocateMemory(v->device, &ai, NULL, &a->memory), VK_SUCCESS);
-    assert_int_equal(vkBindBufferMemory(v->device, a->buffer, a->memory, 0), VK_SUCCESS);
-}
-
-static void alias_free(rig_vk* v, alias* a)
-{
-    vkDestroyBuffer(v->device, a->buffer, NULL);
-    vkFreeMemory(v->device, a->memory, NULL);
-}
-
-/* A barrier on the writer's view between VK_QUEUE_FAMILY_EXTERNAL and the writer's family:
- * what the external API's own side of the protocol amounts to. */
-static void writer_transfer(rig_vk* v, VkCommandBuffer cmd, VkBuffer buffer, int acquire)
-{
-    VkBufferMemoryBarrier b = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-    b.srcAccessMask = acquire ? 0u : VK_ACCESS_TRANSFER_WRITE_BIT;
-    b.dstAccessMask = acquire ? VK_ACCESS_TRANSFER_WRITE_BIT : 0u;
-    b.srcQueueFamilyIndex = acquire ? VK_QUEUE_FAMILY_EXTERNAL : v->family;
-    b.dstQueueFamilyIndex = acquire ? v->family : VK_QUEUE_FAMILY_EXTERNAL;
-    b.buffer = buffer;
-    b.size = VK_WHOLE_SIZE;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT
-                                 : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                         0, 0, NULL, 1, &b, 0, NULL);
-}
-
 /* A host-visible buffer for the reader's copies. */
 typedef struct readback {
     VkBuffer buffer;
@@ -280,8 +224,8 @@ static void test_acquire_read_release(void** state)
     assert_int_equal(sinew_vk_output_get_info(out, &info), SINEW_OK);
     assert_int_equal(info.external_writer, 0);
     assert_int_equal(info.ownership_transfer, 0);
-    alias a;
-    alias_import(&v, out, &a);
+    vk_test_alias a;
+    vk_test_alias_import(v.ctx, out, &a);
     readback rb;
     readback_create(&v, 2u * info.slot_bytes, &rb);
     assert_int_equal(sinew_vk_output_set_external_writer(out, 1), SINEW_OK);
@@ -307,10 +251,10 @@ static void test_acquire_read_release(void** state)
 
         /* The writer: its view of the slot, between two transfers through EXTERNAL. */
         VkCommandBuffer wcmd = begin_cmd(&v);
-        writer_transfer(&v, wcmd, a.buffer, 1);
+        vk_test_writer_transfer(wcmd, a.buffer, v.family, 1);
         vkCmdFillBuffer(wcmd, a.buffer, slot_ext.position_offset, info.slot_bytes, pos_word);
         vkCmdFillBuffer(wcmd, a.buffer, slot_ext.normal_offset, info.slot_bytes, nrm_word);
-        writer_transfer(&v, wcmd, a.buffer, 0);
+        vk_test_writer_transfer(wcmd, a.buffer, v.family, 0);
         submit_cmd(&v, wcmd, info.read, wait, VK_PIPELINE_STAGE_TRANSFER_BIT, info.written,
                    signal);
         assert_int_equal(sinew_vk_output_end_frame(out), SINEW_OK);
@@ -380,7 +324,7 @@ static void test_acquire_read_release(void** state)
     vkFreeCommandBuffers(v.device, v.pool, 1, &idle);
 
     readback_free(&v, &rb);
-    alias_free(&v, &a);
+    vk_test_alias_free(&a);
     sinew_vk_output_destroy(out);
     rig_close(&v);
 }

@@ -130,3 +130,56 @@ float vk_max_diff(const float* a, const float* b, size_t count)
     }
     return m;
 }
+
+void vk_test_alias_import(sinew_vk_context* ctx, const sinew_vk_output* out, vk_test_alias* a)
+{
+    memset(a, 0, sizeof *a);
+    sinew_vk_context_info ci = SINEW_VK_CONTEXT_INFO_INIT;
+    assert_int_equal(sinew_vk_context_get_info(ctx, &ci), SINEW_OK);
+    a->device = ci.device;
+    sinew_vk_memory_export ex = SINEW_VK_MEMORY_EXPORT_INIT;
+    assert_int_equal(sinew_vk_output_export_memory(out, &ex), SINEW_OK);
+    VkExternalMemoryBufferCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+    ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.pNext = &ext;
+    bi.size = ex.buffer_size;
+    bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT;
+    assert_int_equal(vkCreateBuffer(a->device, &bi, NULL, &a->buffer), VK_SUCCESS);
+    VkMemoryDedicatedAllocateInfo ded = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    ded.buffer = a->buffer;
+    VkImportMemoryFdInfoKHR imp = {VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
+    imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    imp.fd = ex.fd;
+    imp.pNext = ex.dedicated ? &ded : NULL;
+    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.pNext = &imp;
+    ai.allocationSize = ex.allocation_size;
+    ai.memoryTypeIndex = ex.memory_type_index;
+    /* The import owns the fd from here on. */
+    assert_int_equal(vkAllocateMemory(a->device, &ai, NULL, &a->memory), VK_SUCCESS);
+    assert_int_equal(vkBindBufferMemory(a->device, a->buffer, a->memory, 0), VK_SUCCESS);
+}
+
+void vk_test_alias_free(vk_test_alias* a)
+{
+    vkDestroyBuffer(a->device, a->buffer, NULL);
+    vkFreeMemory(a->device, a->memory, NULL);
+    memset(a, 0, sizeof *a);
+}
+
+void vk_test_writer_transfer(VkCommandBuffer cmd, VkBuffer buffer, uint32_t family, int acquire)
+{
+    VkBufferMemoryBarrier b = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+    b.srcAccessMask = acquire ? 0u : VK_ACCESS_TRANSFER_WRITE_BIT;
+    b.dstAccessMask = acquire ? VK_ACCESS_TRANSFER_WRITE_BIT : 0u;
+    b.srcQueueFamilyIndex = acquire ? VK_QUEUE_FAMILY_EXTERNAL : family;
+    b.dstQueueFamilyIndex = acquire ? family : VK_QUEUE_FAMILY_EXTERNAL;
+    b.buffer = buffer;
+    b.size = VK_WHOLE_SIZE;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT
+                                 : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                         0, 0, NULL, 1, &b, 0, NULL);
+}

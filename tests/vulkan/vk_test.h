@@ -44,4 +44,19 @@ void vk_scene_read(vk_scene* s, sinew_skin skin, float* positions, float* normal
 /* Largest absolute difference of count floats. */
 float vk_max_diff(const float* a, const float* b, size_t count);
 
+/* An external writer's view of an output made with SINEW_VK_OUTPUT_EXPORTABLE: the exported
+ * memory imported into a second VkBuffer on the context's device (as CUDA imports it), usable
+ * for transfers, storage and vertex reads. The import owns the exported fd. */
+typedef struct vk_test_alias {
+    VkDevice device;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+} vk_test_alias;
+void vk_test_alias_import(sinew_vk_context* ctx, const sinew_vk_output* out, vk_test_alias* a);
+void vk_test_alias_free(vk_test_alias* a);
+/* The external API's side of the ownership protocol as a barrier on the alias: acquire (1)
+ * from VK_QUEUE_FAMILY_EXTERNAL to `family` before transfer writes, or release (0) back after
+ * them. */
+void vk_test_writer_transfer(VkCommandBuffer cmd, VkBuffer buffer, uint32_t family, int acquire);
+
 #endif
