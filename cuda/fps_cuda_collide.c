@@ -80,12 +80,13 @@ void fpsc_col_host_destroy(fpsc_col_host* h)
 
 sinew_result fpsc_col_host_create(const sinew_host_api* host, fps_sim* sim, fpsc_col_host** out)
 {
-    if (!out || !sim || !fps_sim_collide(sim))
+    if (out) *out = NULL;
+    if (!host || !out || !sim || !fps_sim_collide(sim))
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "fps-cuda collisions: %s", !out ? "out is NULL"
-                               : !sim ? "the simulation is NULL"
+                               "fps-cuda collisions: %s", !host ? "host is NULL"
+                               : !out                   ? "out is NULL"
+                               : !sim                   ? "the simulation is NULL"
                                       : "the simulation was prepared without collisions");
-    *out = NULL;
     fpsc_col_host* h = (fpsc_col_host*)sinew_host_calloc(host, 1, sizeof *h);
     if (!h)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda collisions: out of "
@@ -99,9 +100,10 @@ sinew_result fpsc_col_host_create(const sinew_host_api* host, fps_sim* sim, fpsc
     h->scratch = (double*)sinew_host_calloc(host, N3 ? N3 : 1u, sizeof(double));
     h->m_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)h->a.ns + 1u, sizeof(uint32_t));
     if (!h->x || !h->scratch || !h->m_ptr) {
+        const uint32_t N = h->a.N; /* the message names it after h is gone */
         fpsc_col_host_destroy(h);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda collisions: out of "
-                               "memory for %u tissue vertices", h->a.N);
+                               "memory for %u tissue vertices", N);
     }
     *out = h;
     return SINEW_OK;

@@ -187,6 +187,60 @@ static void check_merge_random(void)
 
 /* ---- part 2: the male ---- */
 
+/* An allocator that refuses the allocation numbered `fail` (0-based; counted in `calls`). */
+typedef struct failing_alloc {
+    int calls, fail, live;
+} failing_alloc;
+
+static void* failing_alloc_fn(size_t size, size_t alignment, void* user)
+{
+    failing_alloc* f = (failing_alloc*)user;
+    if (f->calls++ == f->fail) return NULL;
+    void* p = cuda_test_alloc(size, alignment, NULL);
+    if (p) f->live++;
+    return p;
+}
+
+static void failing_free_fn(void* p, void* user)
+{
+    ((failing_alloc*)user)->live--;
+    free(p);
+}
+
+/* fpsc_col_host_create's refusals and each of its allocations failing in turn: the specific
+ * code, one line, *out NULL and nothing left allocated (ASan sees a use after free). */
+static void check_host_create_failures(fps_sim* sim)
+{
+    cuda_test_log log = {0};
+    sinew_host_api host = cuda_test_host(&log);
+    fpsc_col_host* h = (fpsc_col_host*)&log;
+    CHECK(fpsc_col_host_create(&host, NULL, &h) == SINEW_ERROR_INVALID_ARGUMENT);
+    CHECK(h == NULL && log.lines == 1);
+    CHECK(fpsc_col_host_create(&host, sim, NULL) == SINEW_ERROR_INVALID_ARGUMENT);
+    h = (fpsc_col_host*)&log;
+    CHECK(fpsc_col_host_create(NULL, sim, &h) == SINEW_ERROR_INVALID_ARGUMENT);
+    CHECK(h == NULL && log.lines == 2);
+    failing_alloc f = {0, -1, 0};
+    host.allocator.alloc = failing_alloc_fn;
+    host.allocator.free = failing_free_fn;
+    host.allocator.user = &f;
+    CHECK(fpsc_col_host_create(&host, sim, &h) == SINEW_OK && h);
+    const int allocations = f.calls;
+    fpsc_col_host_destroy(h);
+    CHECK(allocations >= 4 && f.live == 0);
+    for (int k = 0; k < allocations; ++k) {
+        f.calls = 0;
+        f.fail = k;
+        int before = log.lines;
+        h = (fpsc_col_host*)&log;
+        CHECK(fpsc_col_host_create(&host, sim, &h) == SINEW_ERROR_OUT_OF_MEMORY);
+        CHECK(h == NULL && log.lines == before + 1 && f.live == 0);
+        CHECK(strstr(log.last, "out of memory") != NULL);
+    }
+    printf("fpsc_col_host_create: refusals and %d failed allocations, one line each, nothing "
+           "leaked\n", allocations);
+}
+
 static float* area_normals(const sinew_mesh_desc* mesh)
 {
     float* nrm = calloc((size_t)mesh->vertex_count * 3u, sizeof(float));
@@ -393,6 +447,7 @@ static int check_male(void)
     CHECK(sim && col);
     fps_sim_arrays a;
     fps_sim_arrays_get(sim, &a);
+    check_host_create_failures(sim);
     fpsc_col_host* h = NULL;
     CHECK(fpsc_col_host_create(&host, sim, &h) == SINEW_OK);
     /* the static data the device gets at creation */
