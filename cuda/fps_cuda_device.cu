@@ -1305,11 +1305,18 @@ static sinew_result batch_build(fpsc_batch* b)
             devs[i].target_c = b->stage_target + b->target_offset[i];
             devs[i].skinning = b->stage_skin + b->skin_offset[i];
         }
-        e = cudaMemcpy(b->dev_table_mem[0], devs, count * sizeof(fpsc_dev), cudaMemcpyHostToDevice);
+        /* on the batch's stream: a cudaMemcpy from pageable memory goes onto the legacy stream
+         * and may return before its DMA ends, and the non-blocking stream's kernels would not
+         * wait for it (the tables change whenever a member joins, leaves or its collision
+         * arrays move); an asynchronous copy from pageable memory has read its source when it
+         * returns, so devs and first may be freed below */
+        e = cudaMemcpyAsync(b->dev_table_mem[0], devs, count * sizeof(fpsc_dev),
+                            cudaMemcpyHostToDevice, b->stream);
     }
     if (e == cudaSuccess)
-        e = cudaMemcpy(b->dev_table_mem[2], first, (size_t)K_COUNT * (count + 1u) * sizeof(uint32_t),
-                       cudaMemcpyHostToDevice);
+        e = cudaMemcpyAsync(b->dev_table_mem[2], first,
+                            (size_t)K_COUNT * (count + 1u) * sizeof(uint32_t),
+                            cudaMemcpyHostToDevice, b->stream);
     b->table.count = count;
     b->table.pcg = b->pcg;
     b->table.crs_cap = crs_cap;
