@@ -54,6 +54,39 @@ int fpsc_merge_crs(const sinew_ellcrs* A, const sinew_crs* A_col, uint32_t* ptr,
     return 1;
 }
 
+/* ---- what the device may be given ---- */
+
+const char* fpsc_col_check(uint32_t ns, uint32_t N, uint32_t triangle_count,
+                           const fpsc_collisions* c)
+{
+    if (!c) return "the data are NULL";
+    if (c->pair_count > c->stride) return "more pairs than contrib slots";
+    if (c->pair_count && (!c->pair_row || !c->pair_tri)) return "pair arrays missing";
+    if (!c->gather_ptr || !c->crs_ptr || !c->diagonal || !c->jinv) return "arrays missing";
+    if (c->gather_ptr[0] != 0 || c->crs_ptr[0] != 0) return "row pointers do not start at 0";
+    for (uint32_t i = 0; i < ns; ++i)
+        if (c->gather_ptr[i + 1] < c->gather_ptr[i] || c->crs_ptr[i + 1] < c->crs_ptr[i])
+            return "row pointers decrease";
+    if ((c->gather_ptr[ns] && !c->gather) || (c->crs_ptr[ns] && (!c->crs_col || !c->crs_val)))
+        return "entry arrays missing";
+    for (uint32_t p = 0; p < c->pair_count; ++p)
+        if (c->pair_row[p] >= N || c->pair_tri[p] >= triangle_count)
+            return "a pair's row or triangle is out of range";
+    /* fps_collide_rhs_row reads gather[e], + stride and + 2 stride of the 12 x stride contrib
+     * array: gather[e] = 3 slot stride + pair (fps_collide.c's assemble), and only the pairs
+     * below pair_count were written this iteration (a slot of another would add stale or
+     * uninitialised shares) */
+    for (uint32_t e = 0; e < c->gather_ptr[ns]; ++e) {
+        uint32_t g = c->gather[e];
+        if (c->stride == 0 || g % c->stride >= c->pair_count || (g / c->stride) % 3u != 0u ||
+            g / c->stride >= 12u)
+            return "a gather slot is not one of a pair's four";
+    }
+    for (uint32_t e = 0; e < c->crs_ptr[ns]; ++e)
+        if (c->crs_col[e] >= ns) return "a matrix column is out of range";
+    return NULL;
+}
+
 /* ---- per step ---- */
 
 struct fpsc_col_host {

@@ -979,30 +979,6 @@ extern "C" const double* fpsc_state_mirror(const fpsc_instance* inst)
     return inst ? inst->mirror : NULL;
 }
 
-/* Checks a step's collision data against the instance (cheap next to the detection). */
-static const char* col_check(const fpsc_desc* d, const fpsc_collisions* c)
-{
-    uint32_t ns = d->ns;
-    if (c->pair_count > c->stride) return "more pairs than contrib slots";
-    if (c->pair_count && (!c->pair_row || !c->pair_tri)) return "pair arrays missing";
-    if (!c->gather_ptr || !c->crs_ptr || !c->diagonal || !c->jinv) return "arrays missing";
-    if (c->gather_ptr[0] != 0 || c->crs_ptr[0] != 0) return "row pointers do not start at 0";
-    for (uint32_t i = 0; i < ns; ++i)
-        if (c->gather_ptr[i + 1] < c->gather_ptr[i] || c->crs_ptr[i + 1] < c->crs_ptr[i])
-            return "row pointers decrease";
-    if ((c->gather_ptr[ns] && !c->gather) || (c->crs_ptr[ns] && (!c->crs_col || !c->crs_val)))
-        return "entry arrays missing";
-    for (uint32_t p = 0; p < c->pair_count; ++p)
-        if (c->pair_row[p] >= d->N || c->pair_tri[p] >= d->col_triangle_count)
-            return "a pair's row or triangle is out of range";
-    /* fps_collide_rhs_row reads slot entries gather[e], + stride and + 2 stride of 12 x stride */
-    for (uint32_t e = 0; e < c->gather_ptr[ns]; ++e)
-        if ((uint64_t)c->gather[e] >= 10u * (uint64_t)c->stride) return "a gather slot is out of range";
-    for (uint32_t e = 0; e < c->crs_ptr[ns]; ++e)
-        if (c->crs_col[e] >= ns) return "a matrix column is out of range";
-    return NULL;
-}
-
 extern "C" sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_collisions* c)
 {
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
@@ -1012,7 +988,7 @@ extern "C" sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_coll
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_set_collisions: %s",
                                !c ? "the data are NULL"
                                   : "the instance was created without collisions");
-    const char* why = col_check(d, c);
+    const char* why = fpsc_col_check(d->ns, d->N, d->col_triangle_count, c);
     if (why)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_set_collisions: %s "
                                "(%u pairs, stride %u, %u unknowns)", why, c->pair_count,

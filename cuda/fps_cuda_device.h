@@ -162,6 +162,12 @@ sinew_result fpsc_download_state(fpsc_instance* inst);
  * batch rebuilds its tables and re-captures its graph at the next step. INVALID_ARGUMENT
  * (one line) for an instance without collisions or data out of range, OUT_OF_MEMORY, DEVICE. */
 sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_collisions* c);
+/* The check fpsc_set_collisions makes first (plain C in fps_cuda_collide.c, so that the CPU
+ * tests run it): NULL when c fits a system of ns unknowns, N rows of x and triangle_count skin
+ * triangles (every index the kernels follow in range, every gather slot a written one: slot
+ * 0..3 of a pair below pair_count), else the reason. */
+const char* fpsc_col_check(uint32_t ns, uint32_t N, uint32_t triangle_count,
+                           const fpsc_collisions* c);
 /* The state after the last finished step (x, then v: N x 3 each, the device numbering), or
  * NULL without collisions. Valid after fpsc_batch_wait (and after create / upload_state). */
 const double* fpsc_state_mirror(const fpsc_instance* inst);

@@ -405,6 +405,57 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) free(arrays[k]);
 }
 
+/* fpsc_set_collisions's check (fpsc_col_check) on real data: accepted as fps exported it,
+ * refused with each kind of corruption a kernel would follow out of bounds or into stale
+ * shares. */
+static void check_upload_refusals(const fpsc_collisions* cd, uint32_t ns, uint32_t N,
+                                  uint32_t triangles)
+{
+    CHECK(fpsc_col_check(ns, N, triangles, cd) == NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, NULL) != NULL);
+    fpsc_collisions bad = *cd;
+    bad.stride = cd->pair_count - 1u;
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    bad = *cd;
+    bad.jinv = NULL;
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    /* a pair's row, a pair's triangle, a matrix column out of range */
+    uint32_t P = cd->pair_count, G = cd->gather_ptr[ns], E = cd->crs_ptr[ns];
+    uint32_t* rows = malloc(P * sizeof(uint32_t));
+    uint32_t* gather = malloc((G ? G : 1u) * sizeof(uint32_t));
+    uint32_t* cols = malloc((E ? E : 1u) * sizeof(uint32_t));
+    CHECK(rows && gather && cols);
+    memcpy(rows, cd->pair_row, P * sizeof(uint32_t));
+    memcpy(gather, cd->gather, G * sizeof(uint32_t));
+    memcpy(cols, cd->crs_col, E * sizeof(uint32_t));
+    bad = *cd;
+    bad.pair_row = rows;
+    rows[P - 1u] = N;
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, 0u, cd) != NULL); /* every pair's triangle out of range */
+    /* gather slots: a pair beyond pair_count (stale shares), a column of a slot (not a slot),
+     * a slot beyond the four */
+    CHECK(G > 0);
+    bad = *cd;
+    bad.gather = gather;
+    gather[G - 1u] = cd->pair_count; /* slot 0 of the first unused pair */
+    CHECK(cd->pair_count < cd->stride);
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    gather[G - 1u] = cd->stride; /* component 1 of slot 0, pair 0 */
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    gather[G - 1u] = 12u * cd->stride;
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    gather[G - 1u] = 9u * cd->stride; /* slot 3 of pair 0: a valid slot */
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) == NULL);
+    bad = *cd;
+    bad.crs_col = cols;
+    cols[E - 1u] = ns;
+    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    free(rows);
+    free(gather);
+    free(cols);
+}
+
 static int check_male(void)
 {
     char path[1024];
@@ -503,6 +554,7 @@ static int check_male(void)
             fpsc_collisions cd;
             CHECK(fpsc_col_host_collisions(h, &cd) == SINEW_OK);
             CHECK(cd.pair_count == P);
+            check_upload_refusals(&cd, ns, N, ex.triangle_count);
             for (size_t k = 0; k < n3; ++k) {
                 b[k] = 1e-2 * rng_unit() + (double)(k % 7u);
                 uint32_t c = (uint32_t)(k / ns), i = (uint32_t)(k % ns);
@@ -514,6 +566,15 @@ static int check_male(void)
             memcpy(pv, fps_collide_pair_vertices(col), P * sizeof(uint32_t));
             memcpy(pt, fps_collide_pair_triangles(col), P * sizeof(uint32_t));
             ++checked;
+        }
+        if (P == 0) {
+            /* what a step without pairs uploads (after the pairs vanished, or never held) */
+            fpsc_collisions cd;
+            CHECK(fpsc_col_host_collisions(h, &cd) == SINEW_OK);
+            CHECK(cd.pair_count == 0 && cd.gather_ptr[ns] == 0 && cd.crs_ptr[ns] == a.A.crs_ptr[ns]);
+            CHECK(fpsc_col_check(ns, N, ex.triangle_count, &cd) == NULL);
+            /* A's own diagonal and J again: fps_sim_set_collision_matrix(NULL) restored them */
+            for (uint32_t i = 0; i < ns; ++i) CHECK(cd.jinv[i] == 1.0 / cd.diagonal[i]);
         }
         /* fps's step detects at its own prediction: the same pairs */
         CHECK(fps_sim_step(sim) == SINEW_OK);
