@@ -722,10 +722,7 @@ static sinew_result upload_collisions(fpsc_plugin_instance* p)
     return r;
 }
 
-/* Sec. 6, "Collision detection is done on the CPU": the prediction of this step from the
- * state the device left (its copy after the last step; nothing is in flight here), fps's
- * detection on it and, when the pairs changed, A + A_col on the host and the device. A failed
- * detection leaves no pair on either side and returns its error. */
+/* Wall-clock seconds for profile=1. */
 static double seconds_now(void)
 {
     struct timespec ts;
@@ -733,6 +730,13 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Sec. 6, "Collision detection is done on the CPU": the prediction of this step from the
+ * state the device left (its copy after the last step; this skin has no step in flight here),
+ * fps's detection on it and, when the pairs changed, A + A_col on the host and the device. A
+ * failed detection leaves no pair on either side and returns its error.
+ * In a group, another member's step may run meanwhile with this skin sitting out: its graph
+ * copies this skin's unchanged state into the same pinned copy, i.e. writes the bytes this
+ * reads, so the overlap is harmless. */
 static sinew_result collide(fpsc_plugin_instance* p)
 {
     double t0 = p->profile ? seconds_now() : 0.0;

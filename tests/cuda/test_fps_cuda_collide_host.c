@@ -11,9 +11,13 @@
  *    from fps's state and detects; then
  *    - the device's collision phases run on the CPU (fpsc_col_pair per pair, fpsc_col_rhs_row
  *      per row, over the exported data) give fps_collide_rhs's Q_col^T p_col bit for bit;
- *    - Alg. 2 run the device's way over what fpsc_set_collisions would upload (A's new
- *      diagonal, J, the merged CRS part staged per block, block sums in block order) gives
- *      fps_sim_solve's (A + A_col) solve bit for bit;
+ *    - Alg. 2 over what fpsc_set_collisions would upload (A's new diagonal, J, the merged CRS
+ *      part staged per block as the device's products read it) gives fps_sim_solve's
+ *      (A + A_col) solve bit for bit; the inner products are summed in fps's block order, not
+ *      the device's (a tree per block and atomics, which round differently), so this checks
+ *      the uploaded data and the products, not the device's sums;
+ *    - fpsc_col_check accepts those uploads (and pairless ones, which carry A's own diagonal
+ *      and J) and refuses corrupted copies;
  *    - fps's own step then finds the same pairs at its own prediction.
  *    Skipped (a message; a failure under SINEW_REQUIRE_DATA=1) without the test data.
  * SPDX-License-Identifier: MIT */
@@ -319,9 +323,9 @@ static void skinning_from_model(const float* bind, const float* model, uint32_t 
     }
 }
 
-/* Alg. 2 as the device runs it (init, then matvec / update / direction per iteration; products
- * through the staged merged CRS part; sums per block of 256 rows, blocks in order) over the
- * data fpsc_set_collisions uploads. */
+/* Alg. 2 over the data fpsc_set_collisions uploads (init, then matvec / update / direction per
+ * iteration; products through the staged merged CRS part, as the device's; sums per block of
+ * 256 rows, blocks in order, as fps's, which the device's atomics do not reproduce). */
 static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32_t iterations,
                        const double* b, double* x)
 {
@@ -585,7 +589,7 @@ static int check_male(void)
         }
     }
     printf("male at %s (%s): %u steps with pairs (most %u, %u changes of the set): collision "
-           "right-hand side and PCG the device's way equal fps's bit for bit\n", FPSC_ARM_POSE,
+           "right-hand side and PCG over the uploaded data equal fps's bit for bit\n", FPSC_ARM_POSE,
            FPSC_ARM_JOINT, checked, most, changes);
     CHECK(checked > 0); /* the pose must collide, or the comparison is vacuous */
     void* arrays[] = {model, skin, mine, contrib, b, x_dev, x_fps, pv, pt, rnorm, snorm};
