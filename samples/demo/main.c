@@ -4,7 +4,12 @@
  * Writes <out>/compare.png (a strong static bend, the backends in columns, where their
  * difference shows), <out>/frames/frame_NNNN.png (the animation, all backends in every frame)
  * and <out>/contact_sheet.png (a grid of those frames), and prints per-backend figures: time
- * per skinning step, and the self-intersections and volume ratio at the compare pose. */
+ * per skinning step, and the self-intersections and volume ratio at the compare pose.
+ *
+ * Each skin writes its own sinew_vk_output (CPU backends through the mapped memory, vk-lbs and
+ * vk-dqs on the device), and the renderer draws straight from those buffers with the frame
+ * protocol of sinew_vulkan.h; --host-arrays reads every skin back and draws from host arrays
+ * instead, for comparison (the images are the same). */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
@@ -17,6 +22,7 @@
 #include <sinew/sinew.h>
 #include <sinew/sinew_import.h>
 #include <sinew/sinew_render.h>
+#include <sinew/sinew_vulkan.h>
 
 #include "sample_character.h"
 #include "sample_log.h"
@@ -39,6 +45,9 @@ enum {
     SHEET_MAX_WIDTH = 1600,
     SHEET_GAP = 4
 };
+/* How long the reader waits for a published frame's `written` signal before it gives up (a
+ * lost signal would otherwise hang the demo). */
+static const uint64_t WRITTEN_TIMEOUT_NS = 60ull * 1000000000ull;
 static const float DT = 1.0f / 60.0f;
 static const char* const DEFAULT_POSE = "bend:120";
 /* Backends shown by default, in this order, when registered and able to run here. */
@@ -60,7 +69,8 @@ static void usage(FILE* out)
         "                     X/BCN_Epileptic.X, else a procedural arm); `procedural`: the\n"
         "                     arm\n"
         "  --backends LIST    comma-separated backends (default: lbs,dqs,ps,fps where they can\n"
-        "                     run); --backend NAME shows one\n"
+        "                     run; vk-lbs and vk-dqs skin on the Vulkan device); --backend\n"
+        "                     NAME shows one\n"
         "  --frames A:B       animation frames A to B-1 at 60 per second (default %d:%d);\n"
         "                     every frame is stepped, frames before A are not drawn\n"
         "  --every N          draw every N-th frame of the range (default %d)\n"
@@ -74,6 +84,9 @@ static void usage(FILE* out)
         "  --out DIR          output folder (default out)\n"
         "  --threads T        world threads (default: one per core)\n"
         "  --set KEY=VALUE    backend parameter, given to every backend (repeatable)\n"
+        "  --host-arrays      read every skin back into host arrays and draw from those (the\n"
+        "                     old path, for comparison); by default each skin writes its own\n"
+        "                     Vulkan output buffer and the renderer draws from it\n"
         "  --validation       enable the Vulkan validation layer; any message fails the run\n"
         "  --help             print this and exit\n"
         "\n"
@@ -96,6 +109,7 @@ typedef struct demo_options {
     const char* out;
     uint32_t threads;
     int validation;
+    int host_arrays;                /* --host-arrays: draw from read-back host arrays */
     sample_params params;
 } demo_options;
 
@@ -109,8 +123,16 @@ typedef struct demo {
     sinew_skin skins[MAX_BACKENDS];
     uint32_t vertices, triangles, joints;
     const uint32_t* indices;
+    /* Host copies: every frame with --host-arrays; otherwise only where the demo needs the
+     * shape on the CPU (the compare pose's figures and camera, the lbs camera pre-pass). */
     float* positions[MAX_BACKENDS];
     float* normals[MAX_BACKENDS];
+    /* One Vulkan output per column (not with --host-arrays): the skin writes it, the renderer
+     * draws from it. `bound`: the current skins are bound to them and step with the frame
+     * protocol of sinew_vulkan.h. */
+    sinew_vk_output* outputs[MAX_BACKENDS];
+    int bound;
+    VkDevice device;
     float* pose;
     float up[3];
     int32_t joint;                  /* bend/twist joint, -1 when none */
@@ -225,8 +247,12 @@ static int32_t demo_default_joint(const sample_character* c)
     return sample_default_joint(c);
 }
 
-static sinew_result add_skins(demo* d)
+/* Adds one skin per backend; with `bind`, each writes its column's Vulkan output from then
+ * on (d->bound). */
+static sinew_result add_skins(demo* d, int bind)
 {
+    /* Set first, so that remove_skins also unbinds the outputs of a partial success. */
+    d->bound = bind;
     for (uint32_t b = 0; b < d->backend_count; b++) {
         sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
         sd.rig = d->rig;
@@ -239,6 +265,12 @@ static sinew_result add_skins(demo* d)
                     d->character.source, sinew_result_string(r));
             return r;
         }
+        if (bind) r = sinew_vk_output_bind(d->outputs[b], d->world, d->skins[b]);
+        if (r != SINEW_OK) {
+            fprintf(stderr, "sinew-demo: binding backend %s to its Vulkan output: %s\n",
+                    d->backends[b], sinew_result_string(r));
+            return r;
+        }
     }
     return SINEW_OK;
 }
@@ -246,13 +278,29 @@ static sinew_result add_skins(demo* d)
 static void remove_skins(demo* d)
 {
     for (uint32_t b = 0; b < d->backend_count; b++) {
+        if (d->bound) sinew_vk_output_unbind(d->outputs[b]);
         if (d->skins[b].id) sinew_world_remove_skin(d->world, d->skins[b]);
         d->skins[b].id = 0;
     }
+    d->bound = 0;
 }
 
-/* Hands `pose` (model or local space) to every skin, steps each one alone (timed) and reads
- * its output. */
+/* Copies skin b's current shape into the host arrays. */
+static sinew_result read_back(demo* d, uint32_t b)
+{
+    sinew_output_desc out = SINEW_OUTPUT_DESC_INIT;
+    out.vertex_capacity = d->vertices;
+    out.positions = d->positions[b];
+    out.normals = d->normals[b];
+    return sinew_skin_read_output(d->world, d->skins[b], &out);
+}
+
+/* Hands `pose` (model or local space) to every skin and steps each one alone (timed, so that
+ * the step time per backend is its own). Unbound skins are read back into the host arrays.
+ * Bound skins write frame f of their output: begin_frame (waits until slot f % 2 is
+ * released, points the skin at it), the update, end_frame (`written` = f + 1, on the host
+ * after a CPU backend, in queue order after vk-lbs/vk-dqs). Every frame published here must
+ * then be consumed by render() or skip_frame(). */
 static sinew_result step_all(demo* d, sinew_pose_space space, double* out_ms)
 {
     sinew_pose_desc pd = SINEW_POSE_DESC_INIT;
@@ -262,15 +310,52 @@ static sinew_result step_all(demo* d, sinew_pose_space space, double* out_ms)
     for (uint32_t b = 0; b < d->backend_count; b++) {
         sinew_result r = sinew_skin_set_pose(d->world, d->skins[b], &pd);
         if (r != SINEW_OK) return r;
+        if (d->bound && (r = sinew_vk_output_begin_frame(d->outputs[b], UINT64_MAX, NULL)) !=
+                            SINEW_OK)
+            return r;
         double t0 = sample_now_seconds();
         r = sinew_skin_update(d->world, d->skins[b], DT);
         if (out_ms) out_ms[b] = 1000.0 * (sample_now_seconds() - t0);
+        /* A begun frame is ended even after a failed update, so the output stays usable. */
+        if (d->bound) {
+            sinew_result e = sinew_vk_output_end_frame(d->outputs[b]);
+            if (r == SINEW_OK) r = e;
+        } else if (r == SINEW_OK) {
+            r = read_back(d, b);
+        }
         if (r != SINEW_OK) return r;
-        sinew_output_desc out = SINEW_OUTPUT_DESC_INIT;
-        out.vertex_capacity = d->vertices;
-        out.positions = d->positions[b];
-        out.normals = d->normals[b];
-        r = sinew_skin_read_output(d->world, d->skins[b], &out);
+    }
+    return SINEW_OK;
+}
+
+/* The reader's side of the latest published frame of column b: waits on the CPU until
+ * `written` reaches it and returns the output's info (read_slot and its offsets). */
+static sinew_result wait_written(demo* d, uint32_t b, sinew_vk_output_info* info)
+{
+    sinew_result r = sinew_vk_output_get_info(d->outputs[b], info);
+    if (r != SINEW_OK) return r;
+    VkSemaphoreWaitInfo wi = {VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wi.semaphoreCount = 1;
+    wi.pSemaphores = &info->written;
+    wi.pValues = &info->frames;
+    VkResult vr = vkWaitSemaphores(d->device, &wi, WRITTEN_TIMEOUT_NS);
+    if (vr != VK_SUCCESS) {
+        fprintf(stderr, "sinew-demo: frame %llu of backend %s was not written (%s, VkResult "
+                        "%d)\n", (unsigned long long)info->frames, d->backends[b],
+                vr == VK_TIMEOUT ? "timed out" : "wait failed", (int)vr);
+        return SINEW_ERROR_DEVICE;
+    }
+    return SINEW_OK;
+}
+
+/* Consumes a published frame that is not drawn (the compare ramp, frames between the drawn
+ * ones): waits for `written` and releases the slot so the frame after next can reuse it. */
+static sinew_result skip_frame(demo* d)
+{
+    for (uint32_t b = 0; d->bound && b < d->backend_count; b++) {
+        sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
+        sinew_result r = wait_written(d, b, &info);
+        if (r == SINEW_OK) r = sinew_vk_output_release(d->outputs[b], info.frames);
         if (r != SINEW_OK) return r;
     }
     return SINEW_OK;
@@ -292,28 +377,72 @@ static sinew_result animation_pose(demo* d, uint32_t frame, sinew_pose_space* sp
 /* Images                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
+static void host_bounds(const demo* d, uint32_t b, float box[6])
+{
+    for (int k = 0; k < 3; k++) {
+        box[k] = INFINITY;
+        box[k + 3] = -INFINITY;
+    }
+    for (uint32_t v = 0; v < d->vertices; v++)
+        for (int k = 0; k < 3; k++) {
+            box[k] = fminf(box[k], d->positions[b][3 * v + k]);
+            box[k + 3] = fmaxf(box[k + 3], d->positions[b][3 * v + k]);
+        }
+}
+
+/* Draws the latest frame into d->image: from the host arrays, or (bound skins) from each
+ * output's read_slot after waiting for `written`, releasing every slot after the draw (the
+ * draw has finished on the queue when sinew_renderer_draw returns, so the release is a host
+ * signal of `read`). The renderer acquires and releases externally written slots itself.
+ * `bounds` NULL fits the camera to the meshes: with buffers, the renderer cannot see the
+ * vertices, so each mesh's box comes from the host arrays, which the caller has read back
+ * (the compare pose); with a frame box each mesh gets that box, which the renderer only uses
+ * for the camera when the frame has none. The time covers the wait, the draw with its
+ * readback and the release. */
 static sinew_result render(demo* d, const float* bounds, double* out_ms)
 {
+    double t0 = sample_now_seconds();
     sinew_render_mesh meshes[MAX_BACKENDS];
-    for (uint32_t b = 0; b < d->backend_count; b++) {
+    float boxes[MAX_BACKENDS][6];
+    sinew_vk_output_info infos[MAX_BACKENDS];
+    sinew_result r = SINEW_OK;
+    for (uint32_t b = 0; b < d->backend_count && r == SINEW_OK; b++) {
         sinew_render_mesh m = SINEW_RENDER_MESH_INIT;
         m.vertex_count = d->vertices;
         m.triangle_count = d->triangles;
         m.indices = d->indices;
-        m.positions = d->positions[b];
-        m.normals = d->normals[b];
         m.column = b;
+        if (d->bound) {
+            sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
+            r = wait_written(d, b, &info);
+            infos[b] = info;
+            m.position_buffer = info.buffer;
+            m.position_offset = info.position_offset;
+            m.normal_buffer = info.buffer;
+            m.normal_offset = info.normal_offset;
+            if (bounds) memcpy(boxes[b], bounds, sizeof boxes[b]);
+            else host_bounds(d, b, boxes[b]);
+            m.bounds = boxes[b];
+        } else {
+            m.positions = d->positions[b];
+            m.normals = d->normals[b];
+        }
         meshes[b] = m;
     }
+    if (r != SINEW_OK) return r;
     sinew_render_frame frame = SINEW_RENDER_FRAME_INIT;
     frame.meshes = meshes;
     frame.mesh_count = d->backend_count;
     frame.column_count = d->backend_count;
     frame.bounds = bounds;
     memcpy(frame.up, d->up, sizeof frame.up);
-    double t0 = sample_now_seconds();
-    sinew_result r = sinew_renderer_draw(d->renderer, &frame, d->image,
-                                         (size_t)d->width * d->height * 4u);
+    r = sinew_renderer_draw(d->renderer, &frame, d->image, (size_t)d->width * d->height * 4u);
+    /* Released also after a failed draw: the queue is idle either way, and the writers must
+     * not wait for a frame nobody will read. */
+    for (uint32_t b = 0; d->bound && b < d->backend_count; b++) {
+        sinew_result e = sinew_vk_output_release(d->outputs[b], infos[b].frames);
+        if (r == SINEW_OK) r = e;
+    }
     if (out_ms) *out_ms = 1000.0 * (sample_now_seconds() - t0);
     return r;
 }
@@ -348,7 +477,7 @@ static int run_compare(demo* d, const sample_topology* topo, double rest_volume)
     sample_pose_spec spec;
     const char* text = d->opt->pose ? d->opt->pose : DEFAULT_POSE;
     if (!sample_pose_parse(text, &spec)) return SAMPLE_EXIT_USAGE;
-    sinew_result r = add_skins(d);
+    sinew_result r = add_skins(d, !d->opt->host_arrays);
     if (r != SINEW_OK) return SAMPLE_EXIT_FAILURE;
     if (spec.kind == SAMPLE_POSE_ANIM) {
         if (spec.animation >= d->character.animation_count) {
@@ -360,6 +489,7 @@ static int run_compare(demo* d, const sample_topology* topo, double rest_volume)
             r = sinew_animation_sample(&d->character.animations[spec.animation],
                                        (float)f / 60.0f, 1, d->pose);
             if (r == SINEW_OK) r = step_all(d, SINEW_POSE_LOCAL, NULL);
+            if (r == SINEW_OK && f < spec.frame) r = skip_frame(d);
         }
     } else {
         if (d->joint < 0) {
@@ -367,14 +497,20 @@ static int run_compare(demo* d, const sample_topology* topo, double rest_volume)
             return SAMPLE_EXIT_FAILURE;
         }
         /* A ramp, as an engine would animate into the pose, then still frames to settle. */
-        for (uint32_t s = 1; s <= SAMPLE_RAMP_STEPS + SETTLE_STEPS && r == SINEW_OK; s++) {
+        const uint32_t steps = SAMPLE_RAMP_STEPS + SETTLE_STEPS;
+        for (uint32_t s = 1; s <= steps && r == SINEW_OK; s++) {
             float a = s >= SAMPLE_RAMP_STEPS ? 1.0f : (float)s / SAMPLE_RAMP_STEPS;
             float bend = spec.kind == SAMPLE_POSE_BEND ? spec.degrees * a : 0.0f;
             float twist = spec.kind == SAMPLE_POSE_TWIST ? spec.degrees * a : 0.0f;
             r = sample_bend_twist_pose(&d->character, (uint32_t)d->joint, bend, twist, d->pose);
             if (r == SINEW_OK) r = step_all(d, SINEW_POSE_MODEL, NULL);
+            if (r == SINEW_OK && s < steps) r = skip_frame(d);
         }
     }
+    /* The figures below and the camera of compare.png need the shape on the CPU: one copy
+     * (the host-array path has it already). */
+    for (uint32_t b = 0; d->bound && b < d->backend_count && r == SINEW_OK; b++)
+        r = read_back(d, b);
     if (r != SINEW_OK) return fail("posing the compare frame", r);
     if ((r = render(d, NULL, NULL)) != SINEW_OK) return fail("rendering compare.png", r);
     char path[4096];
@@ -412,7 +548,7 @@ static int animation_bounds(demo* d, float box[6])
     uint32_t saved_count = d->backend_count;
     d->backends[0] = "lbs";
     d->backend_count = 1;
-    sinew_result r = add_skins(d);
+    sinew_result r = add_skins(d, 0);
     for (int k = 0; k < 3; k++) {
         box[k] = INFINITY;
         box[k + 3] = -INFINITY;
@@ -469,7 +605,7 @@ static int run_animation(demo* d)
         sheet[4 * p + 3] = 255;
     }
 
-    sinew_result r = add_skins(d);
+    sinew_result r = add_skins(d, !d->opt->host_arrays);
     uint32_t pick = 0, last = first;
     double step_ms[MAX_BACKENDS];
     for (uint32_t f = 0; f < end && r == SINEW_OK; f++) {
@@ -480,7 +616,13 @@ static int run_animation(demo* d)
             fail("stepping the animation", r);
             break;
         }
-        if (f < first || (f - first) % every != 0) continue;
+        if (f < first || (f - first) % every != 0) {
+            if ((r = skip_frame(d)) != SINEW_OK) {
+                fail("releasing a frame", r);
+                break;
+            }
+            continue;
+        }
         const uint32_t i = (f - first) / every;
         for (uint32_t b = 0; b < d->backend_count; b++) d->step_ms[b][i] = step_ms[b];
         if ((r = render(d, box, &d->render_ms[i])) != SINEW_OK) {
@@ -534,8 +676,9 @@ static void print_figures(demo* d)
     sinew_renderer_get_info(d->renderer, &info);
     sinew_vk_context_info vk = SINEW_VK_CONTEXT_INFO_INIT;
     sinew_vk_context_get_info(d->vk, &vk);
-    printf("render: %.2f ms per frame (median, %ux%u, %u columns, %ux MSAA, %s), PNG write "
-           "%.2f ms\n", sample_quantile(d->render_ms, count, 0.5), d->width, d->height,
+    printf("render: %.2f ms per frame (median, from %s, %ux%u, %u columns, %ux MSAA, %s), "
+           "PNG write %.2f ms\n", sample_quantile(d->render_ms, count, 0.5),
+           d->opt->host_arrays ? "host arrays" : "Vulkan output buffers", d->width, d->height,
            d->backend_count, info.samples, vk.device_name,
            sample_quantile(d->write_ms, count, 0.5));
 }
@@ -589,6 +732,8 @@ static int choose_backends(demo* d)
             }
         }
         for (uint32_t b = 0; b < d->backend_count; b++) {
+            /* Without a device the vk-* backends are not registered; the run is skipped. */
+            if (!d->vk && strncmp(d->backends[b], "vk-", 3) == 0) continue;
             sinew_result r = sinew_world_probe_backend(d->world, d->backends[b]);
             if (r != SINEW_OK) {
                 fprintf(stderr, "sinew-demo: backend %s: %s\n", d->backends[b],
@@ -608,25 +753,49 @@ static int choose_backends(demo* d)
     return SAMPLE_EXIT_OK;
 }
 
-static int setup_vulkan(demo* d)
+/* The Vulkan context, made before the backends are chosen so that vk-lbs and vk-dqs are
+ * registered. Without a device d->vk stays NULL and the run is skipped once the command
+ * line's backends have been checked (a bad name is still an error). */
+static int setup_context(demo* d)
 {
     sinew_vk_context_desc desc = SINEW_VK_CONTEXT_DESC_INIT;
     desc.flags = SINEW_VK_CONTEXT_GRAPHICS |
                  (d->opt->validation ? SINEW_VK_CONTEXT_VALIDATION : 0u);
     desc.logger = sample_stderr_logger();
     sinew_result r = sinew_vk_context_create(&desc, &d->vk);
-    if (r == SINEW_ERROR_NO_DEVICE && !require_vulkan()) {
-        fprintf(stderr, "sinew-demo: skipped, no Vulkan device with graphics (install a "
-                        "driver, e.g. mesa-vulkan-drivers; SINEW_REQUIRE_VULKAN=1 makes this "
-                        "an error)\n");
-        return SAMPLE_EXIT_SKIP;
-    }
+    if (r == SINEW_ERROR_NO_DEVICE && !require_vulkan()) return SAMPLE_EXIT_OK;
     if (r != SINEW_OK) return fail("creating the Vulkan context", r);
+    sinew_vk_context_info info = SINEW_VK_CONTEXT_INFO_INIT;
+    if ((r = sinew_vk_context_get_info(d->vk, &info)) != SINEW_OK)
+        return fail("sinew_vk_context_get_info", r);
+    d->device = info.device;
+    if ((r = sinew_vk_register_backends(d->world, d->vk)) != SINEW_OK)
+        return fail("sinew_vk_register_backends", r);
+    return SAMPLE_EXIT_OK;
+}
+
+/* One output per column for the skins to write: device-local for the Vulkan module's compute
+ * backends (vk-*), which write on the device, host-visible and mapped for every other
+ * backend, which writes through the mapping. */
+static int create_outputs(demo* d)
+{
+    for (uint32_t b = 0; b < d->backend_count; b++) {
+        sinew_vk_output_desc od = SINEW_VK_OUTPUT_DESC_INIT;
+        od.vertex_capacity = d->vertices;
+        od.flags = strncmp(d->backends[b], "vk-", 3) == 0 ? SINEW_VK_OUTPUT_DEVICE_LOCAL : 0u;
+        sinew_result r = sinew_vk_output_create(d->vk, &od, &d->outputs[b]);
+        if (r != SINEW_OK) return fail("sinew_vk_output_create", r);
+    }
+    return SAMPLE_EXIT_OK;
+}
+
+static int setup_renderer(demo* d)
+{
     sinew_renderer_desc rd = SINEW_RENDERER_DESC_INIT;
     rd.width = d->width;
     rd.height = d->height;
     rd.max_meshes = MAX_BACKENDS;
-    r = sinew_renderer_create(d->vk, &rd, &d->renderer);
+    sinew_result r = sinew_renderer_create(d->vk, &rd, &d->renderer);
     if (r != SINEW_OK) return fail("creating the renderer", r);
     d->image = malloc((size_t)d->width * d->height * 4u);
     if (!d->image) return fail("allocating the image", SINEW_ERROR_OUT_OF_MEMORY);
@@ -641,8 +810,15 @@ static int run(demo* d)
     wd.thread_count = opt->threads;
     sinew_result r = sinew_world_create(&wd, &d->world);
     if (r != SINEW_OK) return fail("sinew_world_create", r);
-    int status = choose_backends(d);
+    int status = setup_context(d);
+    if (status == SAMPLE_EXIT_OK) status = choose_backends(d);
     if (status != SAMPLE_EXIT_OK) return status;
+    if (!d->vk) {
+        fprintf(stderr, "sinew-demo: skipped, no Vulkan device with graphics (install a "
+                        "driver, e.g. mesa-vulkan-drivers; SINEW_REQUIRE_VULKAN=1 makes this "
+                        "an error)\n");
+        return SAMPLE_EXIT_SKIP;
+    }
 
     r = load_character(d);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
@@ -685,7 +861,8 @@ static int run(demo* d)
     printf("character %s: %u vertices, %u triangles, %u joints; backends", d->character.source,
            d->vertices, d->triangles, d->joints);
     for (uint32_t b = 0; b < d->backend_count; b++) printf(" %s", d->backends[b]);
-    printf("\n");
+    printf("; drawn from %s\n", opt->host_arrays ? "host arrays (--host-arrays)"
+                                                  : "each skin's Vulkan output buffers");
 
     d->width = opt->width ? opt->width : COLUMN_WIDTH * d->backend_count;
     d->height = opt->height ? opt->height : DEFAULT_HEIGHT;
@@ -694,7 +871,8 @@ static int run(demo* d)
                 d->backend_count, d->backend_count);
         return SAMPLE_EXIT_USAGE;
     }
-    if ((status = setup_vulkan(d)) != SAMPLE_EXIT_OK) return status;
+    if ((status = setup_renderer(d)) != SAMPLE_EXIT_OK) return status;
+    if (!opt->host_arrays && (status = create_outputs(d)) != SAMPLE_EXIT_OK) return status;
     const uint32_t count = drawn_frames(opt);
     d->pose = malloc(sizeof(float) * 16 * d->joints);
     d->render_ms = calloc(count, sizeof(double));
@@ -743,11 +921,14 @@ static int run(demo* d)
     return status;
 }
 
+/* Outputs before the world (each unbinds its skin), the world (its vk-* skins) before the
+ * context they run on. */
 static void cleanup(demo* d)
 {
     sinew_renderer_destroy(d->renderer);
-    sinew_vk_context_destroy(d->vk);
+    for (uint32_t b = 0; b < MAX_BACKENDS; b++) sinew_vk_output_destroy(d->outputs[b]);
     sinew_world_destroy(d->world);
+    sinew_vk_context_destroy(d->vk);
     sample_character_free(&d->character);
     for (uint32_t b = 0; b < MAX_BACKENDS; b++) {
         free(d->positions[b]);
@@ -777,6 +958,8 @@ int main(int argc, char** argv)
             goto done;
         } else if (sample_option_flag(argv, i, "--validation")) {
             opt.validation = 1;
+        } else if (sample_option_flag(argv, i, "--host-arrays")) {
+            opt.host_arrays = 1;
         } else if ((m = sample_shared_option(argc, argv, &i, &opt.character, &opt.backend,
                                              &opt.threads, &opt.params)) != 0) {
             if (m < 0) goto usage_error;
