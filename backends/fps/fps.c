@@ -30,6 +30,9 @@
  *                            edge springs (fps_collide.c)
  *   collision_weight 1       each spring's weight relative to the mean diagonal of the system
  *                            matrix (> 0, at most 1e6)
+ *   capsules        0        1 (needs collisions=1): limb capsules, each bone's rest flesh as a
+ *                            volume that other parts' skin is held out of (fps_collide.c); the
+ *                            CPU path only (fps-cuda refuses it)
  *   profile         0        1: one INFO line with the per-step means of the phases on destroy
  *   simd            auto     kernels of the batched polar decomposition: auto, scalar, avx2,
  *                            avx512 (same bits); one the CPU lacks is
@@ -103,6 +106,7 @@ void fps_params_default(fps_params* p)
     p->sliding = 1;
     p->collisions = 0;
     p->collision_weight = 1.0;
+    p->capsules = 0;
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
     p->decimate_above = 12000u;
@@ -157,7 +161,7 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                        "timestep", "damping", "strain_weight", "mass", "sliding",
                                        "profile", "simd", "decimate_above",
                                        "simulation_vertices", "bone_radii", "collisions",
-                                       "collision_weight"};
+                                       "collision_weight", "capsules"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     bool seen_upsampling = false;
@@ -188,7 +192,7 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                    "pcg_iterations, pcg_tolerance, solver, timestep, damping, "
                                    "strain_weight, mass, sliding, profile, simd, decimate_above, "
                                    "simulation_vertices, bone_radii, collisions, "
-                                   "collision_weight)", key);
+                                   "collision_weight, capsules)", key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "fps: parameter \"%s\" is given twice", key);
@@ -275,6 +279,11 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                        value);
             out->collision_weight = v;
             break;
+        case 16:
+            if (!parse_flag(value, &out->capsules))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: capsules=\"%s\" is neither 0 nor 1", value);
+            break;
         default: {
             size_t len = strlen(value);
             if (len == 0 || len >= sizeof out->bone_radii)
@@ -286,6 +295,10 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
         }
         }
     }
+    if (out->capsules && !out->collisions)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "fps: capsules=1 needs collisions=1 (the capsules are contacts "
+                               "of the global collisions)");
     return SINEW_OK;
 }
 

@@ -62,6 +62,18 @@ struct fps_collide {
     uint32_t detected, retained;
     const double* x;      /* positions of the running update / rhs */
     size_t ldx;
+    /* limb capsules (capsule_build); skinning NULL: none */
+    const float* skinning;
+    double* cap_frame;    /* CAP_FRAME per bone: its rest frame and active range */
+    double* cap_R;        /* CAP_SLICES x CAP_SECTORS radii per bone */
+    double* cap_pose;     /* 9 per bone: a, u, e1 at the step's pose */
+    uint8_t* cap_has;     /* per bone: 1 when it has a capsule */
+    uint8_t* cap_skip;    /* n x bone_count: 1 where the vertex never meets that capsule */
+    uint32_t* cap_bone;   /* per skin vertex: the capsule it is held out of, or NONE */
+    uint32_t* cap_next;   /* the update's result */
+    uint32_t cap_count;
+    uint32_t* cap_v;      /* the contacts' skin vertices (increasing) */
+    uint32_t* cap_b;      /* and capsules */
 };
 
 static sinew_result oom(const sinew_host_api* host, const char* what)
@@ -78,7 +90,8 @@ void fps_collide_destroy(fps_collide* c)
     void* arrays[] = {c->skin_bone, c->bone_near, c->tri_rest, c->skin_rest, c->tri_sign, c->tets_r, c->tris_r, c->skin_row, c->base_row, c->pair_row, c->skip_ptr, c->skip,   c->boxes,  c->pair_tri, c->next_tri,
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
-                      c->extra};
+                      c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
+                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -201,6 +214,241 @@ done:
     sinew_host_free(host, found);
     sinew_host_free(host, all);
     return r;
+}
+
+/* ---- limb capsules ----
+ *
+ * The prism pairs above never join bones that meet at a joint, and a skin vertex pushed onto
+ * the plane of one triangle of the other side does not keep a limb's flesh out of its
+ * neighbour's: on the male with the left arm swung across the chest, the armpit's wall (the
+ * clavicle bone's skin) and the chest end up inside the upper arm and the arm's skin inside the
+ * chest, a closed crease that the prism pairs do not undo (backends/fps/README.md, the
+ * acceptance test). So each bone's flesh at rest is also a volume of its own: around its
+ * segment, in a frame that moves with the bone, the smallest distance of the bone's own skin
+ * vertices from the axis per slice along the bone and sector around it (a star-shaped tube
+ * inside the skin), interpolated bilinearly so the radius is continuous. The skin vertices of
+ * every other bone are held outside it by a point constraint of A_col (the capsule pushes a
+ * vertex radially to that radius raised by the margin, unilateral like the pairs), beyond the
+ * joint regions (one joint radius of the volumetric skeleton, 2018 Sec. 3.1, from either end:
+ * there the parts' flesh shares the joint's sphere and the fold belongs to skin sliding).
+ * Never held out of a capsule: the bone's own skin, skin that lay within an edge length of the
+ * capsule at rest (the parts' flesh meets there), and a vertex whose anchor is inside the
+ * capsule (the bone went through that flesh, as in fps_collide_anchor_through). Measured on
+ * the male (sinew-quality, 90 settling steps): the arm-into-torso pose from 207 render pairs
+ * to 0; the grid (6 slices, 8 sectors), the weight (one edge spring's) and the rest margin (one
+ * edge) are the measured best of a small sweep. Opt-in (capsules=1): some of the male's
+ * animations get worse (thin fingers held out of a leg's tube explode; README.md). */
+
+#define CAP_SLICES 6
+#define CAP_SECTORS 8
+#define CAP_FRAME 13 /* a (3), u (3), e1 (3), length, lo, hi, reach */
+#define CAP_PI 3.14159265358979323846
+
+static int cap_bin(double x, int count)
+{
+    int i = (int)x;
+    return i < 0 ? 0 : i >= count ? count - 1 : i;
+}
+
+/* The angle of unit radial direction dir about axis u from e1, in [-pi, pi]. */
+static double cap_angle(const double u[3], const double e1[3], const double dir[3])
+{
+    double e2[3] = {u[1] * e1[2] - u[2] * e1[1], u[2] * e1[0] - u[0] * e1[2],
+                    u[0] * e1[1] - u[1] * e1[0]};
+    return atan2(fps_col_dot(dir, e2), fps_col_dot(dir, e1));
+}
+
+/* Bone b's frame at the step's pose: its rest frame moved by its joint's skinning matrix. */
+static void capsule_pose(fps_collide* c, uint32_t b)
+{
+    const double* r = c->cap_frame + CAP_FRAME * (size_t)b;
+    const float* T = c->skinning + 16u * c->m->bones[b].joint;
+    double* o = c->cap_pose + 9u * (size_t)b;
+    for (int i = 0; i < 3; ++i) {
+        o[i] = (double)T[i] * r[0] + (double)T[4 + i] * r[1] + (double)T[8 + i] * r[2] + T[12 + i];
+        o[3 + i] = (double)T[i] * r[3] + (double)T[4 + i] * r[4] + (double)T[8 + i] * r[5];
+        o[6 + i] = (double)T[i] * r[6] + (double)T[4 + i] * r[7] + (double)T[8 + i] * r[8];
+    }
+    for (int k = 1; k <= 2; ++k) {
+        double l = sqrt(fps_col_dot(o + 3 * k, o + 3 * k));
+        for (int i = 0; i < 3; ++i) o[3 * k + i] = l > 0.0 ? o[3 * k + i] / l : 0.0;
+    }
+}
+
+/* Where x lies in bone b's frame f (a, u, e1): along the axis (*t), its distance from the axis
+ * (*r) and radial unit direction; returns the capsule's radius there, 0 outside the active
+ * range, on the axis or where the capsule is empty. */
+static double capsule_eval(const fps_collide* c, uint32_t b, const double* f, const double x[3],
+                           double* t, double* r, double dir[3])
+{
+    const double* rest = c->cap_frame + CAP_FRAME * (size_t)b;
+    double d[3] = {x[0] - f[0], x[1] - f[1], x[2] - f[2]};
+    *t = fps_col_dot(d, f + 3);
+    *r = 0.0;
+    if (!(*t >= rest[10] && *t <= rest[11])) return 0.0;
+    for (int i = 0; i < 3; ++i) dir[i] = d[i] - *t * f[3 + i];
+    *r = sqrt(fps_col_dot(dir, dir));
+    /* beyond the largest radius plus an edge length no caller needs the radius (they compare
+     * it with r less a margin, delta_col or an edge length): spares the angle */
+    if (!(*r > 0.0) || *r >= rest[12]) return 0.0;
+    for (int i = 0; i < 3; ++i) dir[i] /= *r;
+    const double* R = c->cap_R + (size_t)b * CAP_SLICES * CAP_SECTORS;
+    /* bilinear between the bins' centres, wrapping around the axis */
+    double ft = *t / rest[9] * CAP_SLICES - 0.5;
+    ft = ft < 0.0 ? 0.0 : ft > CAP_SLICES - 1 ? CAP_SLICES - 1 : ft;
+    int t0 = (int)ft, t1 = t0 + 1 < CAP_SLICES ? t0 + 1 : t0;
+    double at = ft - t0;
+    double fp = (cap_angle(f + 3, f + 6, dir) + CAP_PI) / (2.0 * CAP_PI) * CAP_SECTORS - 0.5;
+    double fl = floor(fp), ap = fp - fl;
+    int p0 = ((int)fl % CAP_SECTORS + CAP_SECTORS) % CAP_SECTORS, p1 = (p0 + 1) % CAP_SECTORS;
+    double r0 = (1.0 - ap) * R[t0 * CAP_SECTORS + p0] + ap * R[t0 * CAP_SECTORS + p1];
+    double r1 = (1.0 - ap) * R[t1 * CAP_SECTORS + p0] + ap * R[t1 * CAP_SECTORS + p1];
+    return (1.0 - at) * r0 + at * r1;
+}
+
+/* The capsules' rest frames and radius tables, and which skin vertices never meet which. */
+static sinew_result capsule_build(fps_collide* c)
+{
+    const sinew_host_api* host = c->host;
+    const ps_model* m = c->m;
+    const uint32_t B = c->bone_count, n = c->n;
+    const size_t G = (size_t)CAP_SLICES * CAP_SECTORS;
+    c->cap_frame = (double*)sinew_host_calloc(host, CAP_FRAME * (size_t)B + 1u, sizeof(double));
+    c->cap_R = (double*)sinew_host_calloc(host, G * B + 1u, sizeof(double));
+    c->cap_pose = (double*)sinew_host_calloc(host, 9u * (size_t)B + 1u, sizeof(double));
+    c->cap_has = (uint8_t*)sinew_host_calloc(host, (size_t)B + 1u, 1u);
+    c->cap_skip = (uint8_t*)sinew_host_calloc(host, (size_t)n * B + 1u, 1u);
+    c->cap_bone = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
+    c->cap_next = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
+    c->cap_v = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
+    c->cap_b = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
+    if (!c->cap_frame || !c->cap_R || !c->cap_pose || !c->cap_has || !c->cap_skip ||
+        !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b)
+        return oom(host, "the limb capsules");
+    for (uint32_t v = 0; v < n; ++v) c->cap_bone[v] = c->cap_next[v] = FPS_COLLIDE_NONE;
+    for (uint32_t b = 0; b < B; ++b) {
+        const ps_bone* bone = &m->bones[b];
+        if (bone->end[0] == bone->end[1] || bone->joint >= m->joint_count) continue;
+        double a[3], e[3], u[3];
+        ps_joint_position(m, bone->end[0], a);
+        ps_joint_position(m, bone->end[1], e);
+        for (int i = 0; i < 3; ++i) u[i] = e[i] - a[i];
+        double len = sqrt(fps_col_dot(u, u));
+        if (!(len > 0.0) || !isfinite(len)) continue;
+        for (int i = 0; i < 3; ++i) u[i] /= len;
+        /* e1: the coordinate axis least along u, made perpendicular to it */
+        int k = fabs(u[0]) <= fabs(u[1]) && fabs(u[0]) <= fabs(u[2]) ? 0
+                : fabs(u[1]) <= fabs(u[2])                           ? 1
+                                                                     : 2;
+        double e1[3] = {0.0, 0.0, 0.0};
+        e1[k] = 1.0;
+        double dot = fps_col_dot(e1, u);
+        for (int i = 0; i < 3; ++i) e1[i] -= dot * u[i];
+        double l1 = sqrt(fps_col_dot(e1, e1));
+        for (int i = 0; i < 3; ++i) e1[i] /= l1;
+        double* fr = c->cap_frame + CAP_FRAME * (size_t)b;
+        for (int i = 0; i < 3; ++i) {
+            fr[i] = a[i];
+            fr[3 + i] = u[i];
+            fr[6 + i] = e1[i];
+        }
+        fr[9] = len;
+        fr[10] = m->joint_radius[bone->end[0]];
+        fr[11] = len - m->joint_radius[bone->end[1]];
+        if (!(fr[11] > fr[10])) continue;
+        /* the smallest radius of the bone's own skin per slice and sector */
+        double* R = c->cap_R + (size_t)b * G;
+        for (size_t i = 0; i < G; ++i) R[i] = HUGE_VAL;
+        for (uint32_t v = 0; v < n; ++v) {
+            if (m->vertex_bone[v] != b) continue;
+            const double* p = m->rest + 3u * v;
+            double d[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, dir[3];
+            double t = fps_col_dot(d, u);
+            if (!(t >= 0.0 && t <= len)) continue;
+            for (int i = 0; i < 3; ++i) dir[i] = d[i] - t * u[i];
+            double rad = sqrt(fps_col_dot(dir, dir));
+            if (!(rad > 0.0)) continue;
+            for (int i = 0; i < 3; ++i) dir[i] /= rad;
+            int ti = cap_bin(t / len * CAP_SLICES, CAP_SLICES);
+            int pi = cap_bin((cap_angle(u, e1, dir) + CAP_PI) / (2.0 * CAP_PI) * CAP_SECTORS,
+                             CAP_SECTORS);
+            double* slot = R + ti * CAP_SECTORS + pi;
+            if (rad < *slot) *slot = rad;
+        }
+        int any = 0;
+        for (int ti = 0; ti < CAP_SLICES; ++ti) {
+            /* an empty sector takes the smallest radius of its slice (the flesh is there, no
+             * vertex happened to fall into it); an empty slice has no capsule */
+            double smallest = HUGE_VAL;
+            for (int pi = 0; pi < CAP_SECTORS; ++pi) smallest = fmin(smallest, R[ti * CAP_SECTORS + pi]);
+            for (int pi = 0; pi < CAP_SECTORS; ++pi) {
+                double* slot = R + ti * CAP_SECTORS + pi;
+                if (*slot == HUGE_VAL) *slot = smallest == HUGE_VAL ? 0.0 : smallest;
+                if (*slot > 0.0) any = 1;
+            }
+        }
+        c->cap_has[b] = (uint8_t)any;
+        double largest = 0.0;
+        for (size_t i = 0; i < G; ++i) largest = fmax(largest, R[i]);
+        fr[12] = largest + c->edge;
+    }
+    for (uint32_t b = 0; b < B; ++b) {
+        if (!c->cap_has[b]) continue;
+        const double* f = c->cap_frame + CAP_FRAME * (size_t)b;
+        for (uint32_t v = 0; v < n; ++v) {
+            double t, rad, dir[3];
+            double R = capsule_eval(c, b, f, m->rest + 3u * v, &t, &rad, dir);
+            if (m->vertex_bone[v] == b || (R > 0.0 && rad < R + c->edge))
+                c->cap_skip[(size_t)v * B + b] = 1;
+        }
+    }
+    return SINEW_OK;
+}
+
+/* The capsule that free skin vertex v is inside at the current positions (the deepest), or
+ * `previous` while v is within delta_col outside it and inside no other; else NONE. */
+static uint32_t capsule_detect(const fps_collide* c, uint32_t v, uint32_t previous)
+{
+    if (c->skin_row[v] >= c->n_free) return FPS_COLLIDE_NONE;
+    double xv[3], xb[3];
+    fps_col_load(c->x, c->ldx, c->skin_row[v], xv);
+    fps_col_load(c->x, c->ldx, c->base_row[v], xb);
+    const uint32_t B = c->bone_count;
+    uint32_t best = FPS_COLLIDE_NONE;
+    double best_depth = 0.0;
+    for (uint32_t b = 0; b < B; ++b) {
+        if (!c->cap_has[b] || c->cap_skip[(size_t)v * B + b]) continue;
+        const double* f = c->cap_pose + 9u * (size_t)b;
+        double t, r, dir[3];
+        double R = capsule_eval(c, b, f, xv, &t, &r, dir);
+        if (!(R > 0.0)) continue;
+        double tb, rb, db[3];
+        double Rb = capsule_eval(c, b, f, xb, &tb, &rb, db);
+        if (Rb > 0.0 && rb < Rb) continue; /* the anchor is inside */
+        double depth = R - r;
+        if (b == previous && depth > -c->retain && best == FPS_COLLIDE_NONE) {
+            best = b;
+            best_depth = depth > 0.0 ? depth : 0.0;
+            continue;
+        }
+        if (depth > best_depth) {
+            best_depth = depth;
+            best = b;
+        }
+    }
+    return best;
+}
+
+/* The point target of contact (v, b): v moved radially onto the capsule raised by the margin,
+ * or v itself when it is outside that. */
+static void capsule_target(const fps_collide* c, uint32_t v, uint32_t b, double p[3])
+{
+    fps_col_load(c->x, c->ldx, c->skin_row[v], p);
+    const double* f = c->cap_pose + 9u * (size_t)b;
+    double t, r, dir[3];
+    double R = capsule_eval(c, b, f, p, &t, &r, dir);
+    if (!(R > 0.0) || r >= R + c->margin) return;
+    for (int i = 0; i < 3; ++i) p[i] = f[i] + t * f[3 + i] + (R + c->margin) * dir[i];
 }
 
 sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_desc* desc,
@@ -376,6 +624,8 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
     c->cell = c->edge > 0.0 && isfinite(c->edge) ? 1.5 * c->edge : 1.0;
     sinew_result r = build_skip(c, xr);
     sinew_host_free(host, xr);
+    c->skinning = desc->skinning;
+    if (r == SINEW_OK && c->skinning) r = capsule_build(c);
     if (r != SINEW_OK) {
         fps_collide_destroy(c);
         return r;
@@ -405,6 +655,7 @@ static void detect_range(void* data, uint32_t begin, uint32_t end)
         int kept = 0;
         c->next_tri[v] = fps_collide_detect_vertex(&job->scene, v, c->pair_tri[v], &kept);
         c->next_kept[v] = (uint8_t)kept;
+        if (c->skinning) c->cap_next[v] = capsule_detect(c, v, c->cap_bone[v]);
     }
 }
 
@@ -457,6 +708,15 @@ static void assemble(fps_collide* c)
         ++P;
     }
     c->pair_count = P;
+    uint32_t C = 0;
+    if (c->skinning)
+        for (uint32_t v = 0; v < c->n; ++v) {
+            if (c->cap_bone[v] == FPS_COLLIDE_NONE) continue;
+            c->cap_v[C] = v;
+            c->cap_b[C] = c->cap_bone[v];
+            ++C;
+        }
+    c->cap_count = C;
 
     /* gather lists: per free row, its slots in pair order */
     memset(c->gather_ptr, 0, ((size_t)nf + 1u) * sizeof(uint32_t));
@@ -486,6 +746,7 @@ static void assemble(fps_collide* c)
                                               c->weight, nf, rows, cols, vals);
         for (uint32_t e = 0; e < k; ++e) c->t_ptr[rows[e] + 2]++;
     }
+    for (uint32_t q = 0; q < C; ++q) c->t_ptr[c->skin_row[c->cap_v[q]] + 2]++;
     for (uint32_t i = 0; i < nf; ++i) c->t_ptr[i + 2] += c->t_ptr[i + 1];
     for (uint32_t p = 0; p < P; ++p) {
         uint32_t k = fps_collide_pair_entries(c->pair_row[p], c->tris_r + 3u * c->pair_t[p],
@@ -495,6 +756,13 @@ static void assemble(fps_collide* c)
             c->t_col[at] = cols[e];
             c->t_val[at] = vals[e];
         }
+    }
+    /* a capsule contact: the point constraint (w / 2) |x_v - p|^2, (v, v) += w */
+    for (uint32_t q = 0; q < C; ++q) {
+        uint32_t row = c->skin_row[c->cap_v[q]];
+        uint32_t at = c->t_ptr[row + 1]++;
+        c->t_col[at] = row;
+        c->t_val[at] = c->weight;
     }
     /* now t_ptr[i] .. t_ptr[i + 1] is row i */
     uint32_t out = 0;
@@ -548,6 +816,9 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
         *changed = 1;
         return r;
     }
+    if (c->skinning)
+        for (uint32_t b = 0; b < c->bone_count; ++b)
+            if (c->cap_has[b]) capsule_pose(c, b);
     detect_job job;
     job.c = c;
     job.scene.x = x;
@@ -588,13 +859,21 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
     }
     c->detected = detected;
     c->retained = retained;
+    uint32_t caps = 0;
+    if (c->skinning)
+        for (uint32_t v = 0; v < c->n; ++v) {
+            if (c->cap_next[v] != c->cap_bone[v]) differs = 1;
+            if (c->cap_next[v] != FPS_COLLIDE_NONE) ++caps;
+        }
     if (!differs) return SINEW_OK;
-    if (!reserve_pairs(c, count)) {
+    /* the capsule contacts take one triplet of A_col each: room as for that many pairs */
+    if (!reserve_pairs(c, count + caps)) {
         fps_collide_reset(c);
         *changed = 1;
         return oom(host, "the collision pairs");
     }
     memcpy(c->pair_tri, c->next_tri, (size_t)c->n * sizeof(uint32_t));
+    if (c->skinning) memcpy(c->cap_bone, c->cap_next, (size_t)c->n * sizeof(uint32_t));
     assemble(c);
     *changed = 1;
     return SINEW_OK;
@@ -631,11 +910,22 @@ static void rhs_row_range(void* data, uint32_t begin, uint32_t end)
 
 int fps_collide_rhs(fps_collide* c, const double* x, size_t ldx)
 {
-    if (!c || !x || ldx < c->N || c->pair_count == 0) return 0;
+    if (!c || !x || ldx < c->N || (c->pair_count == 0 && c->cap_count == 0)) return 0;
     c->x = x;
     c->ldx = ldx;
-    sinew_host_parallel_for(c->host, pair_rhs_range, c, c->pair_count, 256);
-    sinew_host_parallel_for(c->host, rhs_row_range, c, c->n_free, 1024);
+    if (c->pair_count) {
+        sinew_host_parallel_for(c->host, pair_rhs_range, c, c->pair_count, 256);
+        sinew_host_parallel_for(c->host, rhs_row_range, c, c->n_free, 1024);
+    } else {
+        memset(c->extra, 0, 3u * (size_t)c->n_free * sizeof(double));
+    }
+    /* the capsule contacts: w p on the vertex's row (few: on the calling thread) */
+    for (uint32_t q = 0; q < c->cap_count; ++q) {
+        double p[3];
+        capsule_target(c, c->cap_v[q], c->cap_b[q], p);
+        uint32_t row = c->skin_row[c->cap_v[q]];
+        for (int i = 0; i < 3; ++i) c->extra[(size_t)i * c->n_free + row] += c->weight * p[i];
+    }
     return 1;
 }
 
@@ -654,6 +944,9 @@ void fps_collide_reset(fps_collide* c)
     if (!c) return;
     for (uint32_t v = 0; v < c->n; ++v) c->pair_tri[v] = FPS_COLLIDE_NONE;
     c->pair_count = 0;
+    c->cap_count = 0;
+    if (c->cap_bone)
+        for (uint32_t v = 0; v < c->n; ++v) c->cap_bone[v] = FPS_COLLIDE_NONE;
     c->detected = c->retained = 0;
     memset(c->a_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
     memset(c->gather_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
@@ -672,6 +965,11 @@ const uint32_t* fps_collide_pair_vertices(const fps_collide* c)
 const uint32_t* fps_collide_pair_triangles(const fps_collide* c)
 {
     return c ? c->pair_t : NULL;
+}
+
+uint32_t fps_collide_capsule_count(const fps_collide* c)
+{
+    return c ? c->cap_count : 0u;
 }
 
 void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retained)
@@ -714,6 +1012,10 @@ sinew_result fps_collide_get_data(const sinew_host_api* host, const fps_collide*
                                "fps collisions: get_data with a NULL %s",
                                !c ? "collision state" : "output");
     memset(out, 0, sizeof *out);
+    if (c->skinning)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps collisions: the limb capsules (capsules=1) run on the CPU "
+                               "only; their point constraints are not in the exported pairs");
     out->n_free = c->n_free;
     out->tissue_count = c->N;
     out->triangle_count = c->tri_count;

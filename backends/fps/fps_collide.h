@@ -40,6 +40,11 @@ typedef struct fps_collide_desc {
                                detection); 0: global pairs only, without pairs whose skin
                                vertex's base went through the plane (fps_collide_anchor_through;
                                the backend) */
+    const float* skinning;  /* NULL: no limb capsules. Else the caller's skinning matrices (16
+                               per joint), an array that must outlive the state and that holds
+                               the pose of each step when fps_collide_update runs: every bone's
+                               rest flesh is a capsule that other parts' skin is pushed out of
+                               (the limb capsules, fps_collide.c; the CPU path only) */
 } fps_collide_desc;
 
 /* Precomputes the rest data (triangle orientations, each skin vertex's neighbourhood that it
@@ -56,12 +61,14 @@ void fps_collide_destroy(fps_collide* c);
 sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int* changed);
 
 /* A_col over the free rows (n_free x n_free, both triangles, sorted columns, diagonal
- * included; rows 0 without pairs). Valid until the next update. */
+ * included; rows 0 without pairs; the limb capsules' point constraints on the diagonal). Valid
+ * until the next update. Empty while fps_collide_pair_count + fps_collide_capsule_count is 0. */
 sinew_crs fps_collide_matrix(const fps_collide* c);
 
 /* Q_col^T p_col at positions x (projections recomputed: the collision part of the local
- * step) into the n_free x 3 array fps_collide_extra (ld = n_free). Returns 0 without pairs
- * (the array is then not written: pass NULL as `extra`), else 1. */
+ * step; with the limb capsules also w p per capsule contact) into the n_free x 3 array
+ * fps_collide_extra (ld = n_free). Returns 0 without pairs and capsule contacts (the array is
+ * then not written: pass NULL as `extra`), else 1. */
 int fps_collide_rhs(fps_collide* c, const double* x, size_t ldx);
 const double* fps_collide_extra(const fps_collide* c);
 size_t fps_collide_extra_ld(const fps_collide* c);
@@ -74,6 +81,9 @@ void fps_collide_reset(fps_collide* c);
 uint32_t fps_collide_pair_count(const fps_collide* c);
 const uint32_t* fps_collide_pair_vertices(const fps_collide* c);
 const uint32_t* fps_collide_pair_triangles(const fps_collide* c);
+/* Limb-capsule contacts of the last update: skin vertices held outside another bone's rest
+ * flesh (0 without capsules). */
+uint32_t fps_collide_capsule_count(const fps_collide* c);
 /* Of the last update: pairs found inside a tet, pairs kept by retention only. */
 void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retained);
 /* 1 when skin vertex v never pairs with `triangle` (its neighbourhood, inside that prism at
@@ -99,7 +109,8 @@ typedef struct fps_collide_data {
     const uint32_t* gather;     /* gather_ptr[n_free] */
 } fps_collide_data;
 
-/* INVALID_ARGUMENT (one line) for a NULL state or output. */
+/* INVALID_ARGUMENT (one line) for a NULL state or output; BACKEND_UNAVAILABLE (one line) for a
+ * state with limb capsules, whose point constraints are not in this data. */
 sinew_result fps_collide_get_data(const sinew_host_api* host, const fps_collide* c,
                                   fps_collide_data* out);
 

@@ -516,6 +516,8 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
          * hip: 130 intersecting render pairs at 0, none at 0.18; 0.28 and more push the
          * neighbouring prisms into each other and the pairs multiply) */
         cd.margin = 0.2;
+        /* the limb capsules read the pose of each step from s->skinning (fps_collide.c) */
+        cd.skinning = params->capsules ? s->skinning : NULL;
         r = fps_collide_create(host, &cd, &s->col);
     }
     if (r != SINEW_OK) {
@@ -858,7 +860,8 @@ sinew_result fps_sim_step(fps_sim* s)
         sinew_result r = fps_collide_update(s->col, s->x, N, &changed);
         if (r == SINEW_OK && changed) {
             sinew_crs a = fps_collide_matrix(s->col);
-            r = fps_sim_set_collision_matrix(s, fps_collide_pair_count(s->col) ? &a : NULL);
+            uint32_t held = fps_collide_pair_count(s->col) + fps_collide_capsule_count(s->col);
+            r = fps_sim_set_collision_matrix(s, held ? &a : NULL);
         }
         if (r != SINEW_OK) return r;
     }
@@ -969,7 +972,7 @@ sinew_result fps_sim_set_collision_matrix(fps_sim* s, const sinew_crs* A_col)
 void fps_sim_set_skin(fps_sim* s, const float* positions, const float* velocities)
 {
     uint32_t N = s->N;
-    if (s->col && fps_collide_pair_count(s->col)) {
+    if (s->col && fps_collide_pair_count(s->col) + fps_collide_capsule_count(s->col)) {
         /* a teleport: the old contacts mean nothing at the new shape */
         fps_collide_reset(s->col);
         if (fps_sim_set_collision_matrix(s, NULL) != SINEW_OK)
