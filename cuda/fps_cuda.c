@@ -11,7 +11,8 @@
  *
  * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks, collisions
  * and collision_weight included; solver is pcg, and solver=cholmod or pcg_tolerance > 0 are
- * refused: the device runs a fixed number of PCG iterations without reading residuals back),
+ * refused: the device runs a fixed number of PCG iterations without reading residuals back;
+ * capsules=1 is refused: fps's limb capsules are on the CPU only),
  * plus:
  *
  *   key     default  meaning
@@ -517,6 +518,12 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: pcg_tolerance must be 0 (the device runs exactly "
                                "pcg_iterations iterations)");
+    /* fps's limb capsules are point constraints the device has no kernels for
+     * (fps_collide_get_data refuses such a state too; refused here before any preparation). */
+    if (fp.capsules)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: capsules=1 (fps's limb capsules) runs in fps on the "
+                               "CPU only");
     if (probe_device(host, ordinal) != SINEW_OK)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "fps-cuda: no usable CUDA device %d", ordinal);

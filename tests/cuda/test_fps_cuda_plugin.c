@@ -106,6 +106,16 @@ static void check_collision_params(void)
         CHECK(strstr(log.last, k < 3 ? "collision_weight" : "collisions") != NULL);
         CHECK(inst == NULL);
     }
+    /* fps's limb capsules are CPU-only: refused as unsupported before any device is asked */
+    {
+        const sinew_param caps[2] = {{"collisions", "1"}, {"capsules", "1"}};
+        void* inst = (void*)&log;
+        int before = log.lines;
+        CHECK(vt->prepare(&host, NULL, caps, 2, NULL, &inst) == SINEW_ERROR_UNSUPPORTED);
+        CHECK(log.lines == before + 1);
+        CHECK(strstr(log.last, "capsules") != NULL);
+        CHECK(inst == NULL);
+    }
     const sinew_param good[2] = {{"collisions", "1"}, {"collision_weight", "2.5"}};
     void* inst = NULL;
     int before = log.lines;
