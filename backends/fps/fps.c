@@ -79,12 +79,25 @@ static fps_instance* fps_cast(void* instance)
     return inst && inst->magic == FPS_MAGIC ? inst : NULL;
 }
 
-/* ps_output's upsampling callback. */
+/* What ps_output calls on the simulation. */
 static void fps_upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
                             size_t normal_stride)
 {
     fps_sim_upsample((fps_sim*)sim, positions, position_stride, normals, normal_stride);
 }
+
+static void fps_render_velocities_cb(const void* sim, float* velocities)
+{
+    fps_sim_render_velocities((const fps_sim*)sim, velocities);
+}
+
+static void fps_set_skin_cb(void* sim, const float* positions, const float* velocities)
+{
+    fps_sim_set_skin((fps_sim*)sim, positions, velocities);
+}
+
+static const ps_output_sim fps_sim_ops = {fps_upsample_cb, fps_render_velocities_cb,
+                                          fps_set_skin_cb};
 
 /* ---- parameters ---- */
 
@@ -424,7 +437,7 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
         return r;
     }
     fps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
-    r = ps_output_init(&inst->out, host, FPS_NAME, &rig->render_mesh, fps_upsample_cb,
+    r = ps_output_init(&inst->out, host, FPS_NAME, &rig->render_mesh, &fps_sim_ops,
                        inst->sim);
     if (r != SINEW_OK) {
         fps_destroy(inst);
@@ -513,47 +526,14 @@ static sinew_result fps_get_state(void* instance, const sinew_state_view* state)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "get_state");
-    if (r != SINEW_OK) return r;
-    ps_output_refresh(&inst->out, false);
-    memcpy(state->positions, inst->out.positions, (size_t)inst->out.render_count * 12u);
-    if (state->velocities) {
-        if (inst->out.shape == PS_SHAPE_REST)
-            memset(state->velocities, 0, (size_t)inst->out.render_count * 12u);
-        else
-            fps_sim_render_velocities(inst->sim, state->velocities);
-    }
-    return SINEW_OK;
+    return ps_output_get_state(&inst->out, &inst->host, state);
 }
 
 static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "set_state");
-    if (r != SINEW_OK) return r;
-    size_t count = 3u * (size_t)inst->out.render_count;
-    for (size_t k = 0; k < count; ++k)
-        if (!isfinite(state->positions[k]) || (state->velocities && !isfinite(state->velocities[k])))
-            return sinew_host_fail(&inst->host, SINEW_ERROR_NONFINITE,
-                                   "fps set_state: vertex %zu is not finite", k / 3u);
-    uint32_t n = inst->model.n;
-    float* skin = (float*)sinew_host_calloc(&inst->host, n, 12u);
-    float* vel = state->velocities ? (float*)sinew_host_calloc(&inst->host, n, 12u) : NULL;
-    if (!skin || (state->velocities && !vel)) {
-        sinew_host_free(&inst->host, skin);
-        sinew_host_free(&inst->host, vel);
-        return sinew_host_fail(&inst->host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "fps set_state: out of memory");
-    }
-    ps_render_to_skin(&inst->model, inst->render_indices, state->positions, skin, true);
-    if (vel)
-        ps_render_to_skin(&inst->model, inst->render_indices, state->velocities, vel, false);
-    fps_sim_set_skin(inst->sim, skin, vel);
-    sinew_host_free(&inst->host, skin);
-    sinew_host_free(&inst->host, vel);
-    ps_output_set_state(&inst->out, state->positions);
-    return SINEW_OK;
+    return ps_output_set_state(&inst->out, &inst->host, &inst->model, inst->render_indices, state);
 }
 
 /* Writes the fps blob (fps_mls.h): ps's model blob (ps_bake.c; fps uses the same

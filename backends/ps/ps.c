@@ -123,12 +123,25 @@ static ps_instance* ps_cast(void* instance)
     return inst && inst->magic == PS_MAGIC ? inst : NULL;
 }
 
-/* ps_output's upsampling callback. */
+/* What ps_output calls on the simulation. */
 static void ps_upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
                            size_t normal_stride)
 {
     ps_sim_upsample((ps_sim*)sim, positions, position_stride, normals, normal_stride);
 }
+
+static void ps_render_velocities_cb(const void* sim, float* velocities)
+{
+    ps_sim_render_velocities((const ps_sim*)sim, velocities);
+}
+
+static void ps_set_skin_cb(void* sim, const float* positions, const float* velocities)
+{
+    ps_sim_set_skin((ps_sim*)sim, positions, velocities);
+}
+
+static const ps_output_sim ps_sim_ops = {ps_upsample_cb, ps_render_velocities_cb,
+                                         ps_set_skin_cb};
 
 /* ---- parameters ---- */
 
@@ -421,7 +434,7 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         ps_destroy(inst);
         return r;
     }
-    r = ps_output_init(&inst->out, host, PS_NAME, &rig->render_mesh, ps_upsample_cb,
+    r = ps_output_init(&inst->out, host, PS_NAME, &rig->render_mesh, &ps_sim_ops,
                        inst->sim);
     if (r != SINEW_OK) {
         ps_destroy(inst);
@@ -504,46 +517,14 @@ static sinew_result ps_get_state(void* instance, const sinew_state_view* state)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "get_state");
-    if (r != SINEW_OK) return r;
-    ps_output_refresh(&inst->out, false);
-    memcpy(state->positions, inst->out.positions, (size_t)inst->out.render_count * 12u);
-    if (state->velocities) {
-        if (inst->out.shape == PS_SHAPE_REST)
-            memset(state->velocities, 0, (size_t)inst->out.render_count * 12u);
-        else
-            ps_sim_render_velocities(inst->sim, state->velocities);
-    }
-    return SINEW_OK;
+    return ps_output_get_state(&inst->out, &inst->host, state);
 }
 
 static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_output_check_state(&inst->out, &inst->host, state, "set_state");
-    if (r != SINEW_OK) return r;
-    size_t count = 3u * (size_t)inst->out.render_count;
-    for (size_t k = 0; k < count; ++k)
-        if (!isfinite(state->positions[k]) || (state->velocities && !isfinite(state->velocities[k])))
-            return sinew_host_fail(&inst->host, SINEW_ERROR_NONFINITE,
-                                   "ps set_state: vertex %zu is not finite", k / 3u);
-    uint32_t n = inst->model.n;
-    float* skin = (float*)sinew_host_calloc(&inst->host, n, 12u);
-    float* vel = state->velocities ? (float*)sinew_host_calloc(&inst->host, n, 12u) : NULL;
-    if (!skin || (state->velocities && !vel)) {
-        sinew_host_free(&inst->host, skin);
-        sinew_host_free(&inst->host, vel);
-        return sinew_host_fail(&inst->host, SINEW_ERROR_OUT_OF_MEMORY, "ps set_state: out of memory");
-    }
-    ps_render_to_skin(&inst->model, inst->render_indices, state->positions, skin, true);
-    if (vel)
-        ps_render_to_skin(&inst->model, inst->render_indices, state->velocities, vel, false);
-    ps_sim_set_skin(inst->sim, skin, vel);
-    sinew_host_free(&inst->host, skin);
-    sinew_host_free(&inst->host, vel);
-    ps_output_set_state(&inst->out, state->positions);
-    return SINEW_OK;
+    return ps_output_set_state(&inst->out, &inst->host, &inst->model, inst->render_indices, state);
 }
 
 static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* rig,

@@ -198,17 +198,23 @@ void ps_render_to_skin(const ps_model* m, const uint32_t* render_indices, const 
 /* What the own buffers hold: the rest pose, the simulation's shape, or a set_state shape. */
 typedef enum ps_shape { PS_SHAPE_REST, PS_SHAPE_SIM, PS_SHAPE_STATE } ps_shape;
 
-/* Writes the render mesh from the simulation into positions/normals (either may be NULL) at
- * byte strides: ps_sim_upsample or fps_sim_upsample. */
-typedef void (*ps_upsample_fn)(void* sim, float* positions, size_t position_stride,
-                               float* normals, size_t normal_stride);
+/* What ps_output asks of the backend's simulation (ps_sim or fps_sim behind `sim`):
+ * upsample writes the render mesh into positions/normals (either may be NULL) at byte strides;
+ * render_velocities writes the render mesh's velocities; set_skin takes skin positions and
+ * velocities (NULL: at rest) for set_state. */
+typedef struct ps_output_sim {
+    void (*upsample)(void* sim, float* positions, size_t position_stride, float* normals,
+                     size_t normal_stride);
+    void (*render_velocities)(const void* sim, float* velocities);
+    void (*set_skin)(void* sim, const float* positions, const float* velocities);
+} ps_output_sim;
 
 typedef struct ps_output {
     const char* backend;     /* for log lines */
     uint32_t render_count;
     const float* rest_positions;
     const float* rest_normals;
-    ps_upsample_fn upsample;
+    const ps_output_sim* ops;
     void* sim;
     float* positions;        /* own buffers, up to date when *_fresh */
     float* normals;
@@ -221,7 +227,7 @@ typedef struct ps_output {
 
 /* Own buffers at the rest pose. OUT_OF_MEMORY with one line naming `backend`. */
 sinew_result ps_output_init(ps_output* o, const sinew_host_api* host, const char* backend,
-                            const sinew_mesh_view* render, ps_upsample_fn upsample, void* sim);
+                            const sinew_mesh_view* render, const ps_output_sim* ops, void* sim);
 void ps_output_free(ps_output* o, const sinew_host_api* host);
 /* After a step: upsample into the binding (own buffers then stale) or the own buffers. */
 void ps_output_after_step(ps_output* o);
@@ -232,11 +238,14 @@ sinew_result ps_output_read(ps_output* o, const sinew_host_api* host,
                             const sinew_output_view* out);
 sinew_result ps_output_bind(ps_output* o, const sinew_host_api* host,
                             const sinew_output_view* out);
-/* Checks a state view for get_state/set_state (`fn` names the call in the log line). */
-sinew_result ps_output_check_state(const ps_output* o, const sinew_host_api* host,
-                                   const sinew_state_view* state, const char* fn);
-/* set_state's shape: the given positions (normals recomputed on demand). */
-void ps_output_set_state(ps_output* o, const float* positions);
+/* The vtable's get_state: the render mesh's positions and velocities (zero at rest). */
+sinew_result ps_output_get_state(ps_output* o, const sinew_host_api* host,
+                                 const sinew_state_view* state);
+/* The vtable's set_state: a finite render-mesh state mapped onto the skin of model m
+ * (ps_render_to_skin) and handed to the simulation; the output then shows the given
+ * positions (normals recomputed on demand). */
+sinew_result ps_output_set_state(ps_output* o, const sinew_host_api* host, const ps_model* m,
+                                 const uint32_t* render_indices, const sinew_state_view* state);
 
 /* Checks what the tissue model reads of a rig (joints, bind matrices, both meshes); each
  * refusal is one log line that begins with `backend`. */

@@ -1,20 +1,21 @@
 /* The render-mesh output of a physics backend (ps, fps): own buffers kept fresh on demand, a
  * bound caller output written after every step, and the checks of get_state/set_state.
  * SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <string.h>
 
 #include "ps_internal.h"
 #include "sinew_output.h"
 
 sinew_result ps_output_init(ps_output* o, const sinew_host_api* host, const char* backend,
-                            const sinew_mesh_view* render, ps_upsample_fn upsample, void* sim)
+                            const sinew_mesh_view* render, const ps_output_sim* ops, void* sim)
 {
     memset(o, 0, sizeof *o);
     o->backend = backend;
     o->render_count = render->vertex_count;
     o->rest_positions = render->positions;
     o->rest_normals = render->normals;
-    o->upsample = upsample;
+    o->ops = ops;
     o->sim = sim;
     o->positions = (float*)sinew_host_calloc(host, o->render_count, 12u);
     o->normals = (float*)sinew_host_calloc(host, o->render_count, 12u);
@@ -38,11 +39,11 @@ void ps_output_after_step(ps_output* o)
 {
     o->shape = PS_SHAPE_SIM;
     if (o->bound) {
-        o->upsample(o->sim, o->binding.positions, o->binding.position_stride, o->binding.normals,
+        o->ops->upsample(o->sim, o->binding.positions, o->binding.position_stride, o->binding.normals,
                     o->binding.normal_stride);
         o->positions_fresh = o->normals_fresh = false;
     } else {
-        o->upsample(o->sim, o->positions, 12u, o->normals, 12u);
+        o->ops->upsample(o->sim, o->positions, 12u, o->normals, 12u);
         o->positions_fresh = o->normals_fresh = true;
     }
 }
@@ -57,7 +58,7 @@ void ps_output_refresh(ps_output* o, bool need_normals)
         if (nrm) memcpy(o->normals, o->rest_normals, (size_t)o->render_count * 12u);
     } else {
         /* SIM: both from the simulation; STATE: positions are the given ones (always fresh). */
-        o->upsample(o->sim, pos ? o->positions : NULL, 12u, nrm ? o->normals : NULL, 12u);
+        o->ops->upsample(o->sim, pos ? o->positions : NULL, 12u, nrm ? o->normals : NULL, 12u);
     }
     if (pos) o->positions_fresh = true;
     if (nrm) o->normals_fresh = true;
@@ -92,8 +93,9 @@ sinew_result ps_output_bind(ps_output* o, const sinew_host_api* host,
     return SINEW_OK;
 }
 
-sinew_result ps_output_check_state(const ps_output* o, const sinew_host_api* host,
-                                   const sinew_state_view* state, const char* fn)
+/* Checks a state view for get_state/set_state (`fn` names the call in the log line). */
+static sinew_result check_state(const ps_output* o, const sinew_host_api* host,
+                                const sinew_state_view* state, const char* fn)
 {
     if (!state)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s %s: state is NULL",
@@ -112,10 +114,48 @@ sinew_result ps_output_check_state(const ps_output* o, const sinew_host_api* hos
     return SINEW_OK;
 }
 
-void ps_output_set_state(ps_output* o, const float* positions)
+sinew_result ps_output_get_state(ps_output* o, const sinew_host_api* host,
+                                 const sinew_state_view* state)
 {
-    memcpy(o->positions, positions, (size_t)o->render_count * 12u);
+    sinew_result r = check_state(o, host, state, "get_state");
+    if (r != SINEW_OK) return r;
+    ps_output_refresh(o, false);
+    memcpy(state->positions, o->positions, (size_t)o->render_count * 12u);
+    if (state->velocities) {
+        if (o->shape == PS_SHAPE_REST)
+            memset(state->velocities, 0, (size_t)o->render_count * 12u);
+        else
+            o->ops->render_velocities(o->sim, state->velocities);
+    }
+    return SINEW_OK;
+}
+
+sinew_result ps_output_set_state(ps_output* o, const sinew_host_api* host, const ps_model* m,
+                                 const uint32_t* render_indices, const sinew_state_view* state)
+{
+    sinew_result r = check_state(o, host, state, "set_state");
+    if (r != SINEW_OK) return r;
+    size_t count = 3u * (size_t)o->render_count;
+    for (size_t k = 0; k < count; ++k)
+        if (!isfinite(state->positions[k]) || (state->velocities && !isfinite(state->velocities[k])))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "%s set_state: vertex %zu is not finite", o->backend, k / 3u);
+    float* skin = (float*)sinew_host_calloc(host, m->n, 12u);
+    float* vel = state->velocities ? (float*)sinew_host_calloc(host, m->n, 12u) : NULL;
+    if (!skin || (state->velocities && !vel)) {
+        sinew_host_free(host, skin);
+        sinew_host_free(host, vel);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "%s set_state: out of memory",
+                               o->backend);
+    }
+    ps_render_to_skin(m, render_indices, state->positions, skin, true);
+    if (vel) ps_render_to_skin(m, render_indices, state->velocities, vel, false);
+    o->ops->set_skin(o->sim, skin, vel);
+    sinew_host_free(host, skin);
+    sinew_host_free(host, vel);
+    memcpy(o->positions, state->positions, (size_t)o->render_count * 12u);
     o->shape = PS_SHAPE_STATE;
     o->positions_fresh = true;
     o->normals_fresh = false;
+    return SINEW_OK;
 }
