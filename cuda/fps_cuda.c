@@ -12,7 +12,8 @@
  * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks, collisions
  * and collision_weight included; solver is pcg, and solver=cholmod or pcg_tolerance > 0 are
  * refused: the device runs a fixed number of PCG iterations without reading residuals back;
- * capsules=1 is refused: fps's limb capsules are on the CPU only),
+ * capsules defaults to 0 and capsules=1 is refused: fps's limb capsules, which fps turns on
+ * with collisions=1, are on the CPU only),
  * plus:
  *
  *   key     default  meaning
@@ -436,7 +437,7 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
     *launch = FPSC_LAUNCH_AUTO;
     batch[0] = '\0';
     *rest_count = 0;
-    bool seen[3] = {false, false, false}, solver = false;
+    bool seen[3] = {false, false, false}, solver = false, capsules = false;
     if (count > 0 && !params)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps-cuda: param_count is %u but params is NULL", count);
@@ -447,6 +448,7 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
                           : strcmp(k, "batch") == 0    ? 2 : -1;
         if (which < 0) {
             if (k && strcmp(k, "solver") == 0) solver = true;
+            if (k && strcmp(k, "capsules") == 0) capsules = true;
             rest[(*rest_count)++] = params[i];
             continue;
         }
@@ -485,6 +487,11 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
         static const sinew_param pcg = {"solver", "pcg"};
         rest[(*rest_count)++] = pcg;
     }
+    /* fps turns its limb capsules on with collisions=1; the device has none */
+    if (!capsules) {
+        static const sinew_param off = {"capsules", "0"};
+        rest[(*rest_count)++] = off;
+    }
     return SINEW_OK;
 }
 
@@ -500,7 +507,7 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
     if (param_count > 1024u)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
                                param_count);
-    sinew_param rest[1025];
+    sinew_param rest[1026]; /* the caller's, solver and capsules */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch = FPSC_LAUNCH_AUTO;
@@ -1075,7 +1082,7 @@ static sinew_result fpsc_bake(const sinew_host_api* host, const sinew_rig_view* 
     if (param_count > 1024u)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
                                param_count);
-    sinew_param rest[1025];
+    sinew_param rest[1026]; /* the caller's, solver and capsules */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch;

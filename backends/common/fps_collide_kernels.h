@@ -293,6 +293,9 @@ typedef struct fps_collide_scene {
      * triangle's plane the base may lie before the pair is dropped (absolute, >= 0). */
     const uint32_t* base_row;
     double base_depth;
+    /* Tet volumes at rest (NULL: no such test, fps_collide_tet_usable): per tet the determinant
+     * of its edges from corner 0 (6 V, signed) in the rest shape. */
+    const double* tet_rest;
 } fps_collide_scene;
 
 /* Per triangle at rest: outward unit normal (3), centroid (3), the prism's depth (how far its
@@ -315,6 +318,34 @@ static inline SINEW_HD int fps_collide_behind(const fps_collide_scene* S, uint32
     if (!(d < -t[6])) return 0;
     double lateral2 = fps_col_dot(r, r) - d * d;
     return lateral2 <= t[7] * t[7];
+}
+
+/* How far a tetrahedron's volume may be from its rest volume, either way, for its inside to
+ * count as tissue (fps_collide_tet_usable). */
+#define FPS_COLLIDE_TET_RATIO 4.0
+
+/* Whether tet t, with corners c at the detection's positions, is a usable container: its
+ * signed volume within a factor FPS_COLLIDE_TET_RATIO of its rest volume (so not inverted).
+ * Sec. 6 takes a tet's inside for the tissue of the other body part and its skin triangle's
+ * plane for that part's surface; an inverted or grossly stretched prism is neither. Such
+ * prisms appear wherever the skin cannot follow its bones within a step (a pose that jumps:
+ * the base vertices are at the new pose, the skin is not), they span space the tissue does
+ * not fill, and vertices found inside them were projected onto planes that face the wrong
+ * way, holding the tangle instead of letting the skin return (measured on the male's
+ * animations, which jump back to their first key at every loop: backends/fps/README.md). */
+static inline SINEW_HD int fps_collide_tet_usable(const fps_collide_scene* S, uint32_t t,
+                                                  const double c[4][3])
+{
+    if (!S->tet_rest) return 1;
+    double e1[3], e2[3], e3[3];
+    for (int k = 0; k < 3; ++k) {
+        e1[k] = c[1][k] - c[0][k];
+        e2[k] = c[2][k] - c[0][k];
+        e3[k] = c[3][k] - c[0][k];
+    }
+    double ratio = fps_col_det3(e1, e2, e3) / S->tet_rest[t];
+    /* false for NaN, and for a rest volume of 0 (inf or NaN ratio) */
+    return ratio > 1.0 / FPS_COLLIDE_TET_RATIO && ratio < FPS_COLLIDE_TET_RATIO;
 }
 
 /* Whether skin vertex v and triangle tri (model numbering of skin vertices) belong to the same
@@ -431,7 +462,8 @@ static inline SINEW_HD uint32_t fps_collide_detect_vertex(const fps_collide_scen
             for (uint32_t t = 3u * tri; t < 3u * tri + 3u && !inside; ++t) {
                 double c[4][3];
                 for (int k = 0; k < 4; ++k) fps_col_load(S->x, S->ldx, S->tets[4u * t + (uint32_t)k], c[k]);
-                inside = fps_point_in_tet(xv, c[0], c[1], c[2], c[3], NULL);
+                inside = fps_point_in_tet(xv, c[0], c[1], c[2], c[3], NULL) &&
+                         fps_collide_tet_usable(S, t, (const double(*)[3])c);
             }
             if (!inside || fps_collide_anchor_through(S, v, tri)) continue;
             double dist;

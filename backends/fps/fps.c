@@ -30,9 +30,10 @@
  *                            edge springs (fps_collide.c)
  *   collision_weight 1       each spring's weight relative to the mean diagonal of the system
  *                            matrix (> 0, at most 1e6)
- *   capsules        0        1 (needs collisions=1): limb capsules, each bone's rest flesh as a
- *                            volume that other parts' skin is held out of (fps_collide.c); the
- *                            CPU path only (fps-cuda refuses it)
+ *   capsules        =collisions  limb capsules, each bone's rest flesh as a volume that other
+ *                            parts' skin is held out of (fps_collide.c): on with the global
+ *                            collisions unless capsules=0; capsules=1 needs collisions=1. The
+ *                            CPU path only (fps-cuda's default is 0 and it refuses 1)
  *   profile         0        1: one INFO line with the per-step means of the phases on destroy
  *   simd            auto     kernels of the batched polar decomposition: auto, scalar, avx2,
  *                            avx512 (same bits); one the CPU lacks is
@@ -119,7 +120,7 @@ void fps_params_default(fps_params* p)
     p->sliding = 1;
     p->collisions = 0;
     p->collision_weight = 1.0;
-    p->capsules = 0;
+    p->capsules = -1; /* not given: follows collisions (fps_params_parse) */
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
     p->decimate_above = 12000u;
@@ -308,10 +309,11 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
         }
         }
     }
-    if (out->capsules && !out->collisions)
+    if (out->capsules == 1 && !out->collisions)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "fps: capsules=1 needs collisions=1 (the capsules are contacts "
                                "of the global collisions)");
+    if (out->capsules < 0) out->capsules = out->collisions;
     return SINEW_OK;
 }
 

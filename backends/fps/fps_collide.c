@@ -74,6 +74,7 @@ struct fps_collide {
     uint32_t cap_count;
     uint32_t* cap_v;      /* the contacts' skin vertices (increasing) */
     uint32_t* cap_b;      /* and capsules */
+    double* tet_rest;     /* per tet: 6 V at rest (fps_collide_tet_usable) */
 };
 
 static sinew_result oom(const sinew_host_api* host, const char* what)
@@ -91,7 +92,7 @@ void fps_collide_destroy(fps_collide* c)
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
-                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b};
+                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->tet_rest};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -527,8 +528,10 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
     c->tris_r = (uint32_t*)sinew_host_calloc(host, 3u * (size_t)tc, sizeof(uint32_t));
     c->skin_row = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
     c->base_row = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
+    c->tet_rest = (double*)sinew_host_calloc(host, c->tet_count ? c->tet_count : 1u, sizeof(double));
     uint8_t* seen = desc->row_of ? (uint8_t*)sinew_host_calloc(host, N, 1u) : NULL;
-    if (!c->tets_r || !c->tris_r || !c->skin_row || !c->base_row || (desc->row_of && !seen)) {
+    if (!c->tets_r || !c->tris_r || !c->skin_row || !c->base_row || !c->tet_rest ||
+        (desc->row_of && !seen)) {
         sinew_host_free(host, seen);
         sinew_host_free(host, xr);
         fps_collide_destroy(c);
@@ -552,6 +555,13 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
     }
     for (size_t k = 0; k < 4u * (size_t)c->tet_count; ++k)
         c->tets_r[k] = desc->row_of ? desc->row_of[m->tets[k]] : m->tets[k];
+    for (uint32_t t = 0; t < c->tet_count; ++t) {
+        double q[4][3], e[3][3];
+        for (int k = 0; k < 4; ++k) fps_col_load(xr, N, m->tets[4u * t + (uint32_t)k], q[k]);
+        for (int k = 0; k < 3; ++k)
+            for (int i = 0; i < 3; ++i) e[k][i] = q[k + 1][i] - q[0][i];
+        c->tet_rest[t] = fps_col_det3(e[0], e[1], e[2]);
+    }
     for (size_t k = 0; k < 3u * (size_t)c->tri_count; ++k)
         c->tris_r[k] = desc->row_of ? desc->row_of[m->triangles[k]] : m->triangles[k];
     for (uint32_t v = 0; v < c->n; ++v) {
@@ -856,6 +866,7 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
      * axis:-0.5:1:0:40, none at 2). */
     job.scene.base_row = c->same_part ? NULL : c->base_row;
     job.scene.base_depth = 2.0 * c->retain;
+    job.scene.tet_rest = c->same_part ? NULL : c->tet_rest;
     sinew_host_parallel_for(host, detect_range, &job, c->n, 256);
 
     uint32_t count = 0, detected = 0, retained = 0;

@@ -35,7 +35,8 @@ typedef struct fps_params {
     int sliding;             /* skin sliding (2018 Sec. 4.2) for the base vertices' targets */
     int collisions;          /* 1: global collisions (Sec. 6, fps_collide.c) */
     double collision_weight; /* edge-spring weight relative to the mean diagonal of A */
-    int capsules;            /* 1: limb capsules with the global collisions (fps_collide.c) */
+    int capsules;            /* 1: limb capsules with the global collisions (fps_collide.c);
+                              * fps_params_parse gives it collisions' value when not given */
     int profile;
     sinew_simd simd;         /* the batched polar decomposition's kernels (AUTO resolved) */
     uint32_t decimate_above;

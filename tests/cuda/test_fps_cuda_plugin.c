@@ -116,6 +116,8 @@ static void check_collision_params(void)
         CHECK(strstr(log.last, "capsules") != NULL);
         CHECK(inst == NULL);
     }
+    /* collisions=1 without capsules: fps would turn its capsules on, the plugin's default
+     * is capsules=0, so this is not refused as unsupported */
     const sinew_param good[2] = {{"collisions", "1"}, {"collision_weight", "2.5"}};
     void* inst = NULL;
     int before = log.lines;

@@ -453,6 +453,42 @@ static void test_anchor_through(void** state)
     assert_int_equal(fps_collide_anchor_through(&S, 0, 0), 0);
 }
 
+/* fps_collide_tet_usable: a tet counts as a container while its signed volume is within a
+ * factor FPS_COLLIDE_TET_RATIO of its rest volume, either way; inverted, flat, grossly
+ * stretched or non-finite tets do not, and without rest volumes every tet does. */
+static void test_tet_usable(void** state)
+{
+    (void)state;
+    const double unit[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    const double rest[2] = {1.0, -1.0}; /* 6 V of the unit tet, and of a tet inverted at rest */
+    fps_collide_scene S;
+    memset(&S, 0, sizeof S);
+    /* the apex's height scales the volume: 6 V = h */
+    const double h[] = {1.0, 0.26, 0.24, 3.9, 4.1, 0.0, -0.5, -1.0, 1e300, NAN, INFINITY};
+    const int expect[] = {1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < sizeof h / sizeof h[0]; ++i) {
+        double c[4][3];
+        memcpy(c, unit, sizeof c);
+        c[3][2] = h[i];
+        S.tet_rest = NULL;
+        assert_int_equal(fps_collide_tet_usable(&S, 0, (const double(*)[3])c), 1);
+        S.tet_rest = rest;
+        if (fps_collide_tet_usable(&S, 0, (const double(*)[3])c) != expect[i])
+            fail_msg("apex height %g: %d, expected %d", h[i], !expect[i], expect[i]);
+        /* a tet inverted at rest keeps that orientation to count: the mirror image */
+        if (isfinite(h[i]) && h[i] != 0.0) {
+            c[3][2] = -h[i];
+            if (fps_collide_tet_usable(&S, 1, (const double(*)[3])c) != expect[i])
+                fail_msg("inverted at rest, apex height %g: %d, expected %d", -h[i], !expect[i],
+                         expect[i]);
+        }
+    }
+    /* a rest volume of 0 (a degenerate tet at rest) never counts */
+    const double flat[1] = {0.0};
+    S.tet_rest = flat;
+    assert_int_equal(fps_collide_tet_usable(&S, 0, unit), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_projection),
         cmocka_unit_test(test_constraint_system),
         cmocka_unit_test(test_anchor_through),
+        cmocka_unit_test(test_tet_usable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
