@@ -12,8 +12,8 @@
  * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks, collisions
  * and collision_weight included; solver is pcg, and solver=cholmod or pcg_tolerance > 0 are
  * refused: the device runs a fixed number of PCG iterations without reading residuals back;
- * capsules defaults to 0 and capsules=1 is refused: fps's limb capsules, which fps turns on
- * with collisions=1, are on the CPU only),
+ * fps's limb capsules included: on with collisions=1 unless capsules=0, their targets
+ * computed on the device, fps_cuda_collide.h),
  * plus:
  *
  *   key     default  meaning
@@ -437,7 +437,7 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
     *launch = FPSC_LAUNCH_AUTO;
     batch[0] = '\0';
     *rest_count = 0;
-    bool seen[3] = {false, false, false}, solver = false, capsules = false;
+    bool seen[3] = {false, false, false}, solver = false;
     if (count > 0 && !params)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps-cuda: param_count is %u but params is NULL", count);
@@ -448,7 +448,6 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
                           : strcmp(k, "batch") == 0    ? 2 : -1;
         if (which < 0) {
             if (k && strcmp(k, "solver") == 0) solver = true;
-            if (k && strcmp(k, "capsules") == 0) capsules = true;
             rest[(*rest_count)++] = params[i];
             continue;
         }
@@ -487,11 +486,6 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
         static const sinew_param pcg = {"solver", "pcg"};
         rest[(*rest_count)++] = pcg;
     }
-    /* fps turns its limb capsules on with collisions=1; the device has none */
-    if (!capsules) {
-        static const sinew_param off = {"capsules", "0"};
-        rest[(*rest_count)++] = off;
-    }
     return SINEW_OK;
 }
 
@@ -507,7 +501,7 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
     if (param_count > 1024u)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
                                param_count);
-    sinew_param rest[1026]; /* the caller's, solver and capsules */
+    sinew_param rest[1025]; /* the caller's and solver */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch = FPSC_LAUNCH_AUTO;
@@ -525,12 +519,6 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: pcg_tolerance must be 0 (the device runs exactly "
                                "pcg_iterations iterations)");
-    /* fps's limb capsules are point constraints the device has no kernels for
-     * (fps_collide_get_data refuses such a state too; refused here before any preparation). */
-    if (fp.capsules)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "fps-cuda: capsules=1 (fps's limb capsules) runs in fps on the "
-                               "CPU only");
     if (probe_device(host, ordinal) != SINEW_OK)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "fps-cuda: no usable CUDA device %d", ordinal);
@@ -646,6 +634,11 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         d.col_sign = ex.sign;
         d.col_weight = ex.weight;
         d.col_margin = ex.margin;
+        if (ex.cap_frame) { /* fps's limb capsules (capsules, on with collisions=1) */
+            d.col_bone_count = ex.bone_count;
+            d.col_cap_frame = ex.cap_frame;
+            d.col_cap_radii = ex.cap_radii;
+        }
     }
     r = fpsc_create(host, &d, &p->dev);
     if (r == SINEW_OK) {
@@ -760,6 +753,12 @@ static sinew_result collide(fpsc_plugin_instance* p)
                                         &changed);
     if (changed || p->col_stale) {
         sinew_result u = upload_collisions(p);
+        if (r == SINEW_OK) r = u;
+    }
+    /* the limb capsules move with their bones: their frames every step */
+    const double* frames = fpsc_col_host_capsule_pose(p->col);
+    if (frames) {
+        sinew_result u = fpsc_set_capsule_pose(p->dev, frames);
         if (r == SINEW_OK) r = u;
     }
     if (p->profile) {
@@ -1082,7 +1081,7 @@ static sinew_result fpsc_bake(const sinew_host_api* host, const sinew_rig_view* 
     if (param_count > 1024u)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
                                param_count);
-    sinew_param rest[1026]; /* the caller's, solver and capsules */
+    sinew_param rest[1025]; /* the caller's and solver */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch;

@@ -57,7 +57,7 @@ int fpsc_merge_crs(const sinew_ellcrs* A, const sinew_crs* A_col, uint32_t* ptr,
 /* ---- what the device may be given ---- */
 
 const char* fpsc_col_check(uint32_t ns, uint32_t N, uint32_t triangle_count,
-                           const fpsc_collisions* c)
+                           uint32_t bone_count, const fpsc_collisions* c)
 {
     if (!c) return "the data are NULL";
     if (c->pair_count > c->stride) return "more pairs than contrib slots";
@@ -84,6 +84,17 @@ const char* fpsc_col_check(uint32_t ns, uint32_t N, uint32_t triangle_count,
     }
     for (uint32_t e = 0; e < c->crs_ptr[ns]; ++e)
         if (c->crs_col[e] >= ns) return "a matrix column is out of range";
+    /* the limb capsules: per row a bone with a table, or none; as many rows as contacts */
+    if (c->cap_count && (!c->cap_of_row || bone_count == 0)) return "capsule arrays missing";
+    if (c->cap_of_row) {
+        uint32_t held = 0;
+        for (uint32_t i = 0; i < ns; ++i) {
+            if (c->cap_of_row[i] == FPS_COLLIDE_NONE) continue;
+            if (c->cap_of_row[i] >= bone_count) return "a capsule contact's bone is out of range";
+            ++held;
+        }
+        if (held != c->cap_count) return "the capsule contacts do not match their count";
+    }
     return NULL;
 }
 
@@ -97,6 +108,7 @@ struct fpsc_col_host {
     double* x;        /* N x 3: the prediction */
     double* scratch;  /* N x 3: fps_predict_row's x_prev and pred, unused */
     uint32_t* m_ptr;  /* ns + 1: the merged CRS part */
+    uint32_t* cap_of_row; /* ns: the bone of each row's capsule contact (NULL without capsules) */
     uint32_t* m_col;
     double* m_val;
     size_t m_capacity;
@@ -106,7 +118,7 @@ void fpsc_col_host_destroy(fpsc_col_host* h)
 {
     if (!h) return;
     sinew_host_api host = h->host;
-    void* arrays[] = {h->x, h->scratch, h->m_ptr, h->m_col, h->m_val};
+    void* arrays[] = {h->x, h->scratch, h->m_ptr, h->m_col, h->m_val, h->cap_of_row};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, h);
 }
@@ -132,7 +144,11 @@ sinew_result fpsc_col_host_create(const sinew_host_api* host, fps_sim* sim, fpsc
     h->x = (double*)sinew_host_calloc(host, N3 ? N3 : 1u, sizeof(double));
     h->scratch = (double*)sinew_host_calloc(host, N3 ? N3 : 1u, sizeof(double));
     h->m_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)h->a.ns + 1u, sizeof(uint32_t));
-    if (!h->x || !h->scratch || !h->m_ptr) {
+    fps_collide_data ex;
+    int capsules = fps_collide_get_data(host, h->col, &ex) == SINEW_OK && ex.cap_frame;
+    if (capsules)
+        h->cap_of_row = (uint32_t*)sinew_host_calloc(host, (size_t)h->a.ns + 1u, sizeof(uint32_t));
+    if (!h->x || !h->scratch || !h->m_ptr || (capsules && !h->cap_of_row)) {
         const uint32_t N = h->a.N; /* the message names it after h is gone */
         fpsc_col_host_destroy(h);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda collisions: out of "
@@ -163,7 +179,8 @@ sinew_result fpsc_col_host_step(fpsc_col_host* h, const double* x, const double*
     sinew_result r = fps_collide_update(h->col, h->x, N, changed);
     if (r == SINEW_OK && *changed) {
         sinew_crs m = fps_collide_matrix(h->col);
-        r = fps_sim_set_collision_matrix(h->sim, fps_collide_pair_count(h->col) ? &m : NULL);
+        uint32_t held = fps_collide_pair_count(h->col) + fps_collide_capsule_count(h->col);
+        r = fps_sim_set_collision_matrix(h->sim, held ? &m : NULL);
     }
     if (r != SINEW_OK) {
         /* the host and the device drop every pair alike (fps_collide_update has reset its
@@ -191,7 +208,7 @@ sinew_result fpsc_col_host_collisions(fpsc_col_host* h, fpsc_collisions* out)
     sinew_result r = fps_collide_get_data(host, h->col, &ex);
     if (r != SINEW_OK) return r;
     sinew_crs acol = fps_collide_matrix(h->col);
-    const sinew_crs* pa = ex.pair_count ? &acol : NULL;
+    const sinew_crs* pa = ex.pair_count || ex.cap_count ? &acol : NULL;
     size_t need = fpsc_merge_crs_size(&h->a.A, pa);
     if (need == SIZE_MAX || need > UINT32_MAX || ex.stride > UINT32_MAX)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
@@ -230,5 +247,26 @@ sinew_result fpsc_col_host_collisions(fpsc_col_host* h, fpsc_collisions* out)
     /* fps_sim_set_collision_matrix wrote A's diagonal (ELL entry 0, Sec. 6) and J in place */
     out->diagonal = h->a.A.ell_val;
     out->jinv = h->a.jinv;
+    if (h->cap_of_row) {
+        /* the contacts (at most one per skin vertex) as a per-row table, for the row threads
+         * of the right-hand side */
+        for (uint32_t i = 0; i < h->a.ns; ++i) h->cap_of_row[i] = FPS_COLLIDE_NONE;
+        for (uint32_t q = 0; q < ex.cap_count; ++q) {
+            if (ex.cap_row[q] >= h->a.ns || ex.cap_bone[q] >= ex.bone_count)
+                return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                                       "fps-cuda collisions: capsule contact %u (row %u, bone %u) "
+                                       "is out of range", q, ex.cap_row[q], ex.cap_bone[q]);
+            h->cap_of_row[ex.cap_row[q]] = ex.cap_bone[q];
+        }
+        out->cap_count = ex.cap_count;
+        out->cap_of_row = h->cap_of_row;
+    }
     return SINEW_OK;
+}
+
+const double* fpsc_col_host_capsule_pose(const fpsc_col_host* h)
+{
+    if (!h || !h->cap_of_row) return NULL;
+    fps_collide_data ex;
+    return fps_collide_get_data(&h->host, h->col, &ex) == SINEW_OK ? ex.cap_pose : NULL;
 }

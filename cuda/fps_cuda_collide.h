@@ -11,7 +11,9 @@
  * Per PD iteration the device then runs, with the kernels of fps_collide_kernels.h, one thread
  * per pair slot (fpsc_col_pair: the projection, i.e. the collision part of the local step, and
  * the pair's shares of Q_col^T p_col) and, in the right-hand-side phase, the row's sum of those
- * shares (fpsc_col_rhs_row) before fps_rhs_row adds it: exactly fps_collide_rhs's loops. The
+ * shares (fpsc_col_rhs_row) and the target of its limb capsule contact (fps's capsules; the
+ * frames of the step uploaded with fpsc_set_capsule_pose) before fps_rhs_row adds it: exactly
+ * fps_collide_rhs's loops. The
  * products add A_col's off-diagonal entries after A's CRS part (fpsc_merge_crs): the order of
  * sinew_ellcrs_row3 followed by sinew_crs_row3_add, which fps's PCG uses, so the merged rows
  * give the same bits, staged in shared memory or not. */
@@ -40,6 +42,14 @@ typedef struct fpsc_col_view {
     const uint32_t* gather_ptr; /* n_free + 1 */
     const uint32_t* gather;
     double* extra;              /* n_free x 3 (ld n_free): Q_col^T p_col */
+    /* fps's limb capsules (caps 0: none; fps_collide_data): this step's contact count, per row
+     * the bone whose capsule holds it out (FPS_COLLIDE_NONE: none), the bones' rest tables and
+     * this step's frames */
+    uint32_t caps;
+    const uint32_t* cap_of_row; /* n_free */
+    const double* cap_frame;    /* FPS_CAP_FRAME per bone */
+    const double* cap_radii;    /* FPS_CAP_SLICES x FPS_CAP_SECTORS per bone */
+    const double* cap_pose;     /* 9 per bone */
 } fpsc_col_view;
 
 /* Pair p's projection and shares of the right-hand side at positions x (fps_collide_rhs's
@@ -52,12 +62,28 @@ static inline SINEW_HD void fpsc_col_pair(const fpsc_col_view* C, const double* 
                                C->weight, C->margin, C->n_free, p, C->stride, C->contrib);
 }
 
-/* Row s of Q_col^T p_col into extra (fps_collide_rhs's second loop); returns extra for
- * fps_rhs_row, or NULL without pairs (fps passes NULL then, and nothing is written). */
-static inline SINEW_HD const double* fpsc_col_rhs_row(const fpsc_col_view* C, uint32_t s)
+/* Row s of Q_col^T p_col into extra (fps_collide_rhs's second loop, 0 without pairs), then
+ * w p of the row's capsule contact at positions x (its last loop); returns extra for
+ * fps_rhs_row, or NULL without pairs and contacts (fps passes NULL then, and nothing is
+ * written). */
+static inline SINEW_HD const double* fpsc_col_rhs_row(const fpsc_col_view* C, const double* x,
+                                                      size_t ldx, uint32_t s)
 {
-    if (C->pairs == 0) return 0;
-    fps_collide_rhs_row(s, C->gather_ptr, C->gather, C->contrib, C->stride, C->extra, C->n_free);
+    if (C->pairs == 0 && C->caps == 0) return 0;
+    if (C->pairs)
+        fps_collide_rhs_row(s, C->gather_ptr, C->gather, C->contrib, C->stride, C->extra,
+                            C->n_free);
+    else
+        for (int i = 0; i < 3; ++i) C->extra[(size_t)i * C->n_free + s] = 0.0;
+    const uint32_t b = C->caps ? C->cap_of_row[s] : FPS_COLLIDE_NONE;
+    if (b != FPS_COLLIDE_NONE) {
+        double xs[3], p[3];
+        fps_col_load(x, ldx, s, xs);
+        fps_capsule_target(C->cap_frame + (size_t)FPS_CAP_FRAME * b,
+                           C->cap_radii + (size_t)b * FPS_CAP_SLICES * FPS_CAP_SECTORS,
+                           C->cap_pose + 9u * (size_t)b, C->margin, xs, p);
+        for (int i = 0; i < 3; ++i) C->extra[(size_t)i * C->n_free + s] += C->weight * p[i];
+    }
     return C->extra;
 }
 
@@ -104,6 +130,9 @@ const double* fpsc_col_host_predicted(const fpsc_col_host* h);
 /* Everything fpsc_set_collisions uploads, valid until the next step (fps_cuda_device.h). */
 struct fpsc_collisions;
 sinew_result fpsc_col_host_collisions(fpsc_col_host* h, struct fpsc_collisions* out);
+/* With fps's limb capsules: the bones' frames at the pose of the last fpsc_col_host_step (9 per
+ * bone, fps_collide_data), which fpsc_set_capsule_pose uploads every step; NULL without. */
+const double* fpsc_col_host_capsule_pose(const fpsc_col_host* h);
 #endif
 
 #endif

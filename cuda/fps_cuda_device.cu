@@ -82,7 +82,13 @@ struct fpsc_dev {
     double* col_extra;
     double col_weight, col_margin;
     uint32_t col_cap;       /* pair slots: the instance's K_PAIR rows */
-    uint32_t col_pad_;
+    uint32_t col_bones;     /* fps's limb capsules: bones with tables (0: none) */
+    /* the capsules (col_hdr[2]: this step's contact count): per row its contact's bone or
+     * FPS_COLLIDE_NONE, the bones' rest tables, their frames at this step's pose */
+    const uint32_t* col_cap_of_row;
+    const double* col_cap_frame;
+    const double* col_cap_radii;
+    const double* col_cap_pose;
     /* Set by the batch: its per-frame staging and scalars. */
     const double* target_c; /* nc x 3: the constrained rows' targets */
     const float* skinning;
@@ -223,6 +229,11 @@ static __device__ __forceinline__ fpsc_col_view dev_col(const fpsc_dev& D)
     C.gather_ptr = D.col_gather_ptr;
     C.gather = D.col_gather;
     C.extra = D.col_extra;
+    C.caps = D.col_bones ? D.col_hdr[2] : 0u;
+    C.cap_of_row = D.col_cap_of_row;
+    C.cap_frame = D.col_cap_frame;
+    C.cap_radii = D.col_cap_radii;
+    C.cap_pose = D.col_cap_pose;
     return C;
 }
 
@@ -298,7 +309,7 @@ static __device__ void ph_rhs(const fpsc_table& t, uint32_t vb)
     const double* extra = NULL;
     if (D.col_hdr) {
         fpsc_col_view C = dev_col(D);
-        extra = fpsc_col_rhs_row(&C, s);
+        extra = fpsc_col_rhs_row(&C, D.x, D.N, s);
     }
     fps_rhs_row(s, D.rhs_const, D.gather_ptr, D.gather, D.contrib, D.stride, extra, D.b, D.ns);
 }
@@ -590,7 +601,7 @@ struct fpsc_instance {
     sinew_host_api host;
     fpsc_desc desc;
     fpsc_dev hd;              /* device pointers (scal, bad, target_c, skinning set by a batch) */
-    void* allocations[56];
+    void* allocations[64];
     uint32_t allocation_count;
     /* Collisions: the arrays whose size follows the pair set (device; freed on their own),
      * their capacities, and the pinned host copy of the state after each step. */
@@ -771,7 +782,9 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
     bool col_bad = d->collisions && (!d->col_triangles || !d->col_sign ||
                                      d->col_triangle_count == 0 || !(d->col_weight > 0.0) ||
                                      !(d->col_margin >= 0.0) || !isfinite(d->col_weight) ||
-                                     !isfinite(d->col_margin));
+                                     !isfinite(d->col_margin) ||
+                                     (d->col_bone_count &&
+                                      (!d->col_cap_frame || !d->col_cap_radii)));
     for (size_t k = 0; d->collisions && !col_bad && k < 3u * (size_t)d->col_triangle_count; ++k)
         col_bad = d->col_triangles[k] >= d->N; /* rows of x the projections read */
     if (col_bad)
@@ -831,9 +844,18 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
         /* Sec. 6: room in shared memory for A_col's entries of a block as well (a block of
          * more reads its CRS part from global memory, same order, same bits) */
         inst->crs_block_max += 2u * FPSC_BLOCK;
-        uint32_t hdr[2] = {0u, 0u};
+        uint32_t hdr[3] = {0u, 0u, 0u};
         size_t T = d->col_triangle_count;
         UP(D.col_hdr, hdr, sizeof hdr);
+        if (d->col_bone_count) {
+            size_t B = d->col_bone_count;
+            D.col_bones = d->col_bone_count;
+            UP(D.col_cap_frame, d->col_cap_frame, B * FPS_CAP_FRAME * sizeof(double));
+            UP(D.col_cap_radii, d->col_cap_radii,
+               B * FPS_CAP_SLICES * FPS_CAP_SECTORS * sizeof(double));
+            UP(D.col_cap_pose, NULL, 9u * B * sizeof(double));
+            UP(D.col_cap_of_row, NULL, (size_t)ns * sizeof(uint32_t));
+        }
         UP(D.col_tris, d->col_triangles, 3u * T * sizeof(uint32_t));
         UP(D.col_sign, d->col_sign, T * sizeof(double));
         UP(D.col_gather_ptr, NULL, ((size_t)ns + 1u) * sizeof(uint32_t));
@@ -988,7 +1010,7 @@ extern "C" sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_coll
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_set_collisions: %s",
                                !c ? "the data are NULL"
                                   : "the instance was created without collisions");
-    const char* why = fpsc_col_check(d->ns, d->N, d->col_triangle_count, c);
+    const char* why = fpsc_col_check(d->ns, d->N, d->col_triangle_count, d->col_bone_count, c);
     if (why)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_set_collisions: %s "
                                "(%u pairs, stride %u, %u unknowns)", why, c->pair_count,
@@ -1009,7 +1031,7 @@ extern "C" sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_coll
     if (rr != SINEW_OK) return rr; /* the caller uploads everything again before a step */
     fpsc_dev& D = inst->hd;
     cudaStream_t st = inst->batch ? inst->batch->stream : (cudaStream_t)0;
-    uint32_t hdr[2] = {c->pair_count, c->stride};
+    uint32_t hdr[3] = {c->pair_count, c->stride, c->cap_count};
     /* Asynchronous copies on the stream of the next step (from pageable memory they return
      * once the source has been read, so the caller may reuse it). */
     CK(cudaMemcpyAsync((void*)D.col_hdr, hdr, sizeof hdr, cudaMemcpyHostToDevice, st),
@@ -1038,7 +1060,33 @@ extern "C" sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_coll
                        cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (diagonal)");
     CK(cudaMemcpyAsync((void*)D.jinv, c->jinv, (size_t)ns * sizeof(double),
                        cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (preconditioner)");
+    if (c->cap_of_row && D.col_bones)
+        CK(cudaMemcpyAsync((void*)D.col_cap_of_row, c->cap_of_row, (size_t)ns * sizeof(uint32_t),
+                           cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (capsule contacts)");
     if (!inst->batch) CK(cudaStreamSynchronize(st), "cudaStreamSynchronize (collisions)");
+    return SINEW_OK;
+}
+
+extern "C" sinew_result fpsc_set_capsule_pose(fpsc_instance* inst, const double* frames)
+{
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &inst->host;
+    const fpsc_dev& D = inst->hd;
+    if (!D.col_bones || !frames)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fpsc_set_capsule_pose: %s",
+                               !D.col_bones ? "the instance has no limb capsules"
+                                            : "the frames are NULL");
+    const size_t count = 9u * (size_t)D.col_bones;
+    for (size_t k = 0; k < count; ++k)
+        if (!isfinite(frames[k]))
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "fpsc_set_capsule_pose: bone %zu's frame is not finite",
+                                   k / 9u);
+    CK(cudaSetDevice(inst->desc.ordinal), "cudaSetDevice");
+    cudaStream_t st = inst->batch ? inst->batch->stream : (cudaStream_t)0;
+    CK(cudaMemcpyAsync((void*)D.col_cap_pose, frames, count * sizeof(double),
+                       cudaMemcpyHostToDevice, st), "cudaMemcpyAsync (capsule frames)");
+    if (!inst->batch) CK(cudaStreamSynchronize(st), "cudaStreamSynchronize (capsule frames)");
     return SINEW_OK;
 }
 

@@ -19,7 +19,8 @@
  * hands each new pair set over with fpsc_set_collisions (from the state copy
  * fpsc_state_mirror keeps); per PD iteration a phase with one thread per pair projects and
  * writes the pairs' right-hand-side shares next to the local step, the right-hand side adds
- * each row's Q_col^T p_col, and the products read A's CRS part followed by A_col's
+ * each row's Q_col^T p_col (and its limb capsule contact's w p, fps's capsules), and the
+ * products read A's CRS part followed by A_col's
  * off-diagonal entries (A's diagonal and J carry A_col's diagonal).
  *
  * The matrix-vector products (PCG init and kernel 1) read the ELL part of Sec. 4.2 row-wise
@@ -103,6 +104,13 @@ typedef struct fpsc_desc {
     const uint32_t* col_triangles; /* 3 rows of x per skin triangle */
     const double* col_sign;        /* per triangle */
     double col_weight, col_margin;
+    /* fps's limb capsules (col_bone_count 0 and NULL: none): per bone its FPS_CAP_FRAME rest
+     * values and FPS_CAP_SLICES x FPS_CAP_SECTORS radii (fps_collide_data), uploaded once; the
+     * contacts come with fpsc_set_collisions, the bones' frames of each step with
+     * fpsc_set_capsule_pose. */
+    uint32_t col_bone_count;
+    const double* col_cap_frame;
+    const double* col_cap_radii;
 } fpsc_desc;
 
 /* One step's collision data (fpsc_col_host_collisions), uploaded when the pair set changed. */
@@ -118,6 +126,9 @@ typedef struct fpsc_collisions {
     const double* crs_val;
     const double* diagonal;     /* ns: A's diagonal plus A_col's */
     const double* jinv;         /* ns: its inverse, the Jacobi preconditioner */
+    uint32_t cap_count;         /* limb capsule contacts (0 without) */
+    const uint32_t* cap_of_row; /* ns: each row's capsule bone or FPS_COLLIDE_NONE; NULL only
+                                   when cap_count is 0 (then no row has a contact) */
 } fpsc_collisions;
 
 typedef struct fpsc_instance fpsc_instance;
@@ -162,12 +173,18 @@ sinew_result fpsc_download_state(fpsc_instance* inst);
  * batch rebuilds its tables and re-captures its graph at the next step. INVALID_ARGUMENT
  * (one line) for an instance without collisions or data out of range, OUT_OF_MEMORY, DEVICE. */
 sinew_result fpsc_set_collisions(fpsc_instance* inst, const fpsc_collisions* c);
+/* With limb capsules (desc.col_bone_count > 0): the bones' frames at this step's pose (9 per
+ * bone, fpsc_col_host_capsule_pose), enqueued like fpsc_set_collisions, every step.
+ * INVALID_ARGUMENT (one line) for an instance without capsules, NULL or non-finite frames;
+ * DEVICE. */
+sinew_result fpsc_set_capsule_pose(fpsc_instance* inst, const double* frames);
 /* The check fpsc_set_collisions makes first (plain C in fps_cuda_collide.c, so that the CPU
- * tests run it): NULL when c fits a system of ns unknowns, N rows of x and triangle_count skin
- * triangles (every index the kernels follow in range, every gather slot a written one: slot
- * 0..3 of a pair below pair_count), else the reason. */
+ * tests run it): NULL when c fits a system of ns unknowns, N rows of x, triangle_count skin
+ * triangles and bone_count capsule tables (every index the kernels follow in range, every
+ * gather slot a written one: slot 0..3 of a pair below pair_count; as many rows with a
+ * capsule contact as cap_count), else the reason. */
 const char* fpsc_col_check(uint32_t ns, uint32_t N, uint32_t triangle_count,
-                           const fpsc_collisions* c);
+                           uint32_t bone_count, const fpsc_collisions* c);
 /* The state after the last finished step (x, then v: N x 3 each, the device numbering), or
  * NULL without collisions. Valid after fpsc_batch_wait (and after create / upload_state). */
 const double* fpsc_state_mirror(const fpsc_instance* inst);

@@ -426,6 +426,67 @@ static inline SINEW_HD int fps_collide_anchor_through(const fps_collide_scene* S
     return fps_col_dot(r, n) < -S->base_depth;
 }
 
+/* ---- limb capsules (fps_collide.c): each bone's rest flesh as a star-shaped tube around its
+ * segment; here what the CPU and fps-cuda both evaluate per step ---- */
+#define FPS_CAP_SLICES 6   /* bins along the bone */
+#define FPS_CAP_SECTORS 8  /* bins around it */
+#define FPS_CAP_FRAME 13   /* per bone at rest: a (3), u (3), e1 (3), length, lo, hi, reach */
+#define FPS_CAP_PI 3.14159265358979323846
+
+/* The angle of unit radial direction dir about axis u from e1, in [-pi, pi]. */
+static inline SINEW_HD double fps_capsule_angle(const double u[3], const double e1[3],
+                                                const double dir[3])
+{
+    double e2[3] = {u[1] * e1[2] - u[2] * e1[1], u[2] * e1[0] - u[0] * e1[2],
+                    u[0] * e1[1] - u[1] * e1[0]};
+    return atan2(fps_col_dot(dir, e2), fps_col_dot(dir, e1));
+}
+
+/* Where x lies in a capsule: rest is its FPS_CAP_FRAME rest values, R its FPS_CAP_SLICES x
+ * FPS_CAP_SECTORS radii, f its frame at the step's pose (a, u, e1). Gives the position along
+ * the axis (*t), the distance from the axis (*r) and the radial unit direction; returns the
+ * capsule's radius there (bilinear between the bins' centres, wrapping around the axis), 0
+ * outside the active range, on the axis, beyond the reach (largest radius plus an edge: no
+ * caller needs the radius there) or where the capsule is empty. */
+static inline SINEW_HD double fps_capsule_eval(const double* rest, const double* R,
+                                               const double* f, const double x[3], double* t,
+                                               double* r, double dir[3])
+{
+    double d[3] = {x[0] - f[0], x[1] - f[1], x[2] - f[2]};
+    *t = fps_col_dot(d, f + 3);
+    *r = 0.0;
+    if (!(*t >= rest[10] && *t <= rest[11])) return 0.0;
+    for (int i = 0; i < 3; ++i) dir[i] = d[i] - *t * f[3 + i];
+    *r = sqrt(fps_col_dot(dir, dir));
+    if (!(*r > 0.0) || *r >= rest[12]) return 0.0;
+    for (int i = 0; i < 3; ++i) dir[i] /= *r;
+    double ft = *t / rest[9] * FPS_CAP_SLICES - 0.5;
+    ft = ft < 0.0 ? 0.0 : ft > FPS_CAP_SLICES - 1 ? FPS_CAP_SLICES - 1 : ft;
+    int t0 = (int)ft, t1 = t0 + 1 < FPS_CAP_SLICES ? t0 + 1 : t0;
+    double at = ft - t0;
+    double fp = (fps_capsule_angle(f + 3, f + 6, dir) + FPS_CAP_PI) / (2.0 * FPS_CAP_PI) *
+                    FPS_CAP_SECTORS - 0.5;
+    double fl = floor(fp), ap = fp - fl;
+    int p0 = ((int)fl % FPS_CAP_SECTORS + FPS_CAP_SECTORS) % FPS_CAP_SECTORS;
+    int p1 = (p0 + 1) % FPS_CAP_SECTORS;
+    double r0 = (1.0 - ap) * R[t0 * FPS_CAP_SECTORS + p0] + ap * R[t0 * FPS_CAP_SECTORS + p1];
+    double r1 = (1.0 - ap) * R[t1 * FPS_CAP_SECTORS + p0] + ap * R[t1 * FPS_CAP_SECTORS + p1];
+    return (1.0 - at) * r0 + at * r1;
+}
+
+/* The point target of a capsule contact: x moved radially onto the capsule raised by the
+ * margin, or x itself where it is outside that. */
+static inline SINEW_HD void fps_capsule_target(const double* rest, const double* R,
+                                               const double* f, double margin, const double x[3],
+                                               double p[3])
+{
+    double t, r, dir[3];
+    for (int i = 0; i < 3; ++i) p[i] = x[i];
+    double rad = fps_capsule_eval(rest, R, f, x, &t, &r, dir);
+    if (!(rad > 0.0) || r >= rad + margin) return;
+    for (int i = 0; i < 3; ++i) p[i] = f[i] + t * f[3 + i] + (rad + margin) * dir[i];
+}
+
 /* Sec. 6 for skin vertex v: the triangle of the prism whose tetrahedron contains v (the one
  * whose plane is nearest, previous = the pair's triangle of the last step winning ties so
  * contacts do not flip between prisms), skipping v's own neighbourhood; when none contains it,

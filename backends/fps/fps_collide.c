@@ -74,6 +74,7 @@ struct fps_collide {
     uint32_t cap_count;
     uint32_t* cap_v;      /* the contacts' skin vertices (increasing) */
     uint32_t* cap_b;      /* and capsules */
+    uint32_t* cap_r;      /* and rows of x */
     double* tet_rest;     /* per tet: 6 V at rest (fps_collide_tet_usable) */
 };
 
@@ -92,7 +93,7 @@ void fps_collide_destroy(fps_collide* c)
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
-                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->tet_rest};
+                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->tet_rest};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -239,27 +240,19 @@ done:
  * in a leg). Measured on
  * the male (sinew-quality, 90 settling steps): the arm-into-torso pose from 207 render pairs
  * to 0; the grid (6 slices, 8 sectors), the weight (one edge spring's) and the rest margin (one
- * edge) are the measured best of a small sweep. Opt-in (capsules=1): some of the male's
- * animations get worse (the groin and the knee gain pairs; README.md). */
+ * edge) are the measured best of a small sweep. On with collisions=1 (fps's default): over the
+ * male's six animations they lower the pairs; the groin and the knee gain some (README.md). */
 
-#define CAP_SLICES 6
-#define CAP_SECTORS 8
-#define CAP_FRAME 13 /* a (3), u (3), e1 (3), length, lo, hi, reach (largest radius + edge) */
+#define CAP_SLICES FPS_CAP_SLICES
+#define CAP_SECTORS FPS_CAP_SECTORS
+#define CAP_FRAME FPS_CAP_FRAME
 #define CAP_THINNER 0.5 /* parts thinner than this fraction of a tube are not held out of it */
-#define CAP_PI 3.14159265358979323846
+#define CAP_PI FPS_CAP_PI
 
 static int cap_bin(double x, int count)
 {
     int i = (int)x;
     return i < 0 ? 0 : i >= count ? count - 1 : i;
-}
-
-/* The angle of unit radial direction dir about axis u from e1, in [-pi, pi]. */
-static double cap_angle(const double u[3], const double e1[3], const double dir[3])
-{
-    double e2[3] = {u[1] * e1[2] - u[2] * e1[1], u[2] * e1[0] - u[0] * e1[2],
-                    u[0] * e1[1] - u[1] * e1[0]};
-    return atan2(fps_col_dot(dir, e2), fps_col_dot(dir, e1));
 }
 
 /* Bone b's frame at the step's pose: its rest frame moved by its joint's skinning matrix. */
@@ -279,35 +272,12 @@ static void capsule_pose(fps_collide* c, uint32_t b)
     }
 }
 
-/* Where x lies in bone b's frame f (a, u, e1): along the axis (*t), its distance from the axis
- * (*r) and radial unit direction; returns the capsule's radius there, 0 outside the active
- * range, on the axis or where the capsule is empty. */
+/* fps_capsule_eval for bone b in frame f. */
 static double capsule_eval(const fps_collide* c, uint32_t b, const double* f, const double x[3],
                            double* t, double* r, double dir[3])
 {
-    const double* rest = c->cap_frame + CAP_FRAME * (size_t)b;
-    double d[3] = {x[0] - f[0], x[1] - f[1], x[2] - f[2]};
-    *t = fps_col_dot(d, f + 3);
-    *r = 0.0;
-    if (!(*t >= rest[10] && *t <= rest[11])) return 0.0;
-    for (int i = 0; i < 3; ++i) dir[i] = d[i] - *t * f[3 + i];
-    *r = sqrt(fps_col_dot(dir, dir));
-    /* beyond the largest radius plus an edge length no caller needs the radius (they compare
-     * it with r less a margin, delta_col or an edge length): spares the angle */
-    if (!(*r > 0.0) || *r >= rest[12]) return 0.0;
-    for (int i = 0; i < 3; ++i) dir[i] /= *r;
-    const double* R = c->cap_R + (size_t)b * CAP_SLICES * CAP_SECTORS;
-    /* bilinear between the bins' centres, wrapping around the axis */
-    double ft = *t / rest[9] * CAP_SLICES - 0.5;
-    ft = ft < 0.0 ? 0.0 : ft > CAP_SLICES - 1 ? CAP_SLICES - 1 : ft;
-    int t0 = (int)ft, t1 = t0 + 1 < CAP_SLICES ? t0 + 1 : t0;
-    double at = ft - t0;
-    double fp = (cap_angle(f + 3, f + 6, dir) + CAP_PI) / (2.0 * CAP_PI) * CAP_SECTORS - 0.5;
-    double fl = floor(fp), ap = fp - fl;
-    int p0 = ((int)fl % CAP_SECTORS + CAP_SECTORS) % CAP_SECTORS, p1 = (p0 + 1) % CAP_SECTORS;
-    double r0 = (1.0 - ap) * R[t0 * CAP_SECTORS + p0] + ap * R[t0 * CAP_SECTORS + p1];
-    double r1 = (1.0 - ap) * R[t1 * CAP_SECTORS + p0] + ap * R[t1 * CAP_SECTORS + p1];
-    return (1.0 - at) * r0 + at * r1;
+    return fps_capsule_eval(c->cap_frame + CAP_FRAME * (size_t)b,
+                            c->cap_R + (size_t)b * CAP_SLICES * CAP_SECTORS, f, x, t, r, dir);
 }
 
 /* The capsules' rest frames and radius tables, and which skin vertices never meet which. */
@@ -326,8 +296,9 @@ static sinew_result capsule_build(fps_collide* c)
     c->cap_next = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     c->cap_v = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     c->cap_b = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
+    c->cap_r = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     if (!c->cap_frame || !c->cap_R || !c->cap_pose || !c->cap_has || !c->cap_skip ||
-        !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b)
+        !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b || !c->cap_r)
         return oom(host, "the limb capsules");
     for (uint32_t v = 0; v < n; ++v) c->cap_bone[v] = c->cap_next[v] = FPS_COLLIDE_NONE;
     for (uint32_t b = 0; b < B; ++b) {
@@ -374,7 +345,7 @@ static sinew_result capsule_build(fps_collide* c)
             if (!(rad > 0.0)) continue;
             for (int i = 0; i < 3; ++i) dir[i] /= rad;
             int ti = cap_bin(t / len * CAP_SLICES, CAP_SLICES);
-            int pi = cap_bin((cap_angle(u, e1, dir) + CAP_PI) / (2.0 * CAP_PI) * CAP_SECTORS,
+            int pi = cap_bin((fps_capsule_angle(u, e1, dir) + CAP_PI) / (2.0 * CAP_PI) * CAP_SECTORS,
                              CAP_SECTORS);
             double* slot = R + ti * CAP_SECTORS + pi;
             if (rad < *slot) *slot = rad;
@@ -455,12 +426,11 @@ static uint32_t capsule_detect(const fps_collide* c, uint32_t v, uint32_t previo
  * or v itself when it is outside that. */
 static void capsule_target(const fps_collide* c, uint32_t v, uint32_t b, double p[3])
 {
-    fps_col_load(c->x, c->ldx, c->skin_row[v], p);
-    const double* f = c->cap_pose + 9u * (size_t)b;
-    double t, r, dir[3];
-    double R = capsule_eval(c, b, f, p, &t, &r, dir);
-    if (!(R > 0.0) || r >= R + c->margin) return;
-    for (int i = 0; i < 3; ++i) p[i] = f[i] + t * f[3 + i] + (R + c->margin) * dir[i];
+    double x[3];
+    fps_col_load(c->x, c->ldx, c->skin_row[v], x);
+    fps_capsule_target(c->cap_frame + CAP_FRAME * (size_t)b,
+                       c->cap_R + (size_t)b * CAP_SLICES * CAP_SECTORS, c->cap_pose + 9u * (size_t)b,
+                       c->margin, x, p);
 }
 
 sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_desc* desc,
@@ -735,6 +705,7 @@ static void assemble(fps_collide* c)
             if (c->cap_bone[v] == FPS_COLLIDE_NONE) continue;
             c->cap_v[C] = v;
             c->cap_b[C] = c->cap_bone[v];
+            c->cap_r[C] = c->skin_row[v];
             ++C;
         }
     c->cap_count = C;
@@ -1034,10 +1005,6 @@ sinew_result fps_collide_get_data(const sinew_host_api* host, const fps_collide*
                                "fps collisions: get_data with a NULL %s",
                                !c ? "collision state" : "output");
     memset(out, 0, sizeof *out);
-    if (c->skinning)
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
-                               "fps collisions: the limb capsules (capsules=1) run on the CPU "
-                               "only; their point constraints are not in the exported pairs");
     out->n_free = c->n_free;
     out->tissue_count = c->N;
     out->triangle_count = c->tri_count;
@@ -1051,5 +1018,14 @@ sinew_result fps_collide_get_data(const sinew_host_api* host, const fps_collide*
     out->pair_tri = c->pair_t;
     out->gather_ptr = c->gather_ptr;
     out->gather = c->gather;
+    if (c->skinning) {
+        out->bone_count = c->bone_count;
+        out->cap_frame = c->cap_frame;
+        out->cap_radii = c->cap_R;
+        out->cap_pose = c->cap_pose;
+        out->cap_count = c->cap_count;
+        out->cap_row = c->cap_r;
+        out->cap_bone = c->cap_b;
+    }
     return SINEW_OK;
 }

@@ -44,7 +44,7 @@ typedef struct fps_collide_desc {
                                per joint), an array that must outlive the state and that holds
                                the pose of each step when fps_collide_update runs: every bone's
                                rest flesh is a capsule that other parts' skin is pushed out of
-                               (the limb capsules, fps_collide.c; the CPU path only) */
+                               (the limb capsules, fps_collide.c) */
 } fps_collide_desc;
 
 /* Precomputes the rest data (triangle orientations, each skin vertex's neighbourhood that it
@@ -107,10 +107,23 @@ typedef struct fps_collide_data {
     const uint32_t* pair_tri;
     const uint32_t* gather_ptr; /* n_free + 1 */
     const uint32_t* gather;     /* gather_ptr[n_free] */
+    /* The limb capsules (all 0 / NULL without them): per bone its FPS_CAP_FRAME rest values,
+     * FPS_CAP_SLICES x FPS_CAP_SECTORS radii (fps_collide_kernels.h; a bone without a capsule
+     * has no contacts) and its frame at the pose of the last update (9: a, u, e1); the contacts
+     * (at most one per skin vertex): the row of x of the vertex and the bone. Each adds
+     * (w / 2) |x_row - p|^2 with p = fps_capsule_target(...) at the iterate: w on A_col's
+     * diagonal (in fps_collide_matrix) and w p on the row of the right-hand side, after the
+     * row's pair shares (fps_collide_rhs). */
+    uint32_t bone_count;
+    const double* cap_frame;
+    const double* cap_radii;
+    const double* cap_pose;
+    uint32_t cap_count;
+    const uint32_t* cap_row;
+    const uint32_t* cap_bone;
 } fps_collide_data;
 
-/* INVALID_ARGUMENT (one line) for a NULL state or output; BACKEND_UNAVAILABLE (one line) for a
- * state with limb capsules, whose point constraints are not in this data. */
+/* INVALID_ARGUMENT (one line) for a NULL state or output. */
 sinew_result fps_collide_get_data(const sinew_host_api* host, const fps_collide* c,
                                   fps_collide_data* out);
 

@@ -1,6 +1,7 @@
 /* GPU test: fps-cuda with global collisions (collisions=1; fast projective skinning 2019,
  * Sec. 6: detection on the host, projections, Q_col^T p_col and A + A_col on the device)
- * against fps (solver=pcg, collisions=1, capsules=0) on the male at the arm-into-torso pose of fps's
+ * with fps's limb capsules (on with collisions=1: the targets of their contacts on the device)
+ * against fps (solver=pcg, collisions=1) on the male at the arm-into-torso pose of fps's
  * acceptance test (l_shoulder, 40 degrees about (-0.5, 1, -0.3), ramped over 30 steps, then
  * 30 more steps held): every frame's render positions agree within 1e-4 of the bounding-box
  * diagonal, for each launch kind (graph, stream, cooperative where the device has it) and for
@@ -46,11 +47,11 @@ int main(void)
     uint32_t count = 0;
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = rig;
-    /* capsules=0: fps turns its limb capsules on with collisions=1; fps-cuda has none */
-    const sinew_param fps_params[3] = {{"solver", "pcg"}, {"collisions", "1"}, {"capsules", "0"}};
+    /* collisions=1: the prism pairs and fps's limb capsules, on both sides */
+    const sinew_param fps_params[2] = {{"solver", "pcg"}, {"collisions", "1"}};
     desc.backend = "fps";
     desc.params = fps_params;
-    desc.param_count = 3;
+    desc.param_count = 2;
     CHECK(sinew_world_add_skin(world, &desc, &skins[count]) == SINEW_OK);
     names[count++] = "fps";
     static const char* const launches[3] = {"graph", "stream", "cooperative"};
@@ -111,7 +112,7 @@ int main(void)
                                 ch.rig.render_mesh.triangle_count, &topo) == SINEW_OK);
     uint32_t pairs_fps = sample_count_self_intersections(&topo, ref);
     CHECK(pairs_fps != UINT32_MAX);
-    printf("male %s at %s, %d frames: fps (pcg, collisions=1, capsules=0) %u intersecting pairs\n",
+    printf("male %s at %s, %d frames: fps (pcg, collisions=1) %u intersecting pairs\n",
            FPSC_ARM_POSE, FPSC_ARM_JOINT, FRAMES, pairs_fps);
     for (uint32_t k = 1; k < count; ++k) {
         uint32_t pairs = sample_count_self_intersections(&topo, got + 3u * (size_t)n * k);

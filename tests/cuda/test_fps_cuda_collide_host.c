@@ -7,17 +7,18 @@
  *    with A_col's diagonal in A's, then sinew_crs_row3_add of the off-diagonal part. Random
  *    matrices; bad inputs refused.
  * 2. The male at the arm-into-torso pose of fps's acceptance test, stepped by fps (solver=pcg,
- *    collisions=1): before each step the host half of the plugin (fpsc_col_host_step) predicts
- *    from fps's state and detects; then
+ *    collisions=1, so with the limb capsules): before each step the host half of the plugin
+ *    (fpsc_col_host_step) predicts from fps's state and detects; then
  *    - the device's collision phases run on the CPU (fpsc_col_pair per pair, fpsc_col_rhs_row
- *      per row, over the exported data) give fps_collide_rhs's Q_col^T p_col bit for bit;
+ *      per row with the capsule contacts' targets, over the exported data) give
+ *      fps_collide_rhs's Q_col^T p_col plus the capsules' w p bit for bit;
  *    - Alg. 2 over what fpsc_set_collisions would upload (A's new diagonal, J, the merged CRS
  *      part staged per block as the device's products read it) gives fps_sim_solve's
  *      (A + A_col) solve bit for bit; the inner products are summed in fps's block order, not
  *      the device's (a tree per block and atomics, which round differently), so this checks
  *      the uploaded data and the products, not the device's sums;
- *    - fpsc_col_check accepts those uploads (and pairless ones, which carry A's own diagonal
- *      and J) and refuses corrupted copies;
+ *    - fpsc_col_check accepts those uploads (and empty ones, which carry A's own diagonal
+ *      and J) and refuses corrupted copies (pairs and capsule contacts);
  *    - fps's own step then finds the same pairs at its own prediction.
  *    Skipped (a message; a failure under SINEW_REQUIRE_DATA=1) without the test data.
  * SPDX-License-Identifier: MIT */
@@ -413,16 +414,16 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
  * refused with each kind of corruption a kernel would follow out of bounds or into stale
  * shares. */
 static void check_upload_refusals(const fpsc_collisions* cd, uint32_t ns, uint32_t N,
-                                  uint32_t triangles)
+                                  uint32_t triangles, uint32_t bones)
 {
-    CHECK(fpsc_col_check(ns, N, triangles, cd) == NULL);
-    CHECK(fpsc_col_check(ns, N, triangles, NULL) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, cd) == NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, NULL) != NULL);
     fpsc_collisions bad = *cd;
     bad.stride = cd->pair_count - 1u;
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
     bad = *cd;
     bad.jinv = NULL;
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
     /* a pair's row, a pair's triangle, a matrix column out of range */
     uint32_t P = cd->pair_count, G = cd->gather_ptr[ns], E = cd->crs_ptr[ns];
     uint32_t* rows = malloc(P * sizeof(uint32_t));
@@ -435,8 +436,8 @@ static void check_upload_refusals(const fpsc_collisions* cd, uint32_t ns, uint32
     bad = *cd;
     bad.pair_row = rows;
     rows[P - 1u] = N;
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
-    CHECK(fpsc_col_check(ns, N, 0u, cd) != NULL); /* every pair's triangle out of range */
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, 0u, bones, cd) != NULL); /* every pair's triangle out of range */
     /* gather slots: a pair beyond pair_count (stale shares), a column of a slot (not a slot),
      * a slot beyond the four */
     CHECK(G > 0);
@@ -444,20 +445,46 @@ static void check_upload_refusals(const fpsc_collisions* cd, uint32_t ns, uint32
     bad.gather = gather;
     gather[G - 1u] = cd->pair_count; /* slot 0 of the first unused pair */
     CHECK(cd->pair_count < cd->stride);
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
     gather[G - 1u] = cd->stride; /* component 1 of slot 0, pair 0 */
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
     gather[G - 1u] = 12u * cd->stride;
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
     gather[G - 1u] = 9u * cd->stride; /* slot 3 of pair 0: a valid slot */
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) == NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) == NULL);
     bad = *cd;
     bad.crs_col = cols;
     cols[E - 1u] = ns;
-    CHECK(fpsc_col_check(ns, N, triangles, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
     free(rows);
     free(gather);
     free(cols);
+}
+
+/* The capsule contacts of an upload: a count that does not match the rows, a bone without a
+ * table, a missing per-row table. */
+static void check_capsule_refusals(const fpsc_collisions* cd, uint32_t ns, uint32_t N,
+                                   uint32_t triangles, uint32_t bones)
+{
+    CHECK(cd->cap_count > 0 && cd->cap_of_row);
+    CHECK(fpsc_col_check(ns, N, triangles, bones, cd) == NULL);
+    fpsc_collisions bad = *cd;
+    bad.cap_count = cd->cap_count + 1u;
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
+    bad = *cd;
+    bad.cap_of_row = NULL;
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
+    CHECK(fpsc_col_check(ns, N, triangles, 0u, cd) != NULL); /* no tables */
+    uint32_t* rows = malloc((size_t)ns * sizeof(uint32_t));
+    CHECK(rows);
+    memcpy(rows, cd->cap_of_row, (size_t)ns * sizeof(uint32_t));
+    uint32_t i = 0;
+    while (rows[i] == FPS_COLLIDE_NONE) ++i;
+    rows[i] = bones; /* a bone out of range */
+    bad = *cd;
+    bad.cap_of_row = rows;
+    CHECK(fpsc_col_check(ns, N, triangles, bones, &bad) != NULL);
+    free(rows);
 }
 
 static int check_male(void)
@@ -494,11 +521,10 @@ static int check_male(void)
     cuda_test_log log = {0};
     sinew_host_api host = cuda_test_host(&log);
     host.log_level = SINEW_LOG_WARNING;
-    /* capsules=0: fps turns its limb capsules on with collisions=1; fps-cuda has none */
-    const sinew_param params[] = {{"solver", "pcg"}, {"collisions", "1"}, {"pcg_iterations", "10"},
-                                  {"capsules", "0"}};
+    /* fps's defaults with collisions=1: the prism pairs and the limb capsules */
+    const sinew_param params[] = {{"solver", "pcg"}, {"collisions", "1"}, {"pcg_iterations", "10"}};
     void* inst = NULL;
-    CHECK(sinew_backend_fps.prepare(&host, &view, params, 4, NULL, &inst) == SINEW_OK);
+    CHECK(sinew_backend_fps.prepare(&host, &view, params, 3, NULL, &inst) == SINEW_OK);
     fps_sim* sim = fps_instance_sim(inst);
     fps_collide* col = fps_sim_collide(sim);
     CHECK(sim && col);
@@ -530,7 +556,7 @@ static int check_male(void)
     uint32_t* pv = calloc(a.n, sizeof(uint32_t));
     uint32_t* pt = calloc(a.n, sizeof(uint32_t));
     CHECK(model && skin && mine && b && x_dev && x_fps && pv && pt);
-    uint32_t checked = 0, most = 0, changes = 0;
+    uint32_t checked = 0, most = 0, changes = 0, capsule_steps = 0, most_caps = 0;
     for (uint32_t s = 1; s <= SAMPLE_RAMP_STEPS + 10u; ++s) {
         fpsc_arm_pose(&ch, s, model);
         skinning_from_model(rd->skeleton.bind_matrices, model, joints, skin);
@@ -540,27 +566,35 @@ static int check_male(void)
         CHECK(fpsc_col_host_step(h, a.x, a.v, &changed) == SINEW_OK);
         changes += (uint32_t)changed;
         const uint32_t P = fps_collide_pair_count(col);
+        const uint32_t caps = fps_collide_capsule_count(col);
         if (P > most) most = P;
-        if (P > 0) {
+        if (caps > most_caps) most_caps = caps;
+        if (P > 0 || caps > 0) {
             const double* xp = fpsc_col_host_predicted(h);
             /* the device's collision phases on the CPU over the exported data */
             CHECK(fps_collide_get_data(&host, col, &ex) == SINEW_OK);
-            CHECK(ex.pair_count == P && ex.stride >= P);
+            CHECK(ex.pair_count == P && ex.stride >= P && ex.cap_count == caps);
+            CHECK(ex.bone_count > 0 && ex.cap_frame && ex.cap_radii && ex.cap_pose);
+            fpsc_collisions cd;
+            CHECK(fpsc_col_host_collisions(h, &cd) == SINEW_OK);
+            CHECK(cd.pair_count == P && cd.cap_count == caps && cd.cap_of_row);
             free(contrib);
-            contrib = calloc(12u * ex.stride, sizeof(double));
+            contrib = calloc(12u * ex.stride + 1u, sizeof(double));
             CHECK(contrib);
             fpsc_col_view C = {ex.n_free, ex.pair_count, ex.stride, ex.pair_row, ex.pair_tri,
                                ex.triangles, ex.sign, ex.weight, ex.margin, contrib,
-                               ex.gather_ptr, ex.gather, mine};
+                               ex.gather_ptr, ex.gather, mine, cd.cap_count, cd.cap_of_row,
+                               ex.cap_frame, ex.cap_radii, ex.cap_pose};
             for (uint32_t p = 0; p < P; ++p) fpsc_col_pair(&C, xp, N, p);
-            for (uint32_t r = 0; r < ns; ++r) CHECK(fpsc_col_rhs_row(&C, r) == mine);
+            for (uint32_t r = 0; r < ns; ++r) CHECK(fpsc_col_rhs_row(&C, xp, N, r) == mine);
             CHECK(fps_collide_rhs(col, xp, N) == 1);
             CHECK(memcmp(mine, fps_collide_extra(col), n3 * sizeof(double)) == 0);
             /* Alg. 2 over the uploaded data against fps's solve of A + A_col */
-            fpsc_collisions cd;
-            CHECK(fpsc_col_host_collisions(h, &cd) == SINEW_OK);
-            CHECK(cd.pair_count == P);
-            check_upload_refusals(&cd, ns, N, ex.triangle_count);
+            if (P > 0) check_upload_refusals(&cd, ns, N, ex.triangle_count, ex.bone_count);
+            if (caps > 0) {
+                check_capsule_refusals(&cd, ns, N, ex.triangle_count, ex.bone_count);
+                ++capsule_steps;
+            }
             for (size_t k = 0; k < n3; ++k) {
                 b[k] = 1e-2 * rng_unit() + (double)(k % 7u);
                 uint32_t c = (uint32_t)(k / ns), i = (uint32_t)(k % ns);
@@ -571,14 +605,14 @@ static int check_male(void)
             CHECK(memcmp(x_dev, x_fps, n3 * sizeof(double)) == 0);
             memcpy(pv, fps_collide_pair_vertices(col), P * sizeof(uint32_t));
             memcpy(pt, fps_collide_pair_triangles(col), P * sizeof(uint32_t));
-            ++checked;
+            checked += P > 0;
         }
-        if (P == 0) {
+        if (P == 0 && caps == 0) {
             /* what a step without pairs uploads (after the pairs vanished, or never held) */
             fpsc_collisions cd;
             CHECK(fpsc_col_host_collisions(h, &cd) == SINEW_OK);
             CHECK(cd.pair_count == 0 && cd.gather_ptr[ns] == 0 && cd.crs_ptr[ns] == a.A.crs_ptr[ns]);
-            CHECK(fpsc_col_check(ns, N, ex.triangle_count, &cd) == NULL);
+            CHECK(fpsc_col_check(ns, N, ex.triangle_count, ex.bone_count, &cd) == NULL);
             /* A's own diagonal and J again: fps_sim_set_collision_matrix(NULL) restored them */
             for (uint32_t i = 0; i < ns; ++i) CHECK(cd.jinv[i] == 1.0 / cd.diagonal[i]);
         }
@@ -590,10 +624,12 @@ static int check_male(void)
             CHECK(memcmp(pt, fps_collide_pair_triangles(col), P * sizeof(uint32_t)) == 0);
         }
     }
-    printf("male at %s (%s): %u steps with pairs (most %u, %u changes of the set): collision "
-           "right-hand side and PCG over the uploaded data equal fps's bit for bit\n", FPSC_ARM_POSE,
-           FPSC_ARM_JOINT, checked, most, changes);
-    CHECK(checked > 0); /* the pose must collide, or the comparison is vacuous */
+    printf("male at %s (%s): %u steps with pairs (most %u), %u with limb capsule contacts (most "
+           "%u), %u changes of the set: collision right-hand side and PCG over the uploaded data "
+           "equal fps's bit for bit\n", FPSC_ARM_POSE, FPSC_ARM_JOINT, checked, most,
+           capsule_steps, most_caps, changes);
+    /* the pose must collide, pairs and capsules, or the comparison is vacuous */
+    CHECK(checked > 0 && capsule_steps > 0);
     void* arrays[] = {model, skin, mine, contrib, b, x_dev, x_fps, pv, pt, rnorm, snorm};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) free(arrays[k]);
     fpsc_col_host_destroy(h);

@@ -106,18 +106,25 @@ static void check_collision_params(void)
         CHECK(strstr(log.last, k < 3 ? "collision_weight" : "collisions") != NULL);
         CHECK(inst == NULL);
     }
-    /* fps's limb capsules are CPU-only: refused as unsupported before any device is asked */
+    /* fps's limb capsules: capsules=1 without collisions=1 is fps's parameter error; with it
+     * the parameters pass (the device runs the capsules too) and only what follows refuses */
     {
-        const sinew_param caps[2] = {{"collisions", "1"}, {"capsules", "1"}};
+        const sinew_param alone[1] = {{"capsules", "1"}};
         void* inst = (void*)&log;
         int before = log.lines;
-        CHECK(vt->prepare(&host, NULL, caps, 2, NULL, &inst) == SINEW_ERROR_UNSUPPORTED);
+        CHECK(vt->prepare(&host, NULL, alone, 1, NULL, &inst) == SINEW_ERROR_PARAMETER);
         CHECK(log.lines == before + 1);
         CHECK(strstr(log.last, "capsules") != NULL);
         CHECK(inst == NULL);
+        const sinew_param caps[2] = {{"collisions", "1"}, {"capsules", "1"}};
+        inst = (void*)&log;
+        before = log.lines;
+        sinew_result r = vt->prepare(&host, NULL, caps, 2, NULL, &inst);
+        CHECK(r == SINEW_ERROR_BACKEND_UNAVAILABLE || r == SINEW_ERROR_INVALID_ARGUMENT);
+        CHECK(log.lines == before + 1);
+        CHECK(strstr(log.last, "capsules") == NULL);
+        CHECK(inst == NULL);
     }
-    /* collisions=1 without capsules: fps would turn its capsules on, the plugin's default
-     * is capsules=0, so this is not refused as unsupported */
     const sinew_param good[2] = {{"collisions", "1"}, {"collision_weight", "2.5"}};
     void* inst = NULL;
     int before = log.lines;
