@@ -84,6 +84,24 @@ static void shoulder_topology(const sample_character* ch, uint32_t joint, sample
     free(picked);
 }
 
+/* A world of two threads with one skin of `backend` on ch (log: the world's, outliving it). */
+static sinew_world* world_with_skin(const sample_character* ch, sinew_test_log* log,
+                                    const char* backend, const sinew_param* params,
+                                    uint32_t count, sinew_skin* skin)
+{
+    sinew_test_log_init(log);
+    sinew_world* world = sinew_test_world(log, 2);
+    sinew_rig rig;
+    assert_int_equal(sinew_rig_create(world, &ch->rig, &rig), SINEW_OK);
+    sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
+    sd.rig = rig;
+    sd.backend = backend;
+    sd.params = params;
+    sd.param_count = count;
+    assert_int_equal(sinew_world_add_skin(world, &sd, skin), SINEW_OK);
+    return world;
+}
+
 /* sample_quality_run's schedule (ramp over SAMPLE_RAMP_STEPS, then steps until no vertex moves
  * by SAMPLE_SETTLE_TOLERANCE of the diagonal, at most SETTLE), keeping the final positions. */
 static arm_count measure(const sample_character* ch, const char* backend,
@@ -96,17 +114,8 @@ static arm_count measure(const sample_character* ch, const char* backend,
     const sinew_mesh_desc* mesh = &ch->rig.render_mesh;
     const uint32_t joints = ch->rig.skeleton.joint_count, n = mesh->vertex_count;
     sinew_test_log log;
-    sinew_test_log_init(&log);
-    sinew_world* world = sinew_test_world(&log, 2);
-    sinew_rig rig;
-    assert_int_equal(sinew_rig_create(world, &ch->rig, &rig), SINEW_OK);
-    sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
-    sd.rig = rig;
-    sd.backend = backend;
-    sd.params = params;
-    sd.param_count = count;
     sinew_skin skin;
-    assert_int_equal(sinew_world_add_skin(world, &sd, &skin), SINEW_OK);
+    sinew_world* world = world_with_skin(ch, &log, backend, params, count, &skin);
     float* model = malloc(sizeof(float) * 16u * joints);
     float* now = malloc(sizeof(float) * 3u * n);
     float* before = malloc(sizeof(float) * 3u * n);
@@ -218,17 +227,8 @@ static void play(const sample_character* ch, const sinew_param* params, uint32_t
     const sinew_mesh_desc* mesh = &ch->rig.render_mesh;
     const uint32_t joints = ch->rig.skeleton.joint_count, n = mesh->vertex_count;
     sinew_test_log log;
-    sinew_test_log_init(&log);
-    sinew_world* world = sinew_test_world(&log, 2);
-    sinew_rig rig;
-    assert_int_equal(sinew_rig_create(world, &ch->rig, &rig), SINEW_OK);
-    sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
-    sd.rig = rig;
-    sd.backend = "fps";
-    sd.params = params;
-    sd.param_count = count;
     sinew_skin skin;
-    assert_int_equal(sinew_world_add_skin(world, &sd, &skin), SINEW_OK);
+    sinew_world* world = world_with_skin(ch, &log, "fps", params, count, &skin);
     sample_topology all;
     assert_int_equal(sample_topology_build(mesh->positions, n, mesh->indices, mesh->triangle_count, &all),
                      SINEW_OK);
