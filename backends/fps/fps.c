@@ -32,9 +32,10 @@
  *                            matrix (> 0, at most 1e6)
  *   capsules        =collisions  limb capsules, each bone's rest flesh as a volume that other
  *                            parts' skin is held out of (fps_collide.c): on with the global
- *                            collisions unless capsules=0; capsules=1 needs collisions=1. The
- *                            CPU path only (fps-cuda's default is 0 and it refuses 1)
- *   profile         0        1: one INFO line with the per-step means of the phases on destroy
+ *                            collisions unless capsules=0; capsules=1 needs collisions=1
+ *                            (fps-cuda runs them too)
+ *   profile         0        1: one INFO line with the per-step means of the phases (collision
+ *                            detection among them) on destroy
  *   simd            auto     kernels of the batched polar decomposition: auto, scalar, avx2,
  *                            avx512 (same bits); one the CPU lacks is
  *                            SINEW_ERROR_BACKEND_UNAVAILABLE
@@ -330,16 +331,17 @@ static void fps_destroy(void* instance)
     if (!inst) return;
     sinew_host_api host = inst->host;
     if (inst->sim && inst->params.profile) {
-        double sec[5];
+        double sec[6];
         uint64_t steps;
         fps_sim_profile(inst->sim, sec, &steps);
         if (steps > 0) {
             double f = 1e3 / (double)steps;
             sinew_host_log(&host, SINEW_LOG_INFO,
-                           "fps profile: %llu steps, per step: simulation %.3f ms (local step "
-                           "%.3f, right-hand side %.3f, solve %.3f), upsampling %.3f ms",
-                           (unsigned long long)steps, sec[4] * f, sec[0] * f, sec[1] * f,
-                           sec[2] * f, sec[3] * f);
+                           "fps profile: %llu steps, per step: simulation %.3f ms (collision "
+                           "detection %.3f, local step %.3f, right-hand side %.3f, solve %.3f), "
+                           "upsampling %.3f ms",
+                           (unsigned long long)steps, sec[4] * f, sec[5] * f, sec[0] * f,
+                           sec[1] * f, sec[2] * f, sec[3] * f);
         }
     }
     fps_sim_destroy(inst->sim);

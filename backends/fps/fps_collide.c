@@ -76,6 +76,7 @@ struct fps_collide {
     uint32_t* cap_b;      /* and capsules */
     uint32_t* cap_r;      /* and rows of x */
     double* tet_rest;     /* per tet: 6 V at rest (fps_collide_tet_usable) */
+    uint64_t* tri_near;   /* per triangle: fps_collide_scene.tri_near (NULL above 64 bones) */
 };
 
 static sinew_result oom(const sinew_host_api* host, const char* what)
@@ -93,7 +94,7 @@ void fps_collide_destroy(fps_collide* c)
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
-                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->tet_rest};
+                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->tet_rest, c->tri_near};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -609,6 +610,22 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
                 for (int k = 0; k < 4 && !near; ++k) near = jx[i] == jy[k];
             c->bone_near[(size_t)a * c->bone_count + b] = (uint8_t)near;
         }
+    if (c->bone_count <= 64u) {
+        /* the body-part test as a word per triangle: the near sets of its corners' bones */
+        c->tri_near = (uint64_t*)sinew_host_calloc(host, c->tri_count ? c->tri_count : 1u,
+                                                   sizeof(uint64_t));
+        if (!c->tri_near) {
+            sinew_host_free(host, xr);
+            fps_collide_destroy(c);
+            return oom(host, "its body parts");
+        }
+        for (uint32_t t = 0; t < c->tri_count; ++t)
+            for (int k = 0; k < 3; ++k) {
+                const uint32_t bc = c->skin_bone[m->triangles[3u * t + (uint32_t)k]];
+                for (uint32_t b = 0; b < c->bone_count; ++b)
+                    if (c->bone_near[(size_t)bc * c->bone_count + b]) c->tri_near[t] |= (uint64_t)1 << b;
+            }
+    }
     c->edge = c->tri_count ? edge_sum / (3.0 * c->tri_count) : 0.0;
     c->retain = (desc->retain > 0.0 ? desc->retain : 0.25) * c->edge;
     c->margin *= c->edge;
@@ -829,6 +846,7 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
     job.scene.tri_skin = c->m->triangles;
     job.scene.bone_near = c->bone_near;
     job.scene.bone_count = c->bone_count;
+    job.scene.tri_near = c->same_part ? NULL : c->tri_near;
     /* global pairs only: also drop pairs whose anchor went through (fps_collide_anchor_through)
      * by more than half a mean edge length (2 delta_col). Measured on the male's arm swung into
      * the torso over six poses: deeper allowances let the side entries crush the hand again

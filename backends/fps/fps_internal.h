@@ -126,8 +126,9 @@ sinew_result fps_sim_set_collision_matrix(fps_sim* sim, const sinew_crs* A_col);
 sinew_result fps_sim_solve(fps_sim* sim, const double* b, double* x, double* residual);
 /* The global-collision state (Sec. 6, fps_collide.h) of collisions=1, else NULL (tests). */
 struct fps_collide* fps_sim_collide(const fps_sim* sim);
-/* Per-step profile (profile=1): local step, right-hand side, solve, upsampling, whole step. */
-void fps_sim_profile(const fps_sim* sim, double seconds[5], uint64_t* steps);
+/* Per-step profile (profile=1), seconds summed over the steps: local step, right-hand side,
+ * solve, upsampling, whole step, collision detection (with the matrix update; in the step). */
+void fps_sim_profile(const fps_sim* sim, double seconds[6], uint64_t* steps);
 
 /* ---- the simulation's arrays for a device copy (the fps-cuda plugin, cuda/) ----
  * fps-cuda prepares with fps (same model, numbering, matrices, gathers) and steps on the GPU;

@@ -101,7 +101,7 @@ struct fps_sim {
     ps_slide* slide;
     fps_collide* col;        /* global collisions (Sec. 6), NULL when off */
     const double* col_extra; /* this iteration's Q_col^T p_col, NULL without pairs */
-    double profile[5];
+    double profile[6];
     uint64_t profile_steps;
     const sinew_mls_weights* mls; /* MLS upsampling (2019 Sec. 5), NULL: normal displacement */
 };
@@ -856,6 +856,7 @@ sinew_result fps_sim_step(fps_sim* s)
     FPS_INLINE(predict_range, &ctx, N);
     /* Sec. 6: detection at the predicted positions; A + A_col changes only with the pairs */
     if (s->col) {
+        double tc = prof ? now_seconds() : 0.0;
         int changed = 0;
         sinew_result r = fps_collide_update(s->col, s->x, N, &changed);
         if (r == SINEW_OK && changed) {
@@ -864,6 +865,7 @@ sinew_result fps_sim_step(fps_sim* s)
             r = fps_sim_set_collision_matrix(s, held ? &a : NULL);
         }
         if (r != SINEW_OK) return r;
+        if (prof) s->profile[5] += now_seconds() - tc;
     }
     FPS_INLINE(rhs_const_range, &ctx, ns);
     double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
@@ -998,7 +1000,7 @@ struct fps_collide* fps_sim_collide(const fps_sim* s)
     return s->col;
 }
 
-void fps_sim_profile(const fps_sim* s, double seconds[5], uint64_t* steps)
+void fps_sim_profile(const fps_sim* s, double seconds[6], uint64_t* steps)
 {
     memcpy(seconds, s->profile, sizeof s->profile);
     *steps = s->profile_steps;
