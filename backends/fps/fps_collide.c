@@ -75,6 +75,10 @@ struct fps_collide {
     uint32_t* cap_v;      /* the contacts' skin vertices (increasing) */
     uint32_t* cap_b;      /* and capsules */
     uint32_t* cap_r;      /* and rows of x */
+    double* cap_boxes;    /* 6 per bone at the step's pose: where its capsule can hold skin */
+    sinew_spatial_hash cap_hash; /* over cap_boxes, rebuilt every step */
+    sinew_spatial_hash_view cap_view;
+    double cap_cell;
     double* tet_rest;     /* per tet: 6 V at rest (fps_collide_tet_usable) */
     uint64_t* tri_near;   /* per triangle: fps_collide_scene.tri_near (NULL above 64 bones) */
 };
@@ -90,11 +94,12 @@ void fps_collide_destroy(fps_collide* c)
     if (!c) return;
     const sinew_host_api* host = c->host;
     sinew_spatial_hash_free(host, &c->hash);
+    sinew_spatial_hash_free(host, &c->cap_hash);
     void* arrays[] = {c->skin_bone, c->bone_near, c->tri_rest, c->skin_rest, c->tri_sign, c->tets_r, c->tris_r, c->skin_row, c->base_row, c->pair_row, c->skip_ptr, c->skip,   c->boxes,  c->pair_tri, c->next_tri,
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
-                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->tet_rest, c->tri_near};
+                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->cap_boxes, c->tet_rest, c->tri_near};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -249,6 +254,7 @@ done:
 #define CAP_FRAME FPS_CAP_FRAME
 #define CAP_THINNER 0.5 /* parts thinner than this fraction of a tube are not held out of it */
 #define CAP_PI FPS_CAP_PI
+#define CAP_CANDIDATES 64u /* capsules a vertex's query may list before the full loop */
 
 static int cap_bin(double x, int count)
 {
@@ -270,6 +276,26 @@ static void capsule_pose(fps_collide* c, uint32_t b)
     for (int k = 1; k <= 2; ++k) {
         double l = sqrt(fps_col_dot(o + 3 * k, o + 3 * k));
         for (int i = 0; i < 3; ++i) o[3 * k + i] = l > 0.0 ? o[3 * k + i] / l : 0.0;
+    }
+}
+
+/* Bone b's box at the step's pose (capsule_pose first): its active segment widened by its
+ * reach, outside which fps_capsule_eval is 0; a bone without a capsule gets a NaN box, which
+ * the hash leaves out. */
+static void capsule_box(fps_collide* c, uint32_t b)
+{
+    double* box = c->cap_boxes + 6u * (size_t)b;
+    if (!c->cap_has[b]) {
+        for (int i = 0; i < 6; ++i) box[i] = NAN;
+        return;
+    }
+    const double* r = c->cap_frame + CAP_FRAME * (size_t)b;
+    const double* f = c->cap_pose + 9u * (size_t)b;
+    const double w = r[12] * (1.0 + 1e-9) + 1e-12; /* rounding: never too tight */
+    for (int i = 0; i < 3; ++i) {
+        double p0 = f[i] + r[10] * f[3 + i], p1 = f[i] + r[11] * f[3 + i];
+        box[i] = fmin(p0, p1) - w;
+        box[3 + i] = fmax(p0, p1) + w;
     }
 }
 
@@ -298,8 +324,9 @@ static sinew_result capsule_build(fps_collide* c)
     c->cap_v = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     c->cap_b = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     c->cap_r = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
+    c->cap_boxes = (double*)sinew_host_calloc(host, 6u * (size_t)B + 6u, sizeof(double));
     if (!c->cap_frame || !c->cap_R || !c->cap_pose || !c->cap_has || !c->cap_skip ||
-        !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b || !c->cap_r)
+        !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b || !c->cap_r || !c->cap_boxes)
         return oom(host, "the limb capsules");
     for (uint32_t v = 0; v < n; ++v) c->cap_bone[v] = c->cap_next[v] = FPS_COLLIDE_NONE;
     for (uint32_t b = 0; b < B; ++b) {
@@ -368,6 +395,11 @@ static sinew_result capsule_build(fps_collide* c)
         for (size_t i = 0; i < G; ++i) largest = fmax(largest, R[i]);
         fr[12] = largest + c->edge;
     }
+    /* the capsules' hash: cubes twice the largest reach, so a capsule spans a few */
+    double reach = 0.0;
+    for (uint32_t b = 0; b < B; ++b)
+        if (c->cap_has[b]) reach = fmax(reach, c->cap_frame[CAP_FRAME * (size_t)b + 12]);
+    c->cap_cell = reach > 0.0 && isfinite(reach) ? 2.0 * reach : 1.0;
     for (uint32_t b = 0; b < B; ++b) {
         if (!c->cap_has[b]) continue;
         const double* f = c->cap_frame + CAP_FRAME * (size_t)b;
@@ -392,7 +424,22 @@ static uint32_t capsule_detect(const fps_collide* c, uint32_t v, uint32_t previo
     const uint32_t B = c->bone_count;
     uint32_t best = FPS_COLLIDE_NONE;
     double best_depth = 0.0;
-    for (uint32_t b = 0; b < B; ++b) {
+    /* only the capsules whose box holds v, in increasing order as the full loop visits them
+     * (the same result: elsewhere fps_capsule_eval is 0); all of them when more than fit */
+    uint32_t cand[CAP_CANDIDATES];
+    uint32_t count = sinew_spatial_hash_query_point(&c->cap_view, xv, cand, CAP_CANDIDATES);
+    const int listed = count <= CAP_CANDIDATES;
+    if (listed)
+        for (uint32_t i = 1; i < count; ++i)
+            for (uint32_t k = i; k > 0 && cand[k - 1] > cand[k]; --k) {
+                uint32_t t = cand[k];
+                cand[k] = cand[k - 1];
+                cand[k - 1] = t;
+            }
+    else
+        count = B;
+    for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t b = listed ? cand[k] : k;
         if (!c->cap_has[b] || c->cap_skip[(size_t)v * B + b]) continue;
         const double* f = c->cap_pose + 9u * (size_t)b;
         double t, r, dir[3];
@@ -825,9 +872,20 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
         *changed = 1;
         return r;
     }
-    if (c->skinning)
-        for (uint32_t b = 0; b < c->bone_count; ++b)
+    if (c->skinning) {
+        for (uint32_t b = 0; b < c->bone_count; ++b) {
             if (c->cap_has[b]) capsule_pose(c, b);
+            capsule_box(c, b);
+        }
+        r = sinew_spatial_hash_build(host, &c->cap_hash, c->cap_boxes, c->bone_count, c->cap_cell,
+                                     4096u);
+        if (r != SINEW_OK) {
+            fps_collide_reset(c);
+            *changed = 1;
+            return r;
+        }
+        c->cap_view = sinew_spatial_hash_get_view(&c->cap_hash);
+    }
     detect_job job;
     job.c = c;
     job.scene.x = x;
