@@ -99,7 +99,8 @@ void fps_collide_destroy(fps_collide* c)
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
-                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->cap_boxes, c->tet_rest, c->tri_near};
+                      c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->cap_boxes,
+                      c->tet_rest, c->tri_near};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -243,10 +244,10 @@ done:
  * capsule at rest (the parts' flesh meets there), and a vertex whose anchor is inside the
  * capsule (the bone went through that flesh, as in fps_collide_anchor_through), and the skin
  * of a part whose own tube's largest radius is below half the tube's radius there (a finger
- * in a leg). Measured on
- * the male (sinew-quality, 90 settling steps): the arm-into-torso pose from 207 render pairs
- * to 0 (since the tet test, fps_collide_tet_usable: from 222 to 19); the grid (6 slices, 8 sectors), the weight (one edge spring's) and the rest margin (one
- * edge) are the measured best of a small sweep. On with collisions=1 (fps's default): over the
+ * in a leg). Measured on the male (sinew-quality, 90 settling steps): the arm-into-torso pose
+ * from 207 render pairs to 0 (since the tet test, fps_collide_tet_usable: from 222 to 19); the
+ * grid (6 slices, 8 sectors), the weight (one edge spring's) and the rest margin (one edge)
+ * are the measured best of a small sweep. On with collisions=1 (fps's default): over the
  * male's six animations they lower the pairs; the groin and the knee gain some (README.md). */
 
 #define CAP_SLICES FPS_CAP_SLICES
@@ -373,7 +374,8 @@ static sinew_result capsule_build(fps_collide* c)
             if (!(rad > 0.0)) continue;
             for (int i = 0; i < 3; ++i) dir[i] /= rad;
             int ti = cap_bin(t / len * CAP_SLICES, CAP_SLICES);
-            int pi = cap_bin((fps_capsule_angle(u, e1, dir) + CAP_PI) / (2.0 * CAP_PI) * CAP_SECTORS,
+            int pi = cap_bin((fps_capsule_angle(u, e1, dir) + CAP_PI) / (2.0 * CAP_PI) *
+                                 CAP_SECTORS,
                              CAP_SECTORS);
             double* slot = R + ti * CAP_SECTORS + pi;
             if (rad < *slot) *slot = rad;
