@@ -324,6 +324,22 @@ static void skinning_from_model(const float* bind, const float* model, uint32_t 
     }
 }
 
+/* Block blk's rows s0 .. end - 1 and their views, with the block's merged CRS part staged
+ * into sval / scol as the device's products stage it. */
+static void stage_block(const sinew_ellcrs* A, const fpsc_collisions* c, const uint32_t* none,
+                        uint32_t ns, uint32_t blk, double* sval, uint32_t* scol,
+                        sinew_ellcrs* ellv, sinew_crs* crs, uint32_t* s0, uint32_t* end)
+{
+    *s0 = blk * BLOCK;
+    *end = *s0 + BLOCK < ns ? *s0 + BLOCK : ns;
+    uint32_t base = c->crs_ptr[*s0], count = c->crs_ptr[*end] - base;
+    for (uint32_t e = 0; e < count; ++e) {
+        sval[e] = c->crs_val[base + e];
+        scol[e] = c->crs_col[base + e];
+    }
+    fpsc_staged_views(A, none, base, sval, scol, ellv, crs);
+}
+
 /* Alg. 2 over the data fpsc_set_collisions uploads (init, then matvec / update / direction per
  * iteration; products through the staged merged CRS part, as the device's; sums per block of
  * 256 rows, blocks in order, as fps's, which the device's atomics do not reproduce). */
@@ -352,15 +368,10 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
     A.crs_val = c->crs_val;
     double delta[3], gamma[3], dq[3];
     for (uint32_t blk = 0; blk < blocks; ++blk) {
-        uint32_t s0 = blk * BLOCK, end = s0 + BLOCK < ns ? s0 + BLOCK : ns;
-        uint32_t base = c->crs_ptr[s0], count = c->crs_ptr[end] - base;
-        for (uint32_t e = 0; e < count; ++e) {
-            sval[e] = c->crs_val[base + e];
-            scol[e] = c->crs_col[base + e];
-        }
+        uint32_t s0, end;
         sinew_ellcrs ellv;
         sinew_crs crs;
-        fpsc_staged_views(&A, none, base, sval, scol, &ellv, &crs);
+        stage_block(&A, c, none, ns, blk, sval, scol, &ellv, &crs, &s0, &end);
         double s[3] = {0.0, 0.0, 0.0};
         for (uint32_t i = s0; i < end; ++i)
             fps_pcg_init_row(&ellv, &crs, c->jinv, i, b, x, ns, r, d, ns, s);
@@ -373,15 +384,10 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
     for (uint32_t it = 0; it < iterations; ++it) {
         memcpy(gamma, delta, sizeof gamma);
         for (uint32_t blk = 0; blk < blocks; ++blk) {
-            uint32_t s0 = blk * BLOCK, end = s0 + BLOCK < ns ? s0 + BLOCK : ns;
-            uint32_t base = c->crs_ptr[s0], count = c->crs_ptr[end] - base;
-            for (uint32_t e = 0; e < count; ++e) {
-                sval[e] = c->crs_val[base + e];
-                scol[e] = c->crs_col[base + e];
-            }
+            uint32_t s0, end;
             sinew_ellcrs ellv;
             sinew_crs crs;
-            fpsc_staged_views(&A, none, base, sval, scol, &ellv, &crs);
+            stage_block(&A, c, none, ns, blk, sval, scol, &ellv, &crs, &s0, &end);
             double s[3] = {0.0, 0.0, 0.0};
             for (uint32_t i = s0; i < end; ++i) fps_pcg_matvec_row(&ellv, &crs, i, d, q, ns, s);
             memcpy(partial + 3u * blk, s, sizeof s);
