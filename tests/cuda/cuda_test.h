@@ -5,6 +5,7 @@
 #ifndef SINEW_CUDA_TEST_H
 #define SINEW_CUDA_TEST_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,20 @@ static inline sinew_host_api cuda_test_host(cuda_test_log* log)
     host.jobs.parallel_for = cuda_test_parallel_for;
     host.jobs.thread_count = 1;
     return host;
+}
+
+/* Test data: a xorshift generator over the caller's state (each file seeds its own), and a
+ * number in [-0.5, 0.5) from it. */
+static inline uint32_t cuda_test_rng(uint64_t* state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (uint32_t)(*state >> 11);
+}
+static inline double cuda_test_rng_unit(uint64_t* state)
+{
+    return (double)(cuda_test_rng(state) % 1000003u) / 1000003.0 - 0.5;
 }
 
 #endif

@@ -42,14 +42,11 @@
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
+    return cuda_test_rng(&rng_state);
 }
 static double rng_unit(void)
 {
-    return (double)(rng() % 1000003u) / 1000003.0 - 0.5;
+    return cuda_test_rng_unit(&rng_state);
 }
 
 /* Row i of the merged matrix the device's way: ELL part, then the merged CRS part (staged:

@@ -17,14 +17,11 @@
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint32_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
+    return cuda_test_rng(&rng_state);
 }
 static double rng_unit(void)
 {
-    return (double)(rng() % 1000003u) / 1000003.0 - 0.5;
+    return cuda_test_rng_unit(&rng_state);
 }
 
 /* A symmetric n x n CRS matrix with a dominant diagonal and about `extra` random off-diagonal
