@@ -27,28 +27,44 @@ static sinew_rig tetra_rig(sinew_world* world)
     return rig;
 }
 
-static void check_entry_refuses_other_abi(void)
+/* The plugin library opened and its entry point; dlclose(*lib) when done. */
+static sinew_plugin_entry_fn open_entry(void** lib)
 {
-    void* lib = dlopen(FPSC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    CHECK(lib != NULL);
+    *lib = dlopen(FPSC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    CHECK(*lib != NULL);
     sinew_plugin_entry_fn entry = NULL;
-    void* sym = dlsym(lib, SINEW_PLUGIN_ENTRY_NAME);
+    void* sym = dlsym(*lib, SINEW_PLUGIN_ENTRY_NAME);
     CHECK(sym != NULL);
     memcpy(&entry, &sym, sizeof entry);
+    return entry;
+}
+
+/* The host description the entry point takes, for ABI versions lo .. hi. */
+static sinew_host_info host_info(sinew_host_api* host, uint32_t lo, uint32_t hi)
+{
+    sinew_host_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.abi_version_min = lo;
+    info.abi_version_max = hi;
+    info.sizeof_backend_vtable = sizeof(sinew_backend_vtable);
+    info.sizeof_rig_view = sizeof(sinew_rig_view);
+    info.sizeof_host_api = sizeof(sinew_host_api);
+    info.host = host;
+    return info;
+}
+
+static void check_entry_refuses_other_abi(void)
+{
+    void* lib = NULL;
+    sinew_plugin_entry_fn entry = open_entry(&lib);
     /* Nothing but the entry point is exported (cudart is linked in statically). */
     CHECK(dlsym(lib, "cudaGetDeviceCount") == NULL);
     CHECK(dlsym(lib, "fps_sim_create") == NULL);
     cuda_test_log log = {0};
     sinew_host_api host = cuda_test_host(&log);
-    sinew_host_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    info.abi_version_min = SINEW_PLUGIN_ABI_VERSION + 1u;
-    info.abi_version_max = SINEW_PLUGIN_ABI_VERSION + 3u;
-    info.sizeof_backend_vtable = sizeof(sinew_backend_vtable);
-    info.sizeof_rig_view = sizeof(sinew_rig_view);
-    info.sizeof_host_api = sizeof(sinew_host_api);
-    info.host = &host;
+    sinew_host_info info =
+        host_info(&host, SINEW_PLUGIN_ABI_VERSION + 1u, SINEW_PLUGIN_ABI_VERSION + 3u);
     sinew_plugin_info out;
     memset(&out, 0, sizeof out);
     out.struct_size = sizeof out;
@@ -72,23 +88,12 @@ static void check_entry_refuses_other_abi(void)
  * follows: no device here, or (with a GPU) the NULL rig this call passes. */
 static void check_collision_params(void)
 {
-    void* lib = dlopen(FPSC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    CHECK(lib != NULL);
-    sinew_plugin_entry_fn entry = NULL;
-    void* sym = dlsym(lib, SINEW_PLUGIN_ENTRY_NAME);
-    CHECK(sym != NULL);
-    memcpy(&entry, &sym, sizeof entry);
+    void* lib = NULL;
+    sinew_plugin_entry_fn entry = open_entry(&lib);
     cuda_test_log log = {0};
     sinew_host_api host = cuda_test_host(&log);
     host.log_level = SINEW_LOG_WARNING;
-    sinew_host_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    info.abi_version_min = info.abi_version_max = SINEW_PLUGIN_ABI_VERSION;
-    info.sizeof_backend_vtable = sizeof(sinew_backend_vtable);
-    info.sizeof_rig_view = sizeof(sinew_rig_view);
-    info.sizeof_host_api = sizeof(sinew_host_api);
-    info.host = &host;
+    sinew_host_info info = host_info(&host, SINEW_PLUGIN_ABI_VERSION, SINEW_PLUGIN_ABI_VERSION);
     sinew_plugin_info out;
     memset(&out, 0, sizeof out);
     out.struct_size = sizeof out;
