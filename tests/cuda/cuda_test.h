@@ -82,6 +82,25 @@ static inline sinew_host_api cuda_test_host(cuda_test_log* log)
     return host;
 }
 
+/* Whether the test data file at path opens. If not: under SINEW_REQUIRE_DATA=1 one FAIL line
+ * and exit(1); else one line "<skipped>: test data <path> is missing (set SINEW_DATA_DIR)"
+ * and 0. */
+static inline int cuda_test_data_present(const char* path, const char* skipped)
+{
+    FILE* f = fopen(path, "rb");
+    if (f) {
+        fclose(f);
+        return 1;
+    }
+    const char* require = getenv("SINEW_REQUIRE_DATA");
+    if (require && strcmp(require, "1") == 0) {
+        fprintf(stderr, "FAIL (SINEW_REQUIRE_DATA=1): %s is missing\n", path);
+        exit(1);
+    }
+    printf("%s: test data %s is missing (set SINEW_DATA_DIR)\n", skipped, path);
+    return 0;
+}
+
 /* Test data: a xorshift generator over the caller's state (each file seeds its own), and a
  * number in [-0.5, 0.5) from it. */
 static inline uint32_t cuda_test_rng(uint64_t* state)

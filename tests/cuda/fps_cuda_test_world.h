@@ -39,19 +39,7 @@ static inline sinew_character* fpsc_test_character(const char* name)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/characters/%s/%s.ini", sinew_import_data_dir(), name, name);
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        const char* require = getenv("SINEW_REQUIRE_DATA");
-        if (require && strcmp(require, "1") == 0) {
-            fprintf(stderr, "FAIL (SINEW_REQUIRE_DATA=1): %s is missing\n", path);
-            exit(1);
-        }
-        char why[1100];
-        snprintf(why, sizeof why, "test data %s is missing (set SINEW_DATA_DIR)", path);
-        printf("SKIP: %s\n", why);
-        exit(77);
-    }
-    fclose(f);
+    if (!cuda_test_data_present(path, "SKIP")) exit(77);
     sinew_character* c = NULL;
     CHECK(sinew_import_character(path, NULL, &c) == SINEW_OK);
     CHECK(c->animation_count > 0);

@@ -21,17 +21,7 @@ int main(void)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/characters/male/male.ini", sinew_import_data_dir());
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        const char* require = getenv("SINEW_REQUIRE_DATA");
-        if (require && strcmp(require, "1") == 0) {
-            fprintf(stderr, "FAIL (SINEW_REQUIRE_DATA=1): %s is missing\n", path);
-            return 1;
-        }
-        printf("SKIP: test data %s is missing (set SINEW_DATA_DIR)\n", path);
-        return 77;
-    }
-    fclose(f);
+    if (!cuda_test_data_present(path, "SKIP")) return 77;
     cuda_test_log log = {0};
     sinew_logger logger;
     sinew_world* world = fpsc_test_world(&log, SINEW_LOG_WARNING, &logger);

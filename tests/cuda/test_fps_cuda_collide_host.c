@@ -494,17 +494,7 @@ static int check_male(void)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/characters/male/male.ini", sinew_import_data_dir());
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        const char* require = getenv("SINEW_REQUIRE_DATA");
-        if (require && strcmp(require, "1") == 0) {
-            fprintf(stderr, "FAIL (SINEW_REQUIRE_DATA=1): %s is missing\n", path);
-            exit(1);
-        }
-        printf("male part skipped: test data %s is missing (set SINEW_DATA_DIR)\n", path);
-        return 0;
-    }
-    fclose(f);
+    if (!cuda_test_data_present(path, "male part skipped")) return 0;
     sample_character ch;
     CHECK(sample_character_load(path, NULL, &ch) == SINEW_OK);
     const sinew_rig_desc* rd = &ch.rig;

@@ -7,8 +7,6 @@
  *
  * `test_render --write-reference` renders the reference pose and writes it over
  * tests/render/reference/ (after a deliberate change to the renderer or the arm). */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -36,12 +34,7 @@ __attribute__((visibility("default"))) VKAPI_ATTR void VKAPI_CALL vkCmdPipelineB
     uint32_t buffer_count, const VkBufferMemoryBarrier* buffers, uint32_t image_count,
     const VkImageMemoryBarrier* images)
 {
-    static PFN_vkCmdPipelineBarrier next;
-    if (!next) {
-        void* fn = dlsym(RTLD_NEXT, "vkCmdPipelineBarrier");
-        if (!fn) fail_msg("vkCmdPipelineBarrier not found after the test's own");
-        memcpy(&next, &fn, sizeof next);
-    }
+    PFN_vkCmdPipelineBarrier next = vk_test_next_pipeline_barrier();
     for (uint32_t k = 0; k < buffer_count; k++) {
         const VkBufferMemoryBarrier* b = &buffers[k];
         if (b->buffer != transfers_seen.watched || transfers_seen.watched == VK_NULL_HANDLE)

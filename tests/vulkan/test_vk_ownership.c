@@ -11,8 +11,6 @@
  * What the functions record is seen through vkCmdPipelineBarrier, which this program defines
  * and forwards to the loader's (see below).
  * SPDX-License-Identifier: MIT */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +37,7 @@ __attribute__((visibility("default"))) VKAPI_ATTR void VKAPI_CALL vkCmdPipelineB
     uint32_t buffer_count, const VkBufferMemoryBarrier* buffers, uint32_t image_count,
     const VkImageMemoryBarrier* images)
 {
-    static PFN_vkCmdPipelineBarrier next;
-    if (!next) {
-        void* fn = dlsym(RTLD_NEXT, "vkCmdPipelineBarrier");
-        if (!fn) fail_msg("vkCmdPipelineBarrier not found after the test's own");
-        memcpy(&next, &fn, sizeof next);
-    }
+    PFN_vkCmdPipelineBarrier next = vk_test_next_pipeline_barrier();
     seen.calls++;
     seen.src_stage = src_stage;
     seen.dst_stage = dst_stage;

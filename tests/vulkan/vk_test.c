@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include "vk_test.h"
+
+#include <dlfcn.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -182,4 +185,15 @@ void vk_test_writer_transfer(VkCommandBuffer cmd, VkBuffer buffer, uint32_t fami
                          acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT
                                  : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                          0, 0, NULL, 1, &b, 0, NULL);
+}
+
+PFN_vkCmdPipelineBarrier vk_test_next_pipeline_barrier(void)
+{
+    static PFN_vkCmdPipelineBarrier next;
+    if (!next) {
+        void* fn = dlsym(RTLD_NEXT, "vkCmdPipelineBarrier");
+        if (!fn) fail_msg("vkCmdPipelineBarrier not found after the test's own");
+        memcpy(&next, &fn, sizeof next);
+    }
+    return next;
 }

@@ -59,4 +59,8 @@ void vk_test_alias_free(vk_test_alias* a);
  * them. */
 void vk_test_writer_transfer(VkCommandBuffer cmd, VkBuffer buffer, uint32_t family, int acquire);
 
+/* For a test that defines its own vkCmdPipelineBarrier to see what is recorded: the loader's,
+ * the next definition after the program's (RTLD_NEXT), looked up once; a failure if none. */
+PFN_vkCmdPipelineBarrier vk_test_next_pipeline_barrier(void);
+
 #endif
