@@ -288,9 +288,9 @@ typedef struct fps_collide_scene {
     const uint32_t* tri_skin;    /* 3 skin vertices (model numbering) per triangle */
     const uint8_t* bone_near;
     uint32_t bone_count;
-    /* The same test as one word per triangle (NULL: the table above only; for at most 64
-     * bones): bit b set where bone b is the same as, or meets at a joint, the bone of one of the
-     * triangle's corners. Read before the triangle's box, which it spares for most entries. */
+    /* The same test as one word per triangle (NULL: the table above; for at most 64 bones):
+     * bit b set where bone b is the same as, or meets at a joint, the bone of one of the
+     * triangle's corners. fps_collide_same_part reads it instead of the table when given. */
     const uint64_t* tri_near;
     /* Anchors (NULL: no such test, fps_collide_anchor_through): per skin vertex the row of x
      * of its base vertex (the tissue vertex on the bone under it), and how far below a
@@ -362,7 +362,9 @@ static inline SINEW_HD int fps_collide_tet_usable(const fps_collide_scene* S, ui
  * step). */
 static inline SINEW_HD int fps_collide_same_part(const fps_collide_scene* S, uint32_t v, uint32_t tri)
 {
-    if (!S->skin_bone || !S->bone_near) return 0;
+    if (!S->skin_bone) return 0;
+    if (S->tri_near) return (int)((S->tri_near[tri] >> S->skin_bone[v]) & 1u);
+    if (!S->bone_near) return 0;
     const size_t B = S->bone_count;
     const uint32_t bv = S->skin_bone[v];
     for (int k = 0; k < 3; ++k)
@@ -521,8 +523,8 @@ static inline SINEW_HD uint32_t fps_collide_detect_vertex(const fps_collide_scen
             } else {
                 tri = h->large[e - end];
             }
-            if (S->tri_near && S->skin_bone && ((S->tri_near[tri] >> S->skin_bone[v]) & 1u))
-                continue; /* fps_collide_same_part */
+            /* the body parts first: with tri_near one word, which spares most boxes */
+            if (fps_collide_same_part(S, v, tri)) continue;
             if (!sinew_spatial_hash_contains(h->boxes, tri, xv)) continue;
             if (fps_collide_skipped(S, v, tri)) continue;
             int inside = 0;
