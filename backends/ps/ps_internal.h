@@ -142,6 +142,7 @@ typedef struct ps_model {
     uint8_t* tet_excluded;  /* 1: degenerate, left out of the strain energy */
     uint32_t degenerate_count;
     uint32_t inverted_count; /* tets whose rest orientation disagrees with their prism's skin */
+    uint32_t poor_count;     /* well-oriented tets below PS_POOR_QUALITY (not degenerate) */
 
     /* Sec. 6: render vertices from the simulated surface. */
     uint32_t render_count;
@@ -169,6 +170,12 @@ typedef struct ps_model {
     uint32_t collision_pair_count;
     ps_collision_pair* collision_pairs;
 } ps_model;
+
+/* Tet quality: |signed volume| over the cube of the longest edge (a regular tet has 0.118).
+ * Below PS_DEGENERATE_QUALITY a tet is left out of the strain energy; below PS_POOR_QUALITY
+ * it is counted as poor: too flat to keep its volume under load. */
+#define PS_DEGENERATE_QUALITY 1e-6
+#define PS_POOR_QUALITY 1e-3
 
 /* Local vertex slots of the 3 tets of a prism (a, b, c, a', b', c' with a < b < c): the
  * quad over edge (u, v), u < v, is split along u-v', so neighbouring prisms agree. */

@@ -6,10 +6,9 @@
 
 #include "ps_internal.h"
 
-/* A tet whose volume is below this fraction of its longest edge cubed (a regular tet has
- * 0.12, a prism tet of height h over edges L about h / (6 L)) is degenerate: its
- * (E E^T)^-1 would blow up, so it is left out of the strain energy. */
-#define PS_DEGENERATE_QUALITY 1e-6
+/* A tet whose volume is below PS_DEGENERATE_QUALITY of its longest edge cubed (a prism tet of
+ * height h over edges L has about h / (6 L)) is degenerate: its (E E^T)^-1 would blow up, so
+ * it is left out of the strain energy. */
 
 /* Sec. 3.3: the quad over a prism edge (u, v), u < v, splits along u-v'. With a < b < c in
  * slots 0-2 and their base copies in slots 3-5 this gives the 3 tets below (ordered so that
@@ -83,7 +82,7 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
         !m->vertex_tris)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for %u tets",
                                m->tet_count);
-    uint32_t degenerate = 0, inverted = 0;
+    uint32_t degenerate = 0, inverted = 0, poor = 0;
     for (uint32_t p = 0; p < tc; ++p) {
         uint32_t v[3];
         memcpy(v, m->triangles + 3u * p, sizeof v);
@@ -151,11 +150,14 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
                 ++degenerate;
             } else if (vol < 0.0) {
                 ++inverted;
+            } else if (vol < PS_POOR_QUALITY * lmax * lmax * lmax) {
+                ++poor;
             }
         }
     }
     m->degenerate_count = degenerate;
     m->inverted_count = inverted;
+    m->poor_count = poor;
     if (degenerate || inverted)
         sinew_host_log(host, SINEW_LOG_WARNING,
                        "ps: %u of %u tetrahedra are degenerate (left out of the strain energy) "
