@@ -207,6 +207,21 @@ sinew_result sample_character_make_arm(uint32_t rings, uint32_t sides, sample_ch
     return SINEW_OK;
 }
 
+uint32_t sample_animation_loop_frames(const sinew_animation* animation)
+{
+    if (!animation || animation->key_count == 0 || !animation->key_times) return 0;
+    const float first = animation->key_times[0];
+    const float span = animation->key_times[animation->key_count - 1] - first;
+    if (!isfinite(span) || (double)span * 60.0 > (double)SAMPLE_MAX_LOOP_FRAMES) return UINT32_MAX;
+    if (!(span > 0.0f)) return 1;
+    /* The float expressions of the sampler: the frame's time is (float)frame / 60 and it wraps
+     * once time - first reaches the span. */
+    uint32_t frame = (uint32_t)floor((double)span * 60.0);
+    while (frame > 1 && (float)(frame - 1) / 60.0f - first >= span) --frame;
+    while ((float)frame / 60.0f - first < span) ++frame;
+    return frame;
+}
+
 void sample_character_free(sample_character* character)
 {
     if (!character) return;

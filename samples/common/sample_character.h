@@ -40,6 +40,16 @@ sinew_result sample_character_load(const char* path, const sinew_logger* logger,
  * can always run. rings >= 2, sides >= 3, at most 1,000,000 vertices. */
 sinew_result sample_character_make_arm(uint32_t rings, uint32_t sides, sample_character* out);
 
+/* Steps of 1/60 s that one loop of `animation` lasts as the samples play it: frame f samples
+ * time f / 60 with sinew_animation_sample's looping, which wraps time into [first key, last
+ * key); the loop is the first frame whose time reaches the span (last key time minus first),
+ * that is ceil(60 * span) up to float rounding. Frames 0 .. loop-1 are one loop and frame
+ * `loop` is the first after the jump back to the start. 1 for an animation without duration;
+ * 0 for NULL or an animation without keys; UINT32_MAX when the span is not finite or longer
+ * than SAMPLE_MAX_LOOP_FRAMES. */
+enum { SAMPLE_MAX_LOOP_FRAMES = 10000000 };
+uint32_t sample_animation_loop_frames(const sinew_animation* animation);
+
 /* Releases a character from either constructor and zeroes it; NULL and zeroed are fine. */
 void sample_character_free(sample_character* character);
 

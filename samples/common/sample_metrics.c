@@ -186,27 +186,91 @@ uint32_t sample_count_nonfinite(const float* positions, uint32_t vertex_count)
     return count;
 }
 
+/* Six times the signed volume of the tetrahedron (ref, a, b, c), in double relative to ref. */
+static double tet_volume6(const double ref[3], const float* a, const float* b, const float* c)
+{
+    double d[3][3];
+    for (int k = 0; k < 3; ++k) {
+        d[0][k] = (double)a[k] - ref[k];
+        d[1][k] = (double)b[k] - ref[k];
+        d[2][k] = (double)c[k] - ref[k];
+    }
+    return d[0][0] * (d[1][1] * d[2][2] - d[1][2] * d[2][1]) -
+           d[0][1] * (d[1][0] * d[2][2] - d[1][2] * d[2][0]) +
+           d[0][2] * (d[1][0] * d[2][1] - d[1][1] * d[2][0]);
+}
+
+/* Sum of the signed tetrahedron volumes (ref, a, b, c) over the listed welded triangles (all of
+ * them when `list` is NULL); NaN when a corner is not finite. */
+static double cone_volume(const sample_topology* topology, const float* positions,
+                          const uint32_t* list, uint32_t count, const double ref[3])
+{
+    double sum = 0.0;
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t* tri = topology->triangles + 3 * (size_t)(list ? list[i] : i);
+        const float* a = positions + 3 * (size_t)tri[0];
+        const float* b = positions + 3 * (size_t)tri[1];
+        const float* c = positions + 3 * (size_t)tri[2];
+        if (!all_finite3(a) || !all_finite3(b) || !all_finite3(c)) return NAN;
+        sum += tet_volume6(ref, a, b, c);
+    }
+    return sum / 6.0;
+}
+
 double sample_enclosed_volume(const sample_topology* topology, const float* positions)
 {
     if (!topology || !positions || !topology->closed) return NAN;
     /* Tetrahedra from a reference point near the mesh rather than the origin: a character
      * far from the origin would otherwise sum large terms that cancel. */
-    const float* ref = positions + 3 * (size_t)topology->triangles[0];
-    if (!all_finite3(ref)) return NAN;
-    double sum = 0.0;
-    for (uint32_t t = 0; t < topology->triangle_count; ++t) {
-        const float* p[3];
-        double d[3][3];
-        for (int k = 0; k < 3; ++k) {
-            p[k] = positions + 3 * (size_t)topology->triangles[3 * (size_t)t + (size_t)k];
-            if (!all_finite3(p[k])) return NAN;
-            for (int c = 0; c < 3; ++c) d[k][c] = (double)p[k][c] - (double)ref[c];
+    const float* first = positions + 3 * (size_t)topology->triangles[0];
+    if (!all_finite3(first)) return NAN;
+    const double ref[3] = { first[0], first[1], first[2] };
+    return cone_volume(topology, positions, NULL, topology->triangle_count, ref);
+}
+
+uint32_t sample_local_select(const sample_topology* topology, const float* rest,
+                             const double centre[3], double radius, uint32_t** out_triangles)
+{
+    if (out_triangles) *out_triangles = NULL;
+    if (!topology || !rest || !centre || !(radius >= 0.0)) return 0;
+    uint32_t* list = NULL;
+    if (out_triangles && topology->triangle_count > 0) {
+        list = malloc(sizeof *list * topology->triangle_count);
+        if (!list) {
+            sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sample_local_select: out of memory");
+            return UINT32_MAX;
         }
-        sum += d[0][0] * (d[1][1] * d[2][2] - d[1][2] * d[2][1]) -
-               d[0][1] * (d[1][0] * d[2][2] - d[1][2] * d[2][0]) +
-               d[0][2] * (d[1][0] * d[2][1] - d[1][1] * d[2][0]);
     }
-    return sum / 6.0;
+    const double r2 = radius * radius;
+    uint32_t count = 0;
+    for (uint32_t t = 0; t < topology->triangle_count; ++t) {
+        int inside = 1;
+        for (int k = 0; k < 3 && inside; ++k) {
+            const float* p = rest + 3 * (size_t)topology->triangles[3 * (size_t)t + (size_t)k];
+            double dx = (double)p[0] - centre[0], dy = (double)p[1] - centre[1],
+                   dz = (double)p[2] - centre[2];
+            inside = dx * dx + dy * dy + dz * dz <= r2;
+        }
+        if (!inside) continue;
+        if (list) list[count] = t;
+        ++count;
+    }
+    if (list && count == 0) {
+        free(list);
+        list = NULL;
+    }
+    if (out_triangles) *out_triangles = list;
+    return count;
+}
+
+double sample_local_volume(const sample_topology* topology, const float* positions,
+                           const uint32_t* triangles, uint32_t count, const double centre[3])
+{
+    if (!topology || !positions || !centre || (count > 0 && !triangles)) return NAN;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (triangles[i] >= topology->triangle_count) return NAN;
+    }
+    return cone_volume(topology, positions, triangles, count, centre);
 }
 
 static double distance3(const float* a, const float* b)

@@ -45,6 +45,21 @@ uint32_t sample_count_nonfinite(const float* positions, uint32_t vertex_count);
  * not finite. */
 double sample_enclosed_volume(const sample_topology* topology, const float* positions);
 
+/* The region of local_volume_ratio around a joint: the welded triangles whose three corners
+ * lie within `radius` of `centre` (distance <= radius) in the rest positions. Returns how
+ * many; with out_triangles non-NULL their indices into topology->triangles go to a malloc'd
+ * array (NULL when there are none; release it with free). UINT32_MAX (after one line) when
+ * memory runs out. */
+uint32_t sample_local_select(const sample_topology* topology, const float* rest,
+                             const double centre[3], double radius, uint32_t** out_triangles);
+
+/* Sum over the listed welded triangles (a, b, c) of the signed volume of the tetrahedron
+ * (centre, a, b, c) at `positions`: the volume the patch encloses seen from the centre,
+ * positive where it faces away from it. NaN when a corner is not finite or an index is out
+ * of range; 0 for an empty list. */
+double sample_local_volume(const sample_topology* topology, const float* positions,
+                           const uint32_t* triangles, uint32_t count, const double centre[3]);
+
 /* Smallest and largest ratio of deformed to rest length over all edges whose endpoints are
  * finite in `posed`. Both NaN when there is no such edge. */
 void sample_edge_stretch(const sample_topology* topology, const float* rest, const float* posed,

@@ -9,6 +9,7 @@
 #include "sample_json.h"
 #include "sample_log.h"
 #include "sample_metrics.h"
+#include "sample_tissue.h"
 
 static int parse_u32_text(const char* begin, const char* end, uint32_t* out)
 {
@@ -79,16 +80,60 @@ int sample_pose_parse(const char* text, sample_pose_spec* out)
     return 0;
 }
 
+/* "anim:K" for a sweep. */
+int sample_sweep_pose_parse(const char* text, uint32_t* animation)
+{
+    if (text && animation && strncmp(text, "anim:", 5) == 0 &&
+        parse_u32_text(text + 5, text + strlen(text), animation)) {
+        return 1;
+    }
+    fprintf(stderr, "option --pose: \"%s\" is not anim:K (a sweep gives the frames)\n",
+            text ? text : "");
+    return 0;
+}
+
+int sample_sweep_parse(const char* text, sample_sweep_spec* out)
+{
+    if (!text || !out) {
+        fprintf(stderr, "option --sweep: no range given\n");
+        return 0;
+    }
+    memset(out, 0, sizeof *out);
+    const char* end = text + strlen(text);
+    const char* colon = strchr(text, ':');
+    if (strncmp(text, "loop+", 5) == 0 && parse_u32_text(text + 5, end, &out->after) &&
+        out->after <= SAMPLE_SWEEP_MAX_FRAME) {
+        out->loop = 1;
+        return 1;
+    }
+    if (colon && parse_u32_text(text, colon, &out->first) &&
+        parse_u32_text(colon + 1, end, &out->last) && out->first <= out->last &&
+        out->last <= SAMPLE_SWEEP_MAX_FRAME) {
+        return 1;
+    }
+    fprintf(stderr, "option --sweep: \"%s\" is not A:B (0 <= A <= B <= %d) or loop+N\n", text,
+            SAMPLE_SWEEP_MAX_FRAME);
+    return 0;
+}
+
 /* Everything a run owns, released in one place. */
 typedef struct quality_run {
+    const sample_quality_desc* desc;
+    const float* rest;                  /* the render mesh at rest */
+    uint32_t vertex_count;
+    int32_t joint;                      /* static poses: the posed joint */
+    const sinew_animation* animation;   /* ANIM */
     sinew_world* world;
     int owns_world;         /* else: remove the skin and rig from the caller's world */
     sinew_rig rig;
     sinew_skin skin;
     sample_topology topology;
+    sample_tissue tissue;   /* built when the measurement needs it (open_tissue) */
     float* pose;            /* joint_count * 16 */
     float* output;          /* 3 * vertices */
     float* previous;
+    sinew_pose_desc pose_desc;
+    sinew_output_desc output_desc;
 } quality_run;
 
 static void release(quality_run* run)
@@ -100,9 +145,11 @@ static void release(quality_run* run)
         if (run->rig.id) sinew_rig_destroy(run->world, run->rig);
     }
     sample_topology_free(&run->topology);
+    sample_tissue_free(&run->tissue);
     free(run->pose);
     free(run->output);
     free(run->previous);
+    memset(run, 0, sizeof *run);
 }
 
 static sinew_result fail_runtime(sinew_result r, const char* what)
@@ -123,195 +170,420 @@ static double largest_move(const float* a, const float* b, uint32_t vertex_count
     return largest;
 }
 
+/* The character's checks and the pose's target (the animation, or the joint and its axes),
+ * before any heavy work. */
+static sinew_result check_target(const sample_quality_desc* desc, quality_run* run)
+{
+    const sample_character* character = desc->character;
+    const sinew_rig_desc* rig = &character->rig;
+    if (rig->skeleton.joint_count == 0 || rig->render_mesh.vertex_count == 0 ||
+        !rig->render_mesh.positions || !rig->skeleton.bind_matrices) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
+                           "sample_quality_run: character %s has no joints or no render mesh",
+                           character->name ? character->name : "?");
+    }
+    run->rest = rig->render_mesh.positions;
+    run->vertex_count = rig->render_mesh.vertex_count;
+    run->joint = -1;
+    if (desc->pose.kind == SAMPLE_POSE_ANIM) {
+        if (desc->pose.animation >= character->animation_count) {
+            return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
+                               "pose: animation %u asked for, character %s has %u animations",
+                               desc->pose.animation, character->name,
+                               character->animation_count);
+        }
+        run->animation = &character->animations[desc->pose.animation];
+        return SINEW_OK;
+    }
+    if (desc->pose.kind != SAMPLE_POSE_BEND && desc->pose.kind != SAMPLE_POSE_TWIST &&
+        desc->pose.kind != SAMPLE_POSE_AXIS) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_run: pose kind %d",
+                           (int)desc->pose.kind);
+    }
+    run->joint = desc->joint ? sample_find_joint(character, desc->joint)
+                             : sample_default_joint(character);
+    if (run->joint < 0) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "character %s has no joint named \"%s\"",
+                           character->name, desc->joint ? desc->joint : "(default)");
+    }
+    float twist_axis[3], bend_axis[3];
+    return sample_joint_axes(character, (uint32_t)run->joint, twist_axis, bend_axis);
+}
+
+/* The tissue model, where the measurement needs it: the joint radii for a static pose's local
+ * region, the tetrahedron counts for a volumetric backend. Built once per run. */
+static sinew_result open_tissue(quality_run* run)
+{
+    const sample_quality_desc* desc = run->desc;
+    const int whole_model = sample_backend_is_volumetric(desc->backend);
+    if (!whole_model && desc->pose.kind == SAMPLE_POSE_ANIM) return SINEW_OK;
+    sample_tissue_params params;
+    if (!sample_tissue_params_parse(desc->params, desc->param_count, &params)) {
+        return SINEW_ERROR_INVALID_ARGUMENT;   /* the parser named the key */
+    }
+    return sample_tissue_build(desc->character, &params, whole_model, desc->logger, &run->tissue);
+}
+
+/* The world (the caller's or a fresh one), the rig and the skin. */
+static sinew_result open_skin(quality_run* run)
+{
+    const sample_quality_desc* desc = run->desc;
+    sinew_result r;
+    if (desc->world) {
+        run->world = desc->world;
+    } else {
+        sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
+        world_desc.logger = desc->logger ? desc->logger : sample_stderr_logger();
+        world_desc.thread_count = desc->thread_count;
+        if ((r = sinew_world_create(&world_desc, &run->world)) != SINEW_OK) {
+            return fail_runtime(r, "sinew_world_create");
+        }
+        run->owns_world = 1;
+    }
+    if ((r = sinew_rig_create(run->world, &desc->character->rig, &run->rig)) != SINEW_OK) {
+        return fail_runtime(r, "sinew_rig_create");
+    }
+    sinew_skin_desc skin_desc = SINEW_SKIN_DESC_INIT;
+    skin_desc.rig = run->rig;
+    skin_desc.backend = desc->backend;
+    skin_desc.params = desc->params;
+    skin_desc.param_count = desc->param_count;
+    r = sinew_world_add_skin(run->world, &skin_desc, &run->skin);
+    return r == SINEW_OK ? r : fail_runtime(r, "sinew_world_add_skin");
+}
+
+/* Checks, topology, buffers, tissue model, world, rig and skin; release() undoes any part. */
+static sinew_result open_run(const sample_quality_desc* desc, quality_run* run)
+{
+    memset(run, 0, sizeof *run);
+    run->desc = desc;
+    sinew_result r = check_target(desc, run);
+    if (r != SINEW_OK) return r;
+    const sinew_rig_desc* rig = &desc->character->rig;
+    const uint32_t joint_count = rig->skeleton.joint_count;
+    r = sample_topology_build(run->rest, run->vertex_count, rig->render_mesh.indices,
+                              rig->render_mesh.triangle_count, &run->topology);
+    if (r != SINEW_OK) return r;
+    run->pose = malloc(sizeof(float) * 16 * joint_count);
+    run->output = malloc(sizeof(float) * 3 * run->vertex_count);
+    run->previous = malloc(sizeof(float) * 3 * run->vertex_count);
+    if (!run->pose || !run->output || !run->previous) {
+        return sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sample_quality_run: out of memory");
+    }
+    if ((r = open_tissue(run)) != SINEW_OK || (r = open_skin(run)) != SINEW_OK) return r;
+    sinew_output_desc output = SINEW_OUTPUT_DESC_INIT;
+    output.vertex_capacity = run->vertex_count;
+    output.positions = run->output;
+    run->output_desc = output;
+    sinew_pose_desc pose = SINEW_POSE_DESC_INIT;
+    pose.joint_count = joint_count;
+    pose.matrices = run->pose;
+    pose.space = run->animation ? SINEW_POSE_LOCAL : SINEW_POSE_MODEL;
+    run->pose_desc = pose;
+    return SINEW_OK;
+}
+
+/* One step at animation frame `frame` (time frame / 60 s, looping). Every step before a
+ * measured one is simulated, so a physics backend arrives with the momentum the motion gives
+ * it. */
+static sinew_result step_animation(quality_run* run, uint32_t frame)
+{
+    sinew_result r = sinew_animation_sample(run->animation, (float)frame / 60.0f, 1, run->pose);
+    if (r != SINEW_OK) return fail_runtime(r, "sinew_animation_sample");
+    if ((r = sinew_skin_set_pose(run->world, run->skin, &run->pose_desc)) != SINEW_OK ||
+        (r = sinew_world_update(run->world, 1.0f / 60.0f)) != SINEW_OK) {
+        return fail_runtime(r, "posing or stepping the skin");
+    }
+    return SINEW_OK;
+}
+
+static sinew_result read_output(quality_run* run)
+{
+    run->output_desc.positions = run->output;
+    sinew_result r = sinew_skin_read_output(run->world, run->skin, &run->output_desc);
+    return r == SINEW_OK ? r : fail_runtime(r, "sinew_skin_read_output");
+}
+
+/* The static target at step s: the ramp's fraction of the angle, the whole angle from step
+ * SAMPLE_RAMP_STEPS on. */
+static sinew_result static_pose(quality_run* run, uint32_t s)
+{
+    const sample_quality_desc* desc = run->desc;
+    const float t = s < SAMPLE_RAMP_STEPS ? (float)s / SAMPLE_RAMP_STEPS : 1.0f;
+    const float degrees = desc->pose.degrees * t;
+    sinew_result r = sample_bend_twist_pose(desc->character, (uint32_t)run->joint,
+                                            desc->pose.kind == SAMPLE_POSE_BEND ? degrees : 0.0f,
+                                            desc->pose.kind == SAMPLE_POSE_TWIST ? degrees : 0.0f,
+                                            run->pose);
+    if (r != SINEW_OK || desc->pose.kind != SAMPLE_POSE_AXIS) return r;
+    if (!isfinite(degrees)) {
+        return sample_fail(SINEW_ERROR_NONFINITE, "pose axis: angle %g is not finite",
+                           (double)degrees);
+    }
+    sample_rotate_subtree(desc->character, (uint32_t)run->joint, desc->pose.axis,
+                          degrees * (float)(3.14159265358979323846 / 180.0), run->pose);
+    return SINEW_OK;
+}
+
+/* Every backend gets the same schedule: a ramp (a physics backend would tear under a jump),
+ * then steps until no vertex moves, which a geometric backend reaches on the first step after
+ * the ramp. */
+static sinew_result settle_static(quality_run* run, uint32_t* steps, int* settled)
+{
+    const double tolerance =
+        SAMPLE_SETTLE_TOLERANCE * sample_bounding_diagonal(run->rest, run->vertex_count);
+    const uint32_t budget = run->desc->settle_steps ? run->desc->settle_steps : SAMPLE_SETTLE_STEPS;
+    for (uint32_t s = 1; s <= SAMPLE_RAMP_STEPS + budget; ++s) {
+        /* The last output becomes `previous`; the step writes the other buffer. */
+        float* swap = run->previous;
+        run->previous = run->output;
+        run->output = swap;
+        sinew_result r = static_pose(run, s);
+        if (r != SINEW_OK) return r;
+        if ((r = sinew_skin_set_pose(run->world, run->skin, &run->pose_desc)) != SINEW_OK ||
+            (r = sinew_world_update(run->world, 1.0f / 60.0f)) != SINEW_OK) {
+            return fail_runtime(r, "posing or stepping the skin");
+        }
+        if ((r = read_output(run)) != SINEW_OK) return r;
+        ++*steps;
+        if (s > SAMPLE_RAMP_STEPS) {
+            double move = largest_move(run->output, run->previous, run->vertex_count);
+            if (move < tolerance || (tolerance == 0.0 && move == 0.0)) {
+                *settled = 1;
+                break;
+            }
+            if (isnan(move)) break;   /* a broken mesh never settles */
+        }
+    }
+    return SINEW_OK;
+}
+
+/* The figures of one frame of the output: the same measurement for single runs and sweeps.
+ * 0 when the intersection count ran out of memory (it logged the line). */
+static int measure_frame(const quality_run* run, uint32_t frame, sample_quality_frame* out)
+{
+    const sample_topology* topology = &run->topology;
+    out->frame = frame;
+    out->volume = sample_enclosed_volume(topology, run->output);
+    out->volume_ratio =
+        topology->closed ? out->volume / sample_enclosed_volume(topology, run->rest) : NAN;
+    out->self_intersections = sample_count_self_intersections(topology, run->output);
+    sample_edge_stretch(topology, run->rest, run->output, &out->min_edge_stretch,
+                        &out->max_edge_stretch);
+    out->nonfinite_vertices = sample_count_nonfinite(run->output, run->vertex_count);
+    return out->self_intersections != UINT32_MAX;
+}
+
+/* local_volume_ratio of a static pose: the region around the joint chosen at rest, its cone
+ * volume from the joint's rest centre at rest and from its posed centre (the translation of
+ * its model matrix in the pose) in the output. */
+static sinew_result measure_local(const quality_run* run, sample_quality_report* out)
+{
+    const size_t j = (size_t)run->joint;
+    const float* bind = run->desc->character->rig.skeleton.bind_matrices + 16 * j + 12;
+    const float* posed = run->pose + 16 * j + 12;
+    const double rest_centre[3] = { bind[0], bind[1], bind[2] };
+    const double posed_centre[3] = { posed[0], posed[1], posed[2] };
+    out->local_radius = 2.0 * run->tissue.joint_radius[j];
+    uint32_t* region = NULL;
+    uint32_t count = sample_local_select(&run->topology, run->rest, rest_centre, out->local_radius,
+                                         &region);
+    if (count == UINT32_MAX) return SINEW_ERROR_OUT_OF_MEMORY;   /* it logged the line */
+    double rest_volume = sample_local_volume(&run->topology, run->rest, region, count, rest_centre);
+    double volume = sample_local_volume(&run->topology, run->output, region, count, posed_centre);
+    out->local_triangles = count;
+    out->local_volume_ratio = count > 0 ? volume / rest_volume : NAN;
+    free(region);
+    return SINEW_OK;
+}
+
+static sample_quality_tissue tissue_figures(const sample_tissue* tissue)
+{
+    sample_quality_tissue t;
+    memset(&t, 0, sizeof t);
+    t.present = tissue->has_model;
+    t.tets = tissue->tets;
+    t.inverted = tissue->inverted;
+    t.degenerate = tissue->degenerate;
+    t.poor = tissue->poor;
+    return t;
+}
+
+/* The report of a single run from its last output. */
+static sinew_result fill_report(const quality_run* run, sample_quality_report* out)
+{
+    const sinew_rig_desc* rig = &run->desc->character->rig;
+    sample_quality_frame frame;
+    if (!measure_frame(run, 0, &frame)) return SINEW_ERROR_OUT_OF_MEMORY;
+    out->vertices = run->vertex_count;
+    out->triangles = rig->render_mesh.triangle_count;
+    out->joint = run->joint;
+    out->joint_name = (run->joint >= 0 && rig->skeleton.names) ? rig->skeleton.names[run->joint] : NULL;
+    out->closed = run->topology.closed;
+    out->rest_volume = sample_enclosed_volume(&run->topology, run->rest);
+    out->volume = frame.volume;
+    out->volume_ratio = frame.volume_ratio;
+    out->self_intersections = frame.self_intersections;
+    out->rest_self_intersections = sample_count_self_intersections(&run->topology, run->rest);
+    out->min_edge_stretch = frame.min_edge_stretch;
+    out->max_edge_stretch = frame.max_edge_stretch;
+    out->nonfinite_vertices = frame.nonfinite_vertices;
+    out->tissue = tissue_figures(&run->tissue);
+    out->local_radius = NAN;
+    out->local_volume_ratio = NAN;
+    if (out->rest_self_intersections == UINT32_MAX) return SINEW_ERROR_OUT_OF_MEMORY;
+    return run->joint >= 0 ? measure_local(run, out) : SINEW_OK;
+}
+
 sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_report* out)
 {
     if (!desc || !out || !desc->character) {
         return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_run: NULL argument");
     }
     memset(out, 0, sizeof *out);
-    const sample_character* character = desc->character;
-    const sinew_rig_desc* rig_desc = &character->rig;
-    const uint32_t joint_count = rig_desc->skeleton.joint_count;
-    const uint32_t vertex_count = rig_desc->render_mesh.vertex_count;
-    const float* rest = rig_desc->render_mesh.positions;
-    if (joint_count == 0 || vertex_count == 0 || !rest || !rig_desc->skeleton.bind_matrices) {
-        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
-                           "sample_quality_run: character %s has no joints or no render mesh",
-                           character->name ? character->name : "?");
-    }
-
-    /* Which joint, or which animation: checked before any heavy work. */
-    int32_t joint = -1;
-    const sinew_animation* animation = NULL;
-    if (desc->pose.kind == SAMPLE_POSE_ANIM) {
-        if (desc->pose.animation >= character->animation_count) {
-            return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
-                               "pose anim:%u:%u: character %s has %u animations",
-                               desc->pose.animation, desc->pose.frame, character->name,
-                               character->animation_count);
-        }
-        animation = &character->animations[desc->pose.animation];
-    } else if (desc->pose.kind == SAMPLE_POSE_BEND || desc->pose.kind == SAMPLE_POSE_TWIST ||
-               desc->pose.kind == SAMPLE_POSE_AXIS) {
-        joint = desc->joint ? sample_find_joint(character, desc->joint)
-                            : sample_default_joint(character);
-        if (joint < 0) {
-            return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "character %s has no joint named \"%s\"",
-                               character->name, desc->joint ? desc->joint : "(default)");
-        }
-        float twist_axis[3], bend_axis[3];
-        sinew_result r = sample_joint_axes(character, (uint32_t)joint, twist_axis, bend_axis);
-        if (r != SINEW_OK) return r;
-    } else {
-        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_run: pose kind %d",
-                           (int)desc->pose.kind);
-    }
-
     quality_run run;
-    memset(&run, 0, sizeof run);
-    sinew_result r = sample_topology_build(rest, vertex_count, rig_desc->render_mesh.indices,
-                                           rig_desc->render_mesh.triangle_count, &run.topology);
-    if (r != SINEW_OK) return r;
-    run.pose = malloc(sizeof(float) * 16 * joint_count);
-    run.output = malloc(sizeof(float) * 3 * vertex_count);
-    run.previous = malloc(sizeof(float) * 3 * vertex_count);
-    if (!run.pose || !run.output || !run.previous) {
-        release(&run);
-        return sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sample_quality_run: out of memory");
-    }
-
-    if (desc->world) {
-        run.world = desc->world;
-    } else {
-        sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
-        world_desc.logger = desc->logger ? desc->logger : sample_stderr_logger();
-        world_desc.thread_count = desc->thread_count;
-        r = sinew_world_create(&world_desc, &run.world);
-        if (r != SINEW_OK) {
-            release(&run);
-            return fail_runtime(r, "sinew_world_create");
-        }
-        run.owns_world = 1;
-    }
-    r = sinew_rig_create(run.world, rig_desc, &run.rig);
-    if (r != SINEW_OK) {
-        release(&run);
-        return fail_runtime(r, "sinew_rig_create");
-    }
-    sinew_skin_desc skin_desc = SINEW_SKIN_DESC_INIT;
-    skin_desc.rig = run.rig;
-    skin_desc.backend = desc->backend;
-    skin_desc.params = desc->params;
-    skin_desc.param_count = desc->param_count;
-    r = sinew_world_add_skin(run.world, &skin_desc, &run.skin);
-    if (r != SINEW_OK) {
-        release(&run);
-        return fail_runtime(r, "sinew_world_add_skin");
-    }
-
-    sinew_output_desc output = SINEW_OUTPUT_DESC_INIT;
-    output.vertex_capacity = vertex_count;
-    output.positions = run.output;
-    sinew_pose_desc pose = SINEW_POSE_DESC_INIT;
-    pose.joint_count = joint_count;
-    pose.matrices = run.pose;
-    const float dt = 1.0f / 60.0f;
+    sinew_result r = open_run(desc, &run);
     uint32_t steps = 0;
     int settled = 0;
-
-    if (animation) {
-        /* Every step before the requested one is simulated, so a physics backend arrives
-         * with the momentum the motion gives it. */
-        pose.space = SINEW_POSE_LOCAL;
-        for (uint32_t frame = 0; frame <= desc->pose.frame; ++frame) {
-            r = sinew_animation_sample(animation, (float)frame / 60.0f, 1, run.pose);
-            if (r != SINEW_OK) {
-                release(&run);
-                return fail_runtime(r, "sinew_animation_sample");
-            }
-            if ((r = sinew_skin_set_pose(run.world, run.skin, &pose)) != SINEW_OK ||
-                (r = sinew_world_update(run.world, dt)) != SINEW_OK) {
-                release(&run);
-                return fail_runtime(r, "posing or stepping the skin");
-            }
-            ++steps;
+    if (r == SINEW_OK && run.animation) {
+        for (uint32_t frame = 0; frame <= desc->pose.frame && r == SINEW_OK; ++frame) {
+            r = step_animation(&run, frame);
+            if (r == SINEW_OK) ++steps;
         }
-        r = sinew_skin_read_output(run.world, run.skin, &output);
-        if (r != SINEW_OK) {
-            release(&run);
-            return fail_runtime(r, "sinew_skin_read_output");
-        }
-    } else {
-        /* Every backend gets the same schedule: a ramp (a physics backend would tear under a
-         * jump), then steps until no vertex moves, which a geometric backend reaches on the
-         * first step after the ramp. */
-        const double tolerance = SAMPLE_SETTLE_TOLERANCE * sample_bounding_diagonal(rest, vertex_count);
-        const uint32_t budget = desc->settle_steps ? desc->settle_steps : SAMPLE_SETTLE_STEPS;
-        pose.space = SINEW_POSE_MODEL;
-        for (uint32_t s = 1; s <= SAMPLE_RAMP_STEPS + budget; ++s) {
-            /* The last output becomes `previous`; the step writes the other buffer. */
-            float* swap = run.previous;
-            run.previous = run.output;
-            run.output = swap;
-            output.positions = run.output;
-            const float t = s < SAMPLE_RAMP_STEPS ? (float)s / SAMPLE_RAMP_STEPS : 1.0f;
-            const float degrees = desc->pose.degrees * t;
-            r = sample_bend_twist_pose(character, (uint32_t)joint,
-                                       desc->pose.kind == SAMPLE_POSE_BEND ? degrees : 0.0f,
-                                       desc->pose.kind == SAMPLE_POSE_TWIST ? degrees : 0.0f,
-                                       run.pose);
-            if (r == SINEW_OK && desc->pose.kind == SAMPLE_POSE_AXIS) {
-                if (!isfinite(degrees)) {
-                    r = sample_fail(SINEW_ERROR_NONFINITE, "pose axis: angle %g is not finite",
-                                    (double)degrees);
-                } else {
-                    sample_rotate_subtree(character, (uint32_t)joint, desc->pose.axis,
-                                          degrees * (float)(3.14159265358979323846 / 180.0),
-                                          run.pose);
-                }
-            }
-            if (r != SINEW_OK) {
-                release(&run);
-                return r;
-            }
-            if ((r = sinew_skin_set_pose(run.world, run.skin, &pose)) != SINEW_OK ||
-                (r = sinew_world_update(run.world, dt)) != SINEW_OK ||
-                (r = sinew_skin_read_output(run.world, run.skin, &output)) != SINEW_OK) {
-                release(&run);
-                return fail_runtime(r, "posing, stepping or reading the skin");
-            }
-            ++steps;
-            if (s > SAMPLE_RAMP_STEPS) {
-                double move = largest_move(run.output, run.previous, vertex_count);
-                if (move < tolerance || (tolerance == 0.0 && move == 0.0)) {
-                    settled = 1;
-                    break;
-                }
-                if (isnan(move)) break;   /* a broken mesh never settles */
-            }
-        }
+        if (r == SINEW_OK) r = read_output(&run);
+        settled = 1;
+    } else if (r == SINEW_OK) {
+        r = settle_static(&run, &steps, &settled);
     }
-
-    const sample_topology* topology = &run.topology;
-    out->vertices = vertex_count;
-    out->triangles = rig_desc->render_mesh.triangle_count;
-    out->joint = joint;
-    out->joint_name = (joint >= 0 && rig_desc->skeleton.names) ? rig_desc->skeleton.names[joint] : NULL;
+    if (r == SINEW_OK) r = fill_report(&run, out);
     out->steps = steps;
-    out->settled = animation ? 1 : settled;
-    out->closed = topology->closed;
-    out->rest_volume = sample_enclosed_volume(topology, rest);
-    out->volume = sample_enclosed_volume(topology, run.output);
-    out->volume_ratio = topology->closed ? out->volume / out->rest_volume : NAN;
-    out->self_intersections = sample_count_self_intersections(topology, run.output);
-    out->rest_self_intersections = sample_count_self_intersections(topology, rest);
-    sample_edge_stretch(topology, rest, run.output, &out->min_edge_stretch, &out->max_edge_stretch);
-    out->nonfinite_vertices = sample_count_nonfinite(run.output, vertex_count);
+    out->settled = settled;
     release(&run);
-    if (out->self_intersections == UINT32_MAX || out->rest_self_intersections == UINT32_MAX) {
-        return SINEW_ERROR_OUT_OF_MEMORY;   /* the counter logged the line */
+    return r;
+}
+
+/* ---- sweeps ---- */
+
+/* The frames a spec names for this animation, checked against SAMPLE_SWEEP_MAX_FRAME. */
+static sinew_result sweep_range(const sample_sweep_spec* spec, const sinew_animation* animation,
+                                sample_sweep_report* out)
+{
+    out->loop_frames = sample_animation_loop_frames(animation);
+    if (out->loop_frames == 0 || out->loop_frames == UINT32_MAX) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
+                           "sweep: the animation has no keys or no finite length up to %d frames",
+                           SAMPLE_MAX_LOOP_FRAMES);
+    }
+    out->first = spec->loop ? 0 : spec->first;
+    out->last = spec->loop ? out->loop_frames - 1 + spec->after : spec->last;
+    if (out->first > out->last || out->last > SAMPLE_SWEEP_MAX_FRAME) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sweep: frames %u..%u are not within 0..%d",
+                           out->first, out->last, SAMPLE_SWEEP_MAX_FRAME);
+    }
+    out->frame_count = out->last - out->first + 1;
+    return SINEW_OK;
+}
+
+/* Plays frames 0..last and measures first..last into out->frames. */
+static sinew_result sweep_play(quality_run* run, sample_sweep_report* out)
+{
+    out->frames = calloc(out->frame_count, sizeof *out->frames);
+    if (!out->frames) return sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sweep: out of memory");
+    for (uint32_t frame = 0; frame <= out->last; ++frame) {
+        sinew_result r = step_animation(run, frame);
+        if (r != SINEW_OK) return r;
+        ++out->steps;
+        if (frame < out->first) continue;
+        if ((r = read_output(run)) != SINEW_OK) return r;
+        if (!measure_frame(run, frame, &out->frames[frame - out->first])) {
+            return SINEW_ERROR_OUT_OF_MEMORY;
+        }
     }
     return SINEW_OK;
+}
+
+/* Maximum and sum over the frames. */
+static void sweep_summarise(sample_sweep_report* out)
+{
+    out->max_edge_stretch = NAN;
+    for (uint32_t i = 0; i < out->frame_count; ++i) {
+        const sample_quality_frame* f = &out->frames[i];
+        if (f->self_intersections > out->max_self_intersections) {
+            out->max_self_intersections = f->self_intersections;
+        }
+        out->sum_self_intersections += f->self_intersections;
+        if (isfinite(f->max_edge_stretch) &&
+            !(f->max_edge_stretch <= out->max_edge_stretch)) {
+            out->max_edge_stretch = f->max_edge_stretch;
+        }
+        out->nonfinite_total += f->nonfinite_vertices;
+    }
+}
+
+sinew_result sample_quality_sweep(const sample_quality_desc* desc, const sample_sweep_spec* spec,
+                                  sample_sweep_report* out)
+{
+    if (!desc || !spec || !out || !desc->character) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_sweep: NULL argument");
+    }
+    memset(out, 0, sizeof *out);
+    if (desc->pose.kind != SAMPLE_POSE_ANIM) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_sweep: the pose is not "
+                           "an animation");
+    }
+    quality_run run;
+    sinew_result r = open_run(desc, &run);
+    if (r == SINEW_OK) r = sweep_range(spec, run.animation, out);
+    if (r == SINEW_OK) r = sweep_play(&run, out);
+    if (r == SINEW_OK) {
+        out->vertices = run.vertex_count;
+        out->triangles = desc->character->rig.render_mesh.triangle_count;
+        out->animation = desc->pose.animation;
+        out->closed = run.topology.closed;
+        out->rest_self_intersections = sample_count_self_intersections(&run.topology, run.rest);
+        out->tissue = tissue_figures(&run.tissue);
+        sweep_summarise(out);
+        if (out->rest_self_intersections == UINT32_MAX) r = SINEW_ERROR_OUT_OF_MEMORY;
+    }
+    release(&run);
+    if (r != SINEW_OK) sample_sweep_report_free(out);
+    return r;
+}
+
+void sample_sweep_report_free(sample_sweep_report* report)
+{
+    if (!report) return;
+    free(report->frames);
+    memset(report, 0, sizeof *report);
+}
+
+/* ---- printing ---- */
+
+/* The members every report begins with. */
+static void json_head(sample_json* json, const sample_quality_desc* desc, const char* pose_text)
+{
+    sample_json_string(json, "backend", desc->backend ? desc->backend : "lbs");
+    sample_json_string(json, "character", desc->character->source);
+    sample_json_string(json, "pose", pose_text);
+}
+
+/* The tissue figures (volumetric backends only) and the parameters, which end every report. */
+static void json_tail(sample_json* json, const sample_quality_desc* desc,
+                      const sample_quality_tissue* tissue)
+{
+    if (tissue->present) {
+        sample_json_uint(json, "tissue_tets", tissue->tets);
+        sample_json_uint(json, "tissue_inverted", tissue->inverted);
+        sample_json_uint(json, "tissue_degenerate", tissue->degenerate);
+        sample_json_uint(json, "tissue_poor", tissue->poor);
+    }
+    sample_json_begin_array(json, "params");
+    for (uint32_t i = 0; i < desc->param_count; ++i) {
+        char text[512];
+        snprintf(text, sizeof text, "%s=%s", desc->params[i].key, desc->params[i].value);
+        sample_json_string(json, NULL, text);
+    }
+    sample_json_end_array(json);
 }
 
 void sample_quality_print_json(FILE* out, const sample_quality_desc* desc, const char* pose_text,
@@ -321,9 +593,7 @@ void sample_quality_print_json(FILE* out, const sample_quality_desc* desc, const
     sample_json json;
     sample_json_init(&json, out);
     sample_json_begin_object(&json, NULL);
-    sample_json_string(&json, "backend", desc->backend ? desc->backend : "lbs");
-    sample_json_string(&json, "character", desc->character->source);
-    sample_json_string(&json, "pose", pose_text);
+    json_head(&json, desc, pose_text);
     sample_json_string(&json, "joint", report->joint_name);
     sample_json_uint(&json, "vertices", report->vertices);
     sample_json_uint(&json, "triangles", report->triangles);
@@ -338,29 +608,103 @@ void sample_quality_print_json(FILE* out, const sample_quality_desc* desc, const
     sample_json_number(&json, "max_edge_stretch", report->max_edge_stretch);
     sample_json_number(&json, "min_edge_stretch", report->min_edge_stretch);
     sample_json_uint(&json, "nonfinite_vertices", report->nonfinite_vertices);
-    sample_json_begin_array(&json, "params");
-    for (uint32_t i = 0; i < desc->param_count; ++i) {
-        char text[512];
-        snprintf(text, sizeof text, "%s=%s", desc->params[i].key, desc->params[i].value);
-        sample_json_string(&json, NULL, text);
-    }
-    sample_json_end_array(&json);
+    sample_json_number(&json, "local_volume_ratio", report->local_volume_ratio);
+    if (report->joint >= 0) sample_json_uint(&json, "local_triangles", report->local_triangles);
+    else sample_json_null(&json, "local_triangles");
+    sample_json_number(&json, "local_radius", report->local_radius);
+    json_tail(&json, desc, &report->tissue);
     sample_json_end_object(&json);
+}
+
+/* "0.9876", or `missing` for NaN. */
+static const char* format_ratio(char* text, size_t size, double value, const char* missing)
+{
+    if (isfinite(value)) snprintf(text, size, "%.4f", value);
+    else snprintf(text, size, "%s", missing);
+    return text;
 }
 
 void sample_quality_print_text(FILE* out, const sample_quality_desc* desc, const char* pose_text,
                                const sample_quality_report* report)
 {
     if (!out || !desc || !desc->character || !report) return;
-    char volume[32];
-    if (isfinite(report->volume_ratio)) snprintf(volume, sizeof volume, "%.4f", report->volume_ratio);
-    else snprintf(volume, sizeof volume, "n/a (open mesh)");
+    char volume[32], local[96] = "", tissue[128] = "";
+    format_ratio(volume, sizeof volume, report->volume_ratio, "n/a (open mesh)");
+    if (report->joint >= 0) {
+        char ratio[32];
+        snprintf(local, sizeof local, ", local volume ratio %s over %u triangles",
+                 format_ratio(ratio, sizeof ratio, report->local_volume_ratio, "n/a"),
+                 report->local_triangles);
+    }
+    if (report->tissue.present) {
+        snprintf(tissue, sizeof tissue, ", tissue %u tets (%u inverted, %u degenerate, %u poor)",
+                 report->tissue.tets, report->tissue.inverted, report->tissue.degenerate,
+                 report->tissue.poor);
+    }
     fprintf(out,
-            "%s on %s, pose %s%s%s: volume ratio %s, %u self-intersections (%u at rest), "
-            "edge stretch %.4f..%.4f, %u non-finite vertices, %u steps%s\n",
+            "%s on %s, pose %s%s%s: volume ratio %s%s, %u self-intersections (%u at rest), "
+            "edge stretch %.4f..%.4f, %u non-finite vertices, %u steps%s%s\n",
             desc->backend ? desc->backend : "lbs", desc->character->source, pose_text ? pose_text : "",
             report->joint_name ? " at " : "", report->joint_name ? report->joint_name : "", volume,
-            report->self_intersections, report->rest_self_intersections, report->min_edge_stretch,
-            report->max_edge_stretch, report->nonfinite_vertices, report->steps,
-            report->settled ? "" : " (not settled)");
+            local, report->self_intersections, report->rest_self_intersections,
+            report->min_edge_stretch, report->max_edge_stretch, report->nonfinite_vertices,
+            report->steps, report->settled ? "" : " (not settled)", tissue);
+}
+
+void sample_sweep_print_json(FILE* out, const sample_quality_desc* desc, const char* pose_text,
+                             const sample_sweep_report* report)
+{
+    if (!out || !desc || !desc->character || !report) return;
+    sample_json json;
+    sample_json_init(&json, out);
+    sample_json_begin_object(&json, NULL);
+    json_head(&json, desc, pose_text);
+    sample_json_uint(&json, "animation", report->animation);
+    sample_json_uint(&json, "loop_frames", report->loop_frames);
+    sample_json_uint(&json, "first_frame", report->first);
+    sample_json_uint(&json, "last_frame", report->last);
+    sample_json_uint(&json, "vertices", report->vertices);
+    sample_json_uint(&json, "triangles", report->triangles);
+    sample_json_uint(&json, "steps", report->steps);
+    sample_json_bool(&json, "closed", report->closed);
+    sample_json_uint(&json, "rest_self_intersections", report->rest_self_intersections);
+    sample_json_begin_array(&json, "frames");
+    for (uint32_t i = 0; i < report->frame_count; ++i) {
+        const sample_quality_frame* f = &report->frames[i];
+        sample_json_begin_object(&json, NULL);
+        sample_json_uint(&json, "frame", f->frame);
+        sample_json_uint(&json, "self_intersections", f->self_intersections);
+        sample_json_number(&json, "max_edge_stretch", f->max_edge_stretch);
+        sample_json_number(&json, "min_edge_stretch", f->min_edge_stretch);
+        sample_json_number(&json, "volume_ratio", f->volume_ratio);
+        sample_json_uint(&json, "nonfinite_vertices", f->nonfinite_vertices);
+        sample_json_end_object(&json);
+    }
+    sample_json_end_array(&json);
+    sample_json_uint(&json, "max_self_intersections", report->max_self_intersections);
+    sample_json_uint(&json, "sum_self_intersections", report->sum_self_intersections);
+    sample_json_number(&json, "max_edge_stretch", report->max_edge_stretch);
+    sample_json_uint(&json, "nonfinite_total", report->nonfinite_total);
+    json_tail(&json, desc, &report->tissue);
+    sample_json_end_object(&json);
+}
+
+void sample_sweep_print_text(FILE* out, const sample_quality_desc* desc, const char* pose_text,
+                             const sample_sweep_report* report)
+{
+    if (!out || !desc || !desc->character || !report) return;
+    for (uint32_t i = 0; i < report->frame_count; ++i) {
+        const sample_quality_frame* f = &report->frames[i];
+        char volume[32];
+        fprintf(out, "frame %u: %u self-intersections, edge stretch %.4f..%.4f, volume ratio %s, "
+                "%u non-finite vertices\n", f->frame, f->self_intersections, f->min_edge_stretch,
+                f->max_edge_stretch, format_ratio(volume, sizeof volume, f->volume_ratio, "n/a"),
+                f->nonfinite_vertices);
+    }
+    fprintf(out, "%s on %s, %s frames %u..%u (loop %u frames): %llu self-intersections in all, "
+            "at most %u in a frame, largest edge stretch %.4f, %llu non-finite vertices\n",
+            desc->backend ? desc->backend : "lbs", desc->character->source,
+            pose_text ? pose_text : "", report->first, report->last, report->loop_frames,
+            (unsigned long long)report->sum_self_intersections, report->max_self_intersections,
+            report->max_edge_stretch, (unsigned long long)report->nonfinite_total);
 }

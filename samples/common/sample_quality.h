@@ -55,6 +55,24 @@ typedef struct sample_quality_desc {
     sinew_world* world;
 } sample_quality_desc;
 
+/* The figures of one deformed frame (what the sweep reports per frame). */
+typedef struct sample_quality_frame {
+    uint32_t frame;                     /* ANIM: the step; static poses: 0 */
+    double volume_ratio;                /* enclosed volume over rest; NaN when not closed */
+    double volume;
+    uint32_t self_intersections;        /* pairs (sample_count_self_intersections) */
+    double min_edge_stretch;
+    double max_edge_stretch;
+    uint32_t nonfinite_vertices;
+} sample_quality_frame;
+
+/* The tissue model of a volumetric backend (ps, fps, fps-cuda), from sample_tissue_build with
+ * the model-shaping keys of the run's parameters. */
+typedef struct sample_quality_tissue {
+    int present;                        /* 0 for geometric backends */
+    uint32_t tets, inverted, degenerate, poor;
+} sample_quality_tissue;
+
 typedef struct sample_quality_report {
     uint32_t vertices;                  /* render mesh */
     uint32_t triangles;
@@ -71,11 +89,23 @@ typedef struct sample_quality_report {
     double min_edge_stretch;
     double max_edge_stretch;
     uint32_t nonfinite_vertices;
+    /* Static poses: the volume around the posed joint (README.md, local_volume_ratio). The
+     * region is the welded triangles with all three corners within local_radius (twice the
+     * joint's radius in the volumetric skeleton, 2018 Sec. 3.1) of the joint's rest centre;
+     * the volume is the sum of the signed tetrahedra (centre, a, b, c), posed (centre: the
+     * joint's posed position) over rest. NaN for ANIM or an empty region. */
+    double local_radius;
+    uint32_t local_triangles;
+    double local_volume_ratio;
+    sample_quality_tissue tissue;
 } sample_quality_report;
 
 /* Creates a world, the rig and one skin, poses and steps it, measures the output, and tears
  * everything down. Static poses ramp from rest over SAMPLE_RAMP_STEPS steps and then step
- * until settled; ANIM steps every frame from 0 to `frame`. Errors: INVALID_ARGUMENT (bad
+ * until settled; ANIM steps every frame from 0 to `frame`. Static poses and volumetric
+ * backends also build the tissue model once (sample_tissue_build), for the local region's
+ * radius and the tissue figures; INVALID_ARGUMENT when a model-shaping --set value is
+ * malformed. Errors: INVALID_ARGUMENT (bad
  * desc, unknown joint, animation out of range) and whatever the runtime returns; each is
  * reported in one line. */
 sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_report* out);
@@ -85,5 +115,52 @@ void sample_quality_print_json(FILE* out, const sample_quality_desc* desc, const
                                const sample_quality_report* report);
 void sample_quality_print_text(FILE* out, const sample_quality_desc* desc, const char* pose_text,
                                const sample_quality_report* report);
+
+/* ---- sweeps: every frame of a stretch of an animation ---- */
+
+/* "A:B" (frames A to B, inclusive) or "loop+N" (every frame of one loop and the first N
+ * after its jump back to the start: frames 0 .. loop - 1 + N, sample_animation_loop_frames).
+ * 0 (after printing a line) when malformed. */
+typedef struct sample_sweep_spec {
+    int loop;                           /* loop+N form */
+    uint32_t first, last;               /* A:B form */
+    uint32_t after;                     /* loop+N form: N */
+} sample_sweep_spec;
+enum { SAMPLE_SWEEP_MAX_FRAME = 10000000 };
+int sample_sweep_parse(const char* text, sample_sweep_spec* out);
+/* "anim:K" (no frame: the sweep gives the frames). 0 (after printing a line) otherwise. */
+int sample_sweep_pose_parse(const char* text, uint32_t* animation);
+
+typedef struct sample_sweep_report {
+    uint32_t vertices, triangles;
+    uint32_t animation;
+    uint32_t loop_frames;               /* sample_animation_loop_frames */
+    uint32_t first, last;               /* the frames measured */
+    uint32_t steps;                     /* world updates run: last + 1 */
+    int closed;
+    uint32_t rest_self_intersections;
+    uint32_t frame_count;               /* last - first + 1 */
+    sample_quality_frame* frames;       /* owned; sample_sweep_report_free */
+    uint32_t max_self_intersections;
+    uint64_t sum_self_intersections;
+    double max_edge_stretch;            /* over the frames (NaN when none is finite) */
+    uint64_t nonfinite_total;           /* non-finite vertices summed over the frames */
+    sample_quality_tissue tissue;
+} sample_sweep_report;
+
+/* Plays animation desc->pose.animation (desc->pose.kind must be SAMPLE_POSE_ANIM; its frame is
+ * unused) from step 0, every step simulated as in sample_quality_run, and measures each frame
+ * the spec names: the figures of a frame equal those of a run at anim:K:FRAME. Errors as
+ * sample_quality_run's, and INVALID_ARGUMENT for a range past SAMPLE_SWEEP_MAX_FRAME. */
+sinew_result sample_quality_sweep(const sample_quality_desc* desc, const sample_sweep_spec* spec,
+                                  sample_sweep_report* out);
+void sample_sweep_report_free(sample_sweep_report* report);
+
+/* The sweep as the tool prints it: JSON (one line per frame in "frames"), or one line per
+ * frame and a summary line. */
+void sample_sweep_print_json(FILE* out, const sample_quality_desc* desc, const char* pose_text,
+                             const sample_sweep_report* report);
+void sample_sweep_print_text(FILE* out, const sample_quality_desc* desc, const char* pose_text,
+                             const sample_sweep_report* report);
 
 #endif

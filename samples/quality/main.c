@@ -11,15 +11,20 @@
 #include "sample_character.h"
 #include "sample_options.h"
 #include "sample_quality.h"
+#include "sample_tissue.h"
 
 static void usage(FILE* out)
 {
     fprintf(out,
         "usage: sinew-quality --character PATH --backend NAME --pose POSE [options]\n"
+        "       sinew-quality --character PATH --backend NAME --pose anim:K --sweep A:B|loop+N\n"
+        "                     [options]\n"
         "\n"
         "Poses a character with one skinning backend and measures its render mesh: enclosed\n"
-        "volume against the rest pose, intersecting triangle pairs, edge stretch extremes and\n"
-        "non-finite vertices.\n"
+        "volume against the rest pose (and around the posed joint), intersecting triangle pairs,\n"
+        "edge stretch extremes and non-finite vertices; for ps, fps and fps-cuda also the\n"
+        "tetrahedra of the tissue model. A sweep plays an animation and measures every frame of\n"
+        "a range.\n"
         "\n"
         "  --character PATH   a text-format .ini character, or any file assimp reads\n"
         "  --backend NAME     skinning backend, e.g. lbs or dqs\n"
@@ -29,11 +34,15 @@ static void usage(FILE* out)
         "                                  second, looping), every step before it simulated\n"
         "                     axis:X:Y:Z:DEG rotate the joint by DEG about the model-space\n"
         "                                  direction (X, Y, Z) through it\n"
+        "                     anim:K       with --sweep: animation K, frames from the sweep\n"
+        "  --sweep A:B        play from step 0 and measure every frame from A to B (inclusive)\n"
+        "  --sweep loop+N     every frame of one loop of the animation and the first N frames\n"
+        "                     after its jump back to the start\n"
         "  --joint NAME       joint to bend or twist (default: middle of the longest chain)\n"
         "  --settle N         steps allowed to settle after the 30-step ramp (default 600)\n"
         "  --threads T        world threads (default: one per core)\n"
         "  --set KEY=VALUE    backend parameter (repeatable)\n"
-        "  --json             print JSON instead of one line of text\n"
+        "  --json             print JSON instead of text\n"
         "  --help             print this and exit\n"
         "\n"
         "Exit codes: 0 done, 1 runtime error, 2 bad command line, 77 character file missing\n"
@@ -46,87 +55,149 @@ static int bad_usage(void)
     return SAMPLE_EXIT_USAGE;
 }
 
-int main(int argc, char** argv)
-{
-    const char* character_path = NULL;
-    const char* backend = NULL;
-    const char* pose_text = NULL;
-    const char* joint = NULL;
-    uint32_t settle = SAMPLE_SETTLE_STEPS, threads = 0;
-    int json = 0;
+/* What the command line asks for. */
+typedef struct quality_options {
+    const char* character_path;
+    const char* backend;
+    const char* pose_text;
+    const char* joint;
+    const char* sweep_text;
+    uint32_t settle, threads;
+    int json;
     sample_params params;
-    memset(&params, 0, sizeof params);
+} quality_options;
 
-    for (int i = 1; i < argc; ++i) {
-        const char* value = NULL;
-        int m;
-        if (sample_option_flag(argv, i, "--help") || sample_option_flag(argv, i, "-h")) {
-            usage(stdout);
-            sample_params_free(&params);
-            return SAMPLE_EXIT_OK;
-        } else if (sample_option_flag(argv, i, "--json")) {
-            json = 1;
-        } else if ((m = sample_shared_option(argc, argv, &i, &character_path, &backend,
-                                             &threads, &params)) != 0) {
-            if (m < 0) goto usage_error;
-        } else if ((m = sample_option_value(argc, argv, &i, "--pose", &value)) != 0) {
-            if (m < 0) goto usage_error;
-            pose_text = value;
-        } else if ((m = sample_option_value(argc, argv, &i, "--joint", &value)) != 0) {
-            if (m < 0) goto usage_error;
-            joint = value;
-        } else if ((m = sample_option_value(argc, argv, &i, "--settle", &value)) != 0) {
-            if (m < 0 || !sample_parse_u32("--settle", value, 1, 1000000, &settle)) goto usage_error;
-        } else {
-            fprintf(stderr, "sinew-quality: unknown option %s\n", argv[i]);
-            goto usage_error;
-        }
+/* One option at argv[*i]: 1 taken, 0 --help, -1 after printing the line that names the problem. */
+static int parse_option(int argc, char** argv, int* i, quality_options* o)
+{
+    const char* value = NULL;
+    int m;
+    if (sample_option_flag(argv, *i, "--help") || sample_option_flag(argv, *i, "-h")) return 0;
+    if (sample_option_flag(argv, *i, "--json")) {
+        o->json = 1;
+    } else if ((m = sample_shared_option(argc, argv, i, &o->character_path, &o->backend,
+                                         &o->threads, &o->params)) != 0) {
+        return m;
+    } else if ((m = sample_option_value(argc, argv, i, "--pose", &value)) != 0) {
+        o->pose_text = value;
+        return m;
+    } else if ((m = sample_option_value(argc, argv, i, "--joint", &value)) != 0) {
+        o->joint = value;
+        return m;
+    } else if ((m = sample_option_value(argc, argv, i, "--sweep", &value)) != 0) {
+        o->sweep_text = value;
+        return m;
+    } else if ((m = sample_option_value(argc, argv, i, "--settle", &value)) != 0) {
+        return m < 0 || !sample_parse_u32("--settle", value, 1, 1000000, &o->settle) ? -1 : 1;
+    } else {
+        fprintf(stderr, "sinew-quality: unknown option %s\n", argv[*i]);
+        return -1;
     }
-    sample_pose_spec pose;
-    if (!character_path || !backend || !pose_text) {
+    return 1;
+}
+
+/* The checks between options; fills the pose and the sweep. 0 after printing a line. */
+static int check_options(const quality_options* o, sample_pose_spec* pose, sample_sweep_spec* sweep)
+{
+    if (!o->character_path || !o->backend || !o->pose_text) {
         fprintf(stderr, "sinew-quality: --character, --backend and --pose are required\n");
-        goto usage_error;
+        return 0;
     }
-    if (!sample_pose_parse(pose_text, &pose)) goto usage_error;
+    memset(pose, 0, sizeof *pose);
+    if (o->sweep_text) {
+        if (!sample_sweep_parse(o->sweep_text, sweep)) return 0;
+        if (!sample_sweep_pose_parse(o->pose_text, &pose->animation)) return 0;
+        pose->kind = SAMPLE_POSE_ANIM;
+    } else if (strncmp(o->pose_text, "anim:", 5) == 0 && !strchr(o->pose_text + 5, ':')) {
+        fprintf(stderr, "option --pose: \"%s\" needs a frame (anim:K:FRAME) or --sweep\n",
+                o->pose_text);
+        return 0;
+    } else if (!sample_pose_parse(o->pose_text, pose)) {
+        return 0;
+    }
+    if (o->sweep_text && o->joint) {
+        fprintf(stderr, "sinew-quality: --joint has no meaning in a sweep of an animation\n");
+        return 0;
+    }
+    /* The model-shaping values are the tool's business too: it builds the tissue model. */
+    sample_tissue_params shaping;
+    return sample_tissue_params_parse(o->params.params, o->params.count, &shaping);
+}
 
+/* Runs the measurement (single pose or sweep) and prints it; the exit code. */
+static int measure(const quality_options* o, const sample_quality_desc* desc,
+                   const sample_sweep_spec* sweep)
+{
+    sinew_result r;
+    if (o->sweep_text) {
+        sample_sweep_report report;
+        r = sample_quality_sweep(desc, sweep, &report);
+        if (r == SINEW_OK && o->json) sample_sweep_print_json(stdout, desc, o->pose_text, &report);
+        else if (r == SINEW_OK) sample_sweep_print_text(stdout, desc, o->pose_text, &report);
+        sample_sweep_report_free(&report);
+    } else {
+        sample_quality_report report;
+        r = sample_quality_run(desc, &report);
+        if (r == SINEW_OK && o->json) sample_quality_print_json(stdout, desc, o->pose_text, &report);
+        else if (r == SINEW_OK) sample_quality_print_text(stdout, desc, o->pose_text, &report);
+    }
+    if (r != SINEW_OK) {
+        fprintf(stderr, "sinew-quality: %s with backend %s failed: %s\n", o->character_path,
+                o->backend, sinew_result_string(r));
+    }
+    return r == SINEW_OK ? SAMPLE_EXIT_OK : SAMPLE_EXIT_FAILURE;
+}
+
+/* Loads the character and measures; the exit code. */
+static int run(const quality_options* o, const sample_pose_spec* pose, const sample_sweep_spec* sweep)
+{
     sample_character character;
-    sinew_result r = sample_character_load(character_path, NULL, &character);
+    sinew_result r = sample_character_load(o->character_path, NULL, &character);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
         fprintf(stderr, "sinew-quality: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this an error)\n",
-                character_path);
-        sample_params_free(&params);
+                o->character_path);
         return SAMPLE_EXIT_SKIP;
     }
     if (r != SINEW_OK) {
-        fprintf(stderr, "sinew-quality: cannot load %s: %s\n", character_path, sinew_result_string(r));
-        sample_params_free(&params);
+        fprintf(stderr, "sinew-quality: cannot load %s: %s\n", o->character_path, sinew_result_string(r));
         return SAMPLE_EXIT_FAILURE;
     }
-
     sample_quality_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.character = &character;
-    desc.backend = backend;
-    desc.params = params.params;
-    desc.param_count = params.count;
-    desc.pose = pose;
-    desc.joint = joint;
-    desc.settle_steps = settle;
-    desc.thread_count = threads;
-    sample_quality_report report;
-    r = sample_quality_run(&desc, &report);
-    if (r == SINEW_OK) {
-        if (json) sample_quality_print_json(stdout, &desc, pose_text, &report);
-        else sample_quality_print_text(stdout, &desc, pose_text, &report);
-    } else {
-        fprintf(stderr, "sinew-quality: %s with backend %s failed: %s\n", character_path, backend,
-                sinew_result_string(r));
-    }
+    desc.backend = o->backend;
+    desc.params = o->params.params;
+    desc.param_count = o->params.count;
+    desc.pose = *pose;
+    desc.joint = o->joint;
+    desc.settle_steps = o->settle;
+    desc.thread_count = o->threads;
+    int code = measure(o, &desc, sweep);
     sample_character_free(&character);
-    sample_params_free(&params);
-    return r == SINEW_OK ? SAMPLE_EXIT_OK : SAMPLE_EXIT_FAILURE;
+    return code;
+}
 
-usage_error:
-    sample_params_free(&params);
-    return bad_usage();
+int main(int argc, char** argv)
+{
+    quality_options o;
+    memset(&o, 0, sizeof o);
+    o.settle = SAMPLE_SETTLE_STEPS;
+    for (int i = 1; i < argc; ++i) {
+        int m = parse_option(argc, argv, &i, &o);
+        if (m == 0) {
+            usage(stdout);
+            sample_params_free(&o.params);
+            return SAMPLE_EXIT_OK;
+        }
+        if (m < 0) {
+            sample_params_free(&o.params);
+            return bad_usage();
+        }
+    }
+    sample_pose_spec pose;
+    sample_sweep_spec sweep;
+    memset(&sweep, 0, sizeof sweep);
+    int code = check_options(&o, &pose, &sweep) ? run(&o, &pose, &sweep) : bad_usage();
+    sample_params_free(&o.params);
+    return code;
 }
