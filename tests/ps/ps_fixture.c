@@ -55,76 +55,21 @@ void ps_test_host_init(ps_test_host* host, sinew_log_level level, int uneven)
     host->api.jobs.user = host;
 }
 
-static float* area_normals(const sinew_mesh_desc* mesh)
-{
-    float* n = calloc((size_t)mesh->vertex_count * 3u, sizeof(float));
-    assert_non_null(n);
-    for (uint32_t t = 0; t < mesh->triangle_count; ++t) {
-        const uint32_t* tri = mesh->indices + 3u * t;
-        const float* a = mesh->positions + 3u * tri[0];
-        const float* b = mesh->positions + 3u * tri[1];
-        const float* c = mesh->positions + 3u * tri[2];
-        float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        float e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        float f[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
-                      e1[0] * e2[1] - e1[1] * e2[0]};
-        for (int k = 0; k < 3; ++k)
-            for (int q = 0; q < 3; ++q) n[3u * tri[k] + q] += f[q];
-    }
-    for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
-        float* x = n + 3u * v;
-        float l = sqrtf(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-        if (l > 0.0f) {
-            x[0] /= l, x[1] /= l, x[2] /= l;
-        } else {
-            x[0] = 0.0f, x[1] = 0.0f, x[2] = 1.0f;
-        }
-    }
-    return n;
-}
-
-static sinew_mesh_view mesh_view(const sinew_mesh_desc* mesh, const float* normals)
-{
-    sinew_mesh_view v;
-    memset(&v, 0, sizeof v);
-    v.vertex_count = mesh->vertex_count;
-    v.triangle_count = mesh->triangle_count;
-    v.positions = mesh->positions;
-    v.normals = normals;
-    v.indices = mesh->indices;
-    v.submesh_count = mesh->submesh_count;
-    v.submesh_first_triangle = mesh->submesh_first_triangle;
-    return v;
-}
-
 void ps_test_rig_load(ps_test_rig* rig, const char* path)
 {
     memset(rig, 0, sizeof *rig);
     sinew_result r = sample_character_load(path, NULL, &rig->character);
     if (r != SINEW_OK) fail_msg("loading %s: %s", path, sinew_result_string(r));
-    const sinew_rig_desc* d = &rig->character.rig;
-    rig->render_normals = d->render_mesh.normals ? NULL : area_normals(&d->render_mesh);
-    sinew_rig_view* v = &rig->view;
-    v->struct_size = (uint32_t)sizeof(sinew_rig_view);
-    v->joint_count = d->skeleton.joint_count;
-    v->parents = d->skeleton.parents;
-    v->names = d->skeleton.names;
-    v->bind_matrices = d->skeleton.bind_matrices;
     /* ps never reads the inverse bind matrices or the weights. */
-    v->render_mesh = mesh_view(&d->render_mesh, d->render_mesh.normals ? d->render_mesh.normals
-                                                                          : rig->render_normals);
-    if (d->simulation_mesh.vertex_count > 0) {
-        rig->sim_normals = area_normals(&d->simulation_mesh);
-        v->simulation_mesh = mesh_view(&d->simulation_mesh, rig->sim_normals);
-    }
+    r = sample_rig_view_build(&rig->character, &rig->built);
+    if (r != SINEW_OK) fail_msg("the rig view of %s: %s", path, sinew_result_string(r));
+    rig->view = rig->built.view;
 }
 
 void ps_test_rig_free(ps_test_rig* rig)
 {
     sample_character_free(&rig->character);
-    free(rig->render_normals);
-    free(rig->sim_normals);
-    free(rig->inverse_bind);
+    sample_rig_view_free(&rig->built);
     memset(rig, 0, sizeof *rig);
 }
 

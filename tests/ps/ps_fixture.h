@@ -11,6 +11,7 @@
 #include <sinew/sinew_plugin.h>
 
 #include "sample_character.h"
+#include "sample_tissue.h"
 
 typedef struct ps_test_host {
     sinew_host_api api;
@@ -21,14 +22,13 @@ typedef struct ps_test_host {
 /* The logger captures into host->log; messages up to `level` pass. */
 void ps_test_host_init(ps_test_host* host, sinew_log_level level, int uneven);
 
-/* A character loaded from a data path and the rig view of it (area-weighted normals computed
- * as the runtime does when a mesh has none). */
+/* A character loaded from a data path and the rig view of it (the samples'
+ * sample_rig_view_build: area-weighted normals computed as the runtime does when a mesh has
+ * none). */
 typedef struct ps_test_rig {
     sample_character character;
     sinew_rig_view view;
-    float* render_normals;
-    float* sim_normals;
-    float* inverse_bind;
+    sample_rig_view built;  /* owner of the normals `view` points to */
 } ps_test_rig;
 
 /* Loads `path` (fails the test when it does not load); the caller skips first when the data
