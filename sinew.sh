@@ -3,6 +3,9 @@
 #   ./sinew.sh demo [..]  build and run the main job, sinew-demo (options go to it; images in out/)
 #   ./sinew.sh test       build and run every test (ctest)
 #   ./sinew.sh sanitize   build with AddressSanitizer + UndefinedBehaviorSanitizer and run the tests
+#   ./sinew.sh quality [..] build sinew-quality and run the full quality sweep (not part of test;
+#                         options go to samples/quality/quality_sweep.sh): out/quality/ and the
+#                         table in samples/quality/README.md
 #   ./sinew.sh build      install dependencies and build only
 #   ./sinew.sh deps       install dependencies only
 # Environment: SINEW_BUILD_DIR (default build/), SINEW_JOBS (default: cores),
@@ -39,11 +42,15 @@ deps() {
     fi
 }
 
-build() { # build DIR [cmake args...]
+configure() { # configure DIR [cmake args...]
     local dir=$1; shift
     # shellcheck disable=SC2086
     cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" ${SINEW_CMAKE_ARGS:-}
-    cmake --build "$dir" -j "$JOBS"
+}
+
+build() { # build DIR [cmake args...]
+    configure "$@"
+    cmake --build "$1" -j "$JOBS"
 }
 
 run_tests() { # run_tests DIR
@@ -59,6 +66,14 @@ demo() {
     "$bin/sinew-demo" --out "$out" "$@"
 }
 
+quality() {
+    # Every backend over the test characters' animations and static poses, one measurement
+    # per core at a time (samples/quality/README.md).
+    configure "$BUILD"
+    cmake --build "$BUILD" -j "$JOBS" --target sinew-quality
+    "$ROOT/samples/quality/quality_sweep.sh" --bin "$BUILD/bin/sinew-quality" --jobs "$JOBS" "$@"
+}
+
 cmd=${1:-}
 case "$cmd" in
     deps) deps ;;
@@ -71,5 +86,7 @@ case "$cmd" in
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             run_tests "${SINEW_ASAN_BUILD_DIR:-$ROOT/build-asan}" ;;
     demo) deps; build "$BUILD"; shift; demo "$@" ;;
-    *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$cmd" ] || exit 2 ;;
+    quality) deps; shift; quality "$@" ;;
+    *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+       [ -z "$cmd" ] || exit 2 ;;
 esac
