@@ -418,7 +418,8 @@ static sinew_result fill_report(const quality_run* run, sample_quality_report* o
     out->vertices = run->vertex_count;
     out->triangles = rig->render_mesh.triangle_count;
     out->joint = run->joint;
-    out->joint_name = (run->joint >= 0 && rig->skeleton.names) ? rig->skeleton.names[run->joint] : NULL;
+    out->joint_name =
+        (run->joint >= 0 && rig->skeleton.names) ? rig->skeleton.names[run->joint] : NULL;
     out->closed = run->topology.closed;
     out->rest_volume = sample_enclosed_volume(&run->topology, run->rest);
     out->volume = frame.volume;
@@ -477,8 +478,9 @@ static sinew_result sweep_range(const sample_sweep_spec* spec, const sinew_anima
     out->first = spec->loop ? 0 : spec->first;
     out->last = spec->loop ? out->loop_frames - 1 + spec->after : spec->last;
     if (out->first > out->last || out->last > SAMPLE_SWEEP_MAX_FRAME) {
-        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sweep: frames %u..%u are not within 0..%d",
-                           out->first, out->last, SAMPLE_SWEEP_MAX_FRAME);
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
+                           "sweep: frames %u..%u are not within 0..%d", out->first, out->last,
+                           SAMPLE_SWEEP_MAX_FRAME);
     }
     out->frame_count = out->last - out->first + 1;
     return SINEW_OK;
@@ -644,8 +646,8 @@ void sample_quality_print_text(FILE* out, const sample_quality_desc* desc, const
     fprintf(out,
             "%s on %s, pose %s%s%s: volume ratio %s%s, %u self-intersections (%u at rest), "
             "edge stretch %.4f..%.4f, %u non-finite vertices, %u steps%s%s\n",
-            desc->backend ? desc->backend : "lbs", desc->character->source, pose_text ? pose_text : "",
-            report->joint_name ? " at " : "", report->joint_name ? report->joint_name : "", volume,
+            desc->backend ? desc->backend : "lbs", desc->character->source,
+            pose_text ? pose_text : "", report->joint_name ? " at " : "", report->joint_name ? report->joint_name : "", volume,
             local, report->self_intersections, report->rest_self_intersections,
             report->min_edge_stretch, report->max_edge_stretch, report->nonfinite_vertices,
             report->steps, report->settled ? "" : " (not settled)", tissue);

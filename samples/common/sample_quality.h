@@ -104,10 +104,9 @@ typedef struct sample_quality_report {
  * everything down. Static poses ramp from rest over SAMPLE_RAMP_STEPS steps and then step
  * until settled; ANIM steps every frame from 0 to `frame`. Static poses and volumetric
  * backends also build the tissue model once (sample_tissue_build), for the local region's
- * radius and the tissue figures; INVALID_ARGUMENT when a model-shaping --set value is
- * malformed. Errors: INVALID_ARGUMENT (bad
- * desc, unknown joint, animation out of range) and whatever the runtime returns; each is
- * reported in one line. */
+ * radius and the tissue figures. Errors: INVALID_ARGUMENT (bad desc, unknown joint, animation
+ * out of range, a malformed model-shaping parameter) and whatever the runtime or the tissue
+ * model returns; each is reported in one line. */
 sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_report* out);
 
 /* The report as the tool prints it: JSON, or one human-readable line. */

@@ -62,15 +62,16 @@ static sinew_mesh_view mesh_view(const sinew_mesh_desc* mesh, const float* norma
 
 sinew_result sample_rig_view_build(const sample_character* character, sample_rig_view* out)
 {
-    if (!out) return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_rig_view_build: out is NULL");
-    memset(out, 0, sizeof *out);
-    if (!character) {
-        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_rig_view_build: character is NULL");
+    if (!out || !character) {
+        if (out) memset(out, 0, sizeof *out);
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_rig_view_build: NULL argument");
     }
+    memset(out, 0, sizeof *out);
     const sinew_rig_desc* d = &character->rig;
     const sinew_mesh_desc* render = &d->render_mesh;
     const sinew_mesh_desc* sim = &d->simulation_mesh;
-    if (!render->normals && render->vertex_count > 0 && !(out->render_normals = area_normals(render))) {
+    if (!render->normals && render->vertex_count > 0 &&
+        !(out->render_normals = area_normals(render))) {
         return sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sample_rig_view_build: out of memory");
     }
     if (sim->vertex_count > 0 && !(out->simulation_normals = area_normals(sim))) {

@@ -138,8 +138,11 @@ static int measure(const quality_options* o, const sample_quality_desc* desc,
     } else {
         sample_quality_report report;
         r = sample_quality_run(desc, &report);
-        if (r == SINEW_OK && o->json) sample_quality_print_json(stdout, desc, o->pose_text, &report);
-        else if (r == SINEW_OK) sample_quality_print_text(stdout, desc, o->pose_text, &report);
+        if (r == SINEW_OK && o->json) {
+            sample_quality_print_json(stdout, desc, o->pose_text, &report);
+        } else if (r == SINEW_OK) {
+            sample_quality_print_text(stdout, desc, o->pose_text, &report);
+        }
     }
     if (r != SINEW_OK) {
         fprintf(stderr, "sinew-quality: %s with backend %s failed: %s\n", o->character_path,
@@ -149,17 +152,19 @@ static int measure(const quality_options* o, const sample_quality_desc* desc,
 }
 
 /* Loads the character and measures; the exit code. */
-static int run(const quality_options* o, const sample_pose_spec* pose, const sample_sweep_spec* sweep)
+static int run(const quality_options* o, const sample_pose_spec* pose,
+               const sample_sweep_spec* sweep)
 {
     sample_character character;
     sinew_result r = sample_character_load(o->character_path, NULL, &character);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
-        fprintf(stderr, "sinew-quality: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this an error)\n",
-                o->character_path);
+        fprintf(stderr, "sinew-quality: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this "
+                "an error)\n", o->character_path);
         return SAMPLE_EXIT_SKIP;
     }
     if (r != SINEW_OK) {
-        fprintf(stderr, "sinew-quality: cannot load %s: %s\n", o->character_path, sinew_result_string(r));
+        fprintf(stderr, "sinew-quality: cannot load %s: %s\n", o->character_path,
+                sinew_result_string(r));
         return SAMPLE_EXIT_FAILURE;
     }
     sample_quality_desc desc;

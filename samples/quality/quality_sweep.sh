@@ -46,7 +46,8 @@ parse_args() {
             *) fail_usage "unknown option $1" ;;
         esac
     done
-    [[ $JOBS =~ ^[1-9][0-9]{0,2}$ ]] || fail_usage "--jobs \"$JOBS\" is not a whole number in 1..999"
+    [[ $JOBS =~ ^[1-9][0-9]{0,2}$ ]] ||
+        fail_usage "--jobs \"$JOBS\" is not a whole number in 1..999"
     [ -x "$BIN" ] || fail_usage "$BIN is not an executable (build sinew-quality first)"
     [ "$README" = "-" ] || [ -f "$README" ] || fail_usage "README $README does not exist"
     if [ -d "$DATA" ]; then DATA=$(cd "$DATA" && pwd); fi
@@ -73,7 +74,8 @@ job_list() {
         path=$(character_path "$name")
         for ((k = 0; k < count; ++k)); do
             for backend in "${BACKENDS[@]}"; do
-                echo "anim.$name.$k.$backend --character $path --backend $backend --pose anim:$k --sweep loop+$AFTER"
+                echo "anim.$name.$k.$backend --character $path --backend $backend" \
+                     "--pose anim:$k --sweep loop+$AFTER"
             done
         done
     done
@@ -83,7 +85,8 @@ job_list() {
         local joint_args=""
         [ "$joint" = "-" ] || joint_args="--joint $joint"
         for backend in "${BACKENDS[@]}"; do
-            echo "pose.$name.$joint.${pose/:/}.$backend --character $path --backend $backend --pose $pose $joint_args"
+            echo "pose.$name.$joint.${pose/:/}.$backend --character $path" \
+                 "--backend $backend --pose $pose $joint_args"
         done
     done
 }
@@ -184,7 +187,7 @@ add_row() { # JSON_HEAD MD_HEAD ID_PREFIX KIND
 }
 
 collect_rows() {
-    local entry name count k prefix joint pose loop frames
+    local entry name count k prefix joint pose loop frames head
     : >"$JSON_ROWS.anim"; : >"$JSON_ROWS.pose"; : >"$MD_ROWS.anim"; : >"$MD_ROWS.pose"
     for entry in "${SWEEPS[@]}"; do
         read -r name count <<<"$entry"
@@ -195,8 +198,8 @@ collect_rows() {
                 loop=$(json_value "$prefix.lbs" loop_frames)
                 frames=$(grep -c '^ *{"frame": ' "$RUNS/$prefix.lbs.json" || true)
             fi
-            add_row "\"character\": \"$name\", \"animation\": $k, \"loop_frames\": $loop, \"frames\": $frames" \
-                "| $name | $k | $frames |" "$prefix" anim
+            head="\"character\": \"$name\", \"animation\": $k, \"loop_frames\": $loop"
+            add_row "$head, \"frames\": $frames" "| $name | $k | $frames |" "$prefix" anim
         done
     done
     for entry in "${POSES[@]}"; do
@@ -303,7 +306,8 @@ main() {
         case "$(job_rc "$id")" in
             0) ;;
             77) echo "quality_sweep.sh: $id skipped: $(tail -1 "$RUNS/$id.err")" >&2 ;;
-            *) failed=$((failed + 1)); echo "quality_sweep.sh: $id failed: $(tail -1 "$RUNS/$id.err")" >&2 ;;
+            *) failed=$((failed + 1))
+               echo "quality_sweep.sh: $id failed: $(tail -1 "$RUNS/$id.err")" >&2 ;;
         esac
     done < <(job_list)
     echo "quality_sweep.sh: wrote $OUT/quality.json and $OUT/quality.md in $seconds s" >&2

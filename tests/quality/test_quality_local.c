@@ -189,7 +189,9 @@ static sample_quality_report measure(const sample_character* character, const ch
     assert_true(sample_pose_parse(pose, &desc.pose));
     sample_quality_report report;
     sinew_result r = sample_quality_run(&desc, &report);
-    if (r != SINEW_OK) fail_msg("sample_quality_run %s %s: %s", backend, pose, sinew_result_string(r));
+    if (r != SINEW_OK) {
+        fail_msg("sample_quality_run %s %s: %s", backend, pose, sinew_result_string(r));
+    }
     return report;
 }
 
@@ -268,7 +270,8 @@ static void test_tissue_fields(void** state)
     };
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; ++i) {
         const int volumetric = strcmp(backends[i], "lbs") != 0;
-        sample_quality_report report = measure(&cylinder, backends[i], "bend:30", "joint2", NULL, 0);
+        sample_quality_report report =
+            measure(&cylinder, backends[i], "bend:30", "joint2", NULL, 0);
         assert_int_equal(report.tissue.present, volumetric);
         char* json = report_json(&cylinder, backends[i], "bend:30", &report);
         const char* keys[] = { "\"tissue_tets\": ", "\"tissue_inverted\": ",

@@ -81,8 +81,9 @@ static void test_loop_sweep_summary(void** state)
     double stretch = 0.0;
     for (uint32_t i = 0; i < sweep.frame_count; ++i) {
         assert_int_equal(sweep.frames[i].frame, i);
-        most = sweep.frames[i].self_intersections > most ? sweep.frames[i].self_intersections : most;
-        sum += sweep.frames[i].self_intersections;
+        const uint32_t pairs = sweep.frames[i].self_intersections;
+        most = pairs > most ? pairs : most;
+        sum += pairs;
         stretch = fmax(stretch, sweep.frames[i].max_edge_stretch);
     }
     assert_int_equal(sweep.max_self_intersections, most);
