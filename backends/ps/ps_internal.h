@@ -133,8 +133,10 @@ typedef struct ps_model {
     double shrink_residual; /* largest foot point move of the last smoothing iteration,
                                relative to the bounding-box diagonal */
     uint32_t inside_count;  /* skin vertices that started inside the volumetric skeleton */
+    double* foot;           /* 3 per skin vertex: the smoothed foot points on the skeleton
+                               lines (for the repair; NULL in a model restored from a bake) */
 
-    /* Sec. 3.3 and 4.1: tetrahedra (3 per prism: slots of ps_tet_slots) and their rest data. */
+    /* Sec. 3.3 and 4.1: tetrahedra (3 per prism, ps_prism_tets_split) and their rest data. */
     uint32_t tet_count;
     uint32_t* tets;         /* 4 tissue indices per tet */
     double* tet_A;          /* 12 per tet: A = (E E^T)^-1 E, 3 x 4 row-major */
@@ -177,11 +179,36 @@ typedef struct ps_model {
 #define PS_DEGENERATE_QUALITY 1e-6
 #define PS_POOR_QUALITY 1e-3
 
-/* Local vertex slots of the 3 tets of a prism (a, b, c, a', b', c' with a < b < c): the
- * quad over edge (u, v), u < v, is split along u-v', so neighbouring prisms agree. */
-extern const uint8_t ps_tet_slots[3][4];
-
 void ps_model_free(const sinew_host_api* host, ps_model* model);
+
+/* Sec. 3.3 (ps_tissue.c): whether prism p's base centroid lies below its skin triangle as
+ * wound (on the side away from its normal); the outward side of a prism is the one away from
+ * its base, so meshes wound either way work. */
+bool ps_prism_base_below(const ps_model* m, uint32_t p);
+/* Per prism, the side its base belongs on (1: below its skin triangle as wound): in a
+ * connected part of the skin wound consistently, the side most of the part's bases are on,
+ * so that a prism whose base crossed to the outside counts as inverted; elsewhere each
+ * prism's own side. OUT_OF_MEMORY with one log line. */
+sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint8_t* below);
+/* The split of prism p into 3 tets (ps_split.c): `order` (0..5) orders its corners; the quad
+ * over each edge is cut from the earlier corner to the later one's base copy. The tets'
+ * corners are ordered so that each has positive volume when the prism is well formed with its
+ * base on the given side. */
+void ps_prism_tets_split(const ps_model* m, uint32_t p, bool base_below, uint8_t order,
+                         uint32_t tets[3][4]);
+/* The worst quality (ps_tet_quality) of prism p's tets in that split. */
+double ps_prism_quality(const ps_model* m, uint32_t p, bool base_below, uint8_t order);
+/* Per prism the split: the vertex-index order (Sec. 3.3), with edges flipped where that raises
+ * a prism that has a tet below PS_POOR_QUALITY. OUT_OF_MEMORY with one log line. */
+sinew_result ps_split_choose(const sinew_host_api* host, const ps_model* m, const uint8_t* below,
+                             uint8_t* order);
+/* The same flips starting from the given splits. */
+sinew_result ps_split_improve(const sinew_host_api* host, const ps_model* m, const uint8_t* below,
+                              uint8_t* order);
+/* Signed volume of tet (a, b, c, d) over the cube of its longest edge (0 for a point); the
+ * volume itself into *volume when not NULL. */
+double ps_tet_quality(const double* a, const double* b, const double* c, const double* d,
+                      double* volume);
 
 /* Builds the whole model from the rig (Sec. 3.1-3.3, 6). */
 sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* rig,
@@ -268,7 +295,14 @@ sinew_result ps_model_weld(const sinew_host_api* host, const sinew_rig_view* rig
 /* bone_radii: NULL, "" or the parameter of that name (user-given radii, Sec. 3.1). */
 sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view* rig,
                                const char* bone_radii, ps_model* m);
-sinew_result ps_shrink(const sinew_host_api* host, ps_model* m);
+/* Sec. 3.2 (ps_shrink.c); the rig's weights choose each vertex's bones (ps_skin_joints). */
+sinew_result ps_shrink(const sinew_host_api* host, const sinew_rig_view* rig, ps_model* m);
+/* Per skin vertex the joint with the largest skin weight (PS_NONE without weights). */
+sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* rig,
+                            const ps_model* m, uint32_t* joint);
+/* Raises base vertices toward their skin vertices until every tet reaches PS_POOR_QUALITY
+ * (ps_repair.c). */
+sinew_result ps_shrink_repair(const sinew_host_api* host, ps_model* m);
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m);
 sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view* rig,
                                ps_model* m);

@@ -2,6 +2,7 @@
  * constraints (Sec. 4.1). SPDX-License-Identifier: MIT */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -9,12 +10,6 @@
 /* A tet whose volume is below PS_DEGENERATE_QUALITY of its longest edge cubed (a prism tet of
  * height h over edges L has about h / (6 L)) is degenerate: its (E E^T)^-1 would blow up, so
  * it is left out of the strain energy. */
-
-/* Sec. 3.3: the quad over a prism edge (u, v), u < v, splits along u-v'. With a < b < c in
- * slots 0-2 and their base copies in slots 3-5 this gives the 3 tets below (ordered so that
- * all three have the same orientation), and two prisms sharing an edge split their common
- * quad the same way. */
-const uint8_t ps_tet_slots[3][4] = {{0, 1, 2, 5}, {0, 1, 5, 4}, {0, 3, 4, 5}};
 
 static double signed_volume(const double* a, const double* b, const double* c, const double* d)
 {
@@ -68,6 +63,108 @@ static bool fit_matrix(const double* x[4], double A[12])
     return true;
 }
 
+bool ps_prism_base_below(const ps_model* m, uint32_t p)
+{
+    const uint32_t* v = m->triangles + 3u * p;
+    const double* x0 = m->rest + 3u * v[0];
+    const double* x1 = m->rest + 3u * v[1];
+    const double* x2 = m->rest + 3u * v[2];
+    double e1[3], e2[3], nrm[3], down[3];
+    for (int k = 0; k < 3; ++k) {
+        e1[k] = x1[k] - x0[k];
+        e2[k] = x2[k] - x0[k];
+        down[k] = (m->rest[3u * ((size_t)m->n + v[0]) + k] + m->rest[3u * ((size_t)m->n + v[1]) + k] +
+                   m->rest[3u * ((size_t)m->n + v[2]) + k] - x0[k] - x1[k] - x2[k]) / 3.0;
+    }
+    nrm[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    nrm[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    nrm[2] = e1[0] * e2[1] - e1[1] * e2[0];
+    return nrm[0] * down[0] + nrm[1] * down[1] + nrm[2] * down[2] <= 0.0;
+}
+
+static uint32_t find_root(uint32_t* parent, uint32_t i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+static int compare_u64(const void* a, const void* b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Marks (flag 2) the components, by root, in which a directed edge occurs twice: their
+ * winding is not consistent. `edges` has room for 3 triangle_count entries. */
+static void mark_inconsistent(const ps_model* m, uint32_t* parent, uint64_t* edges, uint8_t* flag)
+{
+    uint32_t tc = m->triangle_count;
+    for (uint32_t p = 0; p < tc; ++p)
+        for (int k = 0; k < 3; ++k)
+            edges[3u * p + k] = ((uint64_t)m->triangles[3u * p + k] << 32) |
+                                m->triangles[3u * p + (k + 1) % 3];
+    qsort(edges, 3u * (size_t)tc, sizeof(uint64_t), compare_u64);
+    for (size_t e = 1; e < 3u * (size_t)tc; ++e)
+        if (edges[e] == edges[e - 1]) flag[find_root(parent, (uint32_t)(edges[e] >> 32))] |= 2u;
+}
+
+sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint8_t* below)
+{
+    uint32_t n = m->n, tc = m->triangle_count;
+    uint32_t* parent = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
+    int32_t* votes = (int32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(int32_t));
+    uint8_t* flag = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1u);
+    uint64_t* edges = (uint64_t*)sinew_host_calloc(host, tc ? 3u * (size_t)tc : 1u, sizeof(uint64_t));
+    if (!parent || !votes || !flag || !edges) {
+        sinew_host_free(host, parent);
+        sinew_host_free(host, votes);
+        sinew_host_free(host, flag);
+        sinew_host_free(host, edges);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory orienting "
+                               "%u prisms", tc);
+    }
+    for (uint32_t i = 0; i < n; ++i) parent[i] = i;
+    for (uint32_t p = 0; p < tc; ++p)
+        for (int k = 1; k < 3; ++k) {
+            uint32_t a = find_root(parent, m->triangles[3u * p]);
+            uint32_t b = find_root(parent, m->triangles[3u * p + k]);
+            if (a != b) parent[b] = a;
+        }
+    mark_inconsistent(m, parent, edges, flag);
+    for (uint32_t p = 0; p < tc; ++p) {
+        below[p] = ps_prism_base_below(m, p) ? 1u : 0u;
+        votes[find_root(parent, m->triangles[3u * p])] += below[p] ? 1 : -1;
+    }
+    for (uint32_t p = 0; p < tc; ++p) {
+        uint32_t root = find_root(parent, m->triangles[3u * p]);
+        if (!(flag[root] & 2u)) below[p] = votes[root] >= 0 ? 1u : 0u;
+    }
+    sinew_host_free(host, parent);
+    sinew_host_free(host, votes);
+    sinew_host_free(host, flag);
+    sinew_host_free(host, edges);
+    return SINEW_OK;
+}
+
+double ps_tet_quality(const double* a, const double* b, const double* c, const double* d,
+                      double* volume)
+{
+    const double* x[4] = {a, b, c, d};
+    double lmax2 = 0.0;
+    for (int i = 0; i < 4; ++i)
+        for (int j = i + 1; j < 4; ++j) {
+            double d2 = 0.0;
+            for (int q = 0; q < 3; ++q) d2 += (x[i][q] - x[j][q]) * (x[i][q] - x[j][q]);
+            lmax2 = fmax(lmax2, d2);
+        }
+    double vol = signed_volume(a, b, c, d);
+    if (volume) *volume = vol;
+    return lmax2 > 0.0 ? vol / (lmax2 * sqrt(lmax2)) : 0.0;
+}
+
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
 {
     uint32_t n = m->n, tc = m->triangle_count;
@@ -82,87 +179,54 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
         !m->vertex_tris)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for %u tets",
                                m->tet_count);
+    uint8_t* below = (uint8_t*)sinew_host_calloc(host, tc ? 2u * (size_t)tc : 1u, 1u);
+    if (!below) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    uint8_t* order = below + tc;
+    sinew_result r = ps_prism_orient(host, m, below);
+    if (r == SINEW_OK) r = ps_split_choose(host, m, below, order);
+    if (r != SINEW_OK) {
+        sinew_host_free(host, below);
+        return r;
+    }
     uint32_t degenerate = 0, inverted = 0, poor = 0;
     for (uint32_t p = 0; p < tc; ++p) {
-        uint32_t v[3];
-        memcpy(v, m->triangles + 3u * p, sizeof v);
-        /* The orientation the skin gives the prism: the base lies below the outward side of
-         * the triangle as wound in the mesh. Sorting the corners may flip the winding. */
-        const double* x0 = m->rest + 3u * v[0];
-        const double* x1 = m->rest + 3u * v[1];
-        const double* x2 = m->rest + 3u * v[2];
-        double e1[3], e2[3], nrm[3], down[3];
-        for (int k = 0; k < 3; ++k) {
-            e1[k] = x1[k] - x0[k];
-            e2[k] = x2[k] - x0[k];
-            down[k] = (m->rest[3u * ((size_t)n + v[0]) + k] + m->rest[3u * ((size_t)n + v[1]) + k] +
-                       m->rest[3u * ((size_t)n + v[2]) + k] - x0[k] - x1[k] - x2[k]) / 3.0;
-        }
-        nrm[0] = e1[1] * e2[2] - e1[2] * e2[1];
-        nrm[1] = e1[2] * e2[0] - e1[0] * e2[2];
-        nrm[2] = e1[0] * e2[1] - e1[1] * e2[0];
-        bool downward = nrm[0] * down[0] + nrm[1] * down[1] + nrm[2] * down[2] <= 0.0;
-        /* sort a < b < c; each swap flips the winding */
-        bool flipped = false;
-        for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 2 - i; ++j)
-                if (v[j] > v[j + 1]) {
-                    uint32_t t = v[j];
-                    v[j] = v[j + 1];
-                    v[j + 1] = t;
-                    flipped = !flipped;
-                }
-        uint32_t slot[6] = {v[0], v[1], v[2], n + v[0], n + v[1], n + v[2]};
-        /* With the base below a counter-clockwise (a, b, c), tet (a, b, c, c') has negative
-         * volume; the expected sign of every tet of this prism in slot order is therefore: */
-        double expected = (downward != flipped) ? -1.0 : 1.0;
+        uint32_t prism[3][4];
+        ps_prism_tets_split(m, p, below[p] != 0, order[p], prism);
         for (int k = 0; k < 3; ++k) {
             uint32_t t = 3u * p + (uint32_t)k;
             uint32_t* tet = m->tets + 4u * t;
-            for (int c = 0; c < 4; ++c) tet[c] = slot[ps_tet_slots[k][c]];
+            memcpy(tet, prism[k], sizeof prism[k]);
             const double* x[4];
             for (int c = 0; c < 4; ++c) x[c] = m->rest + 3u * tet[c];
-            double vol = signed_volume(x[0], x[1], x[2], x[3]);
-            /* Consistent orientation: every well-formed tet is stored with positive volume. */
-            if (expected < 0.0) {
-                uint32_t tmp = tet[0];
-                tet[0] = tet[1];
-                tet[1] = tmp;
-                const double* tx = x[0];
-                x[0] = x[1];
-                x[1] = tx;
-                vol = -vol;
-            }
-            double lmax2 = 0.0;
-            for (int a = 0; a < 4; ++a)
-                for (int b = a + 1; b < 4; ++b) {
-                    double d2 = 0.0;
-                    for (int q = 0; q < 3; ++q) d2 += (x[a][q] - x[b][q]) * (x[a][q] - x[b][q]);
-                    lmax2 = fmax(lmax2, d2);
-                }
-            double lmax = sqrt(lmax2);
+            double vol;
+            double quality = ps_tet_quality(x[0], x[1], x[2], x[3], &vol);
             m->tet_volume[t] = vol;
-            bool degen = !(fabs(vol) > PS_DEGENERATE_QUALITY * lmax * lmax * lmax) ||
-                         !fit_matrix(x, m->tet_A + 12u * t);
-            if (degen) {
+            /* (E E^T)^-1 of a flat tet blows up: it is left out of the strain energy. Flat
+             * and inverted ones above that keep their rest shape: they still tie their
+             * prism's corners together, where leaving them out frees hinge-like modes. */
+            bool fitted = fit_matrix(x, m->tet_A + 12u * t);
+            if (!fitted || !(fabs(quality) > PS_DEGENERATE_QUALITY)) {
+                ++degenerate;
                 m->tet_excluded[t] = 1;
                 memset(m->tet_A + 12u * t, 0, 12u * sizeof(double));
-                ++degenerate;
             } else if (vol < 0.0) {
                 ++inverted;
-            } else if (vol < PS_POOR_QUALITY * lmax * lmax * lmax) {
+            } else if (quality < PS_POOR_QUALITY) {
                 ++poor;
             }
         }
     }
+    sinew_host_free(host, below);
     m->degenerate_count = degenerate;
     m->inverted_count = inverted;
     m->poor_count = poor;
-    if (degenerate || inverted)
+    if (degenerate || inverted || poor)
         sinew_host_log(host, SINEW_LOG_WARNING,
-                       "ps: %u of %u tetrahedra are degenerate (left out of the strain energy) "
-                       "and %u are inverted at rest (the shrunken skin folds there; they keep "
-                       "their rest shape as target)", degenerate, m->tet_count, inverted);
+                       "ps: %u of %u tetrahedra are inverted at rest and %u flat (quality below "
+                       "%g; the shrunken skin folds there, they keep their rest shape as "
+                       "target), %u degenerate (below %g, left out of the strain energy)",
+                       inverted, m->tet_count, poor, PS_POOR_QUALITY, degenerate,
+                       PS_DEGENERATE_QUALITY);
     /* Skin triangles around each vertex, for vertex normals. */
     for (uint32_t t = 0; t < tc; ++t)
         for (int k = 0; k < 3; ++k) m->vertex_tri_offsets[m->triangles[3u * t + k] + 1]++;

@@ -1,0 +1,89 @@
+/* Which joint moves each skin vertex, from the rig's skin weights: the joint with the largest
+ * weight. Skin shrinking (projective skinning Sec. 3.2) then looks for a vertex's foot point on
+ * the bones that joint moves only. The paper takes the closest point of the whole skeleton,
+ * which real rigs defeat: their helper bones pass through flesh they do not move (a neck bone
+ * through the back of the head, next to a ponytail), and the skin then follows the wrong bone.
+ * The weights, an artist's or the runtime's automatic ones, say which bone moves which skin.
+ * With a simulation mesh of its own, a skin vertex takes the weights interpolated at its
+ * closest point on the render mesh. SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "ps_internal.h"
+
+/* Adds `scale` times render vertex v's weights to acc (one entry per joint). */
+static void add_weights(const sinew_rig_view* rig, uint32_t v, double scale, double* acc)
+{
+    for (uint32_t e = rig->weight_offsets[v]; e < rig->weight_offsets[v + 1]; ++e)
+        if (rig->weight_joints[e] < rig->joint_count)
+            acc[rig->weight_joints[e]] += scale * rig->weight_values[e];
+}
+
+static uint32_t largest(const double* acc, uint32_t count)
+{
+    uint32_t best = PS_NONE;
+    for (uint32_t j = 0; j < count; ++j)
+        if (acc[j] > 0.0 && (best == PS_NONE || acc[j] > acc[best])) best = j;
+    return best;
+}
+
+/* The simulated mesh is the render mesh: the weights of the render vertices welded into each
+ * skin vertex, summed. */
+static void joints_from_weld(const sinew_rig_view* rig, const ps_model* m, double* acc,
+                             uint32_t* joint)
+{
+    uint32_t jn = rig->joint_count;
+    memset(acc, 0, sizeof(double) * (size_t)jn * m->n);
+    for (uint32_t v = 0; v < m->source_vertex_count; ++v)
+        add_weights(rig, v, 1.0, acc + (size_t)jn * m->weld[v]);
+    for (uint32_t i = 0; i < m->n; ++i) joint[i] = largest(acc + (size_t)jn * i, jn);
+}
+
+/* A simulation mesh of its own: the weights at each skin vertex's closest render point. */
+static sinew_result joints_from_render(const sinew_host_api* host, const sinew_rig_view* rig,
+                                       const ps_model* m, double* acc, uint32_t* joint)
+{
+    const sinew_mesh_view* render = &rig->render_mesh;
+    uint32_t jn = rig->joint_count;
+    double* positions = (double*)sinew_host_calloc(host, render->vertex_count, 3u * sizeof(double));
+    if (!positions) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    for (size_t k = 0; k < 3u * (size_t)render->vertex_count; ++k) positions[k] = render->positions[k];
+    ps_grid grid;
+    sinew_result r = ps_grid_build(host, positions, render->vertex_count, render->indices,
+                                   render->triangle_count, &grid);
+    if (r != SINEW_OK) {
+        sinew_host_free(host, positions);
+        return sinew_host_fail(host, r, "ps: out of memory for the render grid");
+    }
+    for (uint32_t i = 0; i < m->n; ++i) {
+        double q[3], bary[3],* a = acc + (size_t)jn * i;
+        memset(a, 0, sizeof(double) * jn);
+        uint32_t tri = ps_grid_closest(&grid, m->rest + 3u * i, q, bary);
+        for (int k = 0; tri != PS_NONE && k < 3; ++k)
+            add_weights(rig, render->indices[3u * tri + k], bary[k], a);
+        joint[i] = largest(a, jn);
+    }
+    ps_grid_free(host, &grid);
+    sinew_host_free(host, positions);
+    return SINEW_OK;
+}
+
+sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* rig,
+                            const ps_model* m, uint32_t* joint)
+{
+    for (uint32_t i = 0; i < m->n; ++i) joint[i] = PS_NONE;
+    bool separate = rig->simulation_mesh.vertex_count > 0;
+    if (!rig->weight_offsets || !rig->weight_joints || !rig->weight_values || m->n == 0 ||
+        (separate && rig->render_mesh.triangle_count == 0))
+        return SINEW_OK;
+    double* acc = (double*)sinew_host_calloc(host, (size_t)rig->joint_count * m->n, sizeof(double));
+    if (!acc)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for the "
+                               "weights of %u skin vertices", m->n);
+    sinew_result r = SINEW_OK;
+    if (separate)
+        r = joints_from_render(host, rig, m, acc, joint);
+    else
+        joints_from_weld(rig, m, acc, joint);
+    sinew_host_free(host, acc);
+    return r;
+}
