@@ -20,6 +20,8 @@
  *   optional tagged sections (version 2), each at most once, each u32 tag then its fields:
  *     "PCOL" collision candidates (Sec. 5.1): u32 pair count, per pair u32 i, j, bone_i,
  *            bone_j, joint (sorted, no duplicates);
+ *     "PSPL" the split of each prism (ps_split.c): u32 prism count, u8 split[count], zero
+ *            padding to a multiple of 4 bytes; without it the split is chosen anew;
  *     "PSLD" skin sliding (Sec. 4.2): u32 anchor count, per anchor u32 joint0, joint1, center,
  *            f64 rest[3], axis[3], ref[3], reach; u32 record count, per record u32 vertex,
  *            joint, anchor[4], f64 weight[4], p0[3];
@@ -32,6 +34,7 @@
 #define PS_BAKE_END 0x444e4550u
 #define PS_BAKE_TAG_COLLISIONS 0x4c4f4350u /* "PCOL" */
 #define PS_BAKE_TAG_SLIDING 0x444c5350u    /* "PSLD" */
+#define PS_BAKE_TAG_SPLIT 0x4c505350u      /* "PSPL" */
 
 /* ---- little-endian writing, in two passes (size, then bytes) ---- */
 
@@ -169,6 +172,12 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
             put_u32(o, c->joint);
         }
     }
+    if (m->prism_split) {
+        put_u32(o, PS_BAKE_TAG_SPLIT);
+        put_u32(o, m->triangle_count);
+        for (uint32_t p = 0; p < m->triangle_count; ++p) put_bytes_le(o, m->prism_split[p], 1);
+        for (uint32_t p = m->triangle_count; p % 4u; ++p) put_bytes_le(o, 0, 1);
+    }
     put_u32(o, PS_BAKE_TAG_SLIDING);
     put_u32(o, m->slide_anchor_count);
     for (uint32_t a = 0; a < m->slide_anchor_count; ++a) {
@@ -295,6 +304,25 @@ static sinew_result read_collisions(const sinew_host_api* host, bake_in* in, ps_
         }
         if (!ok) return BAD("collision pair %u is out of range or out of order", k);
         m->collision_pair_count = k + 1u;
+    }
+    return SINEW_OK;
+}
+
+/* The "PSPL" section: one split per prism, each below 6, zero padding to 4 bytes. */
+static sinew_result read_split(const sinew_host_api* host, bake_in* in, ps_model* m)
+{
+    if (m->prism_split) return BAD("the split section appears twice");
+    uint32_t count = get_u32(in);
+    size_t padded = ((size_t)count + 3u) / 4u * 4u;
+    if (count != m->triangle_count || !room_for(in, padded, 1u))
+        return BAD("the split section holds %u prisms, not %u", count, m->triangle_count);
+    m->prism_split = (uint8_t*)sinew_host_calloc(host, count ? count : 1u, 1u);
+    if (!m->prism_split)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps baked data: out of memory");
+    for (size_t p = 0; p < padded; ++p) {
+        uint8_t v = in->data[in->pos++];
+        if (p < count ? v >= 6u : v != 0u) return BAD("prism split %zu is out of range", p);
+        if (p < count) m->prism_split[p] = v;
     }
     return SINEW_OK;
 }
@@ -462,8 +490,10 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
         }
     }
     uint32_t end = get_u32(in);
-    while (!in->short_read && (end == PS_BAKE_TAG_COLLISIONS || end == PS_BAKE_TAG_SLIDING)) {
+    while (!in->short_read && (end == PS_BAKE_TAG_COLLISIONS || end == PS_BAKE_TAG_SLIDING ||
+                               end == PS_BAKE_TAG_SPLIT)) {
         sinew_result r = end == PS_BAKE_TAG_SLIDING ? read_sliding(host, in, m)
+                         : end == PS_BAKE_TAG_SPLIT ? read_split(host, in, m)
                                                     : read_collisions(host, in, m);
         if (r != SINEW_OK) return r;
         end = get_u32(in);
@@ -517,6 +547,7 @@ sinew_result ps_model_dump(const ps_model* m, const sinew_bake_writer* w)
         {m->tet_A, 12u * (size_t)m->tet_count * sizeof(double)},
         {m->tet_volume, (size_t)m->tet_count * sizeof(double)},
         {m->tet_excluded, (size_t)m->tet_count},
+        {m->prism_split, m->prism_split ? (size_t)m->triangle_count : 0u},
         {m->upsample, (size_t)m->render_count * sizeof(ps_upsample)},
         {m->restore, m->restore ? (size_t)m->n * sizeof(ps_restore) : 0u},
         {m->vertex_tri_offsets, ((size_t)m->n + 1u) * sizeof(uint32_t)},

@@ -133,10 +133,9 @@ typedef struct ps_model {
     double shrink_residual; /* largest foot point move of the last smoothing iteration,
                                relative to the bounding-box diagonal */
     uint32_t inside_count;  /* skin vertices that started inside the volumetric skeleton */
-    double* foot;           /* 3 per skin vertex: the smoothed foot points on the skeleton
-                               lines (for the repair; NULL in a model restored from a bake) */
 
     /* Sec. 3.3 and 4.1: tetrahedra (3 per prism, ps_prism_tets_split) and their rest data. */
+    uint8_t* prism_split;   /* per prism: its split (0..5, ps_split.c) */
     uint32_t tet_count;
     uint32_t* tets;         /* 4 tissue indices per tet */
     double* tet_A;          /* 12 per tet: A = (E E^T)^-1 E, 3 x 4 row-major */
@@ -202,9 +201,6 @@ double ps_prism_quality(const ps_model* m, uint32_t p, bool base_below, uint8_t 
  * a prism that has a tet below PS_POOR_QUALITY. OUT_OF_MEMORY with one log line. */
 sinew_result ps_split_choose(const sinew_host_api* host, const ps_model* m, const uint8_t* below,
                              uint8_t* order);
-/* The same flips starting from the given splits. */
-sinew_result ps_split_improve(const sinew_host_api* host, const ps_model* m, const uint8_t* below,
-                              uint8_t* order);
 /* Signed volume of tet (a, b, c, d) over the cube of its longest edge (0 for a point); the
  * volume itself into *volume when not NULL. */
 double ps_tet_quality(const double* a, const double* b, const double* c, const double* d,
@@ -297,12 +293,12 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
                                const char* bone_radii, ps_model* m);
 /* Sec. 3.2 (ps_shrink.c); the rig's weights choose each vertex's bones (ps_skin_joints). */
 sinew_result ps_shrink(const sinew_host_api* host, const sinew_rig_view* rig, ps_model* m);
-/* Per skin vertex the joint with the largest skin weight (PS_NONE without weights). */
+/* Per skin vertex PS_SKIN_JOINTS entries: the joints that carry at least PS_SKIN_JOINT_SHARE
+ * of its skin weight, largest first, PS_NONE after the last (all PS_NONE without weights). */
+#define PS_SKIN_JOINTS 4u
+#define PS_SKIN_JOINT_SHARE 0.25
 sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* rig,
-                            const ps_model* m, uint32_t* joint);
-/* Raises base vertices toward their skin vertices until every tet reaches PS_POOR_QUALITY
- * (ps_repair.c). */
-sinew_result ps_shrink_repair(const sinew_host_api* host, ps_model* m);
+                            const ps_model* m, uint32_t* joints);
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m);
 sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view* rig,
                                ps_model* m);

@@ -82,7 +82,7 @@ void ps_model_free(const sinew_host_api* host, ps_model* m)
     sinew_host_free(host, m->triangles);
     sinew_host_free(host, m->rest);
     sinew_host_free(host, m->vertex_bone);
-    sinew_host_free(host, m->foot);
+    sinew_host_free(host, m->prism_split);
     sinew_host_free(host, m->tets);
     sinew_host_free(host, m->tet_A);
     sinew_host_free(host, m->tet_volume);
@@ -110,7 +110,6 @@ sinew_result ps_model_build_with(const sinew_host_api* host, const sinew_rig_vie
     sinew_result r = ps_model_weld(host, rig, m);
     if (r == SINEW_OK) r = ps_skeleton_build(host, rig, params ? params->bone_radii : NULL, m);
     if (r == SINEW_OK) r = ps_shrink(host, rig, m);
-    if (r == SINEW_OK) r = ps_shrink_repair(host, m);
     if (r == SINEW_OK) r = ps_sliding_build(host, m);
     if (r == SINEW_OK) r = ps_tissue_build(host, m);
     if (r == SINEW_OK) r = ps_upsample_build(host, rig, m);

@@ -3,9 +3,10 @@
  * volumetric skeleton; that meeting point is the base vertex.
  *
  * Where this departs from the paper, and why (measured on the male and BCN_Epileptic.X):
- * - A vertex's foot point lies on the bones of the joint with its largest skin weight
- *   (ps_skin_joints.c), not on the whole skeleton: real rigs hold helper bones through flesh
- *   they do not move. Without weights, the whole skeleton, as in the paper.
+ * - A vertex's foot point lies on the bones of the joints that carry a good share of its skin
+ *   weight (ps_skin_joints.c; the bones each moves and those ending at it), not anywhere on
+ *   the skeleton: real rigs hold helper bones through flesh they do not move. Without
+ *   weights, the whole skeleton, as in the paper.
  * - The smoothing of eq. (2) is screened: each step also pulls a foot point toward its first,
  *   closest one (weight PS_SHRINK_DATA_WEIGHT against the neighbours' mean). Iterated to
  *   convergence, the plain diffusion lets foot points drift along the bones and across joints
@@ -22,7 +23,7 @@
 /* Smoothing of the foot points (Sec. 3.2): lambda of eq. (2), the paper's 1/2. */
 #define PS_SHRINK_LAMBDA 0.5
 /* The pull toward the first foot point, relative to the neighbours' mean. */
-#define PS_SHRINK_DATA_WEIGHT 0.02
+#define PS_SHRINK_DATA_WEIGHT 0.005
 /* Converged when no foot point moved more than this fraction of the bounding-box diagonal in
  * one iteration, or after the cap. */
 #define PS_SHRINK_TOLERANCE 1e-6
@@ -38,7 +39,8 @@ typedef struct shrink {
     uint32_t* set_offsets;  /* per joint, and one more for all bones: the bones foot points may
                                lie on (compressed rows) */
     uint32_t* set;
-    uint32_t* vertex_set;   /* per skin vertex: its set (a joint, or jn for all bones) */
+    uint32_t* vertex_set;   /* per skin vertex PS_SKIN_JOINTS sets (joints, PS_NONE after the
+                               last; jn for all bones) */
     uint8_t* fixed;
     double* closest;        /* the first foot points */
     double* s[2];
@@ -99,17 +101,16 @@ static sinew_result build_rings(const sinew_host_api* host, shrink* st)
     return SINEW_OK;
 }
 
-/* Appends to the set of joint j the bones it moves; without any, the bones that end at it;
- * without those either, its parent's set. Returns the number appended. */
+/* Appends to the set of joint j the bones it moves and the bones that end at it (the skin
+ * around a joint lies on either side); without any, its parent's set. Returns the number
+ * appended. */
 static uint32_t joint_set(const sinew_rig_view* rig, const shrink* st, uint32_t j, uint32_t* out)
 {
     const ps_model* m = st->m;
     for (int32_t k = (int32_t)j; k >= 0; k = rig->parents[k]) {
         uint32_t count = 0;
         for (uint32_t b = 0; b < st->bc; ++b)
-            if (m->bones[b].joint == (uint32_t)k) out[count++] = b;
-        for (uint32_t b = 0; count == 0 && (uint32_t)k == j && b < st->bc; ++b)
-            if (m->bones[b].child == j) out[count++] = b;
+            if (m->bones[b].joint == (uint32_t)k || m->bones[b].child == (uint32_t)k) out[count++] = b;
         if (count) return count;
     }
     for (uint32_t b = 0; b < st->bc; ++b) out[b] = b;
@@ -122,7 +123,8 @@ static sinew_result build_sets(const sinew_host_api* host, const sinew_rig_view*
     uint32_t jn = st->jn, bc = st->bc;
     st->set_offsets = (uint32_t*)sinew_host_calloc(host, jn + 2u, sizeof(uint32_t));
     st->set = (uint32_t*)sinew_host_calloc(host, ((size_t)jn + 1u) * (bc ? bc : 1u), sizeof(uint32_t));
-    st->vertex_set = (uint32_t*)sinew_host_calloc(host, st->n ? st->n : 1u, sizeof(uint32_t));
+    st->vertex_set = (uint32_t*)sinew_host_calloc(host, st->n ? st->n : 1u,
+                                                  PS_SKIN_JOINTS * sizeof(uint32_t));
     if (!st->set_offsets || !st->set || !st->vertex_set)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for the bone "
                                "sets of %u joints", jn);
@@ -134,7 +136,7 @@ static sinew_result build_sets(const sinew_host_api* host, const sinew_rig_view*
     }
     sinew_result r = ps_skin_joints(host, rig, st->m, st->vertex_set);
     for (uint32_t i = 0; r == SINEW_OK && i < st->n; ++i)
-        if (st->vertex_set[i] == PS_NONE) st->vertex_set[i] = jn;
+        if (st->vertex_set[PS_SKIN_JOINTS * i] == PS_NONE) st->vertex_set[PS_SKIN_JOINTS * i] = jn;
     return r;
 }
 
@@ -144,19 +146,20 @@ static void closest_in_set(const shrink* st, uint32_t i, const double p[3], doub
                            uint32_t* bone, double* param)
 {
     double best = DBL_MAX;
-    uint32_t set = st->vertex_set[i];
-    for (uint32_t e = st->set_offsets[set]; e < st->set_offsets[set + 1]; ++e) {
-        uint32_t b = st->set[e];
-        double q[3];
-        double t = ps_closest_on_segment(p, st->ends + 6u * b, st->ends + 6u * b + 3u, q);
-        double d = dist2(p, q);
-        if (d < best) {
-            best = d;
-            *bone = b;
-            *param = t;
-            memcpy(out, q, sizeof q);
+    const uint32_t* sets = st->vertex_set + PS_SKIN_JOINTS * i;
+    for (uint32_t k = 0; k < PS_SKIN_JOINTS && sets[k] != PS_NONE; ++k)
+        for (uint32_t e = st->set_offsets[sets[k]]; e < st->set_offsets[sets[k] + 1]; ++e) {
+            uint32_t b = st->set[e];
+            double q[3];
+            double t = ps_closest_on_segment(p, st->ends + 6u * b, st->ends + 6u * b + 3u, q);
+            double d = dist2(p, q);
+            if (d < best || (d == best && b < *bone)) {
+                best = d;
+                *bone = b;
+                *param = t;
+                memcpy(out, q, sizeof q);
+            }
         }
-    }
     if (best == DBL_MAX) memcpy(out, p, 3u * sizeof(double));
 }
 
@@ -166,9 +169,10 @@ static void initial_foot_points(shrink* st)
 {
     const ps_model* m = st->m;
     for (uint32_t i = 0; i < st->n; ++i) {
-        uint32_t b = 0;
+        uint32_t b = PS_NONE;
         double t = 0.5;
         closest_in_set(st, i, m->rest + 3u * i, st->s[0] + 3u * i, &b, &t);
+        if (b == PS_NONE) b = 0;
         memcpy(st->closest + 3u * i, st->s[0] + 3u * i, 3u * sizeof(double));
         st->bone[0][i] = b;
         const ps_bone* bone = &m->bones[b];
@@ -199,7 +203,9 @@ static void smooth_range(void* data, uint32_t begin, uint32_t end)
         for (int k = 0; k < 3; ++k)
             p[k] = si[k] + PS_SHRINK_LAMBDA *
                                (sum[k] + w * deg * (st->closest[3u * i + k] - si[k])) / (deg * (1.0 + w));
+        st->bone_out[i] = PS_NONE;
         closest_in_set(st, i, p, q, &st->bone_out[i], &t);
+        if (st->bone_out[i] == PS_NONE) st->bone_out[i] = st->bone_in[i];
         memcpy(st->s_out + 3u * i, q, sizeof q);
         st->move2[i] = dist2(q, si);
     }
@@ -286,17 +292,18 @@ static double ray_own_bones(const shrink* st, uint32_t i, const double x[3], con
 {
     const ps_model* m = st->m;
     double best = DBL_MAX;
-    uint32_t set = st->vertex_set[i];
-    for (uint32_t e = st->set_offsets[set]; e < st->set_offsets[set + 1]; ++e) {
-        uint32_t b = st->set[e];
-        const double* p0 = st->ends + 6u * b;
-        const double* p1 = p0 + 3;
-        best = fmin(best, ray_capsule(x, d, p0, p1, m->bones[b].radius));
-        for (int k = 0; k < 2; ++k) {
-            double r = m->joint_radius[m->bones[b].end[k]];
-            if (r > 0.0) best = fmin(best, ray_sphere(x, d, k ? p1 : p0, r));
+    const uint32_t* sets = st->vertex_set + PS_SKIN_JOINTS * i;
+    for (uint32_t s = 0; s < PS_SKIN_JOINTS && sets[s] != PS_NONE; ++s)
+        for (uint32_t e = st->set_offsets[sets[s]]; e < st->set_offsets[sets[s] + 1]; ++e) {
+            uint32_t b = st->set[e];
+            const double* p0 = st->ends + 6u * b;
+            const double* p1 = p0 + 3;
+            best = fmin(best, ray_capsule(x, d, p0, p1, m->bones[b].radius));
+            for (int k = 0; k < 2; ++k) {
+                double r = m->joint_radius[m->bones[b].end[k]];
+                if (r > 0.0) best = fmin(best, ray_sphere(x, d, k ? p1 : p0, r));
+            }
         }
-    }
     return best;
 }
 
@@ -326,7 +333,6 @@ static void place_bases(shrink* st)
     m->inside_count = inside;
     m->thickness = n ? thickness / n : 0.0;
     if (!(m->thickness > 0.0)) m->thickness = 1e-3 * m->diagonal;
-    memcpy(m->foot, st->s[st->cur], 3u * sizeof(double) * n);
 }
 
 static sinew_result shrink_alloc(const sinew_host_api* host, shrink* st)
@@ -342,9 +348,8 @@ static sinew_result shrink_alloc(const sinew_host_api* host, shrink* st)
         st->bone[k] = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     }
     st->m->vertex_bone = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)n, sizeof(uint32_t));
-    st->m->foot = (double*)sinew_host_calloc(host, n, 3u * sizeof(double));
     if (!st->ends || !st->degree || !st->fixed || !st->closest || !st->move2 || !st->s[0] ||
-        !st->s[1] || !st->bone[0] || !st->bone[1] || !st->m->vertex_bone || !st->m->foot)
+        !st->s[1] || !st->bone[0] || !st->bone[1] || !st->m->vertex_bone)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory shrinking "
                                "%u vertices", st->n);
     for (uint32_t b = 0; b < st->bc; ++b) {

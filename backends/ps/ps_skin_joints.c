@@ -1,6 +1,6 @@
-/* Which joint moves each skin vertex, from the rig's skin weights: the joint with the largest
- * weight. Skin shrinking (projective skinning Sec. 3.2) then looks for a vertex's foot point on
- * the bones that joint moves only. The paper takes the closest point of the whole skeleton,
+/* Which joints move each skin vertex, from the rig's skin weights: those that carry a good
+ * share of its weight. Skin shrinking (projective skinning Sec. 3.2) then looks for a vertex's
+ * foot point on the bones of those joints only. The paper takes the closest point of the whole skeleton,
  * which real rigs defeat: their helper bones pass through flesh they do not move (a neck bone
  * through the back of the head, next to a ponytail), and the skin then follows the wrong bone.
  * The weights, an artist's or the runtime's automatic ones, say which bone moves which skin.
@@ -18,12 +18,22 @@ static void add_weights(const sinew_rig_view* rig, uint32_t v, double scale, dou
             acc[rig->weight_joints[e]] += scale * rig->weight_values[e];
 }
 
-static uint32_t largest(const double* acc, uint32_t count)
+/* The joints that carry at least PS_SKIN_JOINT_SHARE of the weight in acc, largest first, into
+ * out[0 .. PS_SKIN_JOINTS) (PS_NONE after the last). */
+static void main_joints(const double* acc, uint32_t count, uint32_t* out)
 {
-    uint32_t best = PS_NONE;
-    for (uint32_t j = 0; j < count; ++j)
-        if (acc[j] > 0.0 && (best == PS_NONE || acc[j] > acc[best])) best = j;
-    return best;
+    double total = 0.0;
+    for (uint32_t j = 0; j < count; ++j) total += acc[j];
+    for (uint32_t k = 0; k < PS_SKIN_JOINTS; ++k) out[k] = PS_NONE;
+    for (uint32_t j = 0; j < count; ++j) {
+        if (!(acc[j] > 0.0) || acc[j] < PS_SKIN_JOINT_SHARE * total) continue;
+        uint32_t k = PS_SKIN_JOINTS;
+        while (k > 0 && (out[k - 1] == PS_NONE || acc[out[k - 1]] < acc[j])) {
+            if (k < PS_SKIN_JOINTS) out[k] = out[k - 1];
+            --k;
+        }
+        if (k < PS_SKIN_JOINTS) out[k] = j;
+    }
 }
 
 /* The simulated mesh is the render mesh: the weights of the render vertices welded into each
@@ -35,7 +45,7 @@ static void joints_from_weld(const sinew_rig_view* rig, const ps_model* m, doubl
     memset(acc, 0, sizeof(double) * (size_t)jn * m->n);
     for (uint32_t v = 0; v < m->source_vertex_count; ++v)
         add_weights(rig, v, 1.0, acc + (size_t)jn * m->weld[v]);
-    for (uint32_t i = 0; i < m->n; ++i) joint[i] = largest(acc + (size_t)jn * i, jn);
+    for (uint32_t i = 0; i < m->n; ++i) main_joints(acc + (size_t)jn * i, jn, joint + PS_SKIN_JOINTS * i);
 }
 
 /* A simulation mesh of its own: the weights at each skin vertex's closest render point. */
@@ -60,7 +70,7 @@ static sinew_result joints_from_render(const sinew_host_api* host, const sinew_r
         uint32_t tri = ps_grid_closest(&grid, m->rest + 3u * i, q, bary);
         for (int k = 0; tri != PS_NONE && k < 3; ++k)
             add_weights(rig, render->indices[3u * tri + k], bary[k], a);
-        joint[i] = largest(a, jn);
+        main_joints(a, jn, joint + PS_SKIN_JOINTS * i);
     }
     ps_grid_free(host, &grid);
     sinew_host_free(host, positions);
@@ -70,7 +80,7 @@ static sinew_result joints_from_render(const sinew_host_api* host, const sinew_r
 sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* rig,
                             const ps_model* m, uint32_t* joint)
 {
-    for (uint32_t i = 0; i < m->n; ++i) joint[i] = PS_NONE;
+    for (size_t i = 0; i < (size_t)PS_SKIN_JOINTS * m->n; ++i) joint[i] = PS_NONE;
     bool separate = rig->simulation_mesh.vertex_count > 0;
     if (!rig->weight_offsets || !rig->weight_joints || !rig->weight_values || m->n == 0 ||
         (separate && rig->render_mesh.triangle_count == 0))

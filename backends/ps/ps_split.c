@@ -129,14 +129,8 @@ static bool try_flip(const ps_model* m, const uint8_t* below, uint8_t* order,
 sinew_result ps_split_choose(const sinew_host_api* host, const ps_model* m, const uint8_t* below,
                              uint8_t* order)
 {
-    for (uint32_t p = 0; p < m->triangle_count; ++p) order[p] = index_order(m, p);
-    return ps_split_improve(host, m, below, order);
-}
-
-sinew_result ps_split_improve(const sinew_host_api* host, const ps_model* m, const uint8_t* below,
-                              uint8_t* order)
-{
     uint32_t tc = m->triangle_count;
+    for (uint32_t p = 0; p < tc; ++p) order[p] = index_order(m, p);
     split_edge* edges = (split_edge*)sinew_host_calloc(host, tc ? 3u * (size_t)tc : 1u,
                                                        sizeof(split_edge));
     if (!edges)

@@ -179,11 +179,16 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
         !m->vertex_tris)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for %u tets",
                                m->tet_count);
-    uint8_t* below = (uint8_t*)sinew_host_calloc(host, tc ? 2u * (size_t)tc : 1u, 1u);
-    if (!below) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-    uint8_t* order = below + tc;
+    uint8_t* below = (uint8_t*)sinew_host_calloc(host, tc ? tc : 1u, 1u);
+    bool chosen = m->prism_split != NULL;
+    if (!chosen) m->prism_split = (uint8_t*)sinew_host_calloc(host, tc ? tc : 1u, 1u);
+    if (!below || !m->prism_split) {
+        sinew_host_free(host, below);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    }
+    const uint8_t* order = m->prism_split;
     sinew_result r = ps_prism_orient(host, m, below);
-    if (r == SINEW_OK) r = ps_split_choose(host, m, below, order);
+    if (r == SINEW_OK && !chosen) r = ps_split_choose(host, m, below, m->prism_split);
     if (r != SINEW_OK) {
         sinew_host_free(host, below);
         return r;

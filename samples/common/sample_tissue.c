@@ -60,6 +60,40 @@ static sinew_mesh_view mesh_view(const sinew_mesh_desc* mesh, const float* norma
     return v;
 }
 
+/* The render mesh's weights as the runtime holds them (normalised; computed automatically
+ * when the character brings none), copied out of a rig made for the purpose. */
+static sinew_result runtime_weights(const sample_character* character, sample_rig_view* out)
+{
+    sinew_world_desc wd = SINEW_WORLD_DESC_INIT;
+    wd.thread_count = 1;
+    wd.logger = sample_stderr_logger();
+    wd.log_level = SINEW_LOG_ERROR;
+    sinew_world* world = NULL;
+    sinew_rig rig;
+    const uint32_t *offsets = NULL, *joints = NULL;
+    const float* weights = NULL;
+    sinew_result r = sinew_world_create(&wd, &world);
+    if (r == SINEW_OK) r = sinew_rig_create(world, &character->rig, &rig);
+    if (r == SINEW_OK) r = sinew_rig_get_weights(world, rig, &offsets, &joints, &weights);
+    if (r != SINEW_OK) {
+        sinew_world_destroy(world);
+        return sample_fail(r, "the rig of %s: %s", character->name, sinew_result_string(r));
+    }
+    uint32_t n = character->rig.render_mesh.vertex_count, e = offsets[n];
+    out->weight_offsets = malloc(sizeof(uint32_t) * (n + 1u));
+    out->weight_joints = malloc(sizeof(uint32_t) * (e ? e : 1u));
+    out->weight_values = malloc(sizeof(float) * (e ? e : 1u));
+    if (out->weight_offsets && out->weight_joints && out->weight_values) {
+        memcpy(out->weight_offsets, offsets, sizeof(uint32_t) * (n + 1u));
+        memcpy(out->weight_joints, joints, sizeof(uint32_t) * e);
+        memcpy(out->weight_values, weights, sizeof(float) * e);
+    } else {
+        r = sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sample_rig_view_build: out of memory");
+    }
+    sinew_world_destroy(world);
+    return r;
+}
+
 sinew_result sample_rig_view_build(const sample_character* character, sample_rig_view* out)
 {
     if (!out || !character) {
@@ -86,6 +120,14 @@ sinew_result sample_rig_view_build(const sample_character* character, sample_rig
     v->bind_matrices = d->skeleton.bind_matrices;
     v->render_mesh = mesh_view(render, render->normals ? render->normals : out->render_normals);
     if (sim->vertex_count > 0) v->simulation_mesh = mesh_view(sim, out->simulation_normals);
+    sinew_result r = runtime_weights(character, out);
+    if (r != SINEW_OK) {
+        sample_rig_view_free(out);
+        return r;
+    }
+    v->weight_offsets = out->weight_offsets;
+    v->weight_joints = out->weight_joints;
+    v->weight_values = out->weight_values;
     return SINEW_OK;
 }
 
@@ -94,6 +136,9 @@ void sample_rig_view_free(sample_rig_view* view)
     if (!view) return;
     free(view->render_normals);
     free(view->simulation_normals);
+    free(view->weight_offsets);
+    free(view->weight_joints);
+    free(view->weight_values);
     memset(view, 0, sizeof *view);
 }
 

@@ -14,15 +14,21 @@
 #include "sample_character.h"
 
 /* The rig view a backend receives, built from a character the way the runtime builds it for
- * what the tissue model reads: skeleton, meshes, and area-weighted unit normals for a mesh
- * that brings none. Weights and inverse bind matrices are left out (the model reads neither). */
+ * what the tissue model reads: skeleton, meshes, area-weighted unit normals for a mesh that
+ * brings none, and the render mesh's weights as the runtime holds them (normalised, computed
+ * when the character brings none; skin shrinking reads them). Inverse bind matrices are left
+ * out (the model does not read them). */
 typedef struct sample_rig_view {
     sinew_rig_view view;
     float* render_normals;      /* owned; NULL when the render mesh has its own */
     float* simulation_normals;  /* owned; NULL without a simulation mesh */
+    uint32_t* weight_offsets;   /* owned */
+    uint32_t* weight_joints;
+    float* weight_values;
 } sample_rig_view;
 
-/* Errors: INVALID_ARGUMENT (NULL), OUT_OF_MEMORY; one line each. On failure *out is zeroed.
+/* Errors: INVALID_ARGUMENT (NULL), OUT_OF_MEMORY, and what sinew_rig_create refuses; one line
+ * each. On failure *out is zeroed.
  * The view points into the character, which must outlive it. */
 sinew_result sample_rig_view_build(const sample_character* character, sample_rig_view* out);
 void sample_rig_view_free(sample_rig_view* view);

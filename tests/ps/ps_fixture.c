@@ -60,7 +60,7 @@ void ps_test_rig_load(ps_test_rig* rig, const char* path)
     memset(rig, 0, sizeof *rig);
     sinew_result r = sample_character_load(path, NULL, &rig->character);
     if (r != SINEW_OK) fail_msg("loading %s: %s", path, sinew_result_string(r));
-    /* ps never reads the inverse bind matrices or the weights. */
+    /* ps never reads the inverse bind matrices. */
     r = sample_rig_view_build(&rig->character, &rig->built);
     if (r != SINEW_OK) fail_msg("the rig view of %s: %s", path, sinew_result_string(r));
     rig->view = rig->built.view;

@@ -56,7 +56,10 @@ static void test_bone_radii(void** state)
     for (uint32_t b = 0; b < given.bone_count; ++b)
         if (given.bones[b].joint != j1 && given.bones[b].joint != j2)
             assert_true(given.bones[b].radius == automatic.bones[b].radius);
-    assert_int_equal(host.log.count[SINEW_LOG_WARNING], warnings);
+    /* no scaling warning (thinner capsules make taller prisms: at most the tissue's line) */
+    assert_true(host.log.count[SINEW_LOG_WARNING] <= warnings + 1);
+    if (host.log.count[SINEW_LOG_WARNING] > warnings)
+        assert_non_null(strstr(host.log.last, "tetrahedra"));
     ps_model_free(&host.api, &given);
 
     /* a radius longer than its bone: scaled down to fit, with a warning */
