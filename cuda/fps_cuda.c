@@ -51,6 +51,14 @@
  * tables and re-captures at the next step. Batches work with collisions (each member its own
  * pairs and detection); set_state forgets the contacts on both sides, as fps does.
  *
+ * Pose discontinuities (fps's jump_angle, jump_distance and SINEW_POSE_DISCONTINUOUS): set_pose
+ * hands the pose to fps too, and each step starts with fps's fps_instance_begin_step on the
+ * host: when the pose jumps, fps's host state restarts from the pose and forgets its contacts,
+ * and the device takes both over (fpsc_upload_state, upload_collisions, as set_state does). fps
+ * zeroes the velocities right after its restart's step; here the device's are zeroed before
+ * the next step or read (the step may still wait for its group), which the next step and
+ * get_state see alike.
+ *
  * Upsampling: by the method fps resolved (fps_sim_mls): MLS (2019 Sec. 5) with fps's baked
  * weights whenever fps uses them (upsampling=auto on a separate or decimated simulation mesh,
  * or upsampling=mls), else ps's normal displacement; both on the device.

@@ -42,6 +42,10 @@
  *   decimate_above  12000    as ps: a lone render mesh above this many vertices simulates a
  *   simulation_vertices 4000   decimated mesh of about this many vertices
  *   bone_radii      ""       as ps: joint:radius,... instead of the 75 % rule (2018 Sec. 3.1)
+ *   jump_angle      45       as ps: degrees a joint may turn relative to its parent in one step
+ *   jump_distance   0.5      and rig heights it may move relative to it (0: never) before the
+ *                            step counts as a pose jump and the tissue restarts from the pose
+ *                            (backends/ps/ps_jump.c; the contacts are dropped, as on set_state)
  *
  * Contract: that of ps (backends/ps/ps.c, README.md) with these differences: base vertices sit
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under

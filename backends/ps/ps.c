@@ -68,6 +68,12 @@
  *                           distance (Sec. 3.1); still scaled down (with a WARNING) where eq. (1)
  *                           needs it. An unknown name, a joint that starts no bone or a radius
  *                           that is not a positive number is SINEW_ERROR_PARAMETER
+ *   jump_angle     45       degrees in [0, 180]: a step whose pose turns a joint more than this
+ *                           relative to its parent is a pose jump (ps_jump.c); 0: never
+ *   jump_distance  0.5      rig heights in [0, 1e6]: a step whose pose moves a joint more than
+ *                           this relative to its parent (a root: in model space) is a pose
+ *                           jump; 0: never. A jump, or a pose flagged SINEW_POSE_DISCONTINUOUS,
+ *                           restarts the tissue from the pose (ps_jump.c)
  *
  * Contract (what the vtable documentation leaves to the backend):
  * - Rig: any skeleton with at least one joint (bones are the segments between a joint and each
@@ -76,7 +82,9 @@
  *   coincident vertices are welded first so that seams do not tear.
  * - Poses: each bone moves with its parent joint's skinning matrix, taken as affine.
  * - Before any step the output is the rest mesh. set_pose records the pose; the next step
- *   simulates one time step of h towards it. Outputs are positions and normals of the render
+ *   simulates one time step of h towards it, or, when the pose does not continue the previous
+ *   one (flagged, or a jump by jump_angle / jump_distance), restarts the tissue from it: the
+ *   pose's linear-blend shape, velocities zero, a quasi-static step (ps_jump.c). Outputs are positions and normals of the render
  *   mesh: normals are the rest normals carried by the rotation of the simulated surface.
  * - State: get_state gives the current render positions and velocities interpolated from the
  *   simulated skin. set_state takes a render-mesh shape (e.g. from lbs when swapping backends):
