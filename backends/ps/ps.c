@@ -84,8 +84,9 @@
  * - Before any step the output is the rest mesh. set_pose records the pose; the next step
  *   simulates one time step of h towards it, or, when the pose does not continue the previous
  *   one (flagged, or a jump by jump_angle / jump_distance), restarts the tissue from it: the
- *   pose's linear-blend shape, velocities zero, a quasi-static step (ps_jump.c). Outputs are positions and normals of the render
- *   mesh: normals are the rest normals carried by the rotation of the simulated surface.
+ *   pose's linear-blend shape, velocities zero, a quasi-static step (ps_jump.c). Outputs are
+ *   positions and normals of the render mesh: normals are the rest normals carried by the
+ *   rotation of the simulated surface.
  * - State: get_state gives the current render positions and velocities interpolated from the
  *   simulated skin. set_state takes a render-mesh shape (e.g. from lbs when swapping backends):
  *   the skin vertices start from it (with a separate simulation mesh: from the rest-pose

@@ -192,7 +192,8 @@ static double turn_degrees(const ps_jump* jp, const float* before, const float* 
 static void transform_point(const float* M, const double p[3], double out[3])
 {
     for (int r = 0; r < 3; ++r)
-        out[r] = (double)M[r] * p[0] + (double)M[4 + r] * p[1] + (double)M[8 + r] * p[2] + M[12 + r];
+        out[r] = (double)M[r] * p[0] + (double)M[4 + r] * p[1] + (double)M[8 + r] * p[2] +
+                 (double)M[12 + r];
 }
 
 /* How far joint j moves from `before` to `after` beyond what its parent's motion does to it
@@ -213,7 +214,8 @@ static double move_distance(const ps_jump* jp, const float* before, const float*
         linear_part(Pa, A);
         if (!inverse3(A, Ainv)) return -1.0;
         for (int r = 0; r < 3; ++r) d[r] = xa[r] - Pa[12 + r];
-        for (int r = 0; r < 3; ++r) y[r] = Ainv[3 * r] * d[0] + Ainv[3 * r + 1] * d[1] + Ainv[3 * r + 2] * d[2];
+        for (int r = 0; r < 3; ++r)
+            y[r] = Ainv[3 * r] * d[0] + Ainv[3 * r + 1] * d[1] + Ainv[3 * r + 2] * d[2];
         transform_point(after + 16u * (uint32_t)p, y, carried);
     }
     double dx = xb[0] - carried[0], dy = xb[1] - carried[1], dz = xb[2] - carried[2];

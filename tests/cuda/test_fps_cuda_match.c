@@ -99,7 +99,8 @@ static void pose_all(sinew_world* world, const sinew_skin* skins, uint32_t count
     pose.joint_count = c->rig.skeleton.joint_count;
     pose.matrices = local;
     pose.flags = flags;
-    for (uint32_t i = 0; i < count; ++i) CHECK(sinew_skin_set_pose(world, skins[i], &pose) == SINEW_OK);
+    for (uint32_t i = 0; i < count; ++i)
+        CHECK(sinew_skin_set_pose(world, skins[i], &pose) == SINEW_OK);
 }
 
 /* Pose discontinuities: the male's animation 5 across its loop jump at frame 60 (detected on

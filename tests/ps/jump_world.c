@@ -147,7 +147,8 @@ void jump_check_flag(const char* backend)
     double diagonal = sample_bounding_diagonal(ch.rig.render_mesh.positions, n);
     /* a fast ramp to 60 degrees: the tissue swings */
     for (uint32_t s = 1; s <= 20; ++s) {
-        assert_int_equal(sample_bend_twist_pose(&ch, joint, 3.0f * (float)s, 0.0f, model), SINEW_OK);
+        float degrees = 3.0f * (float)s;
+        assert_int_equal(sample_bend_twist_pose(&ch, joint, degrees, 0.0f, model), SINEW_OK);
         for (int k = 0; k < 3; ++k)
             set_model_pose(world, k == 0 ? flagged : k == 1 ? plain : from_lbs, model, jn, 0u);
         assert_int_equal(sinew_world_update(world, k_dt), SINEW_OK);

@@ -159,13 +159,14 @@ static void test_parameters(void** state)
     assert_true(p.jump.angle == 0.0 && p.jump.distance == 2.5);
     const sinew_param edge[] = {{"jump_angle", "180"}, {"jump_distance", "0"}};
     assert_int_equal(ps_params_parse(&host.api, edge, 2, &p), SINEW_OK);
-    const sinew_param bad[][2] = {
-        {{"jump_angle", "-1"}, {"iterations", "10"}},   {{"jump_angle", "181"}, {"iterations", "10"}},
-        {{"jump_angle", "nan"}, {"iterations", "10"}},  {{"jump_angle", ""}, {"iterations", "10"}},
-        {{"jump_distance", "-0.1"}, {"iterations", "10"}},
-        {{"jump_distance", "1e7"}, {"iterations", "10"}},
-        {{"jump_distance", "half"}, {"iterations", "10"}},
-        {{"jump_angle", "30"}, {"jump_angle", "40"}}};
+    const sinew_param bad[][2] = {{{"jump_angle", "-1"}, {"iterations", "10"}},
+                                  {{"jump_angle", "181"}, {"iterations", "10"}},
+                                  {{"jump_angle", "nan"}, {"iterations", "10"}},
+                                  {{"jump_angle", ""}, {"iterations", "10"}},
+                                  {{"jump_distance", "-0.1"}, {"iterations", "10"}},
+                                  {{"jump_distance", "1e7"}, {"iterations", "10"}},
+                                  {{"jump_distance", "half"}, {"iterations", "10"}},
+                                  {{"jump_angle", "30"}, {"jump_angle", "40"}}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         sinew_test_log_reset(&host.log);
         assert_int_equal(ps_params_parse(&host.api, bad[i], 2, &p), SINEW_ERROR_PARAMETER);
