@@ -51,6 +51,14 @@
  * tables and re-captures at the next step. Batches work with collisions (each member its own
  * pairs and detection); set_state forgets the contacts on both sides, as fps does.
  *
+ * Pose discontinuities (fps's jump_angle, jump_distance and SINEW_POSE_DISCONTINUOUS): set_pose
+ * hands the pose to fps too, and each step starts with fps's fps_instance_begin_step on the
+ * host: when the pose jumps, fps's host state restarts from the pose and forgets its contacts,
+ * and the device takes both over (fpsc_upload_state, upload_collisions, as set_state does). fps
+ * zeroes the velocities right after its restart's step; here the device's are zeroed before
+ * the next step or read (the step may still wait for its group), which the next step and
+ * get_state see alike.
+ *
  * Upsampling: by the method fps resolved (fps_sim_mls): MLS (2019 Sec. 5) with fps's baked
  * weights whenever fps uses them (upsampling=auto on a separate or decimated simulation mesh,
  * or upsampling=mls), else ps's normal displacement; both on the device.
@@ -129,8 +137,7 @@ typedef struct fpsc_plugin_instance {
     uint32_t joint_count, render_count;
     const float* rest_positions;
     const float* rest_normals;
-    float* latest;
-    bool pose_pending;
+    bool clear_velocities;      /* a restart's step ran: zero the device's velocities */
     bool stepped;               /* the output holds a simulated shape */
     bool bound;
     bool bound_device;          /* the binding is imported Vulkan memory */
@@ -551,10 +558,9 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
     p->upsample = (fpsc_upsample*)sinew_host_calloc(host, m->render_count ? m->render_count : 1u,
                                                     sizeof(fpsc_upsample));
     p->skin_joint = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
-    p->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
     p->positions = (float*)sinew_host_calloc(host, p->render_count, 12u);
     p->normals = (float*)sinew_host_calloc(host, p->render_count, 12u);
-    if (!p->upsample || !p->skin_joint || !p->latest || !p->positions || !p->normals) {
+    if (!p->upsample || !p->skin_joint || !p->positions || !p->normals) {
         fpsc_destroy_instance(p);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
     }
@@ -704,7 +710,6 @@ static void fpsc_destroy_instance(void* instance)
     if (p->fps) sinew_backend_fps.destroy(p->fps);
     sinew_host_free(&host, p->upsample);
     sinew_host_free(&host, p->skin_joint);
-    sinew_host_free(&host, p->latest);
     sinew_host_free(&host, p->positions);
     sinew_host_free(&host, p->normals);
     p->magic = 0;
@@ -776,9 +781,9 @@ static sinew_result fpsc_set_pose(void* instance, const sinew_pose_view* pose)
     if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
     const sinew_host_api* host = &p->host;
     if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda: pose is NULL");
-    if (pose->struct_size < sizeof(sinew_pose_view))
+    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps-cuda: pose struct_size %u is "
-                               "below %zu", pose->struct_size, sizeof(sinew_pose_view));
+                               "below %u", pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
     if (pose->joint_count != p->joint_count)
         return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps-cuda: a pose of %u joints for "
                                "a rig of %u", pose->joint_count, p->joint_count);
@@ -790,9 +795,34 @@ static sinew_result fpsc_set_pose(void* instance, const sinew_pose_view* pose)
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "fps-cuda: the skinning matrix of joint %u is not finite",
                                    k / 16u);
-    memcpy(p->latest, pose->skinning_matrices, (size_t)p->joint_count * 64u);
-    p->pose_pending = true;
-    return SINEW_OK;
+    /* fps keeps the pose with its flags; its step start (fps_instance_begin_step) hands it
+     * to the simulation and restarts the tissue on a discontinuity */
+    return sinew_backend_fps.set_pose(p->fps, pose);
+}
+
+/* After a restart's step the velocities are zeroed, as fps zeroes them right after its step;
+ * here before the next step or read (the step may still wait for its group). */
+static sinew_result clear_velocities(fpsc_plugin_instance* p)
+{
+    if (!p->clear_velocities) return SINEW_OK;
+    p->clear_velocities = false;
+    sinew_result r = fpsc_download_state(p->dev);
+    if (r != SINEW_OK) return r;
+    memset(p->arrays.v, 0, 3u * (size_t)p->arrays.N * sizeof(double));
+    return fpsc_upload_state(p->dev);
+}
+
+/* The pose goes to fps's simulation; when it does not continue the last one, fps restarts its
+ * host state from it (forgetting the contacts, as set_state) and the device takes it over. */
+static sinew_result begin_step(fpsc_plugin_instance* p)
+{
+    bool reset = false;
+    sinew_result r = fps_instance_begin_step(p->fps, &reset);
+    if (r != SINEW_OK || !reset) return r;
+    r = fpsc_upload_state(p->dev);
+    if (r == SINEW_OK && p->col) r = upload_collisions(p);
+    p->clear_velocities = r == SINEW_OK;
+    return r;
 }
 
 static sinew_result fpsc_step(void* instance, float dt)
@@ -806,11 +836,9 @@ static sinew_result fpsc_step(void* instance, float dt)
     /* A step still waiting for its group, or still running, is finished before this one
      * changes the targets and the staging buffers. */
     sinew_result r = finish(p);
+    if (r == SINEW_OK) r = clear_velocities(p);
+    if (r == SINEW_OK) r = begin_step(p);
     if (r != SINEW_OK) return r;
-    if (p->pose_pending) {
-        fps_sim_set_pose(p->sim, p->latest);
-        p->pose_pending = false;
-    }
     fps_sim_update_targets(p->sim); /* ps's sliding on the host, as fps (copied per step) */
     if (p->col) r = collide(p);
     if (r != SINEW_OK) return r;
@@ -1035,6 +1063,7 @@ static sinew_result fpsc_get_state(void* instance, const sinew_state_view* state
     if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = check_state(p, state, "get_state");
     if (r == SINEW_OK) r = finish(p);
+    if (r == SINEW_OK) r = clear_velocities(p);
     if (r == SINEW_OK) r = refresh(p);
     if (r == SINEW_OK && state->velocities && p->stepped) r = fpsc_download_state(p->dev);
     if (r != SINEW_OK) return r;
@@ -1055,6 +1084,7 @@ static sinew_result fpsc_set_state(void* instance, const sinew_state_view* state
     sinew_result r = check_state(p, state, "set_state");
     if (r == SINEW_OK) r = finish(p);
     if (r == SINEW_OK) r = sinew_backend_fps.set_state(p->fps, state);
+    if (r == SINEW_OK) p->clear_velocities = false; /* the given velocities replace them */
     if (r == SINEW_OK) r = fpsc_upload_state(p->dev);
     /* fps forgot its contacts (a teleport): so does the device */
     if (r == SINEW_OK && p->col) r = upload_collisions(p);

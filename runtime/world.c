@@ -15,6 +15,9 @@
 #define WORLD_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_world_desc, log_level) + sizeof(sinew_log_level)))
 #define SKIN_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_skin_desc, param_count) + sizeof(uint32_t)))
 #define POSE_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_pose_desc, matrices) + sizeof(float*)))
+/* A pose desc this large carries flags; a smaller one (the first published size) means 0. */
+#define POSE_DESC_FLAGS_SIZE ((uint32_t)(offsetof(sinew_pose_desc, flags) + sizeof(uint32_t)))
+#define POSE_FLAGS_KNOWN ((uint32_t)SINEW_POSE_DISCONTINUOUS)
 #define OUTPUT_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_output_desc, normal_stride) + sizeof(size_t)))
 #define RIG_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_rig_info, submesh_count) + sizeof(uint32_t)))
 
@@ -27,6 +30,7 @@ struct sinew_skin_data {
     float* skinning;             /* 16 per joint: model * inverse bind */
     bool has_pose;
     bool pose_dirty;             /* not yet handed to the backend */
+    uint32_t pose_flags;         /* SINEW_POSE_* of the poses not yet handed over, or-ed */
     bool bound;
     sinew_output_view bound_view;
     sinew_result step_result;
@@ -480,8 +484,10 @@ static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
     if (r != SINEW_OK) return r;
     if (state) r = vt->set_state(inst, state);
     if (r == SINEW_OK && skin->has_pose) {
+        /* A discontinuity the old backend never stepped is the new one's to handle. */
         sinew_pose_view pose = { (uint32_t)sizeof(sinew_pose_view), skin->rig->view.joint_count,
-                                 skin->model, skin->skinning };
+                                 skin->model, skin->skinning,
+                                 skin->pose_dirty ? skin->pose_flags : 0u };
         r = vt->set_pose(inst, &pose);
     }
     if (r == SINEW_OK && skin->bound) r = bind_backend_output(world, vt, inst, &skin->bound_view);
@@ -594,7 +600,8 @@ sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const c
     data->vt->destroy(data->instance);
     data->vt = vt;
     data->instance = inst;
-    data->pose_dirty = false; /* instantiate handed the pose over */
+    data->pose_dirty = false; /* instantiate handed the pose over, with its flags */
+    data->pose_flags = 0;
     return SINEW_OK;
 }
 
@@ -627,6 +634,11 @@ sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sine
     if (!pose->matrices)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_skin_set_pose: matrices is NULL");
+    uint32_t flags = pose->struct_size >= POSE_DESC_FLAGS_SIZE ? pose->flags : 0u;
+    if (flags & ~POSE_FLAGS_KNOWN)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_skin_set_pose: flags 0x%x has unknown bits 0x%x (known: "
+                               "SINEW_POSE_DISCONTINUOUS)", flags, flags & ~POSE_FLAGS_KNOWN);
     for (uint32_t j = 0; j < jn; ++j) {
         if (!sinew_matrix_finite(pose->matrices + 16u * j, 1))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
@@ -649,6 +661,8 @@ sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sine
         glm_mat4_mul((vec4*)(data->model + 16u * j), (vec4*)(inv + 16u * j),
                      (vec4*)(data->skinning + 16u * j));
     }
+    /* Poses set between two steps collapse into the last one, with all their flags. */
+    data->pose_flags = (data->pose_dirty ? data->pose_flags : 0u) | flags;
     data->has_pose = true;
     data->pose_dirty = true;
     return SINEW_OK;
@@ -659,9 +673,10 @@ static sinew_result step_one(sinew_skin_data* skin, float dt)
     sinew_result r = SINEW_OK;
     if (skin->pose_dirty) {
         sinew_pose_view pose = { (uint32_t)sizeof(sinew_pose_view), skin->rig->view.joint_count,
-                                 skin->model, skin->skinning };
+                                 skin->model, skin->skinning, skin->pose_flags };
         r = skin->vt->set_pose(skin->instance, &pose);
         skin->pose_dirty = false;
+        skin->pose_flags = 0;
     }
     if (r == SINEW_OK) r = skin->vt->step(skin->instance, dt);
     return r;

@@ -427,10 +427,10 @@ static sinew_result vk_set_pose(void* instance, const sinew_pose_view* pose)
     if (!s) return SINEW_ERROR_INVALID_ARGUMENT;
     const char* name = s->ops->name;
     if (!pose) return sinew_host_fail(&s->host, SINEW_ERROR_INVALID_ARGUMENT, "%s: pose is NULL", name);
-    if (pose->struct_size < sizeof(sinew_pose_view))
+    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
         return sinew_host_fail(&s->host, SINEW_ERROR_STRUCT_SIZE,
-                               "%s: pose struct_size %u is below %zu", name, pose->struct_size,
-                               sizeof(sinew_pose_view));
+                               "%s: pose struct_size %u is below %u", name, pose->struct_size,
+                               SINEW_POSE_VIEW_SIZE_V1);
     if (pose->joint_count != s->joints)
         return sinew_host_fail(&s->host, SINEW_ERROR_JOINT_COUNT,
                                "%s: a pose of %u joints for a rig of %u", name, pose->joint_count,

@@ -391,10 +391,10 @@ static inline sinew_result sinew_geo_set_pose(void* instance, const sinew_pose_v
     const sinew_host_api* host = &inst->host;
     const char* name = inst->ops->name;
     if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: pose is NULL", name);
-    if (pose->struct_size < sizeof(sinew_pose_view))
+    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
-                               "%s: pose struct_size %u is below %zu", name, pose->struct_size,
-                               sizeof(sinew_pose_view));
+                               "%s: pose struct_size %u is below %u", name, pose->struct_size,
+                               SINEW_POSE_VIEW_SIZE_V1);
     if (pose->joint_count != inst->joint_count)
         return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT,
                                "%s: a pose of %u joints for a rig of %u", name, pose->joint_count,

@@ -42,6 +42,10 @@
  *   decimate_above  12000    as ps: a lone render mesh above this many vertices simulates a
  *   simulation_vertices 4000   decimated mesh of about this many vertices
  *   bone_radii      ""       as ps: joint:radius,... instead of the 75 % rule (2018 Sec. 3.1)
+ *   jump_angle      45       as ps: degrees a joint may turn relative to its parent in one step
+ *   jump_distance   0.5      and rig heights it may move relative to it (0: never) before the
+ *                            step counts as a pose jump and the tissue restarts from the pose
+ *                            (backends/ps/ps_jump.c; the contacts are dropped, as on set_state)
  *
  * Contract: that of ps (backends/ps/ps.c, README.md) with these differences: base vertices sit
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
@@ -73,6 +77,7 @@ typedef struct fps_instance {
     float* latest;
     bool pose_pending;
     sinew_mls_weights mls;   /* baked or restored when upsampling resolves to mls */
+    ps_jump jump;            /* pose discontinuities (backends/ps/ps_jump.c) */
 } fps_instance;
 
 static fps_instance* fps_cast(void* instance)
@@ -128,6 +133,7 @@ void fps_params_default(fps_params* p)
     p->simulation_vertices = 4000u;
     p->bone_radii[0] = '\0';
     p->upsampling = FPS_UPSAMPLING_AUTO;
+    ps_jump_params_default(&p->jump);
 }
 
 void fps_model_params(const fps_params* p, ps_params* out)
@@ -180,12 +186,18 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     bool seen_upsampling = false;
+    bool seen_jump[2] = {false, false};
     for (uint32_t i = 0; i < count; ++i) {
         const char* key = params[i].key;
         const char* value = params[i].value;
         if (!key || !value)
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: parameter %u has a NULL %s",
                                    i, key ? "value" : "key");
+        sinew_result jump_result;
+        if (ps_jump_parse(host, FPS_NAME, key, value, seen_jump, &out->jump, &jump_result)) {
+            if (jump_result != SINEW_OK) return jump_result;
+            continue;
+        }
         if (strcmp(key, "upsampling") == 0) {
             fps_upsampling u;
             if (seen_upsampling)
@@ -207,7 +219,8 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                    "pcg_iterations, pcg_tolerance, solver, timestep, damping, "
                                    "strain_weight, mass, sliding, profile, simd, decimate_above, "
                                    "simulation_vertices, bone_radii, collisions, "
-                                   "collision_weight, capsules)", key);
+                                   "collision_weight, capsules, upsampling, jump_angle, "
+                                   "jump_distance)", key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "fps: parameter \"%s\" is given twice", key);
@@ -348,6 +361,7 @@ static void fps_destroy(void* instance)
     sinew_mls_free(&host, &inst->mls);
     ps_model_free(&host, &inst->model);
     ps_output_free(&inst->out, &host);
+    ps_jump_free(&inst->jump);
     sinew_host_free(&host, inst->latest);
     inst->magic = 0;
     sinew_host_free(&host, inst);
@@ -452,6 +466,11 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
         fps_destroy(inst);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
     }
+    r = ps_jump_init(&inst->jump, host, FPS_NAME, rig, &inst->model, &p.jump);
+    if (r != SINEW_OK) {
+        fps_destroy(inst);
+        return r;
+    }
     const ps_model* m = &inst->model;
     uint32_t ell;
     size_t crs;
@@ -476,9 +495,9 @@ static sinew_result fps_set_pose(void* instance, const sinew_pose_view* pose)
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
     const sinew_host_api* host = &inst->host;
     if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: pose is NULL");
-    if (pose->struct_size < sizeof(sinew_pose_view))
+    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps: pose struct_size %u is below "
-                               "%zu", pose->struct_size, sizeof(sinew_pose_view));
+                               "%u", pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
     if (pose->joint_count != inst->joint_count)
         return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps: a pose of %u joints for a rig "
                                "of %u", pose->joint_count, inst->joint_count);
@@ -490,8 +509,23 @@ static sinew_result fps_set_pose(void* instance, const sinew_pose_view* pose)
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "fps: the skinning matrix of joint %u is not finite", k / 16u);
     memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    ps_jump_set_pose(&inst->jump, pose);
     inst->pose_pending = true;
     return SINEW_OK;
+}
+
+sinew_result fps_instance_begin_step(void* instance, bool* reset)
+{
+    fps_instance* inst = fps_cast(instance);
+    *reset = false;
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    const float* pose = NULL;
+    if (inst->pose_pending) {
+        fps_sim_set_pose(inst->sim, inst->latest);
+        inst->pose_pending = false;
+        pose = inst->latest;
+    }
+    return ps_jump_begin_step(&inst->jump, &inst->out, &inst->model, pose, reset);
 }
 
 static sinew_result fps_step(void* instance, float dt)
@@ -502,12 +536,11 @@ static sinew_result fps_step(void* instance, float dt)
         return sinew_host_fail(&inst->host,
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "fps: dt %g must be finite and not negative", (double)dt);
-    if (inst->pose_pending) {
-        fps_sim_set_pose(inst->sim, inst->latest);
-        inst->pose_pending = false;
-    }
-    sinew_result r = fps_sim_step(inst->sim);
+    bool reset = false;
+    sinew_result r = fps_instance_begin_step(inst, &reset);
+    if (r == SINEW_OK) r = fps_sim_step(inst->sim);
     if (r != SINEW_OK) return r;
+    if (reset) fps_sim_clear_velocities(inst->sim); /* the restart's step is quasi-static */
     ps_output_after_step(&inst->out);
     return SINEW_OK;
 }
@@ -537,7 +570,10 @@ static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_set_state(&inst->out, &inst->host, &inst->model, inst->render_indices, state);
+    sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
+                                         inst->render_indices, state);
+    if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
+    return r;
 }
 
 /* Writes the fps blob (fps_mls.h): ps's model blob (ps_bake.c; fps uses the same

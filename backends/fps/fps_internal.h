@@ -43,6 +43,7 @@ typedef struct fps_params {
     uint32_t simulation_vertices;
     char bone_radii[1024];
     int upsampling;          /* fps_upsampling (fps_mls.h): auto, normal or mls */
+    ps_jump_params jump;     /* jump_angle, jump_distance (backends/ps/ps_jump.c) */
 } fps_params;
 
 void fps_params_default(fps_params* p);
@@ -101,6 +102,8 @@ void fps_sim_set_pose(fps_sim* sim, const float* skinning);
 sinew_result fps_sim_step(fps_sim* sim);
 /* Skin positions and velocities (3 floats per skin vertex, velocities may be NULL). */
 void fps_sim_set_skin(fps_sim* sim, const float* positions, const float* velocities);
+/* Zeroes every velocity (after the quasi-static step of a restart, ps_jump). */
+void fps_sim_clear_velocities(fps_sim* sim);
 void fps_sim_upsample(fps_sim* sim, float* positions, size_t position_stride, float* normals,
                       size_t normal_stride);
 void fps_sim_render_velocities(const fps_sim* sim, float* velocities);
@@ -163,5 +166,11 @@ void fps_sim_update_targets(fps_sim* sim);
 /* The model and simulation of an fps instance (NULL for anything else), for tests. */
 const ps_model* fps_instance_model(void* instance);
 fps_sim* fps_instance_sim(void* instance);
+/* The start of a step of an fps instance (fps's step, and fps-cuda's before its device step):
+ * the pose set since the last step goes to the simulation, and when it does not continue the
+ * previous one (flagged, or a jump by jump_angle / jump_distance) the simulation's state
+ * restarts from it (ps_jump_begin_step) and *reset is true: the caller zeroes the velocities
+ * after the step (quasi-static). */
+sinew_result fps_instance_begin_step(void* instance, bool* reset);
 
 #endif

@@ -989,6 +989,11 @@ void fps_sim_set_skin(fps_sim* s, const float* positions, const float* velocitie
     }
 }
 
+void fps_sim_clear_velocities(fps_sim* s)
+{
+    memset(s->v, 0, 3u * (size_t)s->N * sizeof(double));
+}
+
 void fps_sim_tissue_positions(const fps_sim* s, double* out)
 {
     for (uint32_t i = 0; i < s->N; ++i)

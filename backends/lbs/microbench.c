@@ -182,7 +182,7 @@ int main(int argc, char** argv)
     rig.padded_joints = pj;
     rig.padded_weights = pw;
 
-    sinew_pose_view pose = {(uint32_t)sizeof pose, joints, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof pose, joints, skinning, skinning, 0u};
     const sinew_backend_vtable* backends[2] = {&sinew_backend_lbs, &sinew_backend_dqs};
     /* Steps per timed run: about 5 ms of work at 400 M vertices/s. */
     uint32_t steps = 2000000u / vertices + 1u;

@@ -68,6 +68,12 @@
  *                           distance (Sec. 3.1); still scaled down (with a WARNING) where eq. (1)
  *                           needs it. An unknown name, a joint that starts no bone or a radius
  *                           that is not a positive number is SINEW_ERROR_PARAMETER
+ *   jump_angle     45       degrees in [0, 180]: a step whose pose turns a joint more than this
+ *                           relative to its parent is a pose jump (ps_jump.c); 0: never
+ *   jump_distance  0.5      rig heights in [0, 1e6]: a step whose pose moves a joint more than
+ *                           this relative to its parent (a root: in model space) is a pose
+ *                           jump; 0: never. A jump, or a pose flagged SINEW_POSE_DISCONTINUOUS,
+ *                           restarts the tissue from the pose (ps_jump.c)
  *
  * Contract (what the vtable documentation leaves to the backend):
  * - Rig: any skeleton with at least one joint (bones are the segments between a joint and each
@@ -76,8 +82,11 @@
  *   coincident vertices are welded first so that seams do not tear.
  * - Poses: each bone moves with its parent joint's skinning matrix, taken as affine.
  * - Before any step the output is the rest mesh. set_pose records the pose; the next step
- *   simulates one time step of h towards it. Outputs are positions and normals of the render
- *   mesh: normals are the rest normals carried by the rotation of the simulated surface.
+ *   simulates one time step of h towards it, or, when the pose does not continue the previous
+ *   one (flagged, or a jump by jump_angle / jump_distance), restarts the tissue from it: the
+ *   pose's linear-blend shape, velocities zero, a quasi-static step (ps_jump.c). Outputs are
+ *   positions and normals of the render mesh: normals are the rest normals carried by the
+ *   rotation of the simulated surface.
  * - State: get_state gives the current render positions and velocities interpolated from the
  *   simulated skin. set_state takes a render-mesh shape (e.g. from lbs when swapping backends):
  *   the skin vertices start from it (with a separate simulation mesh: from the rest-pose
@@ -115,6 +124,7 @@ typedef struct ps_instance {
     float* latest;    /* skinning matrices of the latest set_pose */
     bool has_pose;
     bool pose_pending;
+    ps_jump jump;     /* pose discontinuities (ps_jump.c) */
 } ps_instance;
 
 static ps_instance* ps_cast(void* instance)
@@ -163,6 +173,7 @@ void ps_params_default(ps_params* p)
     p->simulation_vertices = 4000u;
     p->bone_radii[0] = '\0';
     p->collision_angle_test = 0;
+    ps_jump_params_default(&p->jump);
 }
 
 static bool parse_double(const char* text, double* out)
@@ -190,12 +201,18 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                        "bone_radii", "collision_test"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
+    bool seen_jump[2] = {false, false};
     for (uint32_t i = 0; i < count; ++i) {
         const char* key = params[i].key;
         const char* value = params[i].value;
         if (!key || !value)
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: parameter %u has a NULL %s",
                                    i, key ? "value" : "key");
+        sinew_result jump_result;
+        if (ps_jump_parse(host, PS_NAME, key, value, seen_jump, &out->jump, &jump_result)) {
+            if (jump_result != SINEW_OK) return jump_result;
+            continue;
+        }
         int k = 0;
         while (k < KEY_COUNT && strcmp(key, keys[k]) != 0) ++k;
         if (k == KEY_COUNT)
@@ -204,7 +221,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
                                    "profile, simd, collision_weight, collision_joints, "
                                    "sliding, decimate_above, simulation_vertices, bone_radii, "
-                                   "collision_test)",
+                                   "collision_test, jump_angle, jump_distance)",
                                    key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -356,6 +373,7 @@ static void ps_destroy(void* instance)
     ps_sim_destroy(inst->sim);
     ps_model_free(&host, &inst->model);
     ps_output_free(&inst->out, &host);
+    ps_jump_free(&inst->jump);
     sinew_host_free(&host, inst->latest);
     inst->magic = 0;
     sinew_host_free(&host, inst);
@@ -445,6 +463,11 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         ps_destroy(inst);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     }
+    r = ps_jump_init(&inst->jump, host, PS_NAME, rig, &inst->model, &p.jump);
+    if (r != SINEW_OK) {
+        ps_destroy(inst);
+        return r;
+    }
     const ps_model* m = &inst->model;
     sinew_host_log(host, SINEW_LOG_INFO,
                    "ps: %s %u skin vertices, %u bones, %u tets (%u degenerate), %zu matrix "
@@ -462,9 +485,9 @@ static sinew_result ps_set_pose(void* instance, const sinew_pose_view* pose)
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
     const sinew_host_api* host = &inst->host;
     if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps: pose is NULL");
-    if (pose->struct_size < sizeof(sinew_pose_view))
+    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "ps: pose struct_size %u is below "
-                               "%zu", pose->struct_size, sizeof(sinew_pose_view));
+                               "%u", pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
     if (pose->joint_count != inst->joint_count)
         return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "ps: a pose of %u joints for a rig "
                                "of %u", pose->joint_count, inst->joint_count);
@@ -476,6 +499,7 @@ static sinew_result ps_set_pose(void* instance, const sinew_pose_view* pose)
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "ps: the skinning matrix of joint %u is not finite", k / 16u);
     memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    ps_jump_set_pose(&inst->jump, pose);
     inst->has_pose = true;
     inst->pose_pending = true;
     return SINEW_OK;
@@ -489,12 +513,18 @@ static sinew_result ps_step(void* instance, float dt)
         return sinew_host_fail(&inst->host,
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "ps: dt %g must be finite and not negative", (double)dt);
+    const float* pose = NULL;
     if (inst->pose_pending) {
         ps_sim_set_pose(inst->sim, inst->latest);
         inst->pose_pending = false;
+        pose = inst->latest;
     }
-    sinew_result r = ps_sim_step(inst->sim, NULL);
+    /* A pose that does not continue the last one restarts the tissue (ps_jump.c). */
+    bool reset = false;
+    sinew_result r = ps_jump_begin_step(&inst->jump, &inst->out, &inst->model, pose, &reset);
+    if (r == SINEW_OK) r = ps_sim_step(inst->sim, NULL);
     if (r != SINEW_OK) return r;
+    if (reset) ps_sim_clear_velocities(inst->sim); /* the restart's step is quasi-static */
     ps_output_after_step(&inst->out);
     return SINEW_OK;
 }
@@ -524,7 +554,10 @@ static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
 {
     ps_instance* inst = ps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_set_state(&inst->out, &inst->host, &inst->model, inst->render_indices, state);
+    sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
+                                         inst->render_indices, state);
+    if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
+    return r;
 }
 
 static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* rig,

@@ -26,6 +26,14 @@
 
 /* ---- parameters (defaults and meaning: the table at the top of ps.c) ---- */
 
+/* When a step's pose counts as a jump (ps_jump.c; parameters jump_angle and jump_distance of
+ * ps and fps). */
+typedef struct ps_jump_params {
+    double angle;    /* degrees a joint may turn relative to its parent in one step; 0: never */
+    double distance; /* rig heights a joint may move relative to its parent in one step
+                        (a root: in model space); 0: never */
+} ps_jump_params;
+
 typedef struct ps_params {
     uint32_t iterations;  /* local/global iterations per step */
     double timestep;      /* h of the mass term, seconds */
@@ -43,6 +51,7 @@ typedef struct ps_params {
     uint32_t simulation_vertices; /* target size of that decimated simulation mesh */
     char bone_radii[1024];        /* "" or "joint:radius,..." (Sec. 3.1, user-given radii) */
     int collision_angle_test;     /* collision_test=angle: Fig. 10 gates the projections */
+    ps_jump_params jump;          /* jump_angle, jump_distance (ps_jump.c) */
 } ps_params;
 
 void ps_params_default(ps_params* p);
@@ -277,6 +286,76 @@ sinew_result ps_output_get_state(ps_output* o, const sinew_host_api* host,
 sinew_result ps_output_set_state(ps_output* o, const sinew_host_api* host, const ps_model* m,
                                  const uint32_t* render_indices, const sinew_state_view* state);
 
+/* ---- pose discontinuities of a physics backend (ps_jump.c) ---- */
+
+/* Why a step restarts the tissue. */
+typedef enum ps_jump_kind {
+    PS_JUMP_NONE = 0,
+    PS_JUMP_FLAGGED,  /* the pose came with SINEW_POSE_DISCONTINUOUS */
+    PS_JUMP_ANGLE,    /* a joint turned more than jump_angle relative to its parent */
+    PS_JUMP_DISTANCE  /* a joint moved more than jump_distance rig heights relative to its
+                         parent (a root: in model space) */
+} ps_jump_kind;
+
+typedef struct ps_jump_cause {
+    ps_jump_kind kind;
+    uint32_t joint;   /* ANGLE, DISTANCE: the joint that turned or moved the most */
+    double amount;    /* its angle in degrees, or its move in rig heights */
+} ps_jump_cause;
+
+/* A physics backend's view of its pose sequence: the pose it last stepped to, the flags of the
+ * poses set since, and what it needs to restart the tissue from a pose (the rig's arrays,
+ * valid for the instance's lifetime). */
+typedef struct ps_jump {
+    sinew_host_api host;
+    const char* backend;          /* for log lines */
+    ps_jump_params params;
+    double height;                /* the rig's height: the largest extent of the rest skin's
+                                     bounding box */
+    uint32_t joint_count;
+    const int32_t* parents;
+    const float* bind;            /* 16 per joint */
+    const char* const* names;
+    uint32_t render_count;
+    const float* render_rest;
+    const uint32_t* render_indices;
+    const uint32_t* weight_offsets; /* the render mesh's weights (NULL: none) */
+    const uint32_t* weight_joints;
+    const float* weight_values;
+    float* previous;              /* 16 per joint: the skinning matrices of the last step */
+    uint32_t flags;               /* SINEW_POSE_* of the poses set since the last step */
+    bool keep_next;               /* set_state: its shape belongs to the next pose */
+    uint64_t steps;
+} ps_jump;
+
+void ps_jump_params_default(ps_jump_params* p);
+/* The keys jump_angle and jump_distance for ps_params_parse and fps_params_parse: true when
+ * `key` is one of them, with *result SINEW_OK (value stored) or SINEW_ERROR_PARAMETER after
+ * one log line that begins with `backend` (bad value, or the key given twice: seen has one
+ * flag per key). False for any other key. */
+bool ps_jump_parse(const sinew_host_api* host, const char* backend, const char* key,
+                   const char* value, bool seen[2], ps_jump_params* out, sinew_result* result);
+/* Starts at the rest pose (the first step is tested against it). OUT_OF_MEMORY, one line. */
+sinew_result ps_jump_init(ps_jump* j, const sinew_host_api* host, const char* backend,
+                          const sinew_rig_view* rig, const ps_model* m,
+                          const ps_jump_params* params);
+void ps_jump_free(ps_jump* j);
+/* Whether skinning matrices `after` jump from `before` by the thresholds of j (16 floats per
+ * joint each); cause says which joint and how far (NONE when not). */
+bool ps_jump_detect(const ps_jump* j, const float* before, const float* after,
+                    ps_jump_cause* cause);
+/* set_pose (after its checks): keeps the pose's flags for the next step. */
+void ps_jump_set_pose(ps_jump* j, const sinew_pose_view* pose);
+/* set_state: the given shape belongs to the next pose, which is then taken without a test. */
+void ps_jump_set_state(ps_jump* j);
+/* Start of a step to `skinning` (NULL: the pose did not change). On a flagged or detected
+ * jump the tissue restarts from the pose (the linear-blend shape of the render mesh mapped to
+ * the skin, base vertices at their anchors, velocities zero: ps_output's set_skin), one INFO
+ * line says why, and *reset is true: the caller then zeroes the velocities after the step,
+ * which makes it quasi-static. OUT_OF_MEMORY, one line. */
+sinew_result ps_jump_begin_step(ps_jump* j, ps_output* o, const ps_model* m,
+                                const float* skinning, bool* reset);
+
 /* Checks what the tissue model reads of a rig (joints, bind matrices, both meshes); each
  * refusal is one log line that begins with `backend`. */
 sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
@@ -435,6 +514,8 @@ const double* ps_sim_velocities(const ps_sim* sim);
 /* Replaces the skin positions and velocities (3 floats per skin vertex each, velocities may
  * be NULL); base vertices go to their anchors with zero velocity. */
 void ps_sim_set_skin(ps_sim* sim, const float* positions, const float* velocities);
+/* Zeroes every velocity (after the quasi-static step of a restart, ps_jump). */
+void ps_sim_clear_velocities(ps_sim* sim);
 /* Writes the render mesh from the current skin (Sec. 6); normals may be NULL. */
 void ps_sim_upsample(ps_sim* sim, float* positions, size_t position_stride, float* normals,
                      size_t normal_stride);

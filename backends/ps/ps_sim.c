@@ -721,6 +721,11 @@ void ps_sim_set_skin(ps_sim* s, const float* positions, const float* velocities)
     s->snap = 1;
 }
 
+void ps_sim_clear_velocities(ps_sim* s)
+{
+    memset(s->v, 0, 3u * (size_t)s->N * sizeof(double));
+}
+
 void ps_sim_profile(const ps_sim* s, double seconds[5], uint64_t* steps)
 {
     memcpy(seconds, s->profile, sizeof s->profile);

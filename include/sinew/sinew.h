@@ -317,17 +317,34 @@ typedef enum sinew_pose_space {
     SINEW_POSE_SPACE_MAX_ENUM = 0x7FFFFFFF
 } sinew_pose_space;
 
+enum {
+    /* This pose does not continue the previous one: a teleport, an animation cut, a respawn.
+     * Physics backends (ps, fps, fps-cuda) then restart their tissue from this pose instead of
+     * dragging the old shape through the body: the skin takes the pose's linear-blend shape,
+     * velocities are zero, and the step is quasi-static (no secondary motion follows from the
+     * jump). They also find large jumps themselves (their parameters jump_angle and
+     * jump_distance); the flag is for the cuts those thresholds miss. Geometric backends
+     * ignore it. */
+    SINEW_POSE_DISCONTINUOUS = 1u << 0
+};
+
 typedef struct sinew_pose_desc {
     uint32_t struct_size;
     sinew_pose_space space;
     uint32_t joint_count;               /* required: must equal the rig's */
     const float* matrices;              /* required: 16 floats per joint, finite */
+    uint32_t flags;                     /* SINEW_POSE_* bits; 0: the pose continues the
+                                           previous one. Unknown bits are refused
+                                           (SINEW_ERROR_INVALID_ARGUMENT); a desc of the first
+                                           published size, which ends before flags, means 0 */
 } sinew_pose_desc;
 
-#define SINEW_POSE_DESC_INIT { (uint32_t)sizeof(sinew_pose_desc), SINEW_POSE_MODEL, 0u, NULL }
+#define SINEW_POSE_DESC_INIT { (uint32_t)sizeof(sinew_pose_desc), SINEW_POSE_MODEL, 0u, NULL, 0u }
 
 /* Sets the pose that the next sinew_world_update moves the skin to. The runtime multiplies
- * by the inverse bind matrices itself. A refused pose leaves the previous one in place. */
+ * by the inverse bind matrices itself. A refused pose leaves the previous one in place. Poses
+ * set between two updates are not stepped through: the last one counts, with the flags of all
+ * of them (a flagged pose followed by an unflagged one is still a discontinuity). */
 SINEW_API sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin,
                                            const sinew_pose_desc* pose);
 

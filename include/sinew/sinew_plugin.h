@@ -101,7 +101,16 @@ typedef struct sinew_pose_view {
     uint32_t joint_count;
     const float* model_matrices;
     const float* skinning_matrices;
+    /* SINEW_POSE_* of sinew_pose_desc (SINEW_POSE_DISCONTINUOUS), of every pose set since the
+     * last step. Appended: read it only when struct_size covers it (an older host passes
+     * SINEW_POSE_VIEW_SIZE_V1 bytes; then it is 0). */
+    uint32_t flags;
 } sinew_pose_view;
+
+/* The size of the first published sinew_pose_view (up to skinning_matrices): backends accept
+ * any struct_size from this one up. */
+#define SINEW_POSE_VIEW_SIZE_V1 \
+    ((uint32_t)(offsetof(sinew_pose_view, skinning_matrices) + sizeof(const float*)))
 
 enum {
     SINEW_BACKEND_FLAG_PHYSICS = 1u << 0, /* has dynamic state (velocities) */

@@ -440,7 +440,7 @@ void* skin_prepare(skin_host* host, const sinew_backend_vtable* vt, const skin_r
 void skin_set_pose(const sinew_backend_vtable* vt, void* inst, uint32_t joints,
                    const float* skinning)
 {
-    sinew_pose_view pose = {(uint32_t)sizeof pose, joints, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof pose, joints, skinning, skinning, 0u};
     assert_int_equal(vt->set_pose(inst, &pose), SINEW_OK);
 }
 

@@ -389,7 +389,7 @@ static void test_call_validation(void** state)
     for (int b = 0; b < 2; ++b) {
         const sinew_backend_vtable* vt = g_backends[b];
         float p[9], n[9];
-        sinew_pose_view pose = {(uint32_t)sizeof pose, 2, skinning, skinning};
+        sinew_pose_view pose = {(uint32_t)sizeof pose, 2, skinning, skinning, 0u};
         sinew_output_view out = {(uint32_t)sizeof out, 3, p, 12, n, 12, NULL};
         sinew_state_view st = {(uint32_t)sizeof st, 3, p, NULL};
         /* A NULL or foreign instance is refused without a crash (and without a host to log). */

@@ -1,7 +1,9 @@
 /* The fps-cuda plugin on any machine: it loads through the plugin ABI, its entry refuses a
  * host of another ABI, and where no GPU or driver exists its probe says
  * SINEW_ERROR_BACKEND_UNAVAILABLE and adding a skin with it fails with one log line. With a
- * GPU, the probe succeeds (the gpu-labelled tests do the rest). SPDX-License-Identifier: MIT */
+ * GPU, the probe succeeds (the gpu-labelled tests do the rest). fps's parameters that the
+ * plugin takes (collisions, pose jumps) are checked before any device is asked for.
+ * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 
@@ -141,10 +143,48 @@ static void check_collision_params(void)
     dlclose(lib);
 }
 
+/* fps's pose-jump parameters (jump_angle, jump_distance) through the plugin's prepare, whose
+ * parameter checks run before any device is asked for: bad values are fps's refusal with one
+ * line, good ones pass them and only what follows refuses (no device, or the NULL rig). */
+static void check_jump_params(void)
+{
+    void* lib = NULL;
+    sinew_plugin_entry_fn entry = open_entry(&lib);
+    cuda_test_log log = {0};
+    sinew_host_api host = cuda_test_host(&log);
+    host.log_level = SINEW_LOG_WARNING;
+    sinew_host_info info = host_info(&host, SINEW_PLUGIN_ABI_VERSION, SINEW_PLUGIN_ABI_VERSION);
+    sinew_plugin_info out;
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    CHECK(entry(&info, &out) == SINEW_OK && out.backend_count == 1);
+    const sinew_backend_vtable* vt = out.backends[0];
+    const sinew_param bad[3] = {{"jump_angle", "-1"}, {"jump_angle", "190"},
+                                {"jump_distance", "nan"}};
+    for (int k = 0; k < 3; ++k) {
+        void* inst = (void*)&log;
+        int before = log.lines;
+        CHECK(vt->prepare(&host, NULL, &bad[k], 1, NULL, &inst) == SINEW_ERROR_PARAMETER);
+        CHECK(log.lines == before + 1);
+        CHECK(strstr(log.last, bad[k].key) != NULL);
+        CHECK(inst == NULL);
+    }
+    const sinew_param good[2] = {{"jump_angle", "60"}, {"jump_distance", "0"}};
+    void* inst = NULL;
+    int before = log.lines;
+    sinew_result r = vt->prepare(&host, NULL, good, 2, NULL, &inst);
+    CHECK(r == SINEW_ERROR_BACKEND_UNAVAILABLE || r == SINEW_ERROR_INVALID_ARGUMENT);
+    CHECK(log.lines == before + 1);
+    CHECK(strstr(log.last, "jump") == NULL);
+    CHECK(inst == NULL);
+    dlclose(lib);
+}
+
 int main(void)
 {
     check_entry_refuses_other_abi();
     check_collision_params();
+    check_jump_params();
 
     cuda_test_log log = {0};
     sinew_logger logger;

@@ -55,7 +55,7 @@ static void step_and_compare(const char* relative, uint32_t steps, double* dev_t
     for (int k = 0; k < 3; ++k) x[k] = malloc(sizeof(double) * 3u * N);
     float* skinning = malloc(sizeof(float) * 16u * jn);
     ps_test_skinning(&rig, (uint32_t)sample_default_joint(&rig.character), 60.0f, 30.0f, skinning);
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning, 0u};
     for (int k = 0; k < 3; ++k) assert_int_equal(vt->set_pose(inst[k], &pose), SINEW_OK);
     *dev_tol = *dev_fixed = 0.0;
     for (uint32_t s = 0; s < steps; ++s) {
@@ -311,7 +311,7 @@ static void test_bake_round_trip(void** state)
     uint32_t jn = rig.view.joint_count, n = rig.view.render_mesh.vertex_count;
     float* skinning = malloc(sizeof(float) * 16u * jn);
     ps_test_skinning(&rig, (uint32_t)sample_default_joint(&rig.character), 70.0f, 20.0f, skinning);
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning, 0u};
     float* pa = malloc(sizeof(float) * 3u * n);
     float* pb = malloc(sizeof(float) * 3u * n);
     sinew_output_view oa = {(uint32_t)sizeof(sinew_output_view), n, pa, 0, NULL, 0, NULL};
@@ -354,7 +354,7 @@ static void test_job_splits(void** state)
     uint32_t jn = rig.view.joint_count, n = rig.view.render_mesh.vertex_count;
     float* skinning = malloc(sizeof(float) * 16u * jn);
     ps_test_skinning(&rig, (uint32_t)sample_default_joint(&rig.character), 80.0f, 40.0f, skinning);
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning, 0u};
     float* pa = malloc(sizeof(float) * 3u * n);
     float* pb = malloc(sizeof(float) * 3u * n);
     sinew_output_view oa = {(uint32_t)sizeof(sinew_output_view), n, pa, 0, NULL, 0, NULL};

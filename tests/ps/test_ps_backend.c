@@ -166,7 +166,7 @@ static void test_output_and_pose(void** state)
     /* argument checks, one log line each */
     float* skinning = malloc(sizeof(float) * 16u * jn);
     ps_test_skinning(&rig, 2, 45.0f, 0.0f, skinning);
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning, 0u};
     sinew_test_log_reset(&host.log);
     assert_int_equal(vt->set_pose(inst, NULL), SINEW_ERROR_INVALID_ARGUMENT);
     pose.joint_count = jn + 1u;
@@ -329,7 +329,7 @@ static void test_holes_parts_and_isolated_vertices(void** state)
     float* out = malloc(sizeof(float) * 3u * n);
     float* out_n = malloc(sizeof(float) * 3u * n);
     sinew_output_view ov = {(uint32_t)sizeof(sinew_output_view), n, out, 0, out_n, 0, NULL};
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning, 0u};
     for (int i = 1; i <= 40; ++i) {
         ps_test_skinning(&rig, 2, 3.0f * (float)(i < 30 ? i : 30), 2.0f * (float)(i < 30 ? i : 30), skinning);
         assert_int_equal(vt->set_pose(inst, &pose), SINEW_OK);
@@ -375,7 +375,7 @@ static void test_single_joint(void** state)
     assert_int_equal(m->bone_count, 1);
     assert_true(m->joint_radius[0] > 0.0);
     float skinning[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.25f, -0.5f, 1.0f, 1};
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), 1, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), 1, skinning, skinning, 0u};
     assert_int_equal(vt->set_pose(inst, &pose), SINEW_OK);
     for (int i = 0; i < 200; ++i) assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
     uint32_t n = v.render_mesh.vertex_count;

@@ -73,7 +73,7 @@ static void round_trip(const char* relative, int corrupt)
     uint32_t jn = rig.view.joint_count, n = rig.view.render_mesh.vertex_count;
     float* skinning = malloc(sizeof(float) * 16u * jn);
     ps_test_skinning(&rig, (uint32_t)sample_default_joint(&rig.character), 60.0f, 30.0f, skinning);
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning, 0u};
     float* pa = malloc(sizeof(float) * 3u * n);
     float* pb = malloc(sizeof(float) * 3u * n);
     sinew_output_view oa = {(uint32_t)sizeof(sinew_output_view), n, pa, 0, NULL, 0, NULL};

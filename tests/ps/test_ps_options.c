@@ -204,7 +204,7 @@ static void test_decimated_male(void** state)
     /* the rest pose, stepped: the render mesh */
     for (uint32_t j = 0; j < jn; ++j)
         for (int k = 0; k < 16; ++k) skinning[16u * j + k] = (k % 5 == 0) ? 1.0f : 0.0f;
-    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning};
+    sinew_pose_view pose = {(uint32_t)sizeof(sinew_pose_view), jn, skinning, skinning, 0u};
     assert_int_equal(sinew_backend_ps.set_pose(inst, &pose), SINEW_OK);
     assert_int_equal(sinew_backend_ps.step(inst, 1.0f / 60.0f), SINEW_OK);
     assert_int_equal(sinew_backend_ps.read_output(inst, &out), SINEW_OK);
