@@ -43,6 +43,7 @@ struct fpsc_dev {
     const int32_t* pv;
     const float* G;
     const float* inv_w;
+    float volume_keep, volume_lo, volume_hi; /* the volume term's blend (volume3.h) */
     float* contrib;
     const uint32_t* gather_ptr;
     const uint32_t* gather;
@@ -281,6 +282,9 @@ static __device__ void ph_local(const fpsc_table& t, uint32_t vb)
     P.pv = D.pv;
     P.G = D.G;
     P.inv_w = D.inv_w;
+    P.volume_keep = D.volume_keep;
+    P.volume_lo = D.volume_lo;
+    P.volume_hi = D.volume_hi;
     fps_local_prism(&P, D.x, D.N, p, D.contrib);
 }
 
@@ -823,6 +827,9 @@ extern "C" sinew_result fpsc_create(const sinew_host_api* host, const fpsc_desc*
     UP(D.pv, d->prisms.pv, 6u * S * sizeof(int32_t));
     UP(D.G, d->prisms.G, 18u * S * sizeof(float));
     UP(D.inv_w, d->prisms.inv_w, S * sizeof(float));
+    D.volume_keep = d->prisms.volume_keep;
+    D.volume_lo = d->prisms.volume_lo;
+    D.volume_hi = d->prisms.volume_hi;
     UP(D.contrib, NULL, 18u * S * sizeof(float));
     UP(D.gather_ptr, d->gather_ptr, ((size_t)ns + 1u) * sizeof(uint32_t));
     UP(D.gather, d->gather, (size_t)d->gather_ptr[ns] * sizeof(uint32_t));

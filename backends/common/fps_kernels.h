@@ -50,6 +50,7 @@
 #include "polar3.h"
 #include "sinew_hd.h"
 #include "sparse_ellcrs.h"
+#include "volume3.h"
 
 /* Prisms of the tissue mesh, structure of arrays (see the top of this file). */
 typedef struct fps_prisms {
@@ -57,6 +58,9 @@ typedef struct fps_prisms {
     const int32_t* pv;   /* 6 x stride: tissue indices a, b, c, a', b', c' */
     const float* G;      /* 18 x stride: G_p[r][k] at (6 r + k) * stride + p */
     const float* inv_w;  /* stride: 1 / sum of the prism's tet weights, 0 for none */
+    /* The volume term (volume3.h): keep = w_s / (w_s + w_v), 1 without it; the band of det F
+     * it leaves alone. */
+    float volume_keep, volume_lo, volume_hi;
 } fps_prisms;
 
 /* ---- local step (Sec. 4.1; one thread per prism) ---- */
@@ -100,14 +104,16 @@ static inline SINEW_HD void fps_prism_project(const fps_prisms* P, const float R
     }
 }
 
-/* The whole local step of one prism: gradient, closest rotation, projection. */
+/* The whole local step of one prism: gradient, closest rotation, with the volume term its
+ * blend with the volume projection (volume3.h), projection. */
 static inline SINEW_HD void fps_local_prism(const fps_prisms* P, const double* x, size_t ldx,
                                             uint32_t p, float* contrib)
 {
-    float F[9], R[9];
+    float F[9], R[9], T[9];
     fps_prism_gradient(P, x, ldx, p, F);
     sinew_polar3(F, R); /* F = 0 (no tets) gives R = I, and G = 0 then gives no share */
-    fps_prism_project(P, R, p, contrib);
+    sinew_volume_target(F, R, P->volume_keep, P->volume_lo, P->volume_hi, T);
+    fps_prism_project(P, T, p, contrib);
 }
 
 /* ---- vector updates of Alg. 1 (one thread per vertex) ---- */

@@ -46,6 +46,8 @@
  *   jump_distance   0.5      and rig heights it may move relative to it (0: never) before the
  *                            step counts as a pose jump and the tissue restarts from the pose
  *                            (backends/ps/ps_jump.c; the contacts are dropped, as on set_state)
+ *   volume_weight   0        as ps: the volume term (volume3.h), 0 = none
+ *   volume_range    0.01     as ps: the band of det F it leaves alone
  *
  * Contract: that of ps (backends/ps/ps.c, README.md) with these differences: base vertices sit
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
@@ -134,6 +136,7 @@ void fps_params_default(fps_params* p)
     p->bone_radii[0] = '\0';
     p->upsampling = FPS_UPSAMPLING_AUTO;
     ps_jump_params_default(&p->jump);
+    ps_volume_params_default(&p->volume);
 }
 
 void fps_model_params(const fps_params* p, ps_params* out)
@@ -187,6 +190,7 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
     bool seen[KEY_COUNT] = {false};
     bool seen_upsampling = false;
     bool seen_jump[2] = {false, false};
+    bool seen_volume[2] = {false, false};
     for (uint32_t i = 0; i < count; ++i) {
         const char* key = params[i].key;
         const char* value = params[i].value;
@@ -194,7 +198,8 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: parameter %u has a NULL %s",
                                    i, key ? "value" : "key");
         sinew_result jump_result;
-        if (ps_jump_parse(host, FPS_NAME, key, value, seen_jump, &out->jump, &jump_result)) {
+        if (ps_jump_parse(host, FPS_NAME, key, value, seen_jump, &out->jump, &jump_result) ||
+            ps_volume_parse(host, FPS_NAME, key, value, seen_volume, &out->volume, &jump_result)) {
             if (jump_result != SINEW_OK) return jump_result;
             continue;
         }
@@ -220,7 +225,7 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                    "strain_weight, mass, sliding, profile, simd, decimate_above, "
                                    "simulation_vertices, bone_radii, collisions, "
                                    "collision_weight, capsules, upsampling, jump_angle, "
-                                   "jump_distance)", key);
+                                   "jump_distance, volume_weight, volume_range)", key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "fps: parameter \"%s\" is given twice", key);

@@ -44,6 +44,7 @@ typedef struct fps_params {
     char bone_radii[1024];
     int upsampling;          /* fps_upsampling (fps_mls.h): auto, normal or mls */
     ps_jump_params jump;     /* jump_angle, jump_distance (backends/ps/ps_jump.c) */
+    ps_volume_params volume; /* volume_weight, volume_range (backends/ps/ps_volume.c) */
 } fps_params;
 
 void fps_params_default(fps_params* p);

@@ -54,6 +54,7 @@ struct fps_sim {
     float* G;
     float* inv_w;
     float* F;       /* 9 x stride: F, then R in place */
+    float* R;       /* 9 x stride with the volume term: R, then the blended target */
     float* contrib; /* 18 x stride */
     fps_prisms prisms;
     sinew_polar3_batch_fn polar;
@@ -131,7 +132,7 @@ void fps_sim_destroy(fps_sim* s)
                       s->ell_col, s->crs_ptr,  s->crs_col, s->crs_val,   s->diag0,   s->jinv,
                       s->x,       s->v,        s->x_prev,  s->pred,      s->target,  s->rhs_const,
                       s->b,       s->r,        s->d,       s->q,         s->partial, s->skinning,
-                      s->skin_f,  s->skin_n};
+                      s->skin_f,  s->skin_n,   s->R};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, s);
 }
@@ -174,7 +175,7 @@ static sinew_result setup_prisms(fps_sim* s, double* strain_diag, double* mass)
         sinew_host_free(&s->host, Gd);
         return oom(s);
     }
-    double ws = s->p.strain_weight;
+    double ws = s->p.strain_weight + s->p.volume.weight;
     for (uint32_t p = 0; p < pc; ++p) {
         uint32_t v[6];
         prism_slots(m, p, v);
@@ -269,7 +270,7 @@ static sinew_result assemble(fps_sim* s, const double* mass)
     }
     for (uint32_t t = 0; t < m->tet_count; ++t) {
         if (m->tet_excluded[t]) continue;
-        double w = s->p.strain_weight * fabs(m->tet_volume[t]);
+        double w = (s->p.strain_weight + s->p.volume.weight) * fabs(m->tet_volume[t]);
         const double* A = m->tet_A + 12u * t;
         const uint32_t* tv = m->tets + 4u * t;
         for (int a = 0; a < 4; ++a) {
@@ -458,6 +459,9 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     s->G = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->inv_w = (float*)sinew_host_calloc(host, S, sizeof(float));
     s->F = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
+    ps_volume_blend(&params->volume, params->strain_weight, &s->prisms.volume_keep,
+                    &s->prisms.volume_lo, &s->prisms.volume_hi);
+    if (s->prisms.volume_keep < 1.0f) s->R = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
     s->contrib = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->gather_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)N + 1u, sizeof(uint32_t));
     s->gather = (uint32_t*)sinew_host_calloc(host, 6u * S, sizeof(uint32_t));
@@ -480,7 +484,7 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     double* mass = (double*)sinew_host_calloc(host, N, sizeof(double));
     sinew_result r = SINEW_OK;
     if (!s->perm || !s->inv || !s->joint || !s->mass_h2 || !s->pv || !s->G ||
-        !s->inv_w || !s->F || !s->contrib || !s->gather_ptr || !s->gather || !s->x || !s->v ||
+        !s->inv_w || !s->F || (s->prisms.volume_keep < 1.0f && !s->R) || !s->contrib || !s->gather_ptr || !s->gather || !s->x || !s->v ||
         !s->x_prev || !s->pred || !s->target || !s->rhs_const || !s->b || !s->r || !s->d ||
         !s->q || !s->partial || !s->skinning || !s->skin_f || !s->skin_n || !strain_diag || !mass)
         r = oom(s);
@@ -656,7 +660,14 @@ static void local_range(void* data, uint32_t begin, uint32_t end)
     job.contrib = s->contrib;
     job.stride = s->stride;
     s->gradient(&job, begin, end);
-    s->polar(s->F, s->F, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+    if (s->R) { /* the volume term: the rotation blended with F's volume projection */
+        s->polar(s->F, s->R, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+        ps_local_volume(s->F, s->R, s->stride, s->prisms.volume_keep, s->prisms.volume_lo,
+                        s->prisms.volume_hi, begin, end);
+        job.F = s->R;
+    } else {
+        s->polar(s->F, s->F, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+    }
     s->project(&job, begin, end);
 }
 

@@ -74,10 +74,15 @@
  *                           this relative to its parent (a root: in model space) is a pose
  *                           jump; 0: never. A jump, or a pose flagged SINEW_POSE_DISCONTINUOUS,
  *                           restarts the tissue from the pose (ps_jump.c)
+ *   volume_weight  0        the volume term's stiffness per unit rest volume, >= 0 (Bouaziz et
+ *                           al. 2014 Sec. 5; volume3.h): each prism's target blends its rotation
+ *                           with F projected to det F in the band below; 0: the paper's energy
+ *   volume_range   0.01     the band [1 - range, 1 + range] of det F the term leaves alone, [0, 1)
  *
  * Contract (what the vtable documentation leaves to the backend):
  * - Rig: any skeleton with at least one joint (bones are the segments between a joint and each
- *   child at a different position); no skin weights are read. The simulated mesh is the rig's
+ *   child at a different position); the skin weights choose each skin vertex's bones for the
+ *   shrinking (ps_skin_joints.c), none are needed. The simulated mesh is the rig's
  *   simulation mesh when it has one (upsampled to the render mesh), else the render mesh;
  *   coincident vertices are welded first so that seams do not tear.
  * - Poses: each bone moves with its parent joint's skinning matrix, taken as affine.
@@ -174,6 +179,7 @@ void ps_params_default(ps_params* p)
     p->bone_radii[0] = '\0';
     p->collision_angle_test = 0;
     ps_jump_params_default(&p->jump);
+    ps_volume_params_default(&p->volume);
 }
 
 static bool parse_double(const char* text, double* out)
@@ -202,6 +208,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     bool seen_jump[2] = {false, false};
+    bool seen_volume[2] = {false, false};
     for (uint32_t i = 0; i < count; ++i) {
         const char* key = params[i].key;
         const char* value = params[i].value;
@@ -209,7 +216,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: parameter %u has a NULL %s",
                                    i, key ? "value" : "key");
         sinew_result jump_result;
-        if (ps_jump_parse(host, PS_NAME, key, value, seen_jump, &out->jump, &jump_result)) {
+        if (ps_jump_parse(host, PS_NAME, key, value, seen_jump, &out->jump, &jump_result) ||
+            ps_volume_parse(host, PS_NAME, key, value, seen_volume, &out->volume, &jump_result)) {
             if (jump_result != SINEW_OK) return jump_result;
             continue;
         }
@@ -221,7 +229,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
                                    "profile, simd, collision_weight, collision_joints, "
                                    "sliding, decimate_above, simulation_vertices, bone_radii, "
-                                   "collision_test, jump_angle, jump_distance)",
+                                   "collision_test, jump_angle, jump_distance, volume_weight, "
+                                   "volume_range)",
                                    key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,

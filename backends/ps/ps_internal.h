@@ -34,6 +34,16 @@ typedef struct ps_jump_params {
                         (a root: in model space); 0: never */
 } ps_jump_params;
 
+/* The volume term of the tissue energy (ps_volume.c, volume3.h): its stiffness per unit rest
+ * volume beside strain_weight (0: the paper's energy, no volume term), and the half-width of
+ * the band of det F it leaves alone. */
+typedef struct ps_volume_params {
+    double weight;
+    double range;
+} ps_volume_params;
+#define PS_VOLUME_WEIGHT 0.0
+#define PS_VOLUME_RANGE 0.01
+
 typedef struct ps_params {
     uint32_t iterations;  /* local/global iterations per step */
     double timestep;      /* h of the mass term, seconds */
@@ -52,6 +62,7 @@ typedef struct ps_params {
     char bone_radii[1024];        /* "" or "joint:radius,..." (Sec. 3.1, user-given radii) */
     int collision_angle_test;     /* collision_test=angle: Fig. 10 gates the projections */
     ps_jump_params jump;          /* jump_angle, jump_distance (ps_jump.c) */
+    ps_volume_params volume;      /* volume_weight, volume_range (ps_volume.c) */
 } ps_params;
 
 void ps_params_default(ps_params* p);
@@ -285,6 +296,19 @@ sinew_result ps_output_get_state(ps_output* o, const sinew_host_api* host,
  * positions (normals recomputed on demand). */
 sinew_result ps_output_set_state(ps_output* o, const sinew_host_api* host, const ps_model* m,
                                  const uint32_t* render_indices, const sinew_state_view* state);
+
+/* ---- the volume term (ps_volume.c) ---- */
+
+void ps_volume_params_default(ps_volume_params* p);
+/* The keys volume_weight and volume_range for ps_params_parse and fps_params_parse: true when
+ * `key` is one of them, with *result SINEW_OK or SINEW_ERROR_PARAMETER after one line naming
+ * `backend` (a bad value, or the key given twice: seen[] tracks both). */
+bool ps_volume_parse(const sinew_host_api* host, const char* backend, const char* key,
+                     const char* value, bool seen[2], ps_volume_params* out, sinew_result* result);
+/* The local step's blend (volume3.h): keep = w_s / (w_s + w_v) (1 without the term) and the
+ * band [1 - range, 1 + range]. */
+void ps_volume_blend(const ps_volume_params* p, double strain_weight, float* keep, float* lo,
+                     float* hi);
 
 /* ---- pose discontinuities of a physics backend (ps_jump.c) ---- */
 

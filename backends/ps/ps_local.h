@@ -33,6 +33,11 @@ typedef void (*ps_local_gradient_fn)(const ps_local_job* job, uint32_t begin, ui
 typedef void (*ps_local_project_fn)(const ps_local_job* job, uint32_t begin, uint32_t end);
 
 void ps_local_gradient_scalar(const ps_local_job* job, uint32_t begin, uint32_t end);
+/* With the volume term (volume3.h), blocks [begin, end): R (9 x stride, in place) becomes
+ * keep R + (1 - keep) P(F), F the gradients of stage 1 (9 x stride). One code for every
+ * instruction set: only prisms outside the band need the SVD. */
+void ps_local_volume(const float* F, float* R, size_t stride, float keep, float lo, float hi,
+                     uint32_t begin, uint32_t end);
 void ps_local_project_scalar(const ps_local_job* job, uint32_t begin, uint32_t end);
 #if defined(SINEW_SKIN_X86)
 void ps_local_gradient_avx2(const ps_local_job* job, uint32_t begin, uint32_t end);

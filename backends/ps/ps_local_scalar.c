@@ -1,6 +1,7 @@
 /* The local step's arithmetic in plain C (any CPU), the reference for the SIMD kernels.
  * SPDX-License-Identifier: MIT */
 #include "ps_local.h"
+#include "volume3.h"
 
 void ps_local_gradient_scalar(const ps_local_job* job, uint32_t begin, uint32_t end)
 {
@@ -33,5 +34,19 @@ void ps_local_project_scalar(const ps_local_job* job, uint32_t begin, uint32_t e
             for (int i = 0; i < 3; ++i)
                 job->contrib[(size_t)(3 * k + i) * S + p] =
                     (R[3 * i] * G[k] + R[3 * i + 1] * G[6 + k]) + R[3 * i + 2] * G[12 + k];
+    }
+}
+
+void ps_local_volume(const float* F, float* R, size_t stride, float keep, float lo, float hi,
+                     uint32_t begin, uint32_t end)
+{
+    for (size_t p = (size_t)begin * PS_LOCAL_BLOCK; p < (size_t)end * PS_LOCAL_BLOCK; ++p) {
+        float f[9], r[9], t[9];
+        for (int k = 0; k < 9; ++k) {
+            f[k] = F[(size_t)k * stride + p];
+            r[k] = R[(size_t)k * stride + p];
+        }
+        sinew_volume_target(f, r, keep, lo, hi, t);
+        for (int k = 0; k < 9; ++k) R[(size_t)k * stride + p] = t[k];
     }
 }

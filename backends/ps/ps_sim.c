@@ -28,6 +28,7 @@
 
 #include "polar3.h"
 #include "polar3_batch.h"
+#include "volume3.h"
 #include "ps_internal.h"
 #include "ps_local.h"
 
@@ -53,6 +54,9 @@ struct ps_sim {
     float* G_soa;       /* 18 x stride */
     float* inv_w;       /* stride: 1 / sum_t w_t; 0 for a prism whose tets are all left out */
     float* F_soa;       /* 9 x stride: each prism's F, then (in place) its R */
+    float* R_soa;       /* 9 x stride with the volume term: R, then the blended target */
+    float volume_keep, volume_lo, volume_hi; /* the volume term's blend (volume3.h) */
+    double tissue_weight; /* strain_weight + volume_weight: the stiffness in the matrix */
     float* contrib;     /* 18 x stride: R_p g_k for each slot k */
     ps_local_gradient_fn gradient;
     ps_local_project_fn project;
@@ -143,7 +147,7 @@ void ps_sim_destroy(ps_sim* s)
                       s->prism_Gd, s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
                       s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
                       s->v,        s->pred,      s->x_prev,         s->rhs_const, s->target,
-                      s->skinning, s->skin_f,    s->skin_n};
+                      s->skinning, s->skin_f,    s->skin_n,         s->R_soa};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, s);
 }
@@ -191,7 +195,7 @@ static sinew_result factor_system(ps_sim* s)
     }
     for (uint32_t t = 0; t < m->tet_count; ++t) {
         if (m->tet_excluded[t]) continue;
-        double w = s->p.strain_weight * fabs(m->tet_volume[t]);
+        double w = s->tissue_weight * fabs(m->tet_volume[t]);
         const double* A = m->tet_A + 12u * t;
         const uint32_t* tv = m->tets + 4u * t;
         for (int a = 0; a < 4; ++a)
@@ -287,6 +291,10 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->G_soa = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->inv_w = (float*)sinew_host_calloc(host, S, sizeof(float));
     s->F_soa = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
+    ps_volume_blend(&params->volume, params->strain_weight, &s->volume_keep, &s->volume_lo,
+                    &s->volume_hi);
+    s->tissue_weight = params->strain_weight + params->volume.weight;
+    if (s->volume_keep < 1.0f) s->R_soa = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
     s->contrib = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->simd = params->simd;
     sinew_result rs = ps_simd_resolve(host, &s->simd);
@@ -321,6 +329,7 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     double* volume = (double*)sinew_host_calloc(host, N, sizeof(double));
     if (!s->mass || !s->anchor_w || !s->anchor_joint || !s->anchored || !s->prism_v ||
         !s->prism_Gd || !s->prism_w || !s->pv_soa || !s->G_soa || !s->inv_w || !s->F_soa ||
+        (s->volume_keep < 1.0f && !s->R_soa) ||
         !s->contrib || !s->polar || !s->gather_offsets ||
         !s->gather || !s->x || !s->v || !s->pred || !s->x_prev || !s->rhs_const || !s->target ||
         !s->skinning || !s->skin_f || !s->skin_n || !strain_diag || !volume) {
@@ -332,7 +341,7 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     }
 
     /* Per-prism G_p and the diagonal of the strain part of the matrix. */
-    double ws = params->strain_weight;
+    double ws = params->strain_weight + params->volume.weight;
     for (uint32_t p = 0; p < pc; ++p) {
         uint32_t* v = s->prism_v + 6u * p;
         prism_slots(m, p, v);
@@ -515,8 +524,16 @@ static void local_range(void* data, uint32_t begin, uint32_t end)
     job.stride = s->stride;
     s->gradient(&job, begin, end);
     /* A prism whose tets are all left out has F = 0, whose rotation is I, and G = 0: it
-     * contributes nothing. */
-    s->polar(s->F_soa, s->F_soa, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+     * contributes nothing. With the volume term the rotation goes to R_soa, is blended with
+     * F's volume projection there, and the blend is projected. */
+    if (s->R_soa) {
+        s->polar(s->F_soa, s->R_soa, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+        ps_local_volume(s->F_soa, s->R_soa, s->stride, s->volume_keep, s->volume_lo,
+                        s->volume_hi, begin, end);
+        job.F = s->R_soa;
+    } else {
+        s->polar(s->F_soa, s->F_soa, s->stride, begin * PS_LOCAL_BLOCK, end * PS_LOCAL_BLOCK);
+    }
     s->project(&job, begin, end);
 }
 
@@ -570,21 +587,26 @@ double ps_sim_energy(ps_sim* s)
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) F[3 * c + r] = (float)(M[r][c] / wsum);
         sinew_polar3(F, R);
+        float P[9];
+        sinew_volume_project(F, s->volume_lo, s->volume_hi, P);
+        double wv = s->p.volume.weight;
         for (uint32_t k = 0; k < 3; ++k) {
             uint32_t t = 3u * p + k;
             if (m->tet_excluded[t]) continue;
-            double w = s->p.strain_weight * fabs(m->tet_volume[t]);
+            double vol = fabs(m->tet_volume[t]);
             const double* A = m->tet_A + 12u * t;
             const uint32_t* tv = m->tets + 4u * t;
-            double sum = 0.0;
+            double sum = 0.0, sum_v = 0.0;
             for (int r = 0; r < 3; ++r)
                 for (int c = 0; c < 3; ++c) {
                     double f = 0.0;
                     for (int q = 0; q < 4; ++q) f += A[4 * r + q] * s->x[(size_t)c * N + tv[q]];
                     double d = f - (double)R[3 * c + r]; /* (A X)[r][c] against R^T[r][c] */
+                    double dv = f - (double)P[3 * c + r];
                     sum += d * d;
+                    sum_v += dv * dv;
                 }
-            e += 0.5 * w * sum;
+            e += 0.5 * s->p.strain_weight * vol * sum + 0.5 * wv * vol * sum_v;
         }
     }
     return e;

@@ -216,7 +216,7 @@ static void test_local_prism(void** state)
         inv_w[p] = 0.5f + 0.01f * (float)p;
     }
     for (uint32_t k = 0; k < 3u * NV; ++k) x[k] = rndf();
-    fps_prisms prisms = {S, pv, G, inv_w};
+    fps_prisms prisms = {S, pv, G, inv_w, 1.0f, 1.0f, 1.0f}; /* no volume term */
     float* a = calloc(18u * S, sizeof(float));
     float* b = calloc(18u * S, sizeof(float));
     for (uint32_t p = 0; p < P; ++p) {

@@ -25,6 +25,56 @@ typedef struct kernel_set {
     ps_local_project_fn project;
 } kernel_set;
 
+/* Every kernel set this CPU runs, in two uneven job ranges, against `want` (fps_local_prism's
+ * shares); with prisms->volume_keep < 1 the rotation goes to its own array and is blended
+ * there, as ps and fps run it. Returns the number of kernel sets that ran. */
+static int check_kernel_sets(const fps_prisms* prisms, const double* x, uint32_t NV,
+                             uint32_t blocks, const float* want)
+{
+    const size_t S = prisms->stride;
+    kernel_set sets[3] = {{SINEW_SIMD_SCALAR, ps_local_gradient_scalar, ps_local_project_scalar},
+                          {SINEW_SIMD_COUNT, NULL, NULL},
+                          {SINEW_SIMD_COUNT, NULL, NULL}};
+#if defined(SINEW_SKIN_X86)
+    sets[1] = (kernel_set){SINEW_SIMD_AVX2, ps_local_gradient_avx2, ps_local_project_avx2};
+    sets[2] = (kernel_set){SINEW_SIMD_AVX512, ps_local_gradient_avx512, ps_local_project_avx512};
+#endif
+    const int volume = prisms->volume_keep < 1.0f;
+    int ran = 0;
+    for (int k = 0; k < 3; ++k) {
+        if (!sets[k].gradient) continue;
+        sinew_polar3_batch_fn polar = sinew_polar3_batch_kernel(sets[k].simd);
+        if (!polar) continue; /* this CPU lacks the instruction set */
+        float* F = calloc(9u * S, sizeof(float));
+        float* R = calloc(9u * S, sizeof(float));
+        float* got = calloc(18u * S, sizeof(float));
+        /* poison the outputs: every entry must be written */
+        for (size_t e = 0; e < 18u * S; ++e) got[e] = NAN;
+        ps_local_job job = {x, NV, prisms->pv, prisms->G, prisms->inv_w, F, got, S};
+        const uint32_t ranges[3] = {0, 2, blocks};
+        for (int q = 0; q < 2; ++q) {
+            uint32_t b0 = ranges[q], b1 = ranges[q + 1];
+            job.F = F;
+            sets[k].gradient(&job, b0, b1);
+            polar(F, volume ? R : F, S, b0 * PS_LOCAL_BLOCK, b1 * PS_LOCAL_BLOCK);
+            if (volume) {
+                ps_local_volume(F, R, S, prisms->volume_keep, prisms->volume_lo,
+                                prisms->volume_hi, b0, b1);
+                job.F = R;
+            }
+            sets[k].project(&job, b0, b1);
+        }
+        if (memcmp(got, want, sizeof(float) * 18u * S) != 0)
+            fail_msg("simd=%s, volume %d: the local step differs from fps_local_prism",
+                     sinew_simd_name(sets[k].simd), volume);
+        free(F);
+        free(R);
+        free(got);
+        ++ran;
+    }
+    return ran;
+}
+
 static void test_local_kernels_match(void** state)
 {
     (void)state;
@@ -57,42 +107,22 @@ static void test_local_kernels_match(void** state)
                 x[(size_t)c * NV + 6u * p + (uint32_t)k] =
                     (c == 2 ? scale_z : 1.0) * corner[k][c] + 0.1 * rndf() + 3.0 * p;
     }
-    fps_prisms prisms = {S, pv, G, inv_w};
+    /* without and with the volume term (volume3.h): the CPU blends after the batch polar */
+    const float keeps[2] = {1.0f, 0.5f};
     float* want = calloc(18u * S, sizeof(float));
-    for (uint32_t p = 0; p < (uint32_t)S; ++p) fps_local_prism(&prisms, x, NV, p, want);
-
-    kernel_set sets[3] = {{SINEW_SIMD_SCALAR, ps_local_gradient_scalar, ps_local_project_scalar},
-                          {SINEW_SIMD_COUNT, NULL, NULL},
-                          {SINEW_SIMD_COUNT, NULL, NULL}};
-#if defined(SINEW_SKIN_X86)
-    sets[1] = (kernel_set){SINEW_SIMD_AVX2, ps_local_gradient_avx2, ps_local_project_avx2};
-    sets[2] = (kernel_set){SINEW_SIMD_AVX512, ps_local_gradient_avx512, ps_local_project_avx512};
-#endif
-    int ran = 0;
-    for (int k = 0; k < 3; ++k) {
-        if (!sets[k].gradient) continue;
-        sinew_polar3_batch_fn polar = sinew_polar3_batch_kernel(sets[k].simd);
-        if (!polar) continue; /* this CPU lacks the instruction set */
-        float* F = calloc(9u * S, sizeof(float));
-        float* got = calloc(18u * S, sizeof(float));
-        /* poison the outputs: every entry must be written */
-        for (size_t e = 0; e < 18u * S; ++e) got[e] = NAN;
-        ps_local_job job = {x, NV, pv, G, inv_w, F, got, S};
-        /* two uneven ranges, as two jobs would run them */
-        sets[k].gradient(&job, 0, 2);
-        polar(F, F, S, 0, 2u * PS_LOCAL_BLOCK);
-        sets[k].project(&job, 0, 2);
-        sets[k].gradient(&job, 2, blocks);
-        polar(F, F, S, 2u * PS_LOCAL_BLOCK, (uint32_t)S);
-        sets[k].project(&job, 2, blocks);
-        if (memcmp(got, want, sizeof(float) * 18u * S) != 0)
-            fail_msg("simd=%s: the local step differs from fps_local_prism",
-                     sinew_simd_name(sets[k].simd));
-        free(F);
-        free(got);
-        ++ran;
+    for (int v = 0; v < 2; ++v) {
+        fps_prisms prisms = {S, pv, G, inv_w, keeps[v], 0.99f, 1.01f};
+        uint32_t projected = 0; /* prisms whose volume projection is not F itself */
+        for (uint32_t p = 0; p < (uint32_t)S; ++p) {
+            float F[9];
+            fps_prism_gradient(&prisms, x, NV, p, F);
+            float det = sinew_det3(F);
+            projected += det > SINEW_VOLUME_MIN_DET && (det < 0.99f || det > 1.01f);
+            fps_local_prism(&prisms, x, NV, p, want);
+        }
+        assert_true(projected >= 10u);
+        assert_true(check_kernel_sets(&prisms, x, NV, blocks, want) >= 1);
     }
-    assert_true(ran >= 1);
     /* the padding prisms (vertex 0, G = 0, no weight) give no share */
     for (size_t c = 0; c < 18u; ++c)
         for (size_t p = P; p < S; ++p) assert_true(want[c * S + p] == 0.0f);

@@ -396,6 +396,9 @@ static void test_bad_params(void** state)
         {{"decimate_above", "-3"}, {NULL, NULL}},  {{"simulation_vertices", "3"}, {NULL, NULL}},
         {{"bone_radii", ""}, {NULL, NULL}},        {{"anchor_weight", "1"}, {NULL, NULL}},
         {{"iterations", "5"}, {"iterations", "6"}}, {{"solver", NULL}, {NULL, NULL}},
+        {{"volume_weight", "-1"}, {NULL, NULL}},   {{"volume_weight", "x"}, {NULL, NULL}},
+        {{"volume_range", "1"}, {NULL, NULL}},     {{"volume_range", "-0.1"}, {NULL, NULL}},
+        {{"volume_weight", "1"}, {"volume_weight", "2"}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         uint32_t count = bad[i][1].key ? 2u : 1u;

@@ -37,7 +37,7 @@ static double bbox_diagonal(const float* p, uint32_t n)
 /* ps and fps (both quasi-static: damping 0) hold a bent pose; after `steps` steps the render
  * meshes agree within 1 % of the bounding-box diagonal. */
 static void compare_with_ps(const char* relative, float bend, float twist, uint32_t steps,
-                            const char* solver)
+                            const char* solver, const char* volume_weight)
 {
     const char* path = sinew_test_data_path(relative);
     sample_character ch;
@@ -47,8 +47,9 @@ static void compare_with_ps(const char* relative, float bend, float twist, uint3
     sinew_world* world = sinew_test_world(&log, 2);
     sinew_rig rig;
     assert_int_equal(sinew_rig_create(world, &ch.rig, &rig), SINEW_OK);
-    sinew_param ps_params[] = {{"damping", "0"}};
-    sinew_param fps_params[] = {{"damping", "0"}, {"solver", solver}};
+    sinew_param ps_params[] = {{"damping", "0"}, {"volume_weight", volume_weight}};
+    sinew_param fps_params[] = {{"damping", "0"}, {"volume_weight", volume_weight},
+                                {"solver", solver}};
     const char* names[2] = {"ps", "fps"};
     sinew_skin skins[2];
     for (int k = 0; k < 2; ++k) {
@@ -56,7 +57,7 @@ static void compare_with_ps(const char* relative, float bend, float twist, uint3
         sd.rig = rig;
         sd.backend = names[k];
         sd.params = k ? fps_params : ps_params;
-        sd.param_count = k ? 2u : 1u;
+        sd.param_count = k ? 3u : 2u;
         sinew_result r = sinew_world_add_skin(world, &sd, &skins[k]);
         if (r != SINEW_OK) fail_msg("%s: adding a %s skin: %s (%s)", path, names[k],
                                     sinew_result_string(r), log.last);
@@ -102,10 +103,10 @@ static void compare_with_ps(const char* relative, float bend, float twist, uint3
         mean += sqrt(d2) / n;
         last = fmax(last, sqrt(m2));
     }
-    print_message("%s bend %.0f twist %.0f at joint %d, fps solver=%s, %u quasi-static steps: "
-                  "fps against ps max %.3e, mean %.3e of the diagonal; last step moved fps by "
-                  "%.1e\n", relative, (double)bend, (double)twist, joint, solver, steps,
-                  worst / diagonal, mean / diagonal, last / diagonal);
+    print_message("%s bend %.0f twist %.0f at joint %d, fps solver=%s, volume_weight=%s, %u "
+                  "quasi-static steps: fps against ps max %.3e, mean %.3e of the diagonal; last "
+                  "step moved fps by %.1e\n", relative, (double)bend, (double)twist, joint, solver,
+                  volume_weight, steps, worst / diagonal, mean / diagonal, last / diagonal);
     assert_true(last / diagonal < 1e-3); /* settled */
     assert_true(worst / diagonal <= 0.01);
     free(pose);
@@ -121,8 +122,10 @@ static void test_against_ps_cylinder(void** state)
 {
     (void)state;
 #if defined(FPS_TEST_CHOLMOD)
-    compare_with_ps("characters/cylinder/cylinder.ini", 90.0f, 45.0f, 120u, "pcg");
-    compare_with_ps("characters/cylinder/cylinder.ini", 90.0f, 45.0f, 120u, "cholmod");
+    compare_with_ps("characters/cylinder/cylinder.ini", 90.0f, 45.0f, 120u, "pcg", "0");
+    compare_with_ps("characters/cylinder/cylinder.ini", 90.0f, 45.0f, 120u, "cholmod", "0");
+    /* with the volume term (volume3.h), the same blend in both */
+    compare_with_ps("characters/cylinder/cylinder.ini", 90.0f, 45.0f, 120u, "cholmod", "1");
 #else
     skip(); /* no ps without CHOLMOD */
 #endif
@@ -132,7 +135,7 @@ static void test_against_ps_male(void** state)
 {
     (void)state;
 #if defined(FPS_TEST_CHOLMOD)
-    compare_with_ps("characters/male/male.ini", 60.0f, 30.0f, 60u, "cholmod");
+    compare_with_ps("characters/male/male.ini", 60.0f, 30.0f, 60u, "cholmod", "0");
 #else
     skip(); /* no ps without CHOLMOD */
 #endif
@@ -177,6 +180,37 @@ static void test_cylinder_volume(void** state)
             assert_int_equal(r.nonfinite_vertices, 0);
             assert_true(r.volume_ratio >= 0.95 && r.volume_ratio <= 1.05);
         }
+    sample_character_free(&cylinder);
+}
+
+/* The volume term keeps more of a twisted joint's volume (cylinder twist:180 at joint2; the
+ * twisted tissue's prisms shrink). */
+static void test_volume_term_twist(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/cylinder/cylinder.ini");
+    sample_character cylinder;
+    assert_int_equal(sample_character_load(path, NULL, &cylinder), SINEW_OK);
+    double ratio[2];
+    const char* weights[2] = {"0", "3"};
+    for (int k = 0; k < 2; ++k) {
+        sinew_param params[] = {{"solver", "pcg"}, {"volume_weight", weights[k]}};
+        sample_quality_desc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.character = &cylinder;
+        desc.backend = "fps";
+        desc.params = params;
+        desc.param_count = 2;
+        assert_true(sample_pose_parse("twist:180", &desc.pose));
+        desc.joint = "joint2";
+        desc.thread_count = 2;
+        sample_quality_report r;
+        assert_int_equal(sample_quality_run(&desc, &r), SINEW_OK);
+        ratio[k] = r.volume_ratio;
+        print_message("fps volume_weight=%s twist:180 at joint2: volume ratio %.4f, local %.4f\n",
+                      weights[k], r.volume_ratio, r.local_volume_ratio);
+    }
+    assert_true(ratio[1] > ratio[0] + 1e-3);
     sample_character_free(&cylinder);
 }
 
@@ -279,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_against_ps_cylinder),
         cmocka_unit_test(test_against_ps_male),
         cmocka_unit_test(test_cylinder_volume),
+        cmocka_unit_test(test_volume_term_twist),
         cmocka_unit_test(test_every_data_character),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -291,10 +291,41 @@ static void test_decimate_small(void** state)
     ps_test_rig_free(&rig);
 }
 
+/* volume_weight and volume_range (ps_volume.c): defaults, accepted values, and one error line
+ * for each bad value or repeated key. */
+static void test_volume_parameters(void** state)
+{
+    (void)state;
+    ps_test_host host;
+    ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
+    ps_params p;
+    assert_int_equal(ps_params_parse(&host.api, NULL, 0, &p), SINEW_OK);
+    assert_true(p.volume.weight == PS_VOLUME_WEIGHT && p.volume.range == PS_VOLUME_RANGE);
+    const sinew_param good[] = {{"volume_weight", "2.5"}, {"volume_range", "0"}};
+    assert_int_equal(ps_params_parse(&host.api, good, 2, &p), SINEW_OK);
+    assert_true(p.volume.weight == 2.5 && p.volume.range == 0.0);
+    float keep, lo, hi;
+    ps_volume_blend(&p.volume, 1.0, &keep, &lo, &hi);
+    assert_true(fabsf(keep - 1.0f / 3.5f) < 1e-6f && lo == 1.0f && hi == 1.0f);
+    const sinew_param bad[][2] = {{{"volume_weight", "-1"}, {"iterations", "10"}},
+                                  {{"volume_weight", "inf"}, {"iterations", "10"}},
+                                  {{"volume_range", "1"}, {"iterations", "10"}},
+                                  {{"volume_range", "-0.01"}, {"iterations", "10"}},
+                                  {{"volume_range", "wide"}, {"iterations", "10"}},
+                                  {{"volume_weight", "1"}, {"volume_weight", "1"}}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        sinew_test_log_reset(&host.log);
+        assert_int_equal(ps_params_parse(&host.api, bad[i], 2, &p), SINEW_ERROR_PARAMETER);
+        assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
+        assert_non_null(strstr(host.log.last, bad[i][0].key));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bone_radii),
+        cmocka_unit_test(test_volume_parameters),
         cmocka_unit_test(test_decimate_small),
         cmocka_unit_test(test_decimated_male),
     };
