@@ -25,7 +25,7 @@
  *   mass            0.001    tissue density (> 0), scaled as in ps (by the squared mean tissue
  *                            thickness, so that the wobble does not depend on the rig's units)
  *   sliding         1        skin sliding at joints (2018 Sec. 4.2) for the base vertices
- *   collisions      0        1: global collisions (Sec. 6): skin vertices found inside another
+ *   collisions      1        1: global collisions (Sec. 6): skin vertices found inside another
  *                            part's tissue are pushed onto that skin triangle's plane by three
  *                            edge springs (fps_collide.c)
  *   collision_weight 1       each spring's weight relative to the mean diagonal of the system
@@ -126,7 +126,7 @@ void fps_params_default(fps_params* p)
     p->solver = FPS_SOLVER_PCG;
 #endif
     p->sliding = 1;
-    p->collisions = 0;
+    p->collisions = 1;
     p->collision_weight = 1.0;
     p->capsules = -1; /* not given: follows collisions (fps_params_parse) */
     p->profile = 0;

@@ -308,6 +308,26 @@ static double capsule_eval(const fps_collide* c, uint32_t b, const double* f, co
                             c->cap_R + (size_t)b * CAP_SLICES * CAP_SECTORS, f, x, t, r, dir);
 }
 
+/* A bone to a leaf joint from a joint with more than three such bones: a fan of a facial
+ * rig (mouth corners, lids, brows from the neck), whose segments cross flesh they do not
+ * carry; such a bone stands for no limb and gets no tube. */
+static bool fan_bone(const ps_model* m, uint32_t b)
+{
+    uint32_t start = m->bones[b].joint, leaves = 0;
+    bool leaf = true;
+    for (uint32_t k = 0; k < m->bone_count; ++k)
+        if (m->bones[k].joint == m->bones[b].child) leaf = false;
+    if (!leaf) return false;
+    for (uint32_t k = 0; k < m->bone_count; ++k) {
+        if (m->bones[k].joint != start) continue;
+        bool child_leaf = true;
+        for (uint32_t q = 0; q < m->bone_count; ++q)
+            if (m->bones[q].joint == m->bones[k].child) child_leaf = false;
+        leaves += child_leaf;
+    }
+    return leaves > 3u;
+}
+
 /* The capsules' rest frames and radius tables, and which skin vertices never meet which. */
 static sinew_result capsule_build(fps_collide* c)
 {
@@ -392,7 +412,7 @@ static sinew_result capsule_build(fps_collide* c)
                 if (*slot > 0.0) any = 1;
             }
         }
-        c->cap_has[b] = (uint8_t)any;
+        c->cap_has[b] = (uint8_t)(any && !fan_bone(m, b));
         double largest = 0.0;
         for (size_t i = 0; i < G; ++i) largest = fmax(largest, R[i]);
         fr[12] = largest + c->edge;

@@ -113,13 +113,14 @@ static void check_collision_params(void)
         CHECK(strstr(log.last, k < 3 ? "collision_weight" : "collisions") != NULL);
         CHECK(inst == NULL);
     }
-    /* fps's limb capsules: capsules=1 without collisions=1 is fps's parameter error; with it
-     * the parameters pass (the device runs the capsules too) and only what follows refuses */
+    /* fps's limb capsules: capsules=1 with collisions=0 is fps's parameter error; with
+     * collisions the parameters pass (the device runs the capsules too) and only what follows
+     * refuses */
     {
-        const sinew_param alone[1] = {{"capsules", "1"}};
+        const sinew_param alone[2] = {{"collisions", "0"}, {"capsules", "1"}};
         void* inst = (void*)&log;
         int before = log.lines;
-        CHECK(vt->prepare(&host, NULL, alone, 1, NULL, &inst) == SINEW_ERROR_PARAMETER);
+        CHECK(vt->prepare(&host, NULL, alone, 2, NULL, &inst) == SINEW_ERROR_PARAMETER);
         CHECK(log.lines == before + 1);
         CHECK(strstr(log.last, "capsules") != NULL);
         CHECK(inst == NULL);

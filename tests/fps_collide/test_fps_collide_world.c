@@ -321,16 +321,19 @@ static void test_parameters(void** state)
     sinew_world* world = sinew_test_world(&log, 1);
     sinew_rig rig;
     assert_int_equal(sinew_rig_create(world, &ch.rig, &rig), SINEW_OK);
-    const sinew_param bad[][1] = {{{"collisions", "2"}}, {{"collisions", ""}},
-                                  {{"collision_weight", "0"}}, {{"collision_weight", "nan"}},
-                                  {{"collision_weight", "1e9"}}, {{"capsules", "2"}},
-                                  {{"capsules", "1"}} /* without collisions=1 */};
+    const sinew_param bad[][2] = {{{"collisions", "2"}, {"iterations", "10"}},
+                                  {{"collisions", ""}, {"iterations", "10"}},
+                                  {{"collision_weight", "0"}, {"iterations", "10"}},
+                                  {{"collision_weight", "nan"}, {"iterations", "10"}},
+                                  {{"collision_weight", "1e9"}, {"iterations", "10"}},
+                                  {{"capsules", "2"}, {"iterations", "10"}},
+                                  {{"capsules", "1"}, {"collisions", "0"}}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
         sd.rig = rig;
         sd.backend = "fps";
         sd.params = bad[i];
-        sd.param_count = 1;
+        sd.param_count = 2;
         sinew_skin skin;
         sinew_test_log_reset(&log);
         assert_int_equal(sinew_world_add_skin(world, &sd, &skin), SINEW_ERROR_PARAMETER);
