@@ -204,7 +204,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                        "anchor_weight", "mass",    "collisions", "profile",
                                        "simd", "collision_weight", "collision_joints",
                                        "sliding", "decimate_above", "simulation_vertices",
-                                       "bone_radii", "collision_test"};
+                                       "bone_radii", "collision_test", "collision_candidates"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     bool seen_jump[2] = {false, false};
@@ -229,7 +229,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
                                    "profile, simd, collision_weight, collision_joints, "
                                    "sliding, decimate_above, simulation_vertices, bone_radii, "
-                                   "collision_test, jump_angle, jump_distance, volume_weight, "
+                                   "collision_test, collision_candidates, jump_angle, "
+                                   "jump_distance, volume_weight, "
                                    "volume_range)",
                                    key);
         if (seen[k])
@@ -334,6 +335,13 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                        value);
             out->collision_angle_test = value[0] == 'a';
             break;
+        case 16:
+            if (strcmp(value, "near") != 0 && strcmp(value, "poses") != 0)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "ps: collision_candidates=\"%s\" is neither near nor poses",
+                                       value);
+            out->collision_poses = value[0] == 'p';
+            break;
         default:
             if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -410,7 +418,8 @@ static sinew_result collision_candidates(const sinew_host_api* host, const sinew
         if (r != SINEW_OK) return r;
     }
     if (!p->collisions || m->has_collision_pairs) return SINEW_OK;
-    return ps_collide_candidates(host, rig, m, p);
+    return p->collision_poses ? ps_collide_candidates(host, rig, m, p)
+                              : ps_collide_candidates_near(host, rig, m, p);
 }
 
 static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,

@@ -1,7 +1,9 @@
-/* Local collisions of projective skinning (Komaritzan and Botsch 2018, Sec. 5): candidate pairs
- * precomputed from automatically generated extreme poses (Sec. 5.1), the run-time test and the
- * projection onto a plane between the two skin patches that feeds the collision constraints of
- * the second prefactored matrix (Sec. 5.2, 5.3; the matrix itself lives in ps_sim.c).
+/* Local collisions of projective skinning (Komaritzan and Botsch 2018, Sec. 5): the joints that
+ * fold, candidate pairs near them, the run-time test and the projection onto a plane between
+ * the two skin patches that feeds the collision constraints of the second prefactored matrix
+ * (Sec. 5.2, 5.3; the matrix itself lives in ps_sim.c), and the anchor targets kept on their
+ * side of those planes (which fps takes too). Part of the tissue library: ps and fps share it.
+ * The paper's candidates from simulated extreme poses (Sec. 5.1) are ps_collide_poses.c.
  * SPDX-License-Identifier: MIT
  *
  * Where this departs from the paper, measured on the cylinder (README.md, "Local collisions"):
@@ -19,15 +21,10 @@
  *   cannot separate without inverting its tissue. The anchor target of the base of every
  *   constrained vertex is its bone's rigid target pushed back to its side of the plane,
  *   whenever that target crosses it (ps_collide_clamp_targets).
- * - Detection for the candidates runs along the ramp into each extreme pose as well: a vertex
- *   that has gone through the other side's thin tissue layer is inside no tet any more.
- *
- * Extreme poses: every chosen joint is bent by PS_COLLIDE_ANGLES about PS_COLLIDE_AXES axes
- * perpendicular to its child bone. The bent shapes come from the PD solver itself (ps_sim with
- * the rig's model, quasi-static: damping 0), ramped over a few steps and then held, because the
- * skin that folds at a joint is what the simulation makes of it, not what rigid or blended
- * skinning would give; on the male (4651 simulated vertices) this costs about 0.22 s a pose
- * (88 poses, 19 s of the 20 s bake).
+ * - The default candidates are the skin of each folding joint's two bones within the fold's
+ *   reach (ps_collide_candidates_near), not the vertices that simulated extreme poses bring
+ *   into contact: the run time constrains the same kind of vertices, and the search through
+ *   88 simulated poses took about 20 s on the male (collision_candidates=poses keeps it).
  *
  * Joints (Sec. 5.1 names elbows, shoulders, hip/crotch and knees): `collision_joints` names them
  * explicitly; otherwise every joint whose name contains one of the common fold names (H-Anim,
@@ -40,7 +37,8 @@
 
 #include "ps_internal.h"
 
-#define PS_COLLIDE_AXES 4u
+/* The reach of a joint's fold for the candidates near it, in joint radii. */
+#define PS_COLLIDE_NEAR 3.3
 /* Margins to a contact plane in tissue thicknesses (capped by each vertex's rest distance):
  * the skin keeps a small gap; the base layer stays a thickness away, so that the tissue over
  * it keeps room. Measured on the cylinder at bend:135: base gap 0.3 / 0.5 / 1 / 1.5 gave
@@ -48,8 +46,6 @@
  * (0.02 to 0.3) changed little. */
 #define PS_COLLIDE_SKIN_GAP 0.1
 #define PS_COLLIDE_BASE_GAP 1.0
-static const double ps_collide_angles[] = {120.0, 150.0};
-enum { PS_COLLIDE_ANGLE_COUNT = 2, PS_COLLIDE_RAMP = 6, PS_COLLIDE_HOLD = 8 };
 
 /* ---- joint selection ---- */
 
@@ -86,8 +82,8 @@ static bool fold_name(const char* name)
 
 /* The bone into joint rep r (PS_NONE for none) and the child bone that continues it best (the
  * one most aligned with the incoming direction; PS_NONE for none). */
-static void joint_bones(const ps_model* m, uint32_t j, uint32_t* in, uint32_t* out,
-                        uint32_t* child_count)
+void ps_joint_bones(const ps_model* m, uint32_t j, uint32_t* in, uint32_t* out,
+                    uint32_t* child_count)
 {
     uint32_t r = m->joint_rep[j];
     *in = *out = PS_NONE;
@@ -149,7 +145,7 @@ sinew_result ps_collide_select(const sinew_host_api* host, const sinew_rig_view*
                                        "ps: collision_joints names \"%.*s\", which is no joint of "
                                        "the rig", (int)len, s);
             uint32_t in, out, cc;
-            joint_bones(m, found, &in, &out, &cc);
+            ps_joint_bones(m, found, &in, &out, &cc);
             if (in == PS_NONE || out == PS_NONE)
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                        "ps: collision_joints names \"%.*s\", which does not join "
@@ -163,7 +159,7 @@ sinew_result ps_collide_select(const sinew_host_api* host, const sinew_rig_view*
     for (uint32_t j = 0; j < jn; ++j) {
         if (m->joint_rep[j] != j || !fold_name(rig->names[j])) continue;
         uint32_t in, out, cc;
-        joint_bones(m, j, &in, &out, &cc);
+        ps_joint_bones(m, j, &in, &out, &cc);
         if (in == PS_NONE || out == PS_NONE) continue;
         chosen[j] = 1;
         ++*count;
@@ -173,7 +169,7 @@ sinew_result ps_collide_select(const sinew_host_api* host, const sinew_rig_view*
     for (uint32_t j = 0; j < jn; ++j) {
         if (m->joint_rep[j] != j) continue;
         uint32_t in, out, cc;
-        joint_bones(m, j, &in, &out, &cc);
+        ps_joint_bones(m, j, &in, &out, &cc);
         if (in == PS_NONE || out == PS_NONE || cc != 1) continue;
         double li = bone_length(m, in), lo = bone_length(m, out);
         if (!(li > 0.0) || lo < 0.5 * li || lo > 2.0 * li) continue;
@@ -183,166 +179,7 @@ sinew_result ps_collide_select(const sinew_host_api* host, const sinew_rig_view*
     return SINEW_OK;
 }
 
-/* ---- vertex-in-tetrahedron tests through a spatial hash ---- */
-
-typedef struct tet_hash {
-    uint32_t size; /* buckets, a power of two */
-    double cell;
-    uint32_t* offsets; /* size + 1 */
-    uint32_t* items;
-} tet_hash;
-
-static uint32_t hash_cell(int64_t x, int64_t y, int64_t z, uint32_t size)
-{
-    uint64_t h = (uint64_t)x * 73856093u ^ (uint64_t)y * 19349663u ^ (uint64_t)z * 83492791u;
-    return (uint32_t)(h & (size - 1u));
-}
-
-static inline double col_at(const double* x, uint32_t N, uint32_t v, int c)
-{
-    return x[(size_t)c * N + v];
-}
-
-/* Counting pass then filling pass over the cells each tet's bounding box touches. */
-static sinew_result hash_build(const sinew_host_api* host, const ps_model* m, const double* x,
-                               uint32_t N, double cell, const uint8_t* near, tet_hash* h)
-{
-    memset(h, 0, sizeof *h);
-    h->cell = cell;
-    h->size = 1u;
-    while (h->size < 2u * m->tet_count && h->size < (1u << 26)) h->size <<= 1;
-    h->offsets = (uint32_t*)sinew_host_calloc(host, (size_t)h->size + 1u, sizeof(uint32_t));
-    if (!h->offsets) return SINEW_ERROR_OUT_OF_MEMORY;
-    size_t total = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-        for (uint32_t t = 0; t < m->tet_count; ++t) {
-            const uint32_t* tv = m->tets + 4u * t;
-            bool any = false;
-            for (int k = 0; k < 4; ++k) any |= tv[k] < m->n && near[tv[k]];
-            if (!any) continue;
-            int64_t lo[3], hi[3];
-            for (int c = 0; c < 3; ++c) {
-                double a = col_at(x, N, tv[0], c), b = a;
-                for (int k = 1; k < 4; ++k) {
-                    double q = col_at(x, N, tv[k], c);
-                    a = fmin(a, q);
-                    b = fmax(b, q);
-                }
-                lo[c] = (int64_t)floor(a / cell);
-                hi[c] = (int64_t)floor(b / cell);
-            }
-            for (int64_t i = lo[0]; i <= hi[0]; ++i)
-                for (int64_t j = lo[1]; j <= hi[1]; ++j)
-                    for (int64_t k = lo[2]; k <= hi[2]; ++k) {
-                        uint32_t b = hash_cell(i, j, k, h->size);
-                        if (pass == 0) {
-                            h->offsets[b + 1u]++;
-                            ++total;
-                        } else {
-                            h->items[h->offsets[b]++] = t;
-                        }
-                    }
-        }
-        if (pass == 0) {
-            for (uint32_t b = 0; b < h->size; ++b) h->offsets[b + 1u] += h->offsets[b];
-            h->items = (uint32_t*)sinew_host_calloc(host, total ? total : 1u, sizeof(uint32_t));
-            if (!h->items) return SINEW_ERROR_OUT_OF_MEMORY;
-        }
-    }
-    /* The filling pass moved every offset to the end of its bucket: shift back. */
-    for (uint32_t b = h->size; b > 0; --b) h->offsets[b] = h->offsets[b - 1u];
-    h->offsets[0] = 0;
-    return SINEW_OK;
-}
-
-static void hash_free(const sinew_host_api* host, tet_hash* h)
-{
-    sinew_host_free(host, h->offsets);
-    sinew_host_free(host, h->items);
-}
-
-static double det3(const double a[3], const double b[3], const double c[3])
-{
-    return a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-           a[2] * (b[0] * c[1] - b[1] * c[0]);
-}
-
-/* Strictly inside (all barycentric coordinates above a small margin), whatever the tet's
- * orientation in the posed mesh. */
-static bool in_tet(const double* x, uint32_t N, const uint32_t tv[4], const double p[3])
-{
-    double q[4][3];
-    for (int k = 0; k < 4; ++k)
-        for (int c = 0; c < 3; ++c) q[k][c] = col_at(x, N, tv[k], c);
-    double e1[3], e2[3], e3[3], d[3];
-    for (int c = 0; c < 3; ++c) {
-        e1[c] = q[1][c] - q[0][c];
-        e2[c] = q[2][c] - q[0][c];
-        e3[c] = q[3][c] - q[0][c];
-        d[c] = p[c] - q[0][c];
-    }
-    double V = det3(e1, e2, e3);
-    if (!(fabs(V) > 1e-30)) return false;
-    double b1 = det3(d, e2, e3) / V, b2 = det3(e1, d, e3) / V, b3 = det3(e1, e2, d) / V;
-    double b0 = 1.0 - b1 - b2 - b3;
-    const double eps = 1e-4;
-    return b0 > eps && b1 > eps && b2 > eps && b3 > eps;
-}
-
-/* ---- the extreme poses ---- */
-
-static void rotation(const double axis[3], double deg, double R[9])
-{
-    double a = deg * 3.14159265358979323846 / 180.0, c = cos(a), s = sin(a), t = 1.0 - c;
-    double x = axis[0], y = axis[1], z = axis[2];
-    R[0] = t * x * x + c, R[1] = t * x * y - s * z, R[2] = t * x * z + s * y;
-    R[3] = t * x * y + s * z, R[4] = t * y * y + c, R[5] = t * y * z - s * x;
-    R[6] = t * x * z - s * y, R[7] = t * y * z + s * x, R[8] = t * z * z + c;
-}
-
-static void normalize3(double v[3])
-{
-    double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    if (l > 0.0) v[0] /= l, v[1] /= l, v[2] /= l;
-}
-
-static void cross3(const double a[3], const double b[3], double out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-/* Skinning matrices (column-major 4x4) that rotate joint j's subtree by R about point c. */
-static void bent_pose(const sinew_rig_view* rig, const uint8_t* in_subtree, const double R[9],
-                      const double c[3], float* out)
-{
-    for (uint32_t q = 0; q < rig->joint_count; ++q) {
-        float* T = out + 16u * q;
-        memset(T, 0, 16u * sizeof(float));
-        if (!in_subtree[q]) {
-            T[0] = T[5] = T[10] = T[15] = 1.0f;
-            continue;
-        }
-        for (int r = 0; r < 3; ++r) {
-            for (int k = 0; k < 3; ++k) T[4 * k + r] = (float)R[3 * r + k];
-            T[12 + r] = (float)(c[r] - (R[3 * r] * c[0] + R[3 * r + 1] * c[1] + R[3 * r + 2] * c[2]));
-        }
-        T[15] = 1.0f;
-    }
-}
-
-typedef struct pair_list {
-    ps_collision_pair* items;
-    uint32_t count, capacity;
-} pair_list;
-
-static bool pair_push(const sinew_host_api* host, pair_list* l, ps_collision_pair p)
+bool ps_pair_push(const sinew_host_api* host, ps_pair_list* l, ps_collision_pair p)
 {
     if (l->count == l->capacity) {
         uint32_t cap = l->capacity ? 2u * l->capacity : 256u;
@@ -368,7 +205,7 @@ static int pair_cmp(const ps_collision_pair* a, const ps_collision_pair* b)
 
 /* Insertion-free sort of the union: a plain bottom-up merge sort (the list is at most a few
  * tens of thousands). */
-static bool pair_sort_unique(const sinew_host_api* host, pair_list* l)
+bool ps_pair_sort_unique(const sinew_host_api* host, ps_pair_list* l)
 {
     uint32_t n = l->count;
     if (n < 2) return true;
@@ -397,254 +234,71 @@ static bool pair_sort_unique(const sinew_host_api* host, pair_list* l)
     return true;
 }
 
-/* One query of detect_pose: the tets of the hash bucket of skin vertex v that lie mostly on
- * the other side of the joint and hold v strictly inside; each one's skin vertices of the other
- * side are marked when `mark` is given. Returns whether there was one. */
-static bool detect_vertex(const ps_model* m, const double* x, const tet_hash* h,
-                          const uint8_t* moved, uint32_t v, uint8_t* mark)
-{
-    uint32_t n = m->n, N = 2u * n;
-    double p[3] = {col_at(x, N, v, 0), col_at(x, N, v, 1), col_at(x, N, v, 2)};
-    uint32_t b = hash_cell((int64_t)floor(p[0] / h->cell), (int64_t)floor(p[1] / h->cell),
-                           (int64_t)floor(p[2] / h->cell), h->size);
-    bool hit = false;
-    for (uint32_t e = h->offsets[b]; e < h->offsets[b + 1u]; ++e) {
-        uint32_t t = h->items[e];
-        const uint32_t* tv = m->tets + 4u * t;
-        uint32_t skin[4], sc = 0, other = 0;
-        bool own = false;
-        for (int k = 0; k < 4; ++k) {
-            if (tv[k] == v || tv[k] == v + n) own = true;
-            if (tv[k] < n) skin[sc++] = tv[k];
-        }
-        if (own) continue;
-        for (uint32_t k = 0; k < sc; ++k) other += moved[skin[k]] != moved[v];
-        if (2u * other <= sc) continue; /* the tet is mostly on v's own side */
-        if (!in_tet(x, N, tv, p)) continue;
-        hit = true;
-        if (!mark) return true;
-        for (uint32_t k = 0; k < sc; ++k)
-            if (moved[skin[k]] != moved[v]) mark[skin[k]] = 1;
-    }
-    return hit;
-}
 
-typedef struct detect_ctx {
-    const ps_model* m;
-    const double* x;
-    const tet_hash* h;
-    const uint8_t* moved;
-    const uint8_t* near;
-    uint8_t* hit; /* per skin vertex, written only by the job that owns it */
-} detect_ctx;
-
-static void detect_range(void* data, uint32_t begin, uint32_t end)
+/* Candidates without the offline simulation: around each chosen joint, the skin of its
+ * incoming and outgoing bones within the fold's reach (PS_COLLIDE_NEAR times the joint radius:
+ * the skin there sits about 1.33 joint radii from the joint, and a bend folds it over about
+ * twice that), each vertex paired with the closest vertex of the other bone at rest. The run
+ * time constrains exactly these vertices (Sec. 5.2: each keeps the side of the joint's plane
+ * it has at rest), which is what the simulated extreme poses find on a limb, at a fraction of
+ * the cost. */
+static sinew_result near_joint(const sinew_host_api* host, const ps_model* m, uint32_t j,
+                               uint32_t* list, uint8_t* side, ps_pair_list* out)
 {
-    const detect_ctx* d = (const detect_ctx*)data;
-    for (uint32_t v = begin; v < end; ++v)
-        d->hit[v] = d->near[v] && detect_vertex(d->m, d->x, d->h, d->moved, v, NULL);
-}
-
-/* Sec. 5.1, detection in one posed shape x: marks (without clearing) the skin vertices inside
- * a tet of the other side of the joint and those tets' skin vertices of the other side. Only
- * skin vertices and tets `near` the joint take part: the bent side turns about the joint, so
- * nothing farther from it than the bent side's farthest vertex can meet it. The queries run
- * over the job system (each writes its own vertex's flag); the few hits then mark their tets'
- * vertices in a serial pass. */
-static sinew_result detect_pose(const sinew_host_api* host, const ps_model* m, const double* x,
-                                const uint8_t* moved, const uint8_t* near, uint8_t* hit,
-                                uint8_t* mark)
-{
-    uint32_t n = m->n, N = 2u * n;
-    tet_hash h;
-    sinew_result r = hash_build(host, m, x, N, fmax(m->thickness, 1e-12), near, &h);
-    if (r != SINEW_OK) {
-        hash_free(host, &h);
-        return sinew_host_fail(host, r, "ps collisions: out of memory for the spatial hash");
-    }
-    detect_ctx d = {m, x, &h, moved, near, hit};
-    sinew_host_parallel_for(host, detect_range, &d, n, 256u);
-    for (uint32_t v = 0; v < n; ++v)
-        if (hit[v]) {
-            mark[v] = 1;
-            detect_vertex(m, x, &h, moved, v, mark);
-        }
-    hash_free(host, &h);
-    return SINEW_OK;
-}
-
-/* Sec. 5.1 for one extreme pose: the colliding skin vertices (marked over the ramp into the
- * pose, detect_pose), split by the plane through the joint, paired with the closest vertex
- * of the other patch in the extreme pose x. */
-static sinew_result collect_pose(const sinew_host_api* host, const ps_model* m, const double* x,
-                                 const double jrest[3], const double jpos[3],
-                                 const double axis[3], const double far_in_rest[3],
-                                 uint32_t bone_in, uint32_t bone_out, uint32_t joint,
-                                 uint8_t* mark, uint32_t* list, pair_list* out)
-{
-    uint32_t n = m->n, N = 2u * n;
+    uint32_t in, out_bone, children, rep = m->joint_rep[j];
+    ps_joint_bones(m, j, &in, &out_bone, &children);
+    if (in == PS_NONE || out_bone == PS_NONE) return SINEW_OK;
+    double jr[3];
+    ps_joint_position(m, rep, jr);
+    double reach = PS_COLLIDE_NEAR * m->joint_radius[rep];
     uint32_t count = 0;
-    for (uint32_t v = 0; v < n; ++v)
-        if (mark[v]) list[count++] = v;
-    if (count < 2) return SINEW_OK;
-    /* x_c: the colliding vertex closest to the joint in the colliding pose. */
-    uint32_t c = list[0];
-    double best = INFINITY;
-    for (uint32_t k = 0; k < count; ++k) {
-        double d2 = 0.0;
-        for (int q = 0; q < 3; ++q) {
-            double d = col_at(x, N, list[k], q) - jpos[q];
-            d2 += d * d;
-        }
-        if (d2 < best) best = d2, c = list[k];
+    for (uint32_t v = 0; v < m->n; ++v) {
+        uint32_t b = m->vertex_bone[v];
+        if (b != in && b != out_bone) continue;
+        double d[3] = {m->rest[3u * v] - jr[0], m->rest[3u * v + 1] - jr[1],
+                       m->rest[3u * v + 2] - jr[2]};
+        if (ps_dot3(d, d) > reach * reach) continue;
+        side[v] = b == in ? 1u : 2u;
+        list[count++] = v;
     }
-    /* n = (x_c - j) x (b1 x b2), split in the rest pose, where b1 x b2 is the bend axis. */
-    double rc[3], nrm[3];
-    for (int q = 0; q < 3; ++q) rc[q] = m->rest[3u * c + q] - jrest[q];
-    cross3(rc, axis, nrm);
-    double fr[3] = {far_in_rest[0] - jrest[0], far_in_rest[1] - jrest[1], far_in_rest[2] - jrest[2]};
-    double side_in = dot3(fr, nrm);
-    if (side_in == 0.0) return SINEW_OK;
     for (uint32_t k = 0; k < count; ++k) {
-        uint32_t v = list[k];
-        double d[3] = {m->rest[3u * v] - jrest[0], m->rest[3u * v + 1] - jrest[1],
-                       m->rest[3u * v + 2] - jrest[2]};
-        mark[v] = dot3(d, nrm) * side_in > 0.0 ? 1 : 2; /* 1: P1 (incoming bone's side) */
-    }
-    /* Each vertex of one patch with the closest vertex of the other, in the colliding pose
-     * (both directions, so that every colliding vertex is in some pair). */
-    for (uint32_t k = 0; k < count; ++k) {
-        uint32_t v = list[k], bestv = PS_NONE;
-        double bd = INFINITY, xv[3];
-        for (int q = 0; q < 3; ++q) xv[q] = col_at(x, N, v, q);
+        uint32_t v = list[k], best = PS_NONE;
+        double bd = INFINITY;
         for (uint32_t l = 0; l < count; ++l) {
             uint32_t w = list[l];
-            if (mark[w] == mark[v]) continue;
-            double d2 = 0.0;
-            for (int q = 0; q < 3; ++q) {
-                double d = xv[q] - col_at(x, N, w, q);
-                d2 += d * d;
-            }
-            if (d2 < bd) bd = d2, bestv = w;
+            if (side[w] == side[v]) continue;
+            double d[3] = {m->rest[3u * v] - m->rest[3u * w], m->rest[3u * v + 1] - m->rest[3u * w + 1],
+                           m->rest[3u * v + 2] - m->rest[3u * w + 2]};
+            double d2 = ps_dot3(d, d);
+            if (d2 < bd) bd = d2, best = w;
         }
-        if (bestv == PS_NONE) continue;
-        ps_collision_pair p;
-        p.i = mark[v] == 1 ? v : bestv;
-        p.j = mark[v] == 1 ? bestv : v;
-        p.bone_i = bone_in;
-        p.bone_j = bone_out;
-        p.joint = joint;
-        if (!pair_push(host, out, p))
+        if (best == PS_NONE) continue;
+        ps_collision_pair p = {side[v] == 1u ? v : best, side[v] == 1u ? best : v, in, out_bone,
+                               rep};
+        if (!ps_pair_push(host, out, p))
             return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                    "ps collisions: out of memory for candidate pairs");
     }
+    for (uint32_t k = 0; k < count; ++k) side[list[k]] = 0;
     return SINEW_OK;
 }
 
-sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_view* rig,
-                                   ps_model* m, const ps_params* params)
+sinew_result ps_collide_candidates_near(const sinew_host_api* host, const sinew_rig_view* rig,
+                                        ps_model* m, const ps_params* params)
 {
-    uint32_t jn = m->joint_count, n = m->n;
-    uint8_t* chosen = (uint8_t*)sinew_host_calloc(host, jn, 1);
-    uint8_t* subtree = (uint8_t*)sinew_host_calloc(host, jn, 1);
-    uint8_t* moved = (uint8_t*)sinew_host_calloc(host, n, 1);
-    uint8_t* mark = (uint8_t*)sinew_host_calloc(host, n, 1);
-    uint8_t* near = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1);
-    uint8_t* hit = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1);
-    uint32_t* list = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
-    float* pose = (float*)sinew_host_calloc(host, jn, 16u * sizeof(float));
-    float* skin = (float*)sinew_host_calloc(host, n, 3u * sizeof(float));
-    pair_list pairs = {NULL, 0, 0};
-    ps_sim* sim = NULL;
+    uint32_t jn = m->joint_count, n = m->n, joint_count = 0;
+    uint8_t* chosen = (uint8_t*)sinew_host_calloc(host, jn ? jn : 1u, 1);
+    uint8_t* side = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1);
+    uint32_t* list = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
+    ps_pair_list pairs = {NULL, 0, 0};
     sinew_result r = SINEW_OK;
-    if (!chosen || !subtree || !moved || !mark || !near || !hit || !list || !pose || !skin) {
+    if (!chosen || !side || !list)
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
-        goto done;
-    }
-    uint32_t joint_count = 0;
-    r = ps_collide_select(host, rig, m, params->collision_joints, chosen, &joint_count);
-    if (r != SINEW_OK) goto done;
-    if (joint_count > 0) {
-        /* The offline simulation: quasi-static (no momentum), no collisions. */
-        ps_params sp = *params;
-        sp.collisions = 0;
-        sp.damping = 0.0;
-        sp.profile = 0;
-        r = ps_sim_create(host, m, &sp, &sim);
-        if (r != SINEW_OK) goto done;
-    }
-    for (uint32_t i = 0; i < n; ++i)
-        for (int c = 0; c < 3; ++c) skin[3u * i + c] = (float)m->rest[3u * i + c];
-    for (uint32_t j = 0; j < jn && r == SINEW_OK; ++j) {
-        if (!chosen[j]) continue;
-        uint32_t in, out, cc, rep = m->joint_rep[j];
-        joint_bones(m, j, &in, &out, &cc);
-        /* The subtree of j: descendants of j (parents precede nothing in particular, so
-         * iterate to a fixed point). */
-        memset(subtree, 0, jn);
-        subtree[j] = 1;
-        for (bool grew = true; grew;) {
-            grew = false;
-            for (uint32_t q = 0; q < jn; ++q)
-                if (!subtree[q] && rig->parents[q] >= 0 && subtree[rig->parents[q]])
-                    subtree[q] = 1, grew = true;
-        }
-        for (uint32_t i = 0; i < n; ++i) moved[i] = subtree[m->bones[m->vertex_bone[i]].joint];
-        double jr[3], far_in[3], child[3], d[3], u[3], w[3];
-        ps_joint_position(m, rep, jr);
-        /* The reach of the bent side: its farthest skin vertex from the joint (a rotation about
-         * the joint keeps that distance), plus room for the tissue's own give. */
-        double reach = 0.0;
-        for (uint32_t i = 0; i < n; ++i) {
-            if (!moved[i]) continue;
-            double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
-                            m->rest[3u * i + 2] - jr[2]};
-            reach = fmax(reach, dot3(dd, dd));
-        }
-        reach = 1.1 * sqrt(reach) + 2.0 * m->thickness;
-        for (uint32_t i = 0; i < n; ++i) {
-            double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
-                            m->rest[3u * i + 2] - jr[2]};
-            near[i] = dot3(dd, dd) <= reach * reach;
-        }
-        ps_joint_position(m, m->bones[in].end[0], far_in);
-        ps_joint_position(m, m->bones[out].end[1], child);
-        for (int k = 0; k < 3; ++k) d[k] = child[k] - jr[k];
-        normalize3(d);
-        double ref[3] = {1.0, 0.0, 0.0};
-        if (fabs(d[0]) > 0.9) ref[0] = 0.0, ref[1] = 1.0;
-        cross3(d, ref, u);
-        normalize3(u);
-        cross3(d, u, w);
-        for (uint32_t a = 0; a < PS_COLLIDE_AXES && r == SINEW_OK; ++a) {
-            double phi = 2.0 * 3.14159265358979323846 * a / PS_COLLIDE_AXES;
-            double axis[3];
-            for (int k = 0; k < 3; ++k) axis[k] = cos(phi) * u[k] + sin(phi) * w[k];
-            for (int g = 0; g < PS_COLLIDE_ANGLE_COUNT && r == SINEW_OK; ++g) {
-                ps_sim_set_skin(sim, skin, NULL);
-                memset(mark, 0, n);
-                double R[9];
-                for (int s = 1; s <= PS_COLLIDE_RAMP + PS_COLLIDE_HOLD && r == SINEW_OK; ++s) {
-                    double f = s < PS_COLLIDE_RAMP ? (double)s / PS_COLLIDE_RAMP : 1.0;
-                    rotation(axis, f * ps_collide_angles[g], R);
-                    bent_pose(rig, subtree, R, jr, pose);
-                    ps_sim_set_pose(sim, pose);
-                    r = ps_sim_step(sim, NULL);
-                    /* Detection along the ramp too: a vertex that has gone through the other
-                     * side's tissue layer into its bone is inside no tet any more, so the
-                     * extreme pose alone misses the deepest part of the fold. */
-                    if (r == SINEW_OK && s <= PS_COLLIDE_RAMP + 1)
-                        r = detect_pose(host, m, ps_sim_positions(sim), moved, near, hit, mark);
-                }
-                if (r == SINEW_OK)
-                    r = detect_pose(host, m, ps_sim_positions(sim), moved, near, hit, mark);
-                if (r != SINEW_OK) break;
-                r = collect_pose(host, m, ps_sim_positions(sim), jr, jr, axis, far_in,
-                                 in, out, rep, mark, list, &pairs);
-            }
-        }
-    }
-    if (r == SINEW_OK && !pair_sort_unique(host, &pairs))
+    if (r == SINEW_OK)
+        r = ps_collide_select(host, rig, m, params->collision_joints, chosen, &joint_count);
+    for (uint32_t j = 0; r == SINEW_OK && j < jn; ++j)
+        if (chosen[j]) r = near_joint(host, m, j, list, side, &pairs);
+    if (r == SINEW_OK && !ps_pair_sort_unique(host, &pairs))
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
     if (r == SINEW_OK) {
         sinew_host_free(host, m->collision_pairs);
@@ -652,23 +306,13 @@ sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_v
         m->collision_pair_count = pairs.count;
         m->has_collision_pairs = 1;
         pairs.items = NULL;
-        sinew_host_log(host, SINEW_LOG_INFO,
-                       "ps collisions: %u candidate pairs from %u joints x %u extreme poses",
-                       m->collision_pair_count, joint_count,
-                       PS_COLLIDE_AXES * (uint32_t)PS_COLLIDE_ANGLE_COUNT);
+        sinew_host_log(host, SINEW_LOG_INFO, "ps collisions: %u candidate pairs near %u joints",
+                       m->collision_pair_count, joint_count);
     }
-done:
-    ps_sim_destroy(sim);
     sinew_host_free(host, pairs.items);
     sinew_host_free(host, chosen);
-    sinew_host_free(host, subtree);
-    sinew_host_free(host, moved);
-    sinew_host_free(host, mark);
-    sinew_host_free(host, near);
-    sinew_host_free(host, hit);
+    sinew_host_free(host, side);
     sinew_host_free(host, list);
-    sinew_host_free(host, pose);
-    sinew_host_free(host, skin);
     return r;
 }
 
@@ -771,22 +415,22 @@ static void contact_plane(ps_collide* c, ps_contact* k)
     const double* fj = dj1 >= dj0 ? bj + 3 : bj;
     double ui[3], uj[3], nn[3];
     for (int q = 0; q < 3; ++q) ui[q] = fi[q] - j[q], uj[q] = fj[q] - j[q];
-    normalize3(ui);
-    normalize3(uj);
+    ps_normalize3(ui);
+    ps_normalize3(uj);
     /* Fig. 10's frame: the plane of the two bones through the joint, and in it the direction
      * perpendicular to u_i towards u_j (a straight limb has no fold: no pair is tested). */
     double* f = c->frames + 13u * (size_t)(k - c->contacts);
     double pn[3], e2[3];
-    cross3(ui, uj, pn);
-    double lp = sqrt(dot3(pn, pn));
+    ps_cross3(ui, uj, pn);
+    double lp = sqrt(ps_dot3(pn, pn));
     f[12] = lp > 1e-6 ? 1.0 : 0.0;
     if (lp > 1e-6) {
         for (int q = 0; q < 3; ++q) pn[q] /= lp;
-        cross3(pn, ui, e2);
+        ps_cross3(pn, ui, e2);
         for (int q = 0; q < 3; ++q) f[q] = j[q], f[3 + q] = ui[q], f[6 + q] = pn[q], f[9 + q] = e2[q];
     }
     for (int q = 0; q < 3; ++q) nn[q] = ui[q] - uj[q];
-    double l = sqrt(dot3(nn, nn));
+    double l = sqrt(ps_dot3(nn, nn));
     /* Bones folded onto each other have no plane between them; the last one stays. */
     if (!(l > 1e-6)) return;
     for (int q = 0; q < 3; ++q) k->normal[q] = nn[q] / l, k->point[q] = j[q];
@@ -1055,11 +699,11 @@ static void entry_range(void* data, uint32_t begin, uint32_t end)
         c->entry_side[t] = 0;
         c->entry_cos[t] = 0.0;
         if (f[12] == 0.0) continue;
-        double d[3] = {col_at(x, N, v, 0) - f[0], col_at(x, N, v, 1) - f[1],
-                       col_at(x, N, v, 2) - f[2]};
+        double d[3] = {ps_col_at(x, N, v, 0) - f[0], ps_col_at(x, N, v, 1) - f[1],
+                       ps_col_at(x, N, v, 2) - f[2]};
         /* In-plane coordinates along b_i and along the perpendicular towards b_j: dropping the
          * normal component is the projection into the plane. */
-        double a = dot3(d, f + 3), b = dot3(d, f + 9), l = sqrt(a * a + b * b);
+        double a = ps_dot3(d, f + 3), b = ps_dot3(d, f + 9), l = sqrt(a * a + b * b);
         if (!(l > 0.0)) continue;
         c->entry_cos[t] = a / l;
         c->entry_side[t] = (int8_t)(b > 0.0 ? 1 : (b < 0.0 ? -1 : 2));
@@ -1128,7 +772,7 @@ void ps_collide_project(ps_collide* c, const double* x, uint32_t N, const double
     uint32_t projected = 0;
     for (uint32_t s = 0; s < c->vertex_count; ++s) {
         uint32_t v = c->vertices[s];
-        double t[3] = {col_at(x, N, v, 0), col_at(x, N, v, 1), col_at(x, N, v, 2)};
+        double t[3] = {ps_col_at(x, N, v, 0), ps_col_at(x, N, v, 1), ps_col_at(x, N, v, 2)};
         projected += (uint32_t)keep_sides(c, c->skin_sides, c->angle_gate ? c->entry_active : NULL,
                                           c->side_offsets[s], c->side_offsets[s + 1u], t);
         for (int q = 0; q < 3; ++q) b[(size_t)q * N + v] += weight[s] * t[q];

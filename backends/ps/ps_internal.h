@@ -61,6 +61,7 @@ typedef struct ps_params {
     uint32_t simulation_vertices; /* target size of that decimated simulation mesh */
     char bone_radii[1024];        /* "" or "joint:radius,..." (Sec. 3.1, user-given radii) */
     int collision_angle_test;     /* collision_test=angle: Fig. 10 gates the projections */
+    int collision_poses;          /* collision_candidates=poses: Sec. 5.1's offline search */
     ps_jump_params jump;          /* jump_angle, jump_distance (ps_jump.c) */
     ps_volume_params volume;      /* volume_weight, volume_range (ps_volume.c) */
 } ps_params;
@@ -561,7 +562,45 @@ size_t ps_sim_factor_nnz(const ps_sim* sim);
  * anchor weights through `writer` (the bit-for-bit comparison of the bake test). */
 sinew_result ps_sim_dump(const ps_sim* sim, const sinew_bake_writer* writer);
 
-/* ---- local collisions (ps_collide.c, Sec. 5) ---- */
+/* ---- local collisions (ps_collide.c, ps_collide_poses.c, Sec. 5) ---- */
+
+static inline double ps_dot3(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static inline void ps_cross3(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static inline void ps_normalize3(double v[3])
+{
+    double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (l > 0.0) v[0] /= l, v[1] /= l, v[2] /= l;
+}
+
+/* Coordinate c of vertex v in positions x of N rows, x/y/z columns. */
+static inline double ps_col_at(const double* x, uint32_t N, uint32_t v, int c)
+{
+    return x[(size_t)c * N + v];
+}
+
+/* Joint j's incoming bone, the outgoing bone closest to its continuation, and the number of
+ * outgoing bones (PS_NONE where there is none). */
+void ps_joint_bones(const ps_model* m, uint32_t j, uint32_t* in, uint32_t* out,
+                    uint32_t* child_count);
+
+/* A growing list of candidate pairs. */
+typedef struct ps_pair_list {
+    ps_collision_pair* items;
+    uint32_t count, capacity;
+} ps_pair_list;
+bool ps_pair_push(const sinew_host_api* host, ps_pair_list* l, ps_collision_pair p);
+/* Sorts the list and drops duplicates; false when memory runs out. */
+bool ps_pair_sort_unique(const sinew_host_api* host, ps_pair_list* l);
 
 /* The joints whose extreme poses give candidates: those `list` names (comma-separated; an
  * unknown name or one that does not join two bones is SINEW_ERROR_PARAMETER with one log
@@ -575,6 +614,10 @@ sinew_result ps_collide_select(const sinew_host_api* host, const sinew_rig_view*
  * union goes to m->collision_pairs. */
 sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_view* rig,
                                    ps_model* m, const ps_params* params);
+/* The same without the offline simulation: the skin of each chosen joint's two bones within
+ * the fold's reach, each vertex paired with the closest one of the other bone at rest. */
+sinew_result ps_collide_candidates_near(const sinew_host_api* host, const sinew_rig_view* rig,
+                                        ps_model* m, const ps_params* params);
 
 /* The run-time detection and projection over a model's pairs (Sec. 5.2, 5.3). */
 typedef struct ps_collide ps_collide;
