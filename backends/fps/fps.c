@@ -137,6 +137,7 @@ void fps_params_default(fps_params* p)
     p->upsampling = FPS_UPSAMPLING_AUTO;
     ps_jump_params_default(&p->jump);
     ps_volume_params_default(&p->volume);
+    p->joint_collisions = 1;
 }
 
 void fps_model_params(const fps_params* p, ps_params* out)
@@ -185,7 +186,7 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                        "timestep", "damping", "strain_weight", "mass", "sliding",
                                        "profile", "simd", "decimate_above",
                                        "simulation_vertices", "bone_radii", "collisions",
-                                       "collision_weight", "capsules"};
+                                       "collision_weight", "capsules", "joint_collisions"};
     enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
     bool seen[KEY_COUNT] = {false};
     bool seen_upsampling = false;
@@ -225,7 +226,8 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                    "strain_weight, mass, sliding, profile, simd, decimate_above, "
                                    "simulation_vertices, bone_radii, collisions, "
                                    "collision_weight, capsules, upsampling, jump_angle, "
-                                   "jump_distance, volume_weight, volume_range)", key);
+                                   "jump_distance, volume_weight, volume_range, "
+                                   "joint_collisions)", key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "fps: parameter \"%s\" is given twice", key);
@@ -317,6 +319,11 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                 return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                        "fps: capsules=\"%s\" is neither 0 nor 1", value);
             break;
+        case 17:
+            if (!parse_flag(value, &out->joint_collisions))
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "fps: joint_collisions=\"%s\" is neither 0 nor 1", value);
+            break;
         default: {
             size_t len = strlen(value);
             if (len == 0 || len >= sizeof out->bone_radii)
@@ -398,6 +405,8 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     if (r != SINEW_OK) return r;
     r = ps_model_build_with(host, &view, &pp, m);
     if (r == SINEW_OK) m->decimated_triangles = decimated.triangle_count;
+    /* the joints' contacts (2018 Sec. 5, ps_collide.c): candidates near each folding joint */
+    if (r == SINEW_OK && p->joint_collisions) r = ps_collide_candidates_near(host, &view, m, &pp);
     sinew_decimated_free(host, &decimated);
     return r;
 }

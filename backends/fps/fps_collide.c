@@ -1058,6 +1058,14 @@ const uint32_t* fps_collide_pair_triangles(const fps_collide* c)
     return c ? c->pair_t : NULL;
 }
 
+void fps_collide_free_of_capsules(fps_collide* c, const uint32_t* vertices, uint32_t count)
+{
+    if (!c || !c->cap_skip) return;
+    for (uint32_t k = 0; k < count; ++k)
+        if (vertices[k] < c->n)
+            memset(c->cap_skip + (size_t)vertices[k] * c->bone_count, 1, c->bone_count);
+}
+
 uint32_t fps_collide_capsule_count(const fps_collide* c)
 {
     return c ? c->cap_count : 0u;

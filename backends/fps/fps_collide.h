@@ -84,6 +84,9 @@ const uint32_t* fps_collide_pair_triangles(const fps_collide* c);
 /* Limb-capsule contacts of the last update: skin vertices held outside another bone's rest
  * flesh (0 without capsules). */
 uint32_t fps_collide_capsule_count(const fps_collide* c);
+/* Skin vertices (model numbering) that no limb capsule holds out: those a folding joint's
+ * contact keeps on its side (backends/ps/ps_collide.c), where the two would fight. */
+void fps_collide_free_of_capsules(fps_collide* c, const uint32_t* vertices, uint32_t count);
 /* Of the last update: pairs found inside a tet, pairs kept by retention only. */
 void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retained);
 /* 1 when skin vertex v never pairs with `triangle` (its neighbourhood, inside that prism at

@@ -45,6 +45,8 @@ typedef struct fps_params {
     int upsampling;          /* fps_upsampling (fps_mls.h): auto, normal or mls */
     ps_jump_params jump;     /* jump_angle, jump_distance (backends/ps/ps_jump.c) */
     ps_volume_params volume; /* volume_weight, volume_range (backends/ps/ps_volume.c) */
+    int joint_collisions;    /* 1: anchors kept on their side of each folding joint's plane
+                              * (the 2018 paper's local collisions, backends/ps/ps_collide.c) */
 } fps_params;
 
 void fps_params_default(fps_params* p);

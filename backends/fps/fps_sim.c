@@ -88,6 +88,7 @@ struct fps_sim {
     double* x_prev;
     double* pred;
     double* target; /* N x 3, model numbering (ps_slide_targets writes it) */
+    ps_collide* joints; /* the joints' contacts (2018 Sec. 5) that keep anchors on their side */
     double* rhs_const; /* ns x 3 */
     double* b;
     double* r;
@@ -122,6 +123,7 @@ void fps_sim_destroy(fps_sim* s)
     fps_cholmod_destroy(s->chol);
 #endif
     ps_slide_destroy(s->slide);
+    ps_collide_destroy(s->joints);
     fps_collide_destroy(s->col);
     fps_csr_free(&host, &s->K);
     fps_csr_free(&host, &s->Ksb);
@@ -505,6 +507,8 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
 #endif
     if (r == SINEW_OK && params->sliding && m->slide_vertex_count > 0)
         r = ps_slide_create(host, m, &s->slide);
+    if (r == SINEW_OK && params->joint_collisions && m->collision_pair_count > 0)
+        r = ps_collide_create(host, m, &s->joints);
     if (r == SINEW_OK && params->collisions && s->ns > 0) {
         /* Sec. 6: the springs' stiffness scales with the system's own (its mean diagonal) */
         double mean = 0.0;
@@ -523,6 +527,9 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
         /* the limb capsules read the pose of each step from s->skinning (fps_collide.c) */
         cd.skinning = params->capsules ? s->skinning : NULL;
         r = fps_collide_create(host, &cd, &s->col);
+        if (r == SINEW_OK && s->joints)
+            fps_collide_free_of_capsules(s->col, ps_collide_vertices(s->joints),
+                                         ps_collide_vertex_count(s->joints));
     }
     if (r != SINEW_OK) {
         fps_sim_destroy(s);
@@ -608,6 +615,12 @@ static void update_targets(fps_sim* s)
                 (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
     }
     if (s->slide) ps_slide_targets(s->slide, s->skinning, s->target, N);
+    /* 2018 Sec. 5 (ps_collide.c): anchors near a folding joint kept on their side of its
+     * plane, so that the crease's skin is not pressed through itself */
+    if (s->joints) {
+        ps_collide_pose(s->joints, s->skinning);
+        ps_collide_clamp_targets(s->joints, s->target, N);
+    }
 }
 
 /* ---- the step's phases over the job system ---- */

@@ -168,7 +168,7 @@ void ps_params_default(ps_params* p)
     p->strain_weight = 1.0;
     p->anchor_weight = 1000.0;
     p->mass = 0.001;
-    p->collisions = 0;
+    p->collisions = 1;
     p->collision_weight = 10.0;
     p->collision_joints[0] = '\0';
     p->profile = 0;
@@ -178,6 +178,7 @@ void ps_params_default(ps_params* p)
     p->simulation_vertices = 4000u;
     p->bone_radii[0] = '\0';
     p->collision_angle_test = 0;
+    p->collision_poses = 0;
     ps_jump_params_default(&p->jump);
     ps_volume_params_default(&p->volume);
 }
