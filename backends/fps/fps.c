@@ -46,6 +46,9 @@
  *   jump_distance   0.5      and rig heights it may move relative to it (0: never) before the
  *                            step counts as a pose jump and the tissue restarts from the pose
  *                            (backends/ps/ps_jump.c; the contacts are dropped, as on set_state)
+ *   joint_collisions 1       the 2018 paper's local collisions (Sec. 5) from ps's code: anchors
+ *                            of the skin near each folding joint kept on their side of its plane
+ *                            (backends/ps/ps_collide.c); 0: none
  *   volume_weight   0        as ps: the volume term (volume3.h), 0 = none
  *   volume_range    0.01     as ps: the band of det F it leaves alone
  *

@@ -27,11 +27,13 @@
  *                           frequency goes with sqrt(strain_weight / mass) (with the defaults
  *                           the cylinder's forearm swings back at about 2-3 Hz; larger mass:
  *                           slower, longer secondary motion)
- *   collisions     0        1: local collisions (Sec. 5, ps_collide.c): candidate pairs from
- *                           extreme poses (computed at prepare unless baked; bake stores
- *                           them), the base layer and the skin kept on their side of the
- *                           plane that halves each fold, the second factor for the last k/2
- *                           iterations. Costs seconds at prepare without baked candidates
+ *   collisions     1        local collisions (Sec. 5, ps_collide.c): candidate pairs near each
+ *                           folding joint (collision_candidates), a contact plane per joint,
+ *                           anchors and skin kept on their side of it, a second prefactored
+ *                           matrix; 0: none
+ *   collision_candidates near  near: the skin of each folding joint's two bones within the
+ *                           fold's reach, paired at rest (milliseconds); poses: Sec. 5.1's
+ *                           vertices that simulated extreme poses bring into contact (seconds)
  *   collision_weight 10     weight of each collision constraint of the second matrix (Sec.
  *                           5.3), relative to that vertex's diagonal of the system matrix (as
  *                           anchor_weight is); (0, 1e6]
