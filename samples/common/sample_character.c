@@ -473,7 +473,8 @@ sinew_result sample_turn_joint(const sample_character* character, uint32_t joint
         return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_turn_joint: NULL argument");
     }
     if (!isfinite(bend_degrees) || !isfinite(twist_degrees)) {
-        return sample_fail(SINEW_ERROR_NONFINITE, "sample_turn_joint: angle %g / %g is not finite",
+        return sample_fail(SINEW_ERROR_NONFINITE,
+                           "sample_turn_joint: angle %g / %g is not finite",
                            (double)bend_degrees, (double)twist_degrees);
     }
     float twist_axis[3], bend_axis[3];
