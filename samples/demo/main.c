@@ -67,9 +67,12 @@ static const struct {
 } DEFAULT_BENDS[] = {{"l_elbow", -120.0f}, {"r_knee", 120.0f}};
 /* --color volume: ratios from 1 / range (blue) to range (red). */
 static const float DEFAULT_COLOR_RANGE = 2.0f;
-/* A close-up's box: this many joint radii either side of the posed joint, and at least this
- * fraction of the rest body's largest side. */
+/* A close-up's box, either side of the posed joint: this many joint radii, at least this
+ * many times the joint's distance to the nearest rest skin vertex (a thick part, where the
+ * volumetric skeleton's sphere is small or absent) and this fraction of the rest body's
+ * largest side. */
 static const float CLOSEUP_JOINT_RADII = 4.0f;
+static const float CLOSEUP_SKIN_DISTANCES = 2.0f;
 static const float CLOSEUP_MIN_FRACTION = 0.06f;
 /* Backends shown by default, in this order, when registered and able to run here. */
 static const char* const DEFAULT_BACKENDS[] = {"lbs", "dqs", "ps", "fps"};
@@ -707,10 +710,23 @@ static uint32_t figure_lines(const demo* d, const compare_figures* f, char lines
     return n;
 }
 
-/* Close-up i of compare.png: a box around turn i's joint at its posed centre
- * (CLOSEUP_JOINT_RADII joint radii either side, at least CLOSEUP_MIN_FRACTION of the rest
- * body), seen along the joint's bend axis from the side away from the body's centre (the
- * bend's plane face on, so the crease and the bulge show in profile), without the floor. */
+/* The distance from joint j's rest centre to the nearest vertex of the rest mesh. */
+static float skin_distance(const demo* d, uint32_t j)
+{
+    const float* c = d->character.rig.skeleton.bind_matrices + 16 * (size_t)j + 12;
+    const float* p = d->character.rig.render_mesh.positions;
+    float best = INFINITY;
+    for (uint32_t v = 0; v < d->vertices; v++) {
+        float dx = p[3 * v] - c[0], dy = p[3 * v + 1] - c[1], dz = p[3 * v + 2] - c[2];
+        best = fminf(best, dx * dx + dy * dy + dz * dz);
+    }
+    return sqrtf(best);
+}
+
+/* Close-up i of compare.png: a box around turn i's joint at its posed centre (its half side
+ * from the CLOSEUP_* constants), seen along the joint's bend axis from the side away from
+ * the body's centre (the bend's plane face on, so the crease and the bulge show in profile),
+ * without the floor. */
 static void closeup_view(const demo* d, uint32_t i, float box[6], demo_view* view)
 {
     const uint32_t j = (uint32_t)d->turn_joint[i];
@@ -720,7 +736,7 @@ static void closeup_view(const demo* d, uint32_t i, float box[6], demo_view* vie
         body = fmaxf(body, d->rest_box[k + 3] - d->rest_box[k]);
         body_centre[k] = 0.5f * (d->rest_box[k] + d->rest_box[k + 3]);
     }
-    float half = CLOSEUP_MIN_FRACTION * body;
+    float half = fmaxf(CLOSEUP_MIN_FRACTION * body, CLOSEUP_SKIN_DISTANCES * skin_distance(d, j));
     if (d->tissue.joint_radius)
         half = fmaxf(half, CLOSEUP_JOINT_RADII * (float)d->tissue.joint_radius[j]);
     for (int k = 0; k < 3; k++) {
