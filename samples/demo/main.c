@@ -834,8 +834,10 @@ static void print_compare(const demo* d, const compare_figures* figures)
         if (isfinite(f->volume_ratio)) printf(", volume ratio %.4f", f->volume_ratio);
         else if (d->have_topology) printf(", volume ratio n/a (open mesh)");
         for (uint32_t i = 0; i < d->turn_count; i++) {
-            char buf[32];
-            printf(", local volume ratio %.3f at %s", f->local[i],
+            char buf[32], value[32];
+            if (isfinite(f->local[i])) snprintf(value, sizeof value, "%.3f", f->local[i]);
+            else snprintf(value, sizeof value, "n/a");
+            printf(", local volume ratio %s at %s", value,
                    joint_label(d, d->turn_joint[i], buf, sizeof buf));
         }
         printf("\n");
