@@ -3,8 +3,9 @@
  * SPDX-License-Identifier: MIT
  *
  * The headless renderer (library sinew_render, part of the Vulkan module): rasterises skinned
- * meshes on a sinew_vk_context into an offscreen image, with a depth test, per-vertex normals,
- * two lights and a floor grid for scale, from a camera fitted to the meshes' bounding box.
+ * meshes on a sinew_vk_context into an offscreen image, with a depth test, per-vertex normals
+ * (and optional per-vertex colours), two lights and a floor grid for scale, from a camera
+ * fitted to the meshes' bounding box.
  * Several meshes can share the image side by side, one viewport column each, all seen by the
  * same camera so that they compare at the same scale. The image is read back as RGBA8 or left
  * on the device for a blit (the viewer's swapchain). PNG files are written and read with
@@ -114,16 +115,29 @@ typedef struct sinew_render_frame {
     float view_direction[3];            /* from the target towards the camera; all zero: the
                                            front (+z for y up, -y for z up, +z for x up) turned
                                            25 degrees about up and raised 20 degrees */
+    /* Appended (a caller's struct_size up to `view_direction` is still accepted and draws as
+     * before: the floor, every mesh in its base colour): */
+    uint32_t flags;                     /* SINEW_RENDER_FRAME_* bits; 0: none */
+    const float* const* vertex_colors;  /* NULL, or mesh_count pointers: entry i NULL (mesh i
+                                           in its base colour) or meshes[i].vertex_count packed
+                                           linear RGB triples, finite, used in place of the
+                                           base colour (clamped to [0, 1]) */
 } sinew_render_frame;
 
+/* sinew_render_frame.flags */
+enum {
+    SINEW_RENDER_FRAME_NO_FLOOR = 1u    /* leave the floor out (a close-up cut from a larger
+                                           scene, where a floor under the box would cross it) */
+};
+
 #define SINEW_RENDER_FRAME_INIT { (uint32_t)sizeof(sinew_render_frame), NULL, NULL, 0u, 0u, \
-    NULL, { 0.0f, 0.0f, 0.0f }, { 0.0f, 0.0f, 0.0f } }
+    NULL, { 0.0f, 0.0f, 0.0f }, { 0.0f, 0.0f, 0.0f }, 0u, NULL }
 
 /* Draws the frame and copies the image into `rgba` (width * height * 4 bytes, rows top to
  * bottom, tightly packed, alpha 255). Errors: INVALID_ARGUMENT (NULL, bad field, column out of
  * range, no bounds), STRUCT_SIZE, LIMIT (too many meshes), VERTEX_INDEX (an index >=
- * vertex_count), EMPTY_MESH (no vertices or triangles), NONFINITE (host positions or
- * bounds), OUTPUT_BINDING (rgba_size too small), OUT_OF_MEMORY, DEVICE. */
+ * vertex_count), EMPTY_MESH (no vertices or triangles), NONFINITE (host positions, bounds or
+ * vertex colours), OUTPUT_BINDING (rgba_size too small), OUT_OF_MEMORY, DEVICE. */
 SINEW_API sinew_result sinew_renderer_draw(sinew_renderer* renderer,
                                            const sinew_render_frame* frame, uint8_t* rgba,
                                            size_t rgba_size);

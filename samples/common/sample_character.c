@@ -437,6 +437,61 @@ sinew_result sample_bend_twist_pose(const sample_character* character, uint32_t 
     return SINEW_OK;
 }
 
+void sample_joint_turned_direction(const sample_character* character, uint32_t joint,
+                                   const float* model, const float rest_direction[3],
+                                   float out[3])
+{
+    if (out != rest_direction) memcpy(out, rest_direction, sizeof(float) * 3);
+    const float* m = model + 16 * (size_t)joint;
+    const float* b = character->rig.skeleton.bind_matrices + 16 * (size_t)joint;
+    if (memcmp(m, b, sizeof(float) * 12) == 0) return;   /* not turned: exactly as at rest */
+    /* Solve B x = d for the bind block B (Cramer's rule), then apply the model block. */
+    const double det = (double)b[0] * ((double)b[5] * b[10] - (double)b[9] * b[6]) -
+                       (double)b[4] * ((double)b[1] * b[10] - (double)b[9] * b[2]) +
+                       (double)b[8] * ((double)b[1] * b[6] - (double)b[5] * b[2]);
+    if (!(fabs(det) > 1e-12)) return;
+    const float* d = rest_direction;
+    double x[3];
+    for (int k = 0; k < 3; ++k) {
+        double col[9];
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) col[3 * c + r] = c == k ? d[r] : b[4 * c + r];
+        x[k] = (col[0] * (col[4] * col[8] - col[7] * col[5]) -
+                col[3] * (col[1] * col[8] - col[7] * col[2]) +
+                col[6] * (col[1] * col[5] - col[4] * col[2])) / det;
+    }
+    float turned[3];
+    for (int r = 0; r < 3; ++r)
+        turned[r] = (float)(m[r] * x[0] + m[4 + r] * x[1] + m[8 + r] * x[2]);
+    if (normalize3(turned)) memcpy(out, turned, sizeof turned);
+}
+
+sinew_result sample_turn_joint(const sample_character* character, uint32_t joint,
+                               float bend_degrees, float twist_degrees, float* model)
+{
+    if (!character || !model || !character->rig.skeleton.bind_matrices) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_turn_joint: NULL argument");
+    }
+    if (!isfinite(bend_degrees) || !isfinite(twist_degrees)) {
+        return sample_fail(SINEW_ERROR_NONFINITE,
+                           "sample_turn_joint: angle %g / %g is not finite",
+                           (double)bend_degrees, (double)twist_degrees);
+    }
+    float twist_axis[3], bend_axis[3];
+    sinew_result r = sample_joint_axes(character, joint, twist_axis, bend_axis);
+    if (r != SINEW_OK) return r;
+    sample_joint_turned_direction(character, joint, model, twist_axis, twist_axis);
+    sample_joint_turned_direction(character, joint, model, bend_axis, bend_axis);
+    const float to_radians = (float)(SAMPLE_PI / 180.0);
+    if (twist_degrees != 0.0f) {
+        sample_rotate_subtree(character, joint, twist_axis, twist_degrees * to_radians, model);
+    }
+    if (bend_degrees != 0.0f) {
+        sample_rotate_subtree(character, joint, bend_axis, bend_degrees * to_radians, model);
+    }
+    return SINEW_OK;
+}
+
 sinew_result sample_motion_pose(const sample_character* character, uint32_t joint,
                                 double seconds, float* out_model)
 {

@@ -79,6 +79,20 @@ void sample_rotate_subtree(const sample_character* character, uint32_t joint,
 sinew_result sample_bend_twist_pose(const sample_character* character, uint32_t joint,
                                     float bend_degrees, float twist_degrees, float* out_model);
 
+/* `rest_direction` (a direction at rest) turned as the model-space pose `model` has turned
+ * `joint`: by the rotation-scale part of its model matrix times its inverse bind matrix,
+ * renormalised. The rest direction itself when that matrix is singular. */
+void sample_joint_turned_direction(const sample_character* character, uint32_t joint,
+                                   const float* model, const float rest_direction[3],
+                                   float out[3]);
+
+/* Twists then bends `joint` in the model-space pose `model` (in/out) by the given degrees,
+ * about its rest axes (sample_joint_axes) as the pose has already turned them, so that
+ * several joints compose, a child's axes following its parent. On the bind pose this is
+ * sample_bend_twist_pose. Errors as sample_joint_axes, NONFINITE for an angle. */
+sinew_result sample_turn_joint(const sample_character* character, uint32_t joint,
+                               float bend_degrees, float twist_degrees, float* model);
+
 /* The built-in motion for characters without animations: at `seconds`, bend from 0 up to 90
  * degrees and back every 2 s, twist between -90 and +90 degrees every 3 s. */
 sinew_result sample_motion_pose(const sample_character* character, uint32_t joint,

@@ -374,26 +374,70 @@ static int measure_frame(const quality_run* run, uint32_t frame, sample_quality_
     return out->self_intersections != UINT32_MAX;
 }
 
+sinew_result sample_local_region_build(const sample_topology* topology,
+                                       const sample_character* character,
+                                       const sample_tissue* tissue, uint32_t joint,
+                                       sample_local_region* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!topology || !character || !tissue || !out || !tissue->joint_radius) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
+                           "sample_local_region_build: NULL argument");
+    }
+    if (joint >= character->rig.skeleton.joint_count || joint >= tissue->joint_count) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT,
+                           "sample_local_region_build: joint %u of %u", joint,
+                           character->rig.skeleton.joint_count);
+    }
+    const float* rest = character->rig.render_mesh.positions;
+    const float* bind = character->rig.skeleton.bind_matrices + 16 * (size_t)joint + 12;
+    out->joint = joint;
+    for (int k = 0; k < 3; ++k) out->rest_centre[k] = bind[k];
+    out->radius = 2.0 * tissue->joint_radius[joint];
+    out->count = sample_local_select(topology, rest, out->rest_centre, out->radius,
+                                     &out->triangles);
+    if (out->count == UINT32_MAX) {
+        out->count = 0;
+        return SINEW_ERROR_OUT_OF_MEMORY;   /* it logged the line */
+    }
+    out->rest_volume = sample_local_volume(topology, rest, out->triangles, out->count,
+                                           out->rest_centre);
+    return SINEW_OK;
+}
+
+double sample_local_region_ratio(const sample_local_region* region,
+                                 const sample_topology* topology, const float* positions,
+                                 const float* model)
+{
+    if (!region || region->count == 0) return NAN;
+    const float* posed = model + 16 * (size_t)region->joint + 12;
+    const double posed_centre[3] = { posed[0], posed[1], posed[2] };
+    double volume = sample_local_volume(topology, positions, region->triangles, region->count,
+                                        posed_centre);
+    return volume / region->rest_volume;
+}
+
+void sample_local_region_free(sample_local_region* region)
+{
+    if (!region) return;
+    free(region->triangles);
+    memset(region, 0, sizeof *region);
+}
+
 /* local_volume_ratio of a static pose: the region around the joint chosen at rest, its cone
  * volume from the joint's rest centre at rest and from its posed centre (the translation of
  * its model matrix in the pose) in the output. */
 static sinew_result measure_local(const quality_run* run, sample_quality_report* out)
 {
-    const size_t j = (size_t)run->joint;
-    const float* bind = run->desc->character->rig.skeleton.bind_matrices + 16 * j + 12;
-    const float* posed = run->pose + 16 * j + 12;
-    const double rest_centre[3] = { bind[0], bind[1], bind[2] };
-    const double posed_centre[3] = { posed[0], posed[1], posed[2] };
-    out->local_radius = 2.0 * run->tissue.joint_radius[j];
-    uint32_t* region = NULL;
-    uint32_t count = sample_local_select(&run->topology, run->rest, rest_centre, out->local_radius,
-                                         &region);
-    if (count == UINT32_MAX) return SINEW_ERROR_OUT_OF_MEMORY;   /* it logged the line */
-    double rest_volume = sample_local_volume(&run->topology, run->rest, region, count, rest_centre);
-    double volume = sample_local_volume(&run->topology, run->output, region, count, posed_centre);
-    out->local_triangles = count;
-    out->local_volume_ratio = count > 0 ? volume / rest_volume : NAN;
-    free(region);
+    sample_local_region region;
+    sinew_result r = sample_local_region_build(&run->topology, run->desc->character, &run->tissue,
+                                               (uint32_t)run->joint, &region);
+    if (r != SINEW_OK) return r;
+    out->local_radius = region.radius;
+    out->local_triangles = region.count;
+    out->local_volume_ratio =
+        sample_local_region_ratio(&region, &run->topology, run->output, run->pose);
+    sample_local_region_free(&region);
     return SINEW_OK;
 }
 

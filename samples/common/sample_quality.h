@@ -10,6 +10,8 @@
 #include <sinew/sinew.h>
 
 #include "sample_character.h"
+#include "sample_metrics.h"
+#include "sample_tissue.h"
 
 typedef enum sample_pose_kind {
     SAMPLE_POSE_BEND = 0,       /* rotate the joint about its bend axis */
@@ -99,6 +101,33 @@ typedef struct sample_quality_report {
     double local_volume_ratio;
     sample_quality_tissue tissue;
 } sample_quality_report;
+
+/* The region of local_volume_ratio around one joint, as sample_quality_run measures it (and
+ * sinew-demo, for its labels): the welded triangles with all three corners within `radius`
+ * (twice the joint's radius in the volumetric skeleton) of the joint's rest centre, and their
+ * cone volume from that centre at rest. */
+typedef struct sample_local_region {
+    uint32_t joint;
+    double radius;
+    double rest_centre[3];
+    uint32_t count;                     /* triangles in the region */
+    uint32_t* triangles;                /* owned: indices into topology->triangles */
+    double rest_volume;
+} sample_local_region;
+
+/* Selects the region of `joint` from the tissue model's joint radii. Errors: INVALID_ARGUMENT
+ * (NULL, joint out of range), OUT_OF_MEMORY; one line each. */
+sinew_result sample_local_region_build(const sample_topology* topology,
+                                       const sample_character* character,
+                                       const sample_tissue* tissue, uint32_t joint,
+                                       sample_local_region* out);
+/* local_volume_ratio for the deformed `positions` under the model-space pose `model` (16
+ * floats per joint): the region's cone volume from the joint's posed centre (the translation
+ * of its model matrix) over the rest volume. NaN for an empty region. */
+double sample_local_region_ratio(const sample_local_region* region,
+                                 const sample_topology* topology, const float* positions,
+                                 const float* model);
+void sample_local_region_free(sample_local_region* region);
 
 /* Creates a world, the rig and one skin, poses and steps it, measures the output, and tears
  * everything down. Static poses ramp from rest over SAMPLE_RAMP_STEPS steps and then step

@@ -1,10 +1,12 @@
 /* sinew-demo: one character skinned by every available backend side by side, rendered
  * headless with Vulkan. SPDX-License-Identifier: MIT
  *
- * Writes <out>/compare.png (a strong static bend, the backends in columns, where their
- * difference shows), <out>/frames/frame_NNNN.png (the animation, all backends in every frame)
- * and <out>/contact_sheet.png (a grid of those frames), and prints per-backend figures: time
- * per skinning step, and the self-intersections and volume ratio at the compare pose.
+ * Writes <out>/compare.png (strong static bends, the backends in columns, each labelled with
+ * its name and figures, the whole body above and a close-up of every bent joint below, where
+ * their difference shows), <out>/frames/frame_NNNN.png (the animation, all backends in every
+ * frame) and <out>/contact_sheet.png (a grid of those frames), and prints per-backend
+ * figures: time per skinning step, and the self-intersections, volume ratio and local volume
+ * ratios at the compare pose. --color volume paints the skin by its local volume change.
  *
  * Each skin writes its own sinew_vk_output (CPU backends through the mapped memory, vk-lbs and
  * vk-dqs on the device), and the renderer draws straight from those buffers with the frame
@@ -24,12 +26,16 @@
 #include <sinew/sinew_render.h>
 #include <sinew/sinew_vulkan.h>
 
+#include "demo_compare.h"
 #include "sample_character.h"
 #include "sample_log.h"
 #include "sample_metrics.h"
 #include "sample_options.h"
 #include "sample_quality.h"
 #include "sample_stats.h"
+#include "sample_text.h"
+#include "sample_tissue.h"
+#include "sample_vertex_volume.h"
 
 enum {
     MAX_BACKENDS = 8,
@@ -43,13 +49,31 @@ enum {
     SHEET_MAX_FRAMES = 12,
     SHEET_COLUMNS = 4,
     SHEET_MAX_WIDTH = 1600,
-    SHEET_GAP = 4
+    SHEET_GAP = 4,
+    MAX_TURNS = 4           /* joints a compare pose bends at once (--bend) */
 };
 /* How long the reader waits for a published frame's `written` signal before it gives up (a
  * lost signal would otherwise hang the demo). */
 static const uint64_t WRITTEN_TIMEOUT_NS = 60ull * 1000000000ull;
 static const float DT = 1.0f / 60.0f;
+#define DEMO_PI 3.14159265358979323846
 static const char* const DEFAULT_POSE = "bend:120";
+/* The default compare pose of a character that has both joints (the male): the left elbow
+ * and the right knee flexed 120 degrees together, each in its anatomical direction (the sign
+ * follows sample_joint_axes' bend axis; the male's elbow flexes the negative way). */
+static const struct {
+    const char* joint;
+    float degrees;
+} DEFAULT_BENDS[] = {{"l_elbow", -120.0f}, {"r_knee", 120.0f}};
+/* --color volume: ratios from 1 / range (blue) to range (red). */
+static const float DEFAULT_COLOR_RANGE = 2.0f;
+/* A close-up's box, either side of the posed joint: this many joint radii, at least this
+ * many times the joint's distance to the nearest rest skin vertex (a thick part, where the
+ * volumetric skeleton's sphere is small or absent) and this fraction of the rest body's
+ * largest side. */
+static const float CLOSEUP_JOINT_RADII = 4.0f;
+static const float CLOSEUP_SKIN_DISTANCES = 2.0f;
+static const float CLOSEUP_MIN_FRACTION = 0.06f;
 /* Backends shown by default, in this order, when registered and able to run here. */
 static const char* const DEFAULT_BACKENDS[] = {"lbs", "dqs", "ps", "fps"};
 
@@ -60,7 +84,10 @@ static void usage(FILE* out)
         "\n"
         "Skins one character with every available backend side by side (lbs | dqs | ps | fps\n"
         "as registered), renders it headless with Vulkan and writes:\n"
-        "  OUT/compare.png         a strong static bend, one column per backend\n"
+        "  OUT/compare.png         the compare pose, one column per backend: labels (name,\n"
+        "                          volume ratio, local volume ratio per bent joint,\n"
+        "                          intersecting triangle pairs), the whole body, then one\n"
+        "                          close-up row per bent joint\n"
         "  OUT/frames/frame_NNNN.png  the animation, one image per frame\n"
         "  OUT/contact_sheet.png   a grid of up to %d of those frames\n"
         "\n"
@@ -76,10 +103,20 @@ static void usage(FILE* out)
         "  --every N          draw every N-th frame of the range (default %d)\n"
         "  --animation K      the character's animation to play (default 0; without one, a\n"
         "                     built-in bend-and-twist motion)\n"
-        "  --pose SPEC        the compare pose: bend:DEG, twist:DEG or anim:K:FRAME (default\n"
-        "                     %s), ramped over %d steps and settled for %d\n"
-        "  --joint NAME       the joint of bend/twist (default: the first knee, else elbow,\n"
-        "                     else the middle joint of the longest chain)\n"
+        "  --pose SPEC        the compare pose: bend:DEG, twist:DEG, axis:X:Y:Z:DEG or\n"
+        "                     anim:K:FRAME at one joint (default %s), ramped over %d steps\n"
+        "                     and settled for %d\n"
+        "  --joint NAME       the joint of --pose and of the built-in motion (default: the\n"
+        "                     first knee, else elbow, else the middle joint of the longest\n"
+        "                     chain)\n"
+        "  --bend JOINT:DEG   bend JOINT by DEG in the compare pose, repeatable (up to %d\n"
+        "                     joints, bent together; replaces --pose). Default on a character\n"
+        "                     with l_elbow and r_knee (the male), when neither --pose, --joint\n"
+        "                     nor --bend is given: --bend l_elbow:-120 --bend r_knee:120\n"
+        "  --color MODE       skin (default) or volume[:R]: each vertex coloured by its local\n"
+        "                     volume change (posed over rest volume of its one-ring's cone to\n"
+        "                     the bone), blue at 1/R and below, white at 1, red at R and above\n"
+        "                     (R > 1, default %.0f), with a colour bar in the images\n"
         "  --size WxH         image size (default %d per backend x %d)\n"
         "  --out DIR          output folder (default out)\n"
         "  --threads T        world threads (default: one per core)\n"
@@ -94,8 +131,15 @@ static void usage(FILE* out)
         "character file is missing (failures instead under SINEW_REQUIRE_VULKAN=1 and\n"
         "SINEW_REQUIRE_DATA=1).\n",
         SHEET_MAX_FRAMES, DEFAULT_FIRST, DEFAULT_END, DEFAULT_EVERY, DEFAULT_POSE,
-        SAMPLE_RAMP_STEPS, SETTLE_STEPS, COLUMN_WIDTH, DEFAULT_HEIGHT);
+        SAMPLE_RAMP_STEPS, SETTLE_STEPS, MAX_TURNS, (double)DEFAULT_COLOR_RANGE, COLUMN_WIDTH,
+        DEFAULT_HEIGHT);
 }
+
+/* One --bend: the joint's name and the angle. */
+typedef struct demo_bend {
+    char* joint;                /* owned copy */
+    float degrees;
+} demo_bend;
 
 typedef struct demo_options {
     const char* character;
@@ -105,6 +149,9 @@ typedef struct demo_options {
     uint32_t animation;
     const char* pose;
     const char* joint;
+    demo_bend bends[MAX_TURNS];     /* --bend */
+    uint32_t bend_count;
+    float color_range;              /* --color volume[:R]; 0: skin colour */
     uint32_t width, height;         /* 0: default */
     const char* out;
     uint32_t threads;
@@ -134,8 +181,27 @@ typedef struct demo {
     int bound;
     VkDevice device;
     float* pose;
+    sinew_pose_space pose_space;    /* of `pose` */
+    float* model;                   /* `pose` in model space, where the demo needs it */
     float up[3];
-    int32_t joint;                  /* bend/twist joint, -1 when none */
+    float rest_box[6];              /* of the render mesh: min xyz, max xyz */
+    int32_t joint;                  /* --pose and motion joint, -1 when none */
+    /* The compare pose: joints turned together from the bind pose (none for an animation
+     * frame), each by bend and twist degrees about its axes, or about a model-space axis. */
+    uint32_t turn_count;
+    int32_t turn_joint[MAX_TURNS];
+    float turn_bend[MAX_TURNS], turn_twist[MAX_TURNS];
+    float turn_axis_degrees[MAX_TURNS], turn_axis[MAX_TURNS][3];
+    /* Welded rest topology for the figures (have_topology), the tissue model's joint radii
+     * for local_volume_ratio and the close-ups, and with --color volume the per-vertex
+     * measure (have_volume) and each column's colours. */
+    sample_topology topology;
+    int have_topology;
+    sample_tissue tissue;
+    sample_vertex_volume volume;
+    int have_volume;
+    float* ratios;
+    float* colors[MAX_BACKENDS];
     const sinew_animation* animation;
     sinew_vk_context* vk;
     sinew_renderer* renderer;
@@ -209,7 +275,7 @@ static sinew_result load_character(demo* d)
 }
 
 /* Up is the longest side of the rest box when that is y or z (a standing character), else y
- * (a lying arm). */
+ * (a lying arm). Keeps the rest box for the close-ups. */
 static void pick_up_axis(demo* d)
 {
     const float* p = d->character.rig.render_mesh.positions;
@@ -219,6 +285,8 @@ static void pick_up_axis(demo* d)
             lo[k] = fminf(lo[k], p[3 * v + k]);
             hi[k] = fmaxf(hi[k], p[3 * v + k]);
         }
+    memcpy(d->rest_box, lo, sizeof lo);
+    memcpy(d->rest_box + 3, hi, sizeof hi);
     float e[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
     d->up[0] = d->up[1] = d->up[2] = 0.0f;
     if (e[2] > e[1] && e[2] > e[0]) d->up[2] = 1.0f;
@@ -307,6 +375,7 @@ static sinew_result step_all(demo* d, sinew_pose_space space, double* out_ms)
     pd.space = space;
     pd.joint_count = d->joints;
     pd.matrices = d->pose;
+    d->pose_space = space;
     for (uint32_t b = 0; b < d->backend_count; b++) {
         sinew_result r = sinew_skin_set_pose(d->world, d->skins[b], &pd);
         if (r != SINEW_OK) return r;
@@ -390,37 +459,68 @@ static void host_bounds(const demo* d, uint32_t b, float box[6])
         }
 }
 
-/* Draws the latest frame into d->image: from the host arrays, or (bound skins) from each
- * output's read_slot after waiting for `written`, releasing every slot after the draw (the
- * draw has finished on the queue when sinew_renderer_draw returns, so the release is a host
- * signal of `read`). The renderer acquires and releases externally written slots itself.
- * `bounds` NULL fits the camera to the meshes: with buffers, the renderer cannot see the
- * vertices, so each mesh's box comes from the host arrays, which the caller has read back
- * (the compare pose); with a frame box each mesh gets that box, which the renderer only uses
- * for the camera when the frame has none. The time covers the wait, the draw with its
- * readback and the release. */
-static sinew_result render(demo* d, const float* bounds, double* out_ms)
+/* What one draw of the current frame shows: the camera box (NULL: fitted to the meshes), the
+ * view direction (zero: the renderer's three-quarter view) and sinew_render_frame flags. */
+typedef struct demo_view {
+    const float* bounds;
+    float direction[3];
+    uint32_t flags;
+} demo_view;
+
+/* The reader's side begins (bound skins): waits until every column's latest frame is written
+ * and keeps its info (read_slot and offsets) for the draws. *waited says how many columns to
+ * release, also after a failure. */
+static sinew_result read_begin(demo* d, sinew_vk_output_info* infos, uint32_t* waited)
 {
-    double t0 = sample_now_seconds();
+    *waited = 0;
+    for (uint32_t b = 0; d->bound && b < d->backend_count; b++) {
+        sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
+        sinew_result r = wait_written(d, b, &info);
+        if (r != SINEW_OK) return r;
+        infos[b] = info;
+        *waited = b + 1;
+    }
+    return SINEW_OK;
+}
+
+/* ... and ends: releases every waited slot (the draws have finished on the queue when
+ * sinew_renderer_draw returns, so the release is a host signal of `read`). Released also
+ * after a failed draw: the queue is idle either way, and the writers must not wait for a
+ * frame nobody will read. */
+static sinew_result read_end(demo* d, const sinew_vk_output_info* infos, uint32_t waited,
+                             sinew_result r)
+{
+    for (uint32_t b = 0; b < waited; b++) {
+        sinew_result e = sinew_vk_output_release(d->outputs[b], infos[b].frames);
+        if (r == SINEW_OK) r = e;
+    }
+    return r;
+}
+
+/* Draws the current frame as `view` sees it into d->image: from the host arrays, or (bound
+ * skins, between read_begin and read_end) from each output's read_slot. The renderer acquires
+ * and releases externally written slots itself. Without view bounds the camera fits the
+ * meshes: with buffers, the renderer cannot see the vertices, so each mesh's box comes from
+ * the host arrays, which the caller has read back (the compare pose); with a view box each
+ * mesh gets that box, which the renderer only uses for the camera when the frame has none.
+ * With --color volume the columns' colours (update_colors) paint the skin. */
+static sinew_result draw_view(demo* d, const sinew_vk_output_info* infos, const demo_view* view)
+{
     sinew_render_mesh meshes[MAX_BACKENDS];
     float boxes[MAX_BACKENDS][6];
-    sinew_vk_output_info infos[MAX_BACKENDS];
-    sinew_result r = SINEW_OK;
-    for (uint32_t b = 0; b < d->backend_count && r == SINEW_OK; b++) {
+    const float* colors[MAX_BACKENDS];
+    for (uint32_t b = 0; b < d->backend_count; b++) {
         sinew_render_mesh m = SINEW_RENDER_MESH_INIT;
         m.vertex_count = d->vertices;
         m.triangle_count = d->triangles;
         m.indices = d->indices;
         m.column = b;
         if (d->bound) {
-            sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
-            r = wait_written(d, b, &info);
-            infos[b] = info;
-            m.position_buffer = info.buffer;
-            m.position_offset = info.position_offset;
-            m.normal_buffer = info.buffer;
-            m.normal_offset = info.normal_offset;
-            if (bounds) memcpy(boxes[b], bounds, sizeof boxes[b]);
+            m.position_buffer = infos[b].buffer;
+            m.position_offset = infos[b].position_offset;
+            m.normal_buffer = infos[b].buffer;
+            m.normal_offset = infos[b].normal_offset;
+            if (view->bounds) memcpy(boxes[b], view->bounds, sizeof boxes[b]);
             else host_bounds(d, b, boxes[b]);
             m.bounds = boxes[b];
         } else {
@@ -428,21 +528,32 @@ static sinew_result render(demo* d, const float* bounds, double* out_ms)
             m.normals = d->normals[b];
         }
         meshes[b] = m;
+        colors[b] = d->colors[b];
     }
-    if (r != SINEW_OK) return r;
     sinew_render_frame frame = SINEW_RENDER_FRAME_INIT;
     frame.meshes = meshes;
     frame.mesh_count = d->backend_count;
     frame.column_count = d->backend_count;
-    frame.bounds = bounds;
+    frame.bounds = view->bounds;
     memcpy(frame.up, d->up, sizeof frame.up);
-    r = sinew_renderer_draw(d->renderer, &frame, d->image, (size_t)d->width * d->height * 4u);
-    /* Released also after a failed draw: the queue is idle either way, and the writers must
-     * not wait for a frame nobody will read. */
-    for (uint32_t b = 0; d->bound && b < d->backend_count; b++) {
-        sinew_result e = sinew_vk_output_release(d->outputs[b], infos[b].frames);
-        if (r == SINEW_OK) r = e;
-    }
+    memcpy(frame.view_direction, view->direction, sizeof frame.view_direction);
+    frame.flags = view->flags;
+    frame.vertex_colors = d->opt->color_range > 0.0f ? colors : NULL;
+    return sinew_renderer_draw(d->renderer, &frame, d->image,
+                               (size_t)d->width * d->height * 4u);
+}
+
+/* Draws the latest frame of the animation into d->image within the camera box `bounds`: the
+ * wait for `written`, the draw with its readback and the release, which out_ms times. */
+static sinew_result render(demo* d, const float* bounds, double* out_ms)
+{
+    double t0 = sample_now_seconds();
+    sinew_vk_output_info infos[MAX_BACKENDS];
+    uint32_t waited = 0;
+    demo_view view = {bounds, {0.0f, 0.0f, 0.0f}, 0u};
+    sinew_result r = read_begin(d, infos, &waited);
+    if (r == SINEW_OK) r = draw_view(d, infos, &view);
+    r = read_end(d, infos, waited, r);
     if (out_ms) *out_ms = 1000.0 * (sample_now_seconds() - t0);
     return r;
 }
@@ -470,74 +581,313 @@ static void paste_thumbnail(const demo* d, uint32_t factor, uint8_t* sheet, uint
 /* The two parts of the run                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Ramps every backend to the compare pose, lets physics settle, renders compare.png and
- * measures each backend's result. */
-static int run_compare(demo* d, const sample_topology* topo, double rest_volume)
+/* The current pose in model space (d->model): the animation's local pose through the rig's
+ * forward kinematics, or a copy. */
+static sinew_result model_pose(demo* d)
 {
-    sample_pose_spec spec;
-    const char* text = d->opt->pose ? d->opt->pose : DEFAULT_POSE;
-    if (!sample_pose_parse(text, &spec)) return SAMPLE_EXIT_USAGE;
-    sinew_result r = add_skins(d, !d->opt->host_arrays);
-    if (r != SINEW_OK) return SAMPLE_EXIT_FAILURE;
-    if (spec.kind == SAMPLE_POSE_ANIM) {
-        if (spec.animation >= d->character.animation_count) {
-            fprintf(stderr, "sinew-demo: --pose %s: %s has %u animations\n", text,
-                    d->character.source, d->character.animation_count);
-            return SAMPLE_EXIT_USAGE;
-        }
-        for (uint32_t f = 0; f <= spec.frame && r == SINEW_OK; f++) {
-            r = sinew_animation_sample(&d->character.animations[spec.animation],
+    if (d->pose_space == SINEW_POSE_LOCAL)
+        return sinew_rig_local_to_model(d->world, d->rig, d->pose, d->model);
+    memcpy(d->model, d->pose, sizeof(float) * 16 * d->joints);
+    return SINEW_OK;
+}
+
+/* With --color volume: every column's vertex colours from its host positions and d->model. */
+static void update_colors(demo* d)
+{
+    if (!d->have_volume) return;
+    for (uint32_t b = 0; b < d->backend_count; b++) {
+        sample_vertex_volume_ratios(&d->volume, d->positions[b], d->model, d->ratios);
+        for (uint32_t v = 0; v < d->vertices; v++)
+            sample_volume_color(d->ratios[v], d->opt->color_range, d->colors[b] + 3 * v);
+    }
+}
+
+/* The compare pose at ramp fraction `a` (0 rest, 1 the target) into d->pose: every turn
+ * applied in order from the bind pose (sample_turn_joint carries later joints' axes). */
+static sinew_result compare_pose(demo* d, float a)
+{
+    memcpy(d->pose, d->character.rig.skeleton.bind_matrices, sizeof(float) * 16 * d->joints);
+    for (uint32_t i = 0; i < d->turn_count; i++) {
+        const uint32_t j = (uint32_t)d->turn_joint[i];
+        sinew_result r = sample_turn_joint(&d->character, j, d->turn_bend[i] * a,
+                                           d->turn_twist[i] * a, d->pose);
+        if (r != SINEW_OK) return r;
+        if (d->turn_axis_degrees[i] != 0.0f)
+            sample_rotate_subtree(&d->character, j, d->turn_axis[i],
+                                  d->turn_axis_degrees[i] * a * (float)(DEMO_PI / 180.0),
+                                  d->pose);
+    }
+    return SINEW_OK;
+}
+
+/* Steps every backend into the compare pose (a ramp, as an engine would animate into it,
+ * then still frames so that physics backends settle; or the animation up to its frame) and
+ * copies the result to the host: the figures and the camera boxes need it. */
+static sinew_result pose_compare(demo* d, const sample_pose_spec* spec)
+{
+    sinew_result r = SINEW_OK;
+    if (spec->kind == SAMPLE_POSE_ANIM) {
+        for (uint32_t f = 0; f <= spec->frame && r == SINEW_OK; f++) {
+            r = sinew_animation_sample(&d->character.animations[spec->animation],
                                        (float)f / 60.0f, 1, d->pose);
             if (r == SINEW_OK) r = step_all(d, SINEW_POSE_LOCAL, NULL);
-            if (r == SINEW_OK && f < spec.frame) r = skip_frame(d);
+            if (r == SINEW_OK && f < spec->frame) r = skip_frame(d);
         }
     } else {
-        if (d->joint < 0) {
-            fprintf(stderr, "sinew-demo: --pose %s needs a joint with a neighbour\n", text);
-            return SAMPLE_EXIT_FAILURE;
-        }
-        /* A ramp, as an engine would animate into the pose, then still frames to settle. */
         const uint32_t steps = SAMPLE_RAMP_STEPS + SETTLE_STEPS;
         for (uint32_t s = 1; s <= steps && r == SINEW_OK; s++) {
             float a = s >= SAMPLE_RAMP_STEPS ? 1.0f : (float)s / SAMPLE_RAMP_STEPS;
-            float bend = spec.kind == SAMPLE_POSE_BEND ? spec.degrees * a : 0.0f;
-            float twist = spec.kind == SAMPLE_POSE_TWIST ? spec.degrees * a : 0.0f;
-            r = sample_bend_twist_pose(&d->character, (uint32_t)d->joint, bend, twist, d->pose);
+            r = compare_pose(d, a);
             if (r == SINEW_OK) r = step_all(d, SINEW_POSE_MODEL, NULL);
             if (r == SINEW_OK && s < steps) r = skip_frame(d);
         }
     }
-    /* The figures below and the camera of compare.png need the shape on the CPU: one copy
-     * (the host-array path has it already). */
+    /* One copy to the host (the host-array path has it already). */
     for (uint32_t b = 0; d->bound && b < d->backend_count && r == SINEW_OK; b++)
         r = read_back(d, b);
-    if (r != SINEW_OK) return fail("posing the compare frame", r);
-    if ((r = render(d, NULL, NULL)) != SINEW_OK) return fail("rendering compare.png", r);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/compare.png", d->opt->out);
-    if ((r = sinew_png_write(path, d->width, d->height, d->image, NULL)) != SINEW_OK)
-        return fail("writing compare.png", r);
-    const char* joint_name = d->joint >= 0 && d->character.rig.skeleton.names
-        ? d->character.rig.skeleton.names[d->joint] : NULL;
-    printf("wrote %s: %s%s%s, columns", path, text, joint_name ? " at " : "",
-           joint_name ? joint_name : "");
-    for (uint32_t b = 0; b < d->backend_count; b++) printf(" %s", d->backends[b]);
-    printf("\n");
+    return r == SINEW_OK ? model_pose(d) : r;
+}
+
+/* One column's figures at the compare pose. */
+typedef struct compare_figures {
+    uint32_t intersections;
+    double volume_ratio;            /* NaN: open mesh or no topology */
+    double local[MAX_TURNS];        /* local_volume_ratio per turn; NaN: no region */
+} compare_figures;
+
+/* The figures of every column: intersecting triangle pairs and the enclosed volume ratio of
+ * the welded mesh, and local_volume_ratio around every turned joint (sample_local_region,
+ * sinew-quality's definition). */
+static int measure_compare(demo* d, compare_figures* figures)
+{
+    const sinew_rig_desc* rig = &d->character.rig;
+    const sample_topology* topo = d->have_topology ? &d->topology : NULL;
+    const double rest_volume = topo && topo->closed
+        ? sample_enclosed_volume(topo, rig->render_mesh.positions) : NAN;
+    sample_local_region regions[MAX_TURNS];
+    memset(regions, 0, sizeof regions);
+    sinew_result r = SINEW_OK;
+    for (uint32_t i = 0; i < d->turn_count && topo && d->tissue.joint_radius && r == SINEW_OK;
+         i++)
+        r = sample_local_region_build(topo, &d->character, &d->tissue,
+                                      (uint32_t)d->turn_joint[i], &regions[i]);
+    for (uint32_t b = 0; b < d->backend_count && r == SINEW_OK; b++) {
+        compare_figures* f = &figures[b];
+        f->intersections = topo ? sample_count_self_intersections(topo, d->positions[b]) : 0;
+        f->volume_ratio = topo && topo->closed && rest_volume > 0.0
+            ? sample_enclosed_volume(topo, d->positions[b]) / rest_volume : NAN;
+        for (uint32_t i = 0; i < d->turn_count; i++)
+            f->local[i] = sample_local_region_ratio(&regions[i], topo, d->positions[b],
+                                                    d->model);
+    }
+    for (uint32_t i = 0; i < d->turn_count; i++) sample_local_region_free(&regions[i]);
+    return r == SINEW_OK ? SAMPLE_EXIT_OK : fail("selecting the local volume regions", r);
+}
+
+static const char* joint_label(const demo* d, int32_t joint, char* buf, size_t size)
+{
+    const char* const* names = d->character.rig.skeleton.names;
+    if (names && names[joint]) return names[joint];
+    snprintf(buf, size, "joint %d", (int)joint);
+    return buf;
+}
+
+/* The figure lines of one column's label: the volume ratio, local_volume_ratio per turned
+ * joint, the intersecting pairs. Returns how many. */
+static uint32_t figure_lines(const demo* d, const compare_figures* f, char lines[][96])
+{
+    uint32_t n = 0;
+    if (isfinite(f->volume_ratio)) snprintf(lines[n++], 96, "volume %.4f", f->volume_ratio);
+    else snprintf(lines[n++], 96, "volume n/a");
+    for (uint32_t i = 0; i < d->turn_count; i++) {
+        char buf[32];
+        const char* name = joint_label(d, d->turn_joint[i], buf, sizeof buf);
+        if (isfinite(f->local[i])) snprintf(lines[n++], 96, "%s local %.3f", name, f->local[i]);
+        else snprintf(lines[n++], 96, "%s local n/a", name);
+    }
+    if (d->have_topology) snprintf(lines[n++], 96, "intersections %u", f->intersections);
+    else snprintf(lines[n++], 96, "intersections n/a");
+    return n;
+}
+
+/* The distance from joint j's rest centre to the nearest vertex of the rest mesh. */
+static float skin_distance(const demo* d, uint32_t j)
+{
+    const float* c = d->character.rig.skeleton.bind_matrices + 16 * (size_t)j + 12;
+    const float* p = d->character.rig.render_mesh.positions;
+    float best = INFINITY;
+    for (uint32_t v = 0; v < d->vertices; v++) {
+        float dx = p[3 * v] - c[0], dy = p[3 * v + 1] - c[1], dz = p[3 * v + 2] - c[2];
+        best = fminf(best, dx * dx + dy * dy + dz * dz);
+    }
+    return sqrtf(best);
+}
+
+/* Close-up i of compare.png: a box around turn i's joint at its posed centre (its half side
+ * from the CLOSEUP_* constants), seen along the joint's bend axis from the side away from
+ * the body's centre (the bend's plane face on, so the crease and the bulge show in profile),
+ * without the floor. */
+static void closeup_view(const demo* d, uint32_t i, float box[6], demo_view* view)
+{
+    const uint32_t j = (uint32_t)d->turn_joint[i];
+    const float* centre = d->model + 16 * (size_t)j + 12;
+    float body = 0.0f, body_centre[3];
+    for (int k = 0; k < 3; k++) {
+        body = fmaxf(body, d->rest_box[k + 3] - d->rest_box[k]);
+        body_centre[k] = 0.5f * (d->rest_box[k] + d->rest_box[k + 3]);
+    }
+    float half = fmaxf(CLOSEUP_MIN_FRACTION * body, CLOSEUP_SKIN_DISTANCES * skin_distance(d, j));
+    if (d->tissue.joint_radius)
+        half = fmaxf(half, CLOSEUP_JOINT_RADII * (float)d->tissue.joint_radius[j]);
+    for (int k = 0; k < 3; k++) {
+        box[k] = centre[k] - half;
+        box[k + 3] = centre[k] + half;
+    }
+    memset(view, 0, sizeof *view);
+    view->bounds = box;
+    view->flags = SINEW_RENDER_FRAME_NO_FLOOR;
+    float twist[3], bend[3];
+    if (d->turn_bend[i] == 0.0f || sample_joint_axes(&d->character, j, twist, bend) != SINEW_OK)
+        return;   /* a twist: the renderer's three-quarter view */
+    sample_joint_turned_direction(&d->character, j, d->model, bend, view->direction);
+    float out = 0.0f;
+    for (int k = 0; k < 3; k++) out += view->direction[k] * (centre[k] - body_centre[k]);
+    if (out < 0.0f)
+        for (int k = 0; k < 3; k++) view->direction[k] = -view->direction[k];
+}
+
+/* The rows of compare.png: the whole body (camera fitted to every column's shape), then the
+ * close-ups, all drawn from the same published frame between one wait and one release. */
+static sinew_result draw_compare_rows(demo* d, sample_image* image,
+                                      const compare_layout* layout)
+{
+    sinew_vk_output_info infos[MAX_BACKENDS];
+    uint32_t waited = 0;
+    sinew_result r = read_begin(d, infos, &waited);
+    for (uint32_t row = 0; row < layout->rows && r == SINEW_OK; row++) {
+        demo_view view = {NULL, {0.0f, 0.0f, 0.0f}, 0u};
+        float box[6];
+        if (row > 0) closeup_view(d, row - 1, box, &view);
+        r = draw_view(d, infos, &view);
+        if (r == SINEW_OK) compare_paste_row(image, layout, row, d->image);
+    }
+    return read_end(d, infos, waited, r);
+}
+
+/* Labels, captions and the colour bar over the pasted rows. */
+static void draw_compare_text(demo* d, sample_image* image, const compare_layout* layout,
+                              const compare_figures* figures)
+{
     for (uint32_t b = 0; b < d->backend_count; b++) {
-        uint32_t intersections = topo ? sample_count_self_intersections(topo, d->positions[b])
-                                      : 0;
-        double volume = topo && topo->closed ? sample_enclosed_volume(topo, d->positions[b])
-                                             : NAN;
+        char lines[2 + MAX_TURNS][96];
+        const char* pointers[2 + MAX_TURNS];
+        uint32_t n = figure_lines(d, &figures[b], lines);
+        for (uint32_t i = 0; i < n; i++) pointers[i] = lines[i];
+        compare_draw_labels(image, layout, b, d->backends[b], pointers, n);
+    }
+    for (uint32_t i = 0; i < d->turn_count; i++) {
+        char buf[32], caption[160];
+        const char* name = joint_label(d, d->turn_joint[i], buf, sizeof buf);
+        const float deg = d->turn_bend[i] != 0.0f ? d->turn_bend[i]
+                        : d->turn_twist[i] != 0.0f ? d->turn_twist[i] : d->turn_axis_degrees[i];
+        const char* how = d->turn_bend[i] != 0.0f ? "bend" : d->turn_twist[i] != 0.0f ? "twist"
+                                                                                      : "turn";
+        snprintf(caption, sizeof caption, "close-up: %s, %s %g", name, how, (double)deg);
+        compare_draw_caption(image, layout, 1 + i, caption);
+    }
+    compare_draw_footer(image, layout, d->opt->color_range);
+    compare_draw_frame(image, layout);
+}
+
+/* compare.png: the label band, the full-body row, one close-up row per turned joint and,
+ * with --color volume, the colour bar (demo_compare.h has the layout). */
+static int render_compare(demo* d, const compare_figures* figures, const char* path)
+{
+    compare_layout layout;
+    compare_layout_make(d->width, d->height, d->backend_count, 2 + d->turn_count,
+                        d->turn_count, d->opt->color_range > 0.0f, &layout);
+    sample_image image = {malloc((size_t)layout.width * layout.height * 4u), layout.width,
+                          layout.height};
+    if (!image.rgba) return fail("allocating compare.png", SINEW_ERROR_OUT_OF_MEMORY);
+    compare_clear(&image, &layout);
+    update_colors(d);
+    sinew_result r = draw_compare_rows(d, &image, &layout);
+    if (r == SINEW_OK) {
+        draw_compare_text(d, &image, &layout, figures);
+        r = sinew_png_write(path, image.width, image.height, image.rgba, NULL);
+    }
+    free(image.rgba);
+    if (r != SINEW_OK) return fail("rendering or writing compare.png", r);
+    printf("wrote %s (%ux%u: labels, the whole body, %u close-up row%s%s)\n", path,
+           layout.width, layout.height, d->turn_count, d->turn_count == 1 ? "" : "s",
+           layout.footer_height ? ", the colour bar" : "");
+    return SAMPLE_EXIT_OK;
+}
+
+/* The figures as text, one line per column. */
+static void print_compare(const demo* d, const compare_figures* figures)
+{
+    for (uint32_t b = 0; b < d->backend_count; b++) {
+        const compare_figures* f = &figures[b];
         printf("  %-6s at the compare pose: ", d->backends[b]);
-        if (topo) printf("%u self-intersecting triangle pairs", intersections);
-        if (rest_volume > 0.0 && isfinite(volume))
-            printf(", volume ratio %.4f", volume / rest_volume);
-        else if (topo)
-            printf(", volume ratio n/a (open mesh)");
+        if (d->have_topology) printf("%u self-intersecting triangle pairs", f->intersections);
+        if (isfinite(f->volume_ratio)) printf(", volume ratio %.4f", f->volume_ratio);
+        else if (d->have_topology) printf(", volume ratio n/a (open mesh)");
+        for (uint32_t i = 0; i < d->turn_count; i++) {
+            char buf[32], value[32];
+            if (isfinite(f->local[i])) snprintf(value, sizeof value, "%.3f", f->local[i]);
+            else snprintf(value, sizeof value, "n/a");
+            printf(", local volume ratio %s at %s", value,
+                   joint_label(d, d->turn_joint[i], buf, sizeof buf));
+        }
         printf("\n");
     }
+}
+
+/* Ramps every backend to the compare pose, lets physics settle, measures each backend's
+ * result and writes compare.png. */
+static int run_compare(demo* d, const sample_pose_spec* spec, const char* pose_text)
+{
+    if (add_skins(d, !d->opt->host_arrays) != SINEW_OK) return SAMPLE_EXIT_FAILURE;
+    sinew_result r = pose_compare(d, spec);
+    if (r != SINEW_OK) return fail("posing the compare frame", r);
+    compare_figures figures[MAX_BACKENDS];
+    memset(figures, 0, sizeof figures);
+    int status = measure_compare(d, figures);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/compare.png", d->opt->out);
+    if (status == SAMPLE_EXIT_OK) status = render_compare(d, figures, path);
+    if (status != SAMPLE_EXIT_OK) return status;
+    printf("compare pose %s, columns", pose_text);
+    for (uint32_t b = 0; b < d->backend_count; b++) printf(" %s", d->backends[b]);
+    printf("\n");
+    print_compare(d, figures);
     remove_skins(d);
     return SAMPLE_EXIT_OK;
+}
+
+/* --color volume on an animation frame: the shapes on the host (bound skins are read back)
+ * and the pose in model space, then the colours. Nothing without it. */
+static sinew_result frame_colors(demo* d)
+{
+    if (!d->have_volume) return SINEW_OK;
+    sinew_result r = SINEW_OK;
+    for (uint32_t b = 0; d->bound && b < d->backend_count && r == SINEW_OK; b++)
+        r = read_back(d, b);
+    if (r == SINEW_OK) r = model_pose(d);
+    if (r == SINEW_OK) update_colors(d);
+    return r;
+}
+
+/* --color volume: the colour bar at the bottom left of a frame, in the smallest text. */
+static void draw_frame_color_bar(demo* d)
+{
+    if (!d->have_volume) return;
+    sample_image image = {d->image, d->width, d->height};
+    const int32_t margin = 6;
+    compare_draw_color_bar(&image, margin,
+                           (int32_t)d->height - margin - (int32_t)sample_text_height(1), 1,
+                           d->opt->color_range);
 }
 
 /* The camera box of the animation: the lbs pose of every frame from 0 to end, with a margin
@@ -625,10 +975,15 @@ static int run_animation(demo* d)
         }
         const uint32_t i = (f - first) / every;
         for (uint32_t b = 0; b < d->backend_count; b++) d->step_ms[b][i] = step_ms[b];
+        if ((r = frame_colors(d)) != SINEW_OK) {
+            fail("colouring a frame", r);
+            break;
+        }
         if ((r = render(d, box, &d->render_ms[i])) != SINEW_OK) {
             fail("rendering a frame", r);
             break;
         }
+        draw_frame_color_bar(d);
         snprintf(path, sizeof path, "%s/frames/frame_%04u.png", d->opt->out, f);
         last = f;
         double t0 = sample_now_seconds();
@@ -713,6 +1068,53 @@ static int parse_size(const char* text, uint32_t* w, uint32_t* h)
     *w = a;
     *h = b;
     return 1;
+}
+
+/* --bend JOINT:DEG (the last colon splits: joint names may hold one). */
+static int parse_bend(demo_options* opt, const char* text)
+{
+    const char* colon = strrchr(text, ':');
+    char* end = NULL;
+    double degrees = colon ? strtod(colon + 1, &end) : NAN;
+    if (!colon || colon == text || end == colon + 1 || *end != '\0' || !isfinite(degrees) ||
+        fabs(degrees) > 3600.0) {
+        fprintf(stderr, "sinew-demo: --bend %s is not JOINT:DEG with |DEG| <= 3600\n", text);
+        return 0;
+    }
+    if (opt->bend_count == MAX_TURNS) {
+        fprintf(stderr, "sinew-demo: at most %d --bend joints\n", MAX_TURNS);
+        return 0;
+    }
+    demo_bend* b = &opt->bends[opt->bend_count];
+    b->joint = strndup(text, (size_t)(colon - text));
+    if (!b->joint) return 0;
+    b->degrees = (float)degrees;
+    opt->bend_count++;
+    return 1;
+}
+
+/* --color skin | volume | volume:R (R > 1). */
+static int parse_color(demo_options* opt, const char* text)
+{
+    char* end = NULL;
+    if (strcmp(text, "skin") == 0) {
+        opt->color_range = 0.0f;
+        return 1;
+    }
+    if (strcmp(text, "volume") == 0) {
+        opt->color_range = DEFAULT_COLOR_RANGE;
+        return 1;
+    }
+    if (strncmp(text, "volume:", 7) == 0) {
+        double range = strtod(text + 7, &end);
+        if (end != text + 7 && *end == '\0' && range > 1.0 && range <= 1000.0) {
+            opt->color_range = (float)range;
+            return 1;
+        }
+    }
+    fprintf(stderr, "sinew-demo: --color %s is not skin, volume or volume:R with 1 < R <= "
+                    "1000\n", text);
+    return 0;
 }
 
 /* The backends to show: --backends, --backend, or the defaults that can run here. */
@@ -802,33 +1204,79 @@ static int setup_renderer(demo* d)
     return SAMPLE_EXIT_OK;
 }
 
-static int run(demo* d)
+/* Adds one turn of the compare pose. */
+static void add_turn(demo* d, int32_t joint, float bend, float twist)
 {
-    demo_options* opt = d->opt;
-    sinew_world_desc wd = SINEW_WORLD_DESC_INIT;
-    wd.logger = sample_stderr_logger();
-    wd.thread_count = opt->threads;
-    sinew_result r = sinew_world_create(&wd, &d->world);
-    if (r != SINEW_OK) return fail("sinew_world_create", r);
-    int status = setup_context(d);
-    if (status == SAMPLE_EXIT_OK) status = choose_backends(d);
-    if (status != SAMPLE_EXIT_OK) return status;
-    if (!d->vk) {
-        fprintf(stderr, "sinew-demo: skipped, no Vulkan device with graphics (install a "
-                        "driver, e.g. mesa-vulkan-drivers; SINEW_REQUIRE_VULKAN=1 makes this "
-                        "an error)\n");
-        return SAMPLE_EXIT_SKIP;
-    }
+    const uint32_t i = d->turn_count++;
+    d->turn_joint[i] = joint;
+    d->turn_bend[i] = bend;
+    d->turn_twist[i] = twist;
+    d->turn_axis_degrees[i] = 0.0f;
+}
 
-    r = load_character(d);
+/* The compare pose: the --bend joints, else --pose at the --pose joint, else on a character
+ * with the DEFAULT_BENDS joints those, else DEFAULT_POSE at the default joint. `text` gets a
+ * description for the log. */
+static int choose_turns(demo* d, sample_pose_spec* spec, char* text, size_t size)
+{
+    const demo_options* opt = d->opt;
+    const size_t defaults = sizeof DEFAULT_BENDS / sizeof *DEFAULT_BENDS;
+    int use_defaults = !opt->bend_count && !opt->pose && !opt->joint;
+    for (size_t i = 0; i < defaults && use_defaults; i++)
+        use_defaults = sample_find_joint(&d->character, DEFAULT_BENDS[i].joint) >= 0;
+    const uint32_t bends = opt->bend_count ? opt->bend_count
+                         : use_defaults ? (uint32_t)defaults : 0u;
+    text[0] = '\0';
+    for (uint32_t i = 0; i < bends; i++) {
+        const char* name = opt->bend_count ? opt->bends[i].joint : DEFAULT_BENDS[i].joint;
+        const float degrees = opt->bend_count ? opt->bends[i].degrees : DEFAULT_BENDS[i].degrees;
+        const int32_t j = sample_find_joint(&d->character, name);
+        if (j < 0) {
+            fprintf(stderr, "sinew-demo: --bend %s: no such joint in %s\n", name,
+                    d->character.source);
+            return SAMPLE_EXIT_USAGE;
+        }
+        add_turn(d, j, degrees, 0.0f);
+        size_t at = strlen(text);
+        snprintf(text + at, size - at, "%sbend %s %g", i ? ", " : "", name, (double)degrees);
+    }
+    if (bends) return SAMPLE_EXIT_OK;
+    const char* pose = opt->pose ? opt->pose : DEFAULT_POSE;
+    if (!sample_pose_parse(pose, spec)) return SAMPLE_EXIT_USAGE;
+    if (spec->kind == SAMPLE_POSE_ANIM) {
+        snprintf(text, size, "%s", pose);
+        if (spec->animation < d->character.animation_count) return SAMPLE_EXIT_OK;
+        fprintf(stderr, "sinew-demo: --pose %s: %s has %u animations\n", pose,
+                d->character.source, d->character.animation_count);
+        return SAMPLE_EXIT_USAGE;
+    }
+    if (d->joint < 0) {
+        fprintf(stderr, "sinew-demo: --pose %s needs a joint with a neighbour\n", pose);
+        return SAMPLE_EXIT_FAILURE;
+    }
+    add_turn(d, d->joint, spec->kind == SAMPLE_POSE_BEND ? spec->degrees : 0.0f,
+             spec->kind == SAMPLE_POSE_TWIST ? spec->degrees : 0.0f);
+    if (spec->kind == SAMPLE_POSE_AXIS) {
+        d->turn_axis_degrees[0] = spec->degrees;
+        memcpy(d->turn_axis[0], spec->axis, sizeof spec->axis);
+    }
+    char buf[32];
+    snprintf(text, size, "%s at %s", pose, joint_label(d, d->joint, buf, sizeof buf));
+    return SAMPLE_EXIT_OK;
+}
+
+/* Loads the character, makes its rig and picks the --pose / motion joint and the animation. */
+static int open_character(demo* d)
+{
+    const demo_options* opt = d->opt;
+    sinew_result r = load_character(d);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
         fprintf(stderr, "sinew-demo: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this "
                         "an error)\n", opt->character);
         return SAMPLE_EXIT_SKIP;
     }
     if (r != SINEW_OK) return fail("loading the character", r);
-    const sinew_rig_desc* rig = &d->character.rig;
-    if ((r = sinew_rig_create(d->world, rig, &d->rig)) != SINEW_OK)
+    if ((r = sinew_rig_create(d->world, &d->character.rig, &d->rig)) != SINEW_OK)
         return fail("sinew_rig_create", r);
     sinew_rig_info info = SINEW_RIG_INFO_INIT;
     sinew_rig_get_info(d->world, d->rig, &info);
@@ -838,7 +1286,6 @@ static int run(demo* d)
     if ((r = sinew_rig_get_mesh(d->world, d->rig, NULL, NULL, &d->indices)) != SINEW_OK)
         return fail("sinew_rig_get_mesh", r);
     pick_up_axis(d);
-
     d->joint = opt->joint ? sample_find_joint(&d->character, opt->joint)
                           : demo_default_joint(&d->character);
     if (opt->joint && d->joint < 0) {
@@ -858,12 +1305,13 @@ static int run(demo* d)
                 d->character.source);
         return SAMPLE_EXIT_FAILURE;
     }
-    printf("character %s: %u vertices, %u triangles, %u joints; backends", d->character.source,
-           d->vertices, d->triangles, d->joints);
-    for (uint32_t b = 0; b < d->backend_count; b++) printf(" %s", d->backends[b]);
-    printf("; drawn from %s\n", opt->host_arrays ? "host arrays (--host-arrays)"
-                                                  : "each skin's Vulkan output buffers");
+    return SAMPLE_EXIT_OK;
+}
 
+/* The image size, the renderer, the outputs and the per-run arrays. */
+static int allocate(demo* d)
+{
+    const demo_options* opt = d->opt;
     d->width = opt->width ? opt->width : COLUMN_WIDTH * d->backend_count;
     d->height = opt->height ? opt->height : DEFAULT_HEIGHT;
     if (d->width < d->backend_count) {
@@ -871,13 +1319,15 @@ static int run(demo* d)
                 d->backend_count, d->backend_count);
         return SAMPLE_EXIT_USAGE;
     }
-    if ((status = setup_renderer(d)) != SAMPLE_EXIT_OK) return status;
+    int status = setup_renderer(d);
+    if (status != SAMPLE_EXIT_OK) return status;
     if (!opt->host_arrays && (status = create_outputs(d)) != SAMPLE_EXIT_OK) return status;
     const uint32_t count = drawn_frames(opt);
     d->pose = malloc(sizeof(float) * 16 * d->joints);
+    d->model = malloc(sizeof(float) * 16 * d->joints);
     d->render_ms = calloc(count, sizeof(double));
     d->write_ms = calloc(count, sizeof(double));
-    if (!d->pose || !d->render_ms || !d->write_ms)
+    if (!d->pose || !d->model || !d->render_ms || !d->write_ms)
         return fail("allocating", SINEW_ERROR_OUT_OF_MEMORY);
     for (uint32_t b = 0; b < d->backend_count; b++) {
         d->positions[b] = malloc(sizeof(float) * 3 * d->vertices);
@@ -890,26 +1340,91 @@ static int run(demo* d)
         fprintf(stderr, "sinew-demo: cannot create %s: %s\n", opt->out, strerror(errno));
         return SAMPLE_EXIT_FAILURE;
     }
+    return SAMPLE_EXIT_OK;
+}
 
-    /* Quality figures need the welded topology of the rest mesh (open meshes get no volume). */
-    sample_topology topo;
-    memset(&topo, 0, sizeof topo);
-    const int have_topo = sample_topology_build(rig->render_mesh.positions,
-                                                rig->render_mesh.vertex_count,
-                                                rig->render_mesh.indices,
-                                                rig->render_mesh.triangle_count,
-                                                &topo) == SINEW_OK;
-    double rest_volume = have_topo && topo.closed
-        ? sample_enclosed_volume(&topo, rig->render_mesh.positions) : NAN;
+/* What the figures and colours measure against: the welded rest topology (open meshes get no
+ * volume), the tissue model's joint radii (local_volume_ratio's regions and the close-ups'
+ * boxes; without them those figures are n/a), and for --color volume the per-vertex measure
+ * with the rig's weights. */
+static int prepare_measures(demo* d)
+{
+    const sinew_rig_desc* rig = &d->character.rig;
+    d->have_topology = sample_topology_build(rig->render_mesh.positions,
+                                             rig->render_mesh.vertex_count,
+                                             rig->render_mesh.indices,
+                                             rig->render_mesh.triangle_count,
+                                             &d->topology) == SINEW_OK;
+    sample_tissue_params params;
+    if (d->turn_count > 0 &&
+        sample_tissue_params_parse(d->opt->params.params, d->opt->params.count, &params) &&
+        sample_tissue_build(&d->character, &params, 0, sample_stderr_logger(), &d->tissue) !=
+            SINEW_OK)
+        fprintf(stderr, "sinew-demo: no volumetric skeleton for %s: local volume ratios are "
+                        "n/a\n", d->character.source);
+    if (d->opt->color_range <= 0.0f) return SAMPLE_EXIT_OK;
+    const uint32_t *offsets = NULL, *joints = NULL;
+    const float* weights = NULL;
+    sinew_result r = d->have_topology
+        ? sinew_rig_get_weights(d->world, d->rig, &offsets, &joints, &weights)
+        : SINEW_ERROR_INVALID_ARGUMENT;
+    if (r == SINEW_OK)
+        r = sample_vertex_volume_build(&d->topology, rig->render_mesh.positions, &rig->skeleton,
+                                       offsets, joints, weights, &d->volume);
+    if (r != SINEW_OK) return fail("preparing --color volume", r);
+    d->have_volume = 1;
+    d->ratios = malloc(sizeof(float) * d->vertices);
+    for (uint32_t b = 0; b < d->backend_count; b++)
+        d->colors[b] = malloc(sizeof(float) * 3 * d->vertices);
+    for (uint32_t b = 0; b < d->backend_count; b++)
+        if (!d->colors[b] || !d->ratios) return fail("allocating", SINEW_ERROR_OUT_OF_MEMORY);
+    return SAMPLE_EXIT_OK;
+}
+
+/* The Vulkan context and the backends; SKIP without a device. */
+static int open_world(demo* d)
+{
+    sinew_world_desc wd = SINEW_WORLD_DESC_INIT;
+    wd.logger = sample_stderr_logger();
+    wd.thread_count = d->opt->threads;
+    sinew_result r = sinew_world_create(&wd, &d->world);
+    if (r != SINEW_OK) return fail("sinew_world_create", r);
+    int status = setup_context(d);
+    if (status == SAMPLE_EXIT_OK) status = choose_backends(d);
+    if (status != SAMPLE_EXIT_OK) return status;
+    if (!d->vk) {
+        fprintf(stderr, "sinew-demo: skipped, no Vulkan device with graphics (install a "
+                        "driver, e.g. mesa-vulkan-drivers; SINEW_REQUIRE_VULKAN=1 makes this "
+                        "an error)\n");
+        return SAMPLE_EXIT_SKIP;
+    }
+    return SAMPLE_EXIT_OK;
+}
+
+static int run(demo* d)
+{
+    int status = open_world(d);
+    if (status == SAMPLE_EXIT_OK) status = open_character(d);
+    sample_pose_spec spec;
+    memset(&spec, 0, sizeof spec);
+    char pose_text[512];
+    if (status == SAMPLE_EXIT_OK) status = choose_turns(d, &spec, pose_text, sizeof pose_text);
+    if (status != SAMPLE_EXIT_OK) return status;
+    printf("character %s: %u vertices, %u triangles, %u joints; backends", d->character.source,
+           d->vertices, d->triangles, d->joints);
+    for (uint32_t b = 0; b < d->backend_count; b++) printf(" %s", d->backends[b]);
+    printf("; drawn from %s\n", d->opt->host_arrays ? "host arrays (--host-arrays)"
+                                                     : "each skin's Vulkan output buffers");
+    if ((status = allocate(d)) != SAMPLE_EXIT_OK) return status;
     double t0 = sample_now_seconds();
-    status = run_compare(d, have_topo ? &topo : NULL, rest_volume);
-    sample_topology_free(&topo);
+    status = prepare_measures(d);
+    if (status == SAMPLE_EXIT_OK) status = run_compare(d, &spec, pose_text);
     if (status == SAMPLE_EXIT_OK) status = run_animation(d);
     if (status == SAMPLE_EXIT_OK) {
         print_figures(d);
         printf("total %.1f s\n", sample_now_seconds() - t0);
     }
-    if (opt->validation) {
+    if (d->opt->validation) {
         sinew_vk_context_info vk = SINEW_VK_CONTEXT_INFO_INIT;
         sinew_vk_context_get_info(d->vk, &vk);
         if (vk.validation_messages != 0) {
@@ -934,7 +1449,13 @@ static void cleanup(demo* d)
         free(d->positions[b]);
         free(d->normals[b]);
         free(d->step_ms[b]);
+        free(d->colors[b]);
     }
+    sample_vertex_volume_free(&d->volume);
+    sample_tissue_free(&d->tissue);
+    sample_topology_free(&d->topology);
+    free(d->ratios);
+    free(d->model);
     free(d->pose);
     free(d->image);
     free(d->render_ms);
@@ -988,6 +1509,10 @@ int main(int argc, char** argv)
         } else if ((m = sample_option_value(argc, argv, &i, "--joint", &value)) != 0) {
             if (m < 0) goto usage_error;
             opt.joint = value;
+        } else if ((m = sample_option_value(argc, argv, &i, "--bend", &value)) != 0) {
+            if (m < 0 || !parse_bend(&opt, value)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--color", &value)) != 0) {
+            if (m < 0 || !parse_color(&opt, value)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--out", &value)) != 0) {
             if (m < 0 || !*value) goto usage_error;
             opt.out = value;
@@ -995,6 +1520,10 @@ int main(int argc, char** argv)
             fprintf(stderr, "sinew-demo: unknown option %s\n", argv[i]);
             goto usage_error;
         }
+    }
+    if (opt.bend_count && opt.pose) {
+        fprintf(stderr, "sinew-demo: --bend and --pose both give the compare pose: use one\n");
+        goto usage_error;
     }
     {
         demo d;
@@ -1009,6 +1538,7 @@ usage_error:
     status = SAMPLE_EXIT_USAGE;
 done:
     free(opt.backends_text);
+    for (uint32_t b = 0; b < opt.bend_count; b++) free(opt.bends[b].joint);
     sample_params_free(&opt.params);
     return status;
 }

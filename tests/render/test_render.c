@@ -1,8 +1,8 @@
 /* The headless renderer: a known pose against a stored reference image (and a different pose
  * that must fail the same comparison), device-buffer input, an output written by an external
  * writer (the slots acquired from and released to VK_QUEUE_FAMILY_EXTERNAL by the draw),
- * viewport columns, PNG files, and refused inputs. Every test runs with the validation layer
- * and fails on any message.
+ * viewport columns, vertex colours and a frame without the floor, PNG files, and refused
+ * inputs. Every test runs with the validation layer and fails on any message.
  * SPDX-License-Identifier: MIT
  *
  * `test_render --write-reference` renders the reference pose and writes it over
@@ -546,6 +546,98 @@ static void test_columns_and_normals(void** state)
         assert_int_equal((f)->log.count[SINEW_LOG_ERROR], 1);                     \
     } while (0)
 
+/* Draws `frame` (its bounds set to the arm's box) into a new image. */
+static uint8_t* render_frame(fixture* f, sinew_render_frame* frame)
+{
+    uint8_t* image = malloc(PIXELS * 4);
+    assert_non_null(image);
+    frame->bounds = ARM_BOUNDS;
+    assert_int_equal(sinew_renderer_draw(f->renderer, frame, image, PIXELS * 4), SINEW_OK);
+    return image;
+}
+
+/* Pixels whose colour channel `c` exceeds both others by more than 60 (clearly red or blue). */
+static uint32_t count_dominant(const uint8_t* image, int c)
+{
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < PIXELS; p++) {
+        const uint8_t* px = image + 4 * p;
+        n += px[c] > px[(c + 1) % 3] + 60 && px[c] > px[(c + 2) % 3] + 60;
+    }
+    return n;
+}
+
+/* Vertex colours (appended to the frame): every vertex in the base colour draws as the base
+ * colour does; colours by side draw both; NO_FLOOR leaves the background alone; a frame of
+ * the first published size draws as before. */
+static void test_vertex_colors(void** state)
+{
+    fixture* f = *state;
+    pose_arm(f, 60.0f);
+    sinew_render_mesh m = arm_mesh(f);
+    const float grey[3] = {0.7f, 0.7f, 0.7f};
+    memcpy(m.color, grey, sizeof grey);
+    sinew_render_frame frame = SINEW_RENDER_FRAME_INIT;
+    frame.meshes = &m;
+    frame.mesh_count = 1;
+    uint8_t* base = render_frame(f, &frame);
+    float* colors = malloc(sizeof(float) * 3 * f->vertices);
+    assert_non_null(colors);
+    for (uint32_t v = 0; v < f->vertices; v++) memcpy(colors + 3 * v, grey, sizeof grey);
+    const float* per_mesh[1] = {colors};
+    frame.vertex_colors = per_mesh;
+    uint8_t* painted = render_frame(f, &frame);
+    double same = render_mean_abs_diff(base, painted, NULL, PIXELS, 0);
+    /* Upper arm (rest x < 0) red, forearm blue. */
+    const float* rest = f->arm.rig.render_mesh.positions;
+    for (uint32_t v = 0; v < f->vertices; v++) {
+        const float red[3] = {0.9f, 0.05f, 0.05f}, blue[3] = {0.05f, 0.1f, 0.9f};
+        memcpy(colors + 3 * v, rest[3 * v] < 0.0f ? red : blue, sizeof red);
+    }
+    uint8_t* split = render_frame(f, &frame);
+    uint32_t reds = count_dominant(split, 0), blues = count_dominant(split, 2);
+    print_message("vertex colours equal to the base colour: mean abs diff %.5f; split: %u red "
+                  "and %u blue pixels (%u and %u without colours)\n", same, reds, blues,
+                  count_dominant(base, 0), count_dominant(base, 2));
+    assert_true(same < 0.002);
+    assert_true(reds > MIN_SILHOUETTE / 4 && blues > MIN_SILHOUETTE / 4);
+    assert_int_equal(count_dominant(base, 0) + count_dominant(base, 2), 0);
+
+    /* The first published frame size reads as no flags and no colours. */
+    frame.struct_size = (uint32_t)offsetof(sinew_render_frame, flags);
+    uint8_t* old = render_frame(f, &frame);
+    assert_true(render_mean_abs_diff(base, old, NULL, PIXELS, 0) == 0.0);
+    frame.struct_size = sizeof frame;
+
+    /* Without the floor, an empty frame is the background colour everywhere. */
+    frame.mesh_count = 0;
+    frame.flags = SINEW_RENDER_FRAME_NO_FLOOR;
+    uint8_t* bare = render_frame(f, &frame);
+    uint32_t off = 0;
+    for (uint32_t p = 0; p < PIXELS; p++) off += memcmp(bare + 4 * p, bare, 4) != 0;
+    assert_int_equal(off, 0);
+    frame.flags = 0;
+    uint8_t* floor = render_frame(f, &frame);
+    assert_true(render_mean_abs_diff(bare, floor, NULL, PIXELS, 0) > 0.001);
+
+    /* Refused: a non-finite colour, an unknown flag. */
+    frame.mesh_count = 1;
+    colors[4] = NAN;
+    EXPECT_REFUSED(f, sinew_renderer_draw(f->renderer, &frame, base, PIXELS * 4),
+                   SINEW_ERROR_NONFINITE);
+    colors[4] = 0.0f;
+    frame.flags = 0x80u;
+    EXPECT_REFUSED(f, sinew_renderer_draw(f->renderer, &frame, base, PIXELS * 4),
+                   SINEW_ERROR_INVALID_ARGUMENT);
+    free(colors);
+    free(base);
+    free(painted);
+    free(split);
+    free(old);
+    free(bare);
+    free(floor);
+}
+
 static void test_bad_inputs(void** state)
 {
     fixture* f = *state;
@@ -740,6 +832,7 @@ int main(int argc, char** argv)
         cmocka_unit_test_setup_teardown(test_external_writer_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_columns_and_normals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vertex_colors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,6 +202,42 @@ static void test_arm_joints_and_axes(void** state)
     assert_int_equal(sample_character_make_arm(4, 4, NULL), SINEW_ERROR_INVALID_ARGUMENT);
 }
 
+/* Several joints turned in one pose: on the bind pose sample_turn_joint is
+ * sample_bend_twist_pose; a parent's turn carries the child's axes along. */
+static void test_turn_several_joints(void** state)
+{
+    (void)state;
+    sample_character arm;
+    assert_int_equal(sample_character_make_arm(8, 6, &arm), SINEW_OK);
+    float model[3 * 16], reference[3 * 16];
+    memcpy(model, arm.rig.skeleton.bind_matrices, sizeof model);
+    assert_int_equal(sample_turn_joint(&arm, 1, 70.0f, 20.0f, model), SINEW_OK);
+    assert_int_equal(sample_bend_twist_pose(&arm, 1, 70.0f, 20.0f, reference), SINEW_OK);
+    assert_memory_equal(model, reference, sizeof model);
+
+    /* Shoulder bent 90 about z (elbow to (-6,6,0)), then the elbow 90 about its carried axis,
+     * still z: the wrist goes from (-6,12,0) to (-12,6,0). */
+    memcpy(model, arm.rig.skeleton.bind_matrices, sizeof model);
+    assert_int_equal(sample_turn_joint(&arm, 0, 90.0f, 0.0f, model), SINEW_OK);
+    assert_int_equal(sample_turn_joint(&arm, 1, 90.0f, 0.0f, model), SINEW_OK);
+    assert_true(fabsf(model[16 * 1 + 12] + 6.0f) < 1e-5f &&
+                fabsf(model[16 * 1 + 13] - 6.0f) < 1e-5f);
+    assert_true(fabsf(model[16 * 2 + 12] + 12.0f) < 1e-5f &&
+                fabsf(model[16 * 2 + 13] - 6.0f) < 1e-5f);
+    /* Shoulder twisted 90 about x turns the elbow's bend axis from z to -y: the elbow's bend
+     * then swings the wrist to (0,0,6), not to (0,6,0) as about the rest axis. */
+    memcpy(model, arm.rig.skeleton.bind_matrices, sizeof model);
+    assert_int_equal(sample_turn_joint(&arm, 0, 0.0f, 90.0f, model), SINEW_OK);
+    float z[3] = {0.0f, 0.0f, 1.0f}, turned[3];
+    sample_joint_turned_direction(&arm, 1, model, z, turned);
+    assert_true(fabsf(turned[0]) < 1e-6f && fabsf(turned[1] + 1.0f) < 1e-6f);
+    assert_int_equal(sample_turn_joint(&arm, 1, 90.0f, 0.0f, model), SINEW_OK);
+    assert_true(fabsf(model[16 * 2 + 12]) < 1e-5f && fabsf(model[16 * 2 + 13]) < 1e-5f &&
+                fabsf(model[16 * 2 + 14] - 6.0f) < 1e-5f);
+    assert_int_equal(sample_turn_joint(&arm, 1, NAN, 0.0f, model), SINEW_ERROR_NONFINITE);
+    sample_character_free(&arm);
+}
+
 /* A branching skeleton built by hand: the longest chain decides, ties by length, then index.
  *      0
  *     / \
@@ -263,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_quantiles),
         cmocka_unit_test(test_json_output),
         cmocka_unit_test(test_arm_joints_and_axes),
+        cmocka_unit_test(test_turn_several_joints),
         cmocka_unit_test(test_default_joint_of_a_branching_skeleton),
         cmocka_unit_test(test_missing_character_file),
     };

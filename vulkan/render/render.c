@@ -35,11 +35,12 @@ typedef struct render_image {
 typedef struct render_push {
     float color[4];
     uint32_t layout[4];     /* position offset, stride, normal offset, stride (in floats) */
+    uint32_t colors[4];     /* vertex colour offset, stride (in floats), 1 when present, 0 */
 } render_push;
 
 /* Where one mesh of the current frame reads from. */
 typedef struct render_slot {
-    render_buffer vertices; /* host uploads: packed positions then packed normals */
+    render_buffer vertices; /* host uploads: packed positions, normals, then colours */
     render_buffer indices;
     VkDescriptorSet set;
 } render_slot;
@@ -65,7 +66,7 @@ struct sinew_renderer {
     VkFence fence;
     render_buffer uniforms;     /* render_frame_ubo */
     render_buffer readback;     /* width * height * 4 */
-    render_buffer placeholder;  /* a small storage buffer for the floor set's unused bindings */
+    render_buffer placeholder;  /* a small storage buffer for bindings a draw does not read */
     render_slot* slots;         /* max_meshes */
     float* scratch;             /* host normals when a mesh has none */
     size_t scratch_floats;
@@ -81,6 +82,8 @@ typedef struct render_transfer {
 
 /* Every mesh reads at most two buffers, each spanning at most every slot of its output. */
 enum { RENDER_MAX_TRANSFERS = 2 * SINEW_RENDER_MAX_MESHES * SINEW_VK_OUTPUT_MAX_SLOTS };
+/* Descriptor bindings of a set (shaders/mesh.vert). */
+enum { RENDER_BINDINGS = 4 };
 
 /* One log line through the context's logger, or stderr without a context. */
 static SINEW_PRINTF(3, 4) sinew_result render_fail(const sinew_vk_context* ctx,
@@ -395,13 +398,14 @@ static sinew_result create_pipeline(sinew_renderer* r, const render_spirv* vert,
 
 static sinew_result create_pipelines(sinew_renderer* r)
 {
-    VkDescriptorSetLayoutBinding bindings[3];
+    /* 0: the frame block; 1, 2, 3: positions, normals, vertex colours. */
+    VkDescriptorSetLayoutBinding bindings[RENDER_BINDINGS];
     memset(bindings, 0, sizeof bindings);
     bindings[0].binding = 0;
     bindings[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
     bindings[0].descriptorCount = 1;
     bindings[0].stageFlags = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
-    for (uint32_t i = 1; i < 3; i++) {
+    for (uint32_t i = 1; i < RENDER_BINDINGS; i++) {
         bindings[i].binding = i;
         bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         bindings[i].descriptorCount = 1;
@@ -409,7 +413,7 @@ static sinew_result create_pipelines(sinew_renderer* r)
     }
     VkDescriptorSetLayoutCreateInfo set_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 3;
+    set_info.bindingCount = RENDER_BINDINGS;
     set_info.pBindings = bindings;
     VkResult vr = vkCreateDescriptorSetLayout(r->device, &set_info, NULL, &r->set_layout);
     if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkCreateDescriptorSetLayout");
@@ -434,7 +438,8 @@ static sinew_result create_descriptors(sinew_renderer* r)
 {
     const uint32_t sets = r->max_meshes + 1;
     VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, sets},
-                                     {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * sets}};
+                                     {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      (RENDER_BINDINGS - 1) * sets}};
     VkDescriptorPoolCreateInfo pool = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pool.maxSets = sets;
     pool.poolSizeCount = 2;
@@ -453,15 +458,17 @@ static sinew_result create_descriptors(sinew_renderer* r)
     return SINEW_OK;
 }
 
-/* Writes the three bindings of a set. */
+/* Writes every binding of a set. */
 static void write_set(sinew_renderer* r, VkDescriptorSet set, VkBuffer positions,
-                      VkBuffer normals)
+                      VkBuffer normals, VkBuffer colors)
 {
-    VkDescriptorBufferInfo infos[3] = {{r->uniforms.buffer, 0, sizeof(render_frame_ubo)},
-                                       {positions, 0, VK_WHOLE_SIZE},
-                                       {normals, 0, VK_WHOLE_SIZE}};
-    VkWriteDescriptorSet writes[3];
-    for (uint32_t i = 0; i < 3; i++) {
+    VkDescriptorBufferInfo infos[RENDER_BINDINGS] = {
+        {r->uniforms.buffer, 0, sizeof(render_frame_ubo)},
+        {positions, 0, VK_WHOLE_SIZE},
+        {normals, 0, VK_WHOLE_SIZE},
+        {colors, 0, VK_WHOLE_SIZE}};
+    VkWriteDescriptorSet writes[RENDER_BINDINGS];
+    for (uint32_t i = 0; i < RENDER_BINDINGS; i++) {
         VkWriteDescriptorSet w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         w.dstSet = set;
         w.dstBinding = i;
@@ -471,7 +478,7 @@ static void write_set(sinew_renderer* r, VkDescriptorSet set, VkBuffer positions
         w.pBufferInfo = &infos[i];
         writes[i] = w;
     }
-    vkUpdateDescriptorSets(r->device, 3, writes, 0, NULL);
+    vkUpdateDescriptorSets(r->device, RENDER_BINDINGS, writes, 0, NULL);
 }
 
 static VkFormat pick_depth_format(VkPhysicalDevice pd)
@@ -593,7 +600,8 @@ sinew_result sinew_renderer_create(sinew_vk_context* ctx, const sinew_renderer_d
         result = buffer_create(r, 64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &r->placeholder);
     if (result == SINEW_OK) result = create_descriptors(r);
     if (result == SINEW_OK) {
-        write_set(r, r->floor_set, r->placeholder.buffer, r->placeholder.buffer);
+        write_set(r, r->floor_set, r->placeholder.buffer, r->placeholder.buffer,
+                  r->placeholder.buffer);
         VkCommandPoolCreateInfo pool = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
         pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
         pool.queueFamilyIndex = info.queue_family_index;
@@ -782,14 +790,41 @@ static sinew_result check_mesh(const sinew_renderer* r, const sinew_render_mesh*
     return SINEW_OK;
 }
 
+/* Fields appended after the first published sinew_render_frame read as zero when the
+ * caller's struct_size does not cover them. */
+#define RENDER_FRAME_MIN_SIZE offsetof(sinew_render_frame, flags)
+
+/* Copies the caller's frame into *out, the fields its struct_size leaves out zeroed. */
+static sinew_result read_frame(const sinew_renderer* r, const sinew_render_frame* in,
+                               sinew_render_frame* out)
+{
+    if (in->struct_size < RENDER_FRAME_MIN_SIZE)
+        return render_fail(r->context, SINEW_ERROR_STRUCT_SIZE,
+                           "sinew_renderer_draw: frame struct_size %u < %zu", in->struct_size,
+                           RENDER_FRAME_MIN_SIZE);
+    memset(out, 0, sizeof *out);
+    memcpy(out, in, in->struct_size < sizeof *out ? in->struct_size : sizeof *out);
+    return SINEW_OK;
+}
+
+/* The appended fields: known flags, finite vertex colours. */
+static sinew_result check_appended_fields(const sinew_renderer* r, const sinew_render_frame* f)
+{
+    if (f->flags & ~(uint32_t)SINEW_RENDER_FRAME_NO_FLOOR)
+        return render_fail(r->context, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_renderer_draw: unknown frame flags 0x%x", f->flags);
+    for (uint32_t i = 0; f->vertex_colors && i < f->mesh_count; i++)
+        if (f->vertex_colors[i] &&
+            !all_finite(f->vertex_colors[i], 3u * f->meshes[i].vertex_count))
+            return render_fail(r->context, SINEW_ERROR_NONFINITE,
+                               "sinew_renderer_draw: mesh %u: a vertex colour is not finite", i);
+    return SINEW_OK;
+}
+
 static sinew_result check_frame(const sinew_renderer* r, const sinew_render_frame* f,
                                 uint32_t* out_columns)
 {
     const sinew_vk_context* ctx = r->context;
-    if (f->struct_size < sizeof(sinew_render_frame))
-        return render_fail(ctx, SINEW_ERROR_STRUCT_SIZE,
-                           "sinew_renderer_draw: frame struct_size %u < %zu", f->struct_size,
-                           sizeof(sinew_render_frame));
     if (f->next)
         return render_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
                            "sinew_renderer_draw: unknown extension in frame next");
@@ -834,7 +869,7 @@ static sinew_result check_frame(const sinew_renderer* r, const sinew_render_fram
         if (result != SINEW_OK) return result;
     }
     *out_columns = columns;
-    return SINEW_OK;
+    return check_appended_fields(r, f);
 }
 
 /* Copies xyz triples at `stride` into a packed array. */
@@ -849,23 +884,47 @@ static void pack_xyz(float* dst, const float* src, uint32_t count, size_t stride
         memcpy(dst + 3u * (size_t)v, base + (size_t)v * stride, sizeof(float) * 3u);
 }
 
-/* Uploads the host data of mesh i and fills its descriptor set and push constants. */
-static sinew_result prepare_mesh(sinew_renderer* r, const sinew_render_mesh* m, uint32_t i,
-                                 render_push* push)
+/* The host normals of mesh i, packed at dst: copied, or computed from its host positions. */
+static sinew_result pack_normals(sinew_renderer* r, const sinew_render_mesh* m, uint32_t i,
+                                 float* dst)
+{
+    const size_t n = m->vertex_count;
+    if (m->normals) {
+        pack_xyz(dst, m->normals, m->vertex_count, m->normal_stride ? m->normal_stride : 12u);
+        return SINEW_OK;
+    }
+    /* Computed in host memory: mapped device memory can be slow to read back. */
+    if (r->scratch_floats < 3u * n) {
+        sinew_host_free(r->host, r->scratch);
+        r->scratch = sinew_host_alloc(r->host, sizeof(float) * 3u * n);
+        r->scratch_floats = r->scratch ? 3u * n : 0u;
+        if (!r->scratch)
+            return render_fail(r->context, SINEW_ERROR_OUT_OF_MEMORY,
+                               "sinew_renderer_draw: mesh %u: out of memory for normals", i);
+    }
+    render_compute_normals(m->positions, m->position_stride ? m->position_stride : 12u,
+                           m->vertex_count, m->indices, m->triangle_count, r->scratch);
+    memcpy(dst, r->scratch, sizeof(float) * 3u * n);
+    return SINEW_OK;
+}
+
+/* Uploads the host data of mesh i (`colors`: its vertex colours or NULL) and fills its
+ * descriptor set and push constants. Host arrays go packed into the slot's buffer: positions,
+ * normals, colours, each where given. */
+static sinew_result prepare_mesh(sinew_renderer* r, const sinew_render_mesh* m,
+                                 const float* colors, uint32_t i, render_push* push)
 {
     render_slot* slot = &r->slots[i];
     const size_t n = m->vertex_count;
-    const size_t ps = m->position_stride ? m->position_stride : 12u;
-    const size_t ns = m->normal_stride ? m->normal_stride : 12u;
     const VkDeviceSize index_bytes = sizeof(uint32_t) * 3u * (VkDeviceSize)m->triangle_count;
     sinew_result result = buffer_reserve(r, &slot->indices, index_bytes,
                                          VK_BUFFER_USAGE_INDEX_BUFFER_BIT);
     if (result != SINEW_OK) return result;
     memcpy(slot->indices.mapped, m->indices, (size_t)index_bytes);
 
-    /* Host arrays go packed into the slot's buffer: positions first, normals after them. */
     const int host_normals = m->normal_buffer == VK_NULL_HANDLE;
-    const size_t host_floats = (m->positions ? 3u * n : 0u) + (host_normals ? 3u * n : 0u);
+    const size_t host_floats = 3u * n * ((m->positions ? 1u : 0u) + (host_normals ? 1u : 0u) +
+                                         (colors ? 1u : 0u));
     if (host_floats) {
         result = buffer_reserve(r, &slot->vertices, sizeof(float) * host_floats,
                                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
@@ -874,42 +933,36 @@ static sinew_result prepare_mesh(sinew_renderer* r, const sinew_render_mesh* m, 
     float* mapped = slot->vertices.mapped;
     uint32_t at = 0;
     VkBuffer positions = m->position_buffer, normals = m->normal_buffer;
+    VkBuffer color_buffer = r->placeholder.buffer;
+    const size_t ps = m->position_stride ? m->position_stride : 12u;
+    const size_t ns = m->normal_stride ? m->normal_stride : 12u;
+    push->layout[0] = (uint32_t)(m->position_offset / 4u);
+    push->layout[1] = (uint32_t)(ps / 4u);
+    push->layout[2] = (uint32_t)(m->normal_offset / 4u);
+    push->layout[3] = (uint32_t)(ns / 4u);
+    memset(push->colors, 0, sizeof push->colors);
     if (m->positions) {
         pack_xyz(mapped, m->positions, m->vertex_count, ps);
         positions = slot->vertices.buffer;
         push->layout[0] = 0;
         push->layout[1] = 3;
         at = (uint32_t)(3u * n);
-    } else {
-        push->layout[0] = (uint32_t)(m->position_offset / 4u);
-        push->layout[1] = (uint32_t)(ps / 4u);
     }
     if (host_normals) {
-        if (m->normals) {
-            pack_xyz(mapped + at, m->normals, m->vertex_count, ns);
-        } else {
-            /* Computed in host memory: mapped device memory can be slow to read back. */
-            if (r->scratch_floats < 3u * n) {
-                sinew_host_free(r->host, r->scratch);
-                r->scratch = sinew_host_alloc(r->host, sizeof(float) * 3u * n);
-                r->scratch_floats = r->scratch ? 3u * n : 0u;
-                if (!r->scratch)
-                    return render_fail(r->context, SINEW_ERROR_OUT_OF_MEMORY,
-                                       "sinew_renderer_draw: mesh %u: out of memory for "
-                                       "normals", i);
-            }
-            render_compute_normals(m->positions, ps, m->vertex_count, m->indices,
-                                   m->triangle_count, r->scratch);
-            memcpy(mapped + at, r->scratch, sizeof(float) * 3u * n);
-        }
+        if ((result = pack_normals(r, m, i, mapped + at)) != SINEW_OK) return result;
         normals = slot->vertices.buffer;
         push->layout[2] = at;
         push->layout[3] = 3;
-    } else {
-        push->layout[2] = (uint32_t)(m->normal_offset / 4u);
-        push->layout[3] = (uint32_t)(ns / 4u);
+        at += (uint32_t)(3u * n);
     }
-    write_set(r, slot->set, positions, normals);
+    if (colors) {
+        memcpy(mapped + at, colors, sizeof(float) * 3u * n);
+        color_buffer = slot->vertices.buffer;
+        push->colors[0] = at;
+        push->colors[1] = 3;
+        push->colors[2] = 1;
+    }
+    write_set(r, slot->set, positions, normals, color_buffer);
     const int all_zero = m->color[0] == 0.0f && m->color[1] == 0.0f && m->color[2] == 0.0f;
     const float skin[3] = {0.72f, 0.50f, 0.38f};
     for (int k = 0; k < 3; k++) push->color[k] = all_zero ? skin[k] : m->color[k];
@@ -953,10 +1006,49 @@ static sinew_result record_transfers(const sinew_renderer* r, VkCommandBuffer cm
     return result;
 }
 
-static sinew_result draw(sinew_renderer* r, const sinew_render_frame* f, int readback)
+/* Records viewport column c of `columns`: the floor (unless the frame leaves it out), then
+ * the meshes of that column. */
+static void record_column(const sinew_renderer* r, VkCommandBuffer cmd,
+                          const sinew_render_frame* f, const render_push* pushes, uint32_t c,
+                          uint32_t columns)
+{
+    /* Columns share the width evenly; the last one takes the remainder. */
+    const uint32_t column_width = r->width / columns;
+    const uint32_t x0 = c * column_width;
+    const uint32_t x1 = c + 1 == columns ? r->width : x0 + column_width;
+    VkViewport viewport = {(float)x0, 0.0f, (float)column_width, (float)r->height, 0.0f, 1.0f};
+    VkRect2D scissor = {{(int32_t)x0, 0}, {x1 - x0, r->height}};
+    vkCmdSetViewport(cmd, 0, 1, &viewport);
+    vkCmdSetScissor(cmd, 0, 1, &scissor);
+    const VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+    if (!(f->flags & SINEW_RENDER_FRAME_NO_FLOOR)) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->floor_pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->pipeline_layout, 0, 1,
+                                &r->floor_set, 0, NULL);
+        render_push floor_push;
+        memset(&floor_push, 0, sizeof floor_push);
+        vkCmdPushConstants(cmd, r->pipeline_layout, stages, 0, sizeof floor_push, &floor_push);
+        vkCmdDraw(cmd, 6, 1, 0, 0);
+    }
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->mesh_pipeline);
+    for (uint32_t i = 0; i < f->mesh_count; i++) {
+        const sinew_render_mesh* m = &f->meshes[i];
+        if (m->column != c) continue;
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->pipeline_layout, 0, 1,
+                                &r->slots[i].set, 0, NULL);
+        vkCmdPushConstants(cmd, r->pipeline_layout, stages, 0, sizeof pushes[i], &pushes[i]);
+        vkCmdBindIndexBuffer(cmd, r->slots[i].indices.buffer, 0, VK_INDEX_TYPE_UINT32);
+        vkCmdDrawIndexed(cmd, 3u * m->triangle_count, 1, 0, 0, 0);
+    }
+}
+
+static sinew_result draw(sinew_renderer* r, const sinew_render_frame* frame, int readback)
 {
     uint32_t columns = 1;
-    sinew_result result = check_frame(r, f, &columns);
+    sinew_render_frame given;
+    const sinew_render_frame* f = &given;
+    sinew_result result = read_frame(r, frame, &given);
+    if (result == SINEW_OK) result = check_frame(r, f, &columns);
     if (result != SINEW_OK) return result;
 
     float box[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
@@ -975,7 +1067,8 @@ static sinew_result draw(sinew_renderer* r, const sinew_render_frame* f, int rea
     }
     render_push pushes[SINEW_RENDER_MAX_MESHES];
     for (uint32_t i = 0; i < f->mesh_count && result == SINEW_OK; i++)
-        result = prepare_mesh(r, &f->meshes[i], i, &pushes[i]);
+        result = prepare_mesh(r, &f->meshes[i], f->vertex_colors ? f->vertex_colors[i] : NULL,
+                              i, &pushes[i]);
     if (result != SINEW_OK) return result;
 
     const uint32_t column_width = r->width / columns;
@@ -1031,37 +1124,7 @@ static sinew_result draw(sinew_renderer* r, const sinew_render_frame* f, int rea
     pass.clearValueCount = r->samples > 1 ? 3 : 2;
     pass.pClearValues = clears;
     vkCmdBeginRenderPass(cmd, &pass, VK_SUBPASS_CONTENTS_INLINE);
-    for (uint32_t c = 0; c < columns; c++) {
-        /* Columns share the width evenly; the last one takes the remainder. */
-        const uint32_t x0 = c * column_width;
-        const uint32_t x1 = c + 1 == columns ? r->width : x0 + column_width;
-        VkViewport viewport = {(float)x0, 0.0f, (float)column_width, (float)r->height,
-                               0.0f, 1.0f};
-        VkRect2D scissor = {{(int32_t)x0, 0}, {x1 - x0, r->height}};
-        vkCmdSetViewport(cmd, 0, 1, &viewport);
-        vkCmdSetScissor(cmd, 0, 1, &scissor);
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->floor_pipeline);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->pipeline_layout, 0, 1,
-                                &r->floor_set, 0, NULL);
-        render_push floor_push;
-        memset(&floor_push, 0, sizeof floor_push);
-        vkCmdPushConstants(cmd, r->pipeline_layout,
-                           VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
-                           sizeof floor_push, &floor_push);
-        vkCmdDraw(cmd, 6, 1, 0, 0);
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->mesh_pipeline);
-        for (uint32_t i = 0; i < f->mesh_count; i++) {
-            const sinew_render_mesh* m = &f->meshes[i];
-            if (m->column != c) continue;
-            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, r->pipeline_layout, 0,
-                                    1, &r->slots[i].set, 0, NULL);
-            vkCmdPushConstants(cmd, r->pipeline_layout,
-                               VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
-                               sizeof pushes[i], &pushes[i]);
-            vkCmdBindIndexBuffer(cmd, r->slots[i].indices.buffer, 0, VK_INDEX_TYPE_UINT32);
-            vkCmdDrawIndexed(cmd, 3u * m->triangle_count, 1, 0, 0, 0);
-        }
-    }
+    for (uint32_t c = 0; c < columns; c++) record_column(r, cmd, f, pushes, c, columns);
     vkCmdEndRenderPass(cmd);
     result = record_transfers(r, cmd, transfers, transfer_count, 0);
     if (result != SINEW_OK) {

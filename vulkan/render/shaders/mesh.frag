@@ -8,10 +8,12 @@
 layout(push_constant) uniform Mesh {
     vec4 color;
     uvec4 layout_;
+    uvec4 colors_;
 } mesh;
 
 layout(location = 0) in vec3 in_world;
 layout(location = 1) in vec3 in_normal;
+layout(location = 2) in vec3 in_color;
 layout(location = 0) out vec4 out_color;
 
 void main()
@@ -25,6 +27,8 @@ void main()
     float fill = max(dot(n, frame.light1.xyz), 0.0) * frame.light1.w;
     vec3 h = normalize(frame.light0.xyz + to_eye);
     float spec = pow(max(dot(n, h), 0.0), 32.0) * 0.15 * frame.light0.w;
-    vec3 linear = mesh.color.rgb * (0.18 + key + fill) + vec3(spec);
+    // Without vertex colours the base colour is read as it always was (not interpolated).
+    vec3 base = mesh.colors_.z != 0u ? clamp(in_color, 0.0, 1.0) : mesh.color.rgb;
+    vec3 linear = base * (0.18 + key + fill) + vec3(spec);
     out_color = vec4(pow(clamp(linear, 0.0, 1.0), vec3(1.0 / 2.2)), 1.0);
 }
