@@ -56,7 +56,6 @@
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
  * the name "fps", and a rig baked for "ps" is restored as well, since the model is the same). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,21 +151,10 @@ void fps_model_params(const fps_params* p, ps_params* out)
     memcpy(out->bone_radii, p->bone_radii, sizeof out->bone_radii);
 }
 
-static bool parse_double(const char* text, double* out)
-{
-    if (!text || !*text) return false;
-    errno = 0;
-    char* end = NULL;
-    double v = strtod(text, &end);
-    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_count(const char* text, double lo, double hi, uint32_t* out)
 {
     double v;
-    if (!parse_double(text, &v) || v < lo || v > hi || v != floor(v)) return false;
+    if (!ps_parse_number(text, &v) || v < lo || v > hi || v != floor(v)) return false;
     *out = (uint32_t)v;
     return true;
 }
@@ -236,7 +224,7 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
                                    "fps: parameter \"%s\" is given twice", key);
         seen[k] = true;
         double v = 0.0;
-        bool ok = parse_double(value, &v);
+        bool ok = ps_parse_number(value, &v);
         switch (k) {
         case 0:
             if (!parse_count(value, 1.0, 1000.0, &out->iterations))

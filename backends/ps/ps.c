@@ -107,7 +107,6 @@
  *   rig carries a "ps" blob and then only rebuilds the tetrahedra's rest data and the factor.
  * - CHOLMOD allocates its factor with the C library's malloc, not the host allocator. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,17 +184,6 @@ void ps_params_default(ps_params* p)
     ps_volume_params_default(&p->volume);
 }
 
-static bool parse_double(const char* text, double* out)
-{
-    if (!text || !*text) return false;
-    errno = 0;
-    char* end = NULL;
-    double v = strtod(text, &end);
-    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
                              uint32_t count, ps_params* out)
 {
@@ -241,7 +229,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    "ps: parameter \"%s\" is given twice", key);
         seen[k] = true;
         double v = 0.0;
-        bool ok = parse_double(value, &v);
+        bool ok = ps_parse_number(value, &v);
         switch (k) {
         case 0:
             ok = ok && v >= 1.0 && v <= 1000.0 && v == floor(v);

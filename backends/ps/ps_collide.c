@@ -205,6 +205,19 @@ static int pair_cmp(const ps_collision_pair* a, const ps_collision_pair* b)
 
 /* Insertion-free sort of the union: a plain bottom-up merge sort (the list is at most a few
  * tens of thousands). */
+sinew_result ps_pair_store(const sinew_host_api* host, ps_pair_list* l, ps_model* m)
+{
+    if (!ps_pair_sort_unique(host, l))
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
+    sinew_host_free(host, m->collision_pairs);
+    m->collision_pairs = l->items;
+    m->collision_pair_count = l->count;
+    m->has_collision_pairs = 1;
+    l->items = NULL;
+    l->count = l->capacity = 0;
+    return SINEW_OK;
+}
+
 bool ps_pair_sort_unique(const sinew_host_api* host, ps_pair_list* l)
 {
     uint32_t n = l->count;
@@ -298,17 +311,10 @@ sinew_result ps_collide_candidates_near(const sinew_host_api* host, const sinew_
         r = ps_collide_select(host, rig, m, params->collision_joints, chosen, &joint_count);
     for (uint32_t j = 0; r == SINEW_OK && j < jn; ++j)
         if (chosen[j]) r = near_joint(host, m, j, list, side, &pairs);
-    if (r == SINEW_OK && !ps_pair_sort_unique(host, &pairs))
-        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
-    if (r == SINEW_OK) {
-        sinew_host_free(host, m->collision_pairs);
-        m->collision_pairs = pairs.items;
-        m->collision_pair_count = pairs.count;
-        m->has_collision_pairs = 1;
-        pairs.items = NULL;
+    if (r == SINEW_OK) r = ps_pair_store(host, &pairs, m);
+    if (r == SINEW_OK)
         sinew_host_log(host, SINEW_LOG_INFO, "ps collisions: %u candidate pairs near %u joints",
                        m->collision_pair_count, joint_count);
-    }
     sinew_host_free(host, pairs.items);
     sinew_host_free(host, chosen);
     sinew_host_free(host, side);

@@ -397,14 +397,8 @@ sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_v
             }
         }
     }
-    if (r == SINEW_OK && !ps_pair_sort_unique(host, &pairs))
-        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
+    if (r == SINEW_OK) r = ps_pair_store(host, &pairs, m);
     if (r == SINEW_OK) {
-        sinew_host_free(host, m->collision_pairs);
-        m->collision_pairs = pairs.items;
-        m->collision_pair_count = pairs.count;
-        m->has_collision_pairs = 1;
-        pairs.items = NULL;
         sinew_host_log(host, SINEW_LOG_INFO,
                        "ps collisions: %u candidate pairs from %u joints x %u extreme poses",
                        m->collision_pair_count, joint_count,

@@ -8,11 +8,6 @@
 
 #include "ps_internal.h"
 
-static inline double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 static inline void sub3(const double a[3], const double b[3], double out[3])
 {
     out[0] = a[0] - b[0];
@@ -20,18 +15,11 @@ static inline void sub3(const double a[3], const double b[3], double out[3])
     out[2] = a[2] - b[2];
 }
 
-static inline void cross3(const double a[3], const double b[3], double out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 static inline double dist2(const double a[3], const double b[3])
 {
     double d[3];
     sub3(a, b, d);
-    return dot3(d, d);
+    return ps_dot3(d, d);
 }
 
 double ps_closest_on_segment(const double p[3], const double a[3], const double b[3],
@@ -40,8 +28,8 @@ double ps_closest_on_segment(const double p[3], const double a[3], const double 
     double ab[3], ap[3];
     sub3(b, a, ab);
     sub3(p, a, ap);
-    double len2 = dot3(ab, ab);
-    double t = len2 > 0.0 ? dot3(ap, ab) / len2 : 0.0;
+    double len2 = ps_dot3(ab, ab);
+    double t = len2 > 0.0 ? ps_dot3(ap, ab) / len2 : 0.0;
     t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
     for (int k = 0; k < 3; ++k) out[k] = a[k] + t * ab[k];
     return t;
@@ -57,7 +45,7 @@ void ps_closest_on_triangle(const double p[3], const double a[3], const double b
     sub3(b, a, ab);
     sub3(c, a, ac);
     sub3(p, a, ap);
-    double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+    double d1 = ps_dot3(ab, ap), d2 = ps_dot3(ac, ap);
     if (d1 <= 0.0 && d2 <= 0.0) {
         bary[0] = 1.0, bary[1] = 0.0, bary[2] = 0.0;
         memcpy(out, a, 3 * sizeof(double));
@@ -65,7 +53,7 @@ void ps_closest_on_triangle(const double p[3], const double a[3], const double b
     }
     double bp[3];
     sub3(p, b, bp);
-    double d3 = dot3(ab, bp), d4 = dot3(ac, bp);
+    double d3 = ps_dot3(ab, bp), d4 = ps_dot3(ac, bp);
     if (d3 >= 0.0 && d4 <= d3) {
         bary[0] = 0.0, bary[1] = 1.0, bary[2] = 0.0;
         memcpy(out, b, 3 * sizeof(double));
@@ -73,7 +61,7 @@ void ps_closest_on_triangle(const double p[3], const double a[3], const double b
     }
     double cp[3];
     sub3(p, c, cp);
-    double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
+    double d5 = ps_dot3(ab, cp), d6 = ps_dot3(ac, cp);
     if (d6 >= 0.0 && d5 <= d6) {
         bary[0] = 0.0, bary[1] = 0.0, bary[2] = 1.0;
         memcpy(out, c, 3 * sizeof(double));
@@ -133,21 +121,21 @@ static double segment_segment_dist2(const double p0[3], const double p1[3], cons
     sub3(p1, p0, d1);
     sub3(q1, q0, d2);
     sub3(p0, q0, r);
-    double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r);
+    double a = ps_dot3(d1, d1), e = ps_dot3(d2, d2), f = ps_dot3(d2, r);
     double s, t;
-    if (a <= DBL_MIN && e <= DBL_MIN) return dot3(r, r);
+    if (a <= DBL_MIN && e <= DBL_MIN) return ps_dot3(r, r);
     if (a <= DBL_MIN) {
         s = 0.0;
         t = f / e;
         t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
     } else {
-        double c = dot3(d1, r);
+        double c = ps_dot3(d1, r);
         if (e <= DBL_MIN) {
             t = 0.0;
             s = -c / a;
             s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
         } else {
-            double b = dot3(d1, d2);
+            double b = ps_dot3(d1, d2);
             double denom = a * e - b * b;
             s = denom > 0.0 ? (b * f - c * e) / denom : 0.0;
             s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
@@ -178,12 +166,12 @@ static bool segment_crosses_triangle(const double p0[3], const double p1[3], con
     double ab[3], ac[3], nrm[3], d[3], ap[3];
     sub3(b, a, ab);
     sub3(c, a, ac);
-    cross3(ab, ac, nrm);
+    ps_cross3(ab, ac, nrm);
     sub3(p1, p0, d);
     sub3(p0, a, ap);
-    double denom = dot3(nrm, d);
+    double denom = ps_dot3(nrm, d);
     if (denom == 0.0) return false; /* parallel: the edge distances decide */
-    double t = -dot3(nrm, ap) / denom;
+    double t = -ps_dot3(nrm, ap) / denom;
     if (t < 0.0 || t > 1.0) return false;
     double x[3];
     for (int k = 0; k < 3; ++k) x[k] = p0[k] + t * d[k];
@@ -191,12 +179,12 @@ static bool segment_crosses_triangle(const double p0[3], const double p1[3], con
     sub3(a, x, xa);
     sub3(b, x, xb);
     sub3(c, x, xc);
-    cross3(xa, xb, cr);
-    double s0 = dot3(cr, nrm);
-    cross3(xb, xc, cr);
-    double s1 = dot3(cr, nrm);
-    cross3(xc, xa, cr);
-    double s2 = dot3(cr, nrm);
+    ps_cross3(xa, xb, cr);
+    double s0 = ps_dot3(cr, nrm);
+    ps_cross3(xb, xc, cr);
+    double s1 = ps_dot3(cr, nrm);
+    ps_cross3(xc, xa, cr);
+    double s2 = ps_dot3(cr, nrm);
     return (s0 >= 0.0 && s1 >= 0.0 && s2 >= 0.0) || (s0 <= 0.0 && s1 <= 0.0 && s2 <= 0.0);
 }
 

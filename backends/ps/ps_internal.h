@@ -67,6 +67,8 @@ typedef struct ps_params {
 } ps_params;
 
 void ps_params_default(ps_params* p);
+/* A parameter's whole text as a finite number (strtod in full, nothing after it). */
+bool ps_parse_number(const char* text, double* out);
 /* Resolves SINEW_SIMD_AUTO to the widest local-step kernels this CPU runs (SSE: scalar);
  * an explicit AVX2 or AVX512 the CPU or build lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. */
 sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd);
@@ -601,6 +603,8 @@ typedef struct ps_pair_list {
 bool ps_pair_push(const sinew_host_api* host, ps_pair_list* l, ps_collision_pair p);
 /* Sorts the list and drops duplicates; false when memory runs out. */
 bool ps_pair_sort_unique(const sinew_host_api* host, ps_pair_list* l);
+/* Sorted and unique, the list becomes the model's candidate pairs (the list is emptied). */
+sinew_result ps_pair_store(const sinew_host_api* host, ps_pair_list* l, ps_model* m);
 
 /* The joints whose extreme poses give candidates: those `list` names (comma-separated; an
  * unknown name or one that does not join two bones is SINEW_ERROR_PARAMETER with one log

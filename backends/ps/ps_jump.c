@@ -16,7 +16,6 @@
  * carry the motion). The rig's height is the largest extent of the rest skin's bounding box.
  * After set_state the next pose is taken without a test: the given shape belongs to it (a
  * backend swap hands over the shape and then the pose it was made for). */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +28,6 @@ void ps_jump_params_default(ps_jump_params* p)
 {
     p->angle = 45.0;
     p->distance = 0.5;
-}
-
-static bool parse_number(const char* text, double* out)
-{
-    if (!text || !*text) return false;
-    errno = 0;
-    char* end = NULL;
-    double v = strtod(text, &end);
-    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
-    *out = v;
-    return true;
 }
 
 bool ps_jump_parse(const sinew_host_api* host, const char* backend, const char* key,
@@ -55,7 +43,7 @@ bool ps_jump_parse(const sinew_host_api* host, const char* backend, const char* 
     }
     seen[k] = true;
     double v = 0.0;
-    bool ok = parse_number(value, &v) && v >= 0.0;
+    bool ok = ps_parse_number(value, &v) && v >= 0.0;
     if (k == 0 && !(ok && v <= 180.0))
         *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                   "%s: jump_angle=\"%s\" is not a number of degrees in [0, 180] "

@@ -1,7 +1,9 @@
 /* The pose-independent preparation of the `ps` backend, in the order of the paper: volumetric
  * skeleton (Sec. 3.1), skin shrinking (Sec. 3.2), tissue mesh (Sec. 3.3, 4.1), upsampling
  * data (Sec. 6). SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -71,6 +73,17 @@ sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
     return r;
 }
 
+
+bool ps_parse_number(const char* text, double* out)
+{
+    if (!text || !*text) return false;
+    errno = 0;
+    char* end = NULL;
+    double v = strtod(text, &end);
+    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
 
 void ps_model_free(const sinew_host_api* host, ps_model* m)
 {

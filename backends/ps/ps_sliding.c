@@ -31,18 +31,6 @@
  * 0.057 to 0.062, 0.070, 0.083 (rigid: 0.060): farther rings spread the stretch wider. */
 #define PS_SLIDE_REACH 1.0
 
-static inline double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-static inline void cross3(const double a[3], const double b[3], double out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 /* Affine transform of p by a column-major 4x4 float matrix (the rest pose: identity, exact). */
 static inline void transform_point(const float* T, const double p[3], double out[3])
 {
@@ -165,7 +153,7 @@ static double prim_distance(const ps_slide* s, uint32_t joint, uint32_t k, const
         *radius = m->bones[b].radius;
     }
     double d[3] = {x[0] - c[0], x[1] - c[1], x[2] - c[2]};
-    return sqrt(dot3(d, d)) - *radius;
+    return sqrt(ps_dot3(d, d)) - *radius;
 }
 
 /* The union's signed distance (min over the primitives; exact outside). */
@@ -194,7 +182,7 @@ static void project(const ps_slide* s, uint32_t joint, double x[3])
         double c[3], r;
         double d = prim_distance(s, joint, k, x, c, &r);
         double v[3] = {x[0] - c[0], x[1] - c[1], x[2] - c[2]};
-        double l = sqrt(dot3(v, v));
+        double l = sqrt(ps_dot3(v, v));
         if (!(l > 1e-12 * (r > 0.0 ? r : 1.0))) continue; /* on the axis: no direction */
         double p[3];
         for (int q = 0; q < 3; ++q) p[q] = c[q] + v[q] * (r / l);
@@ -228,15 +216,15 @@ static void project(const ps_slide* s, uint32_t joint, double x[3])
         double c[3], r;
         double d = prim_distance(s, joint, k, x, c, &r);
         double v[3] = {x[0] - c[0], x[1] - c[1], x[2] - c[2]};
-        double l = sqrt(dot3(v, v));
+        double l = sqrt(ps_dot3(v, v));
         if (d >= 0.0 || !(l > 0.0)) continue;
         for (int q = 0; q < 3; ++q) dir[q] += v[q] / l;
         depth = fmax(depth, -d);
     }
-    double dl = sqrt(dot3(dir, dir));
+    double dl = sqrt(ps_dot3(dir, dir));
     if (!(dl > 1e-9)) {
         for (int q = 0; q < 3; ++q) dir[q] = p_any[q] - x[q];
-        dl = sqrt(dot3(dir, dir));
+        dl = sqrt(ps_dot3(dir, dir));
         if (!(dl > 0.0)) return;
     }
     for (int q = 0; q < 3; ++q) dir[q] *= depth / dl;
@@ -382,15 +370,15 @@ static bool affine_weights(const double* A[4], const double x[3], double w[4])
         d[k] = x[k] - A[0][k];
     }
     double c12[3], c20[3], c01[3];
-    cross3(e[1], e[2], c12);
-    cross3(e[2], e[0], c20);
-    cross3(e[0], e[1], c01);
-    double det = dot3(e[0], c12);
-    double scale = sqrt(dot3(e[0], e[0]) * dot3(e[1], e[1]) * dot3(e[2], e[2]));
+    ps_cross3(e[1], e[2], c12);
+    ps_cross3(e[2], e[0], c20);
+    ps_cross3(e[0], e[1], c01);
+    double det = ps_dot3(e[0], c12);
+    double scale = sqrt(ps_dot3(e[0], e[0]) * ps_dot3(e[1], e[1]) * ps_dot3(e[2], e[2]));
     if (!(fabs(det) > 1e-6 * scale)) return false;
-    w[1] = dot3(d, c12) / det;
-    w[2] = dot3(d, c20) / det;
-    w[3] = dot3(d, c01) / det;
+    w[1] = ps_dot3(d, c12) / det;
+    w[2] = ps_dot3(d, c20) / det;
+    w[3] = ps_dot3(d, c01) / det;
     w[0] = 1.0 - w[1] - w[2] - w[3];
     return fabs(w[0]) + fabs(w[1]) + fabs(w[2]) + fabs(w[3]) < 100.0;
 }
@@ -429,7 +417,7 @@ sinew_result ps_sliding_build(const sinew_host_api* host, ps_model* m)
             ps_joint_position(m, j, c);
             ps_joint_position(m, bone->end[e ^ 1u], o);
             for (int k = 0; k < 3; ++k) dir[k] = o[k] - c[k];
-            double len = sqrt(dot3(dir, dir));
+            double len = sqrt(ps_dot3(dir, dir));
             double rj = m->joint_radius[j];
             double reach = fmin(PS_SLIDE_REACH * rj, 0.5 * len);
             if (!(len > 0.0) || !(rj > 0.0) || !(reach > 0.0)) continue;
@@ -439,10 +427,10 @@ sinew_result ps_sliding_build(const sinew_host_api* host, ps_model* m)
             int least = fabs(dir[0]) <= fabs(dir[1]) ? (fabs(dir[0]) <= fabs(dir[2]) ? 0 : 2)
                                                      : (fabs(dir[1]) <= fabs(dir[2]) ? 1 : 2);
             a[least] = 1.0;
-            cross3(dir, a, u);
-            double ul = sqrt(dot3(u, u));
+            ps_cross3(dir, a, u);
+            double ul = sqrt(ps_dot3(u, u));
             for (int k = 0; k < 3; ++k) u[k] /= ul;
-            cross3(dir, u, v);
+            ps_cross3(dir, u, v);
             pair_of[2u * b + e] = ac;
             uint32_t half[2] = {m->bones[in_bone[j]].joint, out_joint[j]};
             for (uint32_t r = 0; r < 2u * PS_SLIDE_RING; ++r) {
@@ -482,14 +470,14 @@ sinew_result ps_sliding_build(const sinew_host_api* host, ps_model* m)
             double c[3], d[3];
             ps_joint_position(m, j, c);
             for (int k = 0; k < 3; ++k) d[k] = q[k] - c[k];
-            double dist = sqrt(dot3(d, d));
+            double dist = sqrt(ps_dot3(d, d));
             double top = -DBL_MAX;
             uint32_t tb = PS_NONE, te = PS_NONE;
             for (uint32_t bb = 0; bb < bc; ++bb)
                 for (uint32_t e = 0; e < 2; ++e) {
                     if (m->bones[bb].end[e] != j || pair_of[2u * bb + e] == PS_NONE) continue;
                     const ps_slide_anchor* f = &m->slide_anchors[pair_of[2u * bb + e]];
-                    double axial = dot3(d, f->axis);
+                    double axial = ps_dot3(d, f->axis);
                     if (axial > top) top = axial, tb = bb, te = e;
                 }
             if (tb == PS_NONE) continue;
@@ -504,8 +492,8 @@ sinew_result ps_sliding_build(const sinew_host_api* host, ps_model* m)
         double c[3], d[3], v[3];
         ps_joint_position(m, bone->end[best_e], c);
         for (int k = 0; k < 3; ++k) d[k] = q[k] - c[k];
-        cross3(f->axis, f->ref, v);
-        double phi = atan2(dot3(d, v), dot3(d, f->ref));
+        ps_cross3(f->axis, f->ref, v);
+        double phi = atan2(ps_dot3(d, v), ps_dot3(d, f->ref));
         if (phi < 0.0) phi += two_pi;
         uint32_t k0 = (uint32_t)floor(phi / step) % PS_SLIDE_RING;
         double pb = phi - 0.5 * step;

@@ -1,9 +1,6 @@
 /* The volume term of the tissue energy (Bouaziz et al. 2014, Sec. 5; volume3.h), shared by ps
  * and fps (and fps-cuda through fps): parameters volume_weight and volume_range.
  * SPDX-License-Identifier: MIT */
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -12,17 +9,6 @@ void ps_volume_params_default(ps_volume_params* p)
 {
     p->weight = PS_VOLUME_WEIGHT;
     p->range = PS_VOLUME_RANGE;
-}
-
-static bool parse_number(const char* text, double* out)
-{
-    if (!text || !*text) return false;
-    errno = 0;
-    char* end = NULL;
-    double v = strtod(text, &end);
-    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
-    *out = v;
-    return true;
 }
 
 bool ps_volume_parse(const sinew_host_api* host, const char* backend, const char* key,
@@ -38,7 +24,7 @@ bool ps_volume_parse(const sinew_host_api* host, const char* backend, const char
     }
     seen[k] = true;
     double v = 0.0;
-    bool ok = parse_number(value, &v) && v >= 0.0;
+    bool ok = ps_parse_number(value, &v) && v >= 0.0;
     if (k == 0 && !(ok && v <= 1e12))
         *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                   "%s: volume_weight=\"%s\" is not a number in [0, 1e12] (0: no "
