@@ -203,10 +203,6 @@ typedef struct ps_model {
 
 void ps_model_free(const sinew_host_api* host, ps_model* model);
 
-/* Sec. 3.3 (ps_tissue.c): whether prism p's base centroid lies below its skin triangle as
- * wound (on the side away from its normal); the outward side of a prism is the one away from
- * its base, so meshes wound either way work. */
-bool ps_prism_base_below(const ps_model* m, uint32_t p);
 /* Per prism, the side its base belongs on (1: below its skin triangle as wound): in a
  * connected part of the skin wound consistently, the side most of the part's bases are on,
  * so that a prism whose base crossed to the outside counts as inverted; elsewhere each

@@ -37,15 +37,31 @@ static void main_joints(const double* acc, uint32_t count, uint32_t* out)
 }
 
 /* The simulated mesh is the render mesh: the weights of the render vertices welded into each
- * skin vertex, summed. */
-static void joints_from_weld(const sinew_rig_view* rig, const ps_model* m, double* acc,
-                             uint32_t* joint)
+ * skin vertex, summed (`next` chains the render vertices of each skin vertex). */
+static sinew_result joints_from_weld(const sinew_host_api* host, const sinew_rig_view* rig,
+                                     const ps_model* m, double* acc, uint32_t* joint)
 {
-    uint32_t jn = rig->joint_count;
-    memset(acc, 0, sizeof(double) * (size_t)jn * m->n);
-    for (uint32_t v = 0; v < m->source_vertex_count; ++v)
-        add_weights(rig, v, 1.0, acc + (size_t)jn * m->weld[v]);
-    for (uint32_t i = 0; i < m->n; ++i) main_joints(acc + (size_t)jn * i, jn, joint + PS_SKIN_JOINTS * i);
+    uint32_t jn = rig->joint_count, sources = m->source_vertex_count;
+    uint32_t* first = (uint32_t*)sinew_host_alloc(host, sizeof(uint32_t) * (m->n ? m->n : 1u));
+    uint32_t* next = (uint32_t*)sinew_host_alloc(host, sizeof(uint32_t) * (sources ? sources : 1u));
+    if (!first || !next) {
+        sinew_host_free(host, first);
+        sinew_host_free(host, next);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    }
+    for (uint32_t i = 0; i < m->n; ++i) first[i] = PS_NONE;
+    for (uint32_t v = sources; v-- > 0;) {
+        next[v] = first[m->weld[v]];
+        first[m->weld[v]] = v;
+    }
+    for (uint32_t i = 0; i < m->n; ++i) {
+        memset(acc, 0, sizeof(double) * jn);
+        for (uint32_t v = first[i]; v != PS_NONE; v = next[v]) add_weights(rig, v, 1.0, acc);
+        main_joints(acc, jn, joint + PS_SKIN_JOINTS * i);
+    }
+    sinew_host_free(host, first);
+    sinew_host_free(host, next);
+    return SINEW_OK;
 }
 
 /* A simulation mesh of its own: the weights at each skin vertex's closest render point. */
@@ -65,12 +81,12 @@ static sinew_result joints_from_render(const sinew_host_api* host, const sinew_r
         return sinew_host_fail(host, r, "ps: out of memory for the render grid");
     }
     for (uint32_t i = 0; i < m->n; ++i) {
-        double q[3], bary[3],* a = acc + (size_t)jn * i;
-        memset(a, 0, sizeof(double) * jn);
+        double q[3], bary[3];
+        memset(acc, 0, sizeof(double) * jn);
         uint32_t tri = ps_grid_closest(&grid, m->rest + 3u * i, q, bary);
         for (int k = 0; tri != PS_NONE && k < 3; ++k)
-            add_weights(rig, render->indices[3u * tri + k], bary[k], a);
-        main_joints(a, jn, joint + PS_SKIN_JOINTS * i);
+            add_weights(rig, render->indices[3u * tri + k], bary[k], acc);
+        main_joints(acc, jn, joint + PS_SKIN_JOINTS * i);
     }
     ps_grid_free(host, &grid);
     sinew_host_free(host, positions);
@@ -85,15 +101,12 @@ sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* ri
     if (!rig->weight_offsets || !rig->weight_joints || !rig->weight_values || m->n == 0 ||
         (separate && rig->render_mesh.triangle_count == 0))
         return SINEW_OK;
-    double* acc = (double*)sinew_host_calloc(host, (size_t)rig->joint_count * m->n, sizeof(double));
+    double* acc = (double*)sinew_host_calloc(host, rig->joint_count, sizeof(double));
     if (!acc)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for the "
-                               "weights of %u skin vertices", m->n);
-    sinew_result r = SINEW_OK;
-    if (separate)
-        r = joints_from_render(host, rig, m, acc, joint);
-    else
-        joints_from_weld(rig, m, acc, joint);
+                               "weights of %u joints", rig->joint_count);
+    sinew_result r = separate ? joints_from_render(host, rig, m, acc, joint)
+                              : joints_from_weld(host, rig, m, acc, joint);
     sinew_host_free(host, acc);
     return r;
 }

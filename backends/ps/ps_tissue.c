@@ -7,10 +7,6 @@
 
 #include "ps_internal.h"
 
-/* A tet whose volume is below PS_DEGENERATE_QUALITY of its longest edge cubed (a prism tet of
- * height h over edges L has about h / (6 L)) is degenerate: its (E E^T)^-1 would blow up, so
- * it is left out of the strain energy. */
-
 static double signed_volume(const double* a, const double* b, const double* c, const double* d)
 {
     double u[3], v[3], w[3];
@@ -63,7 +59,9 @@ static bool fit_matrix(const double* x[4], double A[12])
     return true;
 }
 
-bool ps_prism_base_below(const ps_model* m, uint32_t p)
+/* Whether prism p's base centroid lies below its skin triangle as wound (on the side away
+ * from its normal). */
+static bool prism_base_below(const ps_model* m, uint32_t p)
 {
     const uint32_t* v = m->triangles + 3u * p;
     const double* x0 = m->rest + 3u * v[0];
@@ -135,7 +133,7 @@ sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint
         }
     mark_inconsistent(m, parent, edges, flag);
     for (uint32_t p = 0; p < tc; ++p) {
-        below[p] = ps_prism_base_below(m, p) ? 1u : 0u;
+        below[p] = prism_base_below(m, p) ? 1u : 0u;
         votes[find_root(parent, m->triangles[3u * p])] += below[p] ? 1 : -1;
     }
     for (uint32_t p = 0; p < tc; ++p) {
