@@ -19,6 +19,8 @@
 #include "sparse_ellcrs.h"
 
 #define FPS_NAME "fps"
+/* The reach of the folding joints' contacts, in joint radii (ps_collide_candidates_near). */
+#define FPS_JOINT_REACH 3.3
 
 typedef enum fps_solver_kind { FPS_SOLVER_CHOLMOD = 0, FPS_SOLVER_PCG = 1 } fps_solver_kind;
 

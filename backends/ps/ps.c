@@ -410,7 +410,7 @@ static sinew_result collision_candidates(const sinew_host_api* host, const sinew
     }
     if (!p->collisions || m->has_collision_pairs) return SINEW_OK;
     return p->collision_poses ? ps_collide_candidates(host, rig, m, p)
-                              : ps_collide_candidates_near(host, rig, m, p);
+                              : ps_collide_candidates_near(host, rig, m, p, 0.0);
 }
 
 static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,

@@ -615,9 +615,10 @@ sinew_result ps_collide_select(const sinew_host_api* host, const sinew_rig_view*
 sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_view* rig,
                                    ps_model* m, const ps_params* params);
 /* The same without the offline simulation: the skin of each chosen joint's two bones within
- * the fold's reach, each vertex paired with the closest one of the other bone at rest. */
+ * `reach` joint radii of it (0: ps's default), each vertex paired with the closest one of the
+ * other bone at rest. */
 sinew_result ps_collide_candidates_near(const sinew_host_api* host, const sinew_rig_view* rig,
-                                        ps_model* m, const ps_params* params);
+                                        ps_model* m, const ps_params* params, double reach);
 
 /* The run-time detection and projection over a model's pairs (Sec. 5.2, 5.3). */
 typedef struct ps_collide ps_collide;

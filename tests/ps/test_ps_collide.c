@@ -190,7 +190,7 @@ static void test_bake_round_trip(void** state)
     ps_params p;
     ps_params_default(&p);
     strcpy(p.collision_joints, "joint2");
-    assert_int_equal(ps_collide_candidates_near(&host.api, &rig.view, &fresh, &p), SINEW_OK);
+    assert_int_equal(ps_collide_candidates_near(&host.api, &rig.view, &fresh, &p, 0.0), SINEW_OK);
     assert_true(fresh.collision_pair_count > 0);
     check_pairs(&fresh, PS_NONE);
 
