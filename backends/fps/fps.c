@@ -397,9 +397,8 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     r = ps_model_build_with(host, &view, &pp, m);
     if (r == SINEW_OK) m->decimated_triangles = decimated.triangle_count;
     /* the joints' contacts (2018 Sec. 5, ps_collide.c): candidates near each folding joint,
-     * closer than ps's: the skin they constrain is free of the limb capsules, which hold the
-     * armpit's fold (with ps's reach of 8 joint radii the male's arm-into-torso pose kept 215
-     * intersecting render pairs at the shoulder, with this one 0) */
+     * closer than ps's: the skin they constrain is free of the limb capsules, which must
+     * still hold the armpit's fold (README.md, joint_collisions) */
     if (r == SINEW_OK && p->joint_collisions)
         r = ps_collide_candidates_near(host, &view, m, &pp, FPS_JOINT_REACH);
     sinew_decimated_free(host, &decimated);

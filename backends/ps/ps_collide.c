@@ -24,7 +24,7 @@
  * - The default candidates are the skin of each folding joint's two bones within the fold's
  *   reach (ps_collide_candidates_near), not the vertices that simulated extreme poses bring
  *   into contact: the run time constrains the same kind of vertices, and the search through
- *   88 simulated poses took about 20 s on the male (collision_candidates=poses keeps it).
+ *   88 simulated poses costs seconds at prepare (collision_candidates=poses keeps it).
  *
  * Joints (Sec. 5.1 names elbows, shoulders, hip/crotch and knees): `collision_joints` names them
  * explicitly; otherwise every joint whose name contains one of the common fold names (H-Anim,
@@ -249,10 +249,9 @@ bool ps_pair_sort_unique(const sinew_host_api* host, ps_pair_list* l)
 
 
 /* Candidates without the offline simulation: around each chosen joint, the skin of its
- * incoming and outgoing bones within the fold's reach (PS_COLLIDE_NEAR joint radii: the
- * male's elbow folds the forearm onto the upper arm over about that; at 3.3 its natural bend
- * kept 148 of lbs's 161 intersecting pairs, at 5 68, at 8 12), each vertex paired with the
- * closest vertex of the other bone at rest. The run time constrains exactly these vertices
+ * incoming and outgoing bones within the fold's reach (PS_COLLIDE_NEAR joint radii: a bent
+ * elbow lays the forearm onto the upper arm about that far from the joint; README.md has the
+ * measurements), each vertex paired with the closest vertex of the other bone at rest. The run time constrains exactly these vertices
  * (Sec. 5.2: each keeps the side of the joint's plane it has at rest), the kind of vertices
  * the simulated extreme poses find on a limb, at a fraction of the cost. */
 static sinew_result near_joint(const sinew_host_api* host, const ps_model* m, uint32_t j,

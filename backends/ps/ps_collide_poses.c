@@ -7,7 +7,7 @@
  * the other side of the joint (vertex-in-tet through a spatial hash), detected at every ramp
  * step too (a vertex that has gone through the other side's thin tissue layer is inside no tet
  * any more), split by the plane through the joint and paired with the closest vertex of the
- * other patch. On the male (4651 simulated vertices) about 0.22 s a pose, 88 poses.
+ * other patch: 88 simulated poses on the male.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdlib.h>
