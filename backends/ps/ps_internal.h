@@ -69,6 +69,13 @@ typedef struct ps_params {
 void ps_params_default(ps_params* p);
 /* A parameter's whole text as a finite number (strtod in full, nothing after it). */
 bool ps_parse_number(const char* text, double* out);
+/* For a pair of keys parsed apart from the table (jump_*, volume_*): which of names[] `key`
+ * is (-1: neither); a repeated key sets *result to SINEW_ERROR_PARAMETER after one line naming
+ * `backend`, else *result is SINEW_OK, *v the value and *ok whether it is a finite number
+ * >= 0. */
+int ps_param_of_two(const sinew_host_api* host, const char* backend, const char* key,
+                    const char* value, const char* const names[2], bool seen[2], double* v,
+                    bool* ok, sinew_result* result);
 /* Resolves SINEW_SIMD_AUTO to the widest local-step kernels this CPU runs (SSE: scalar);
  * an explicit AVX2 or AVX512 the CPU or build lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. */
 sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd);

@@ -33,17 +33,12 @@ void ps_jump_params_default(ps_jump_params* p)
 bool ps_jump_parse(const sinew_host_api* host, const char* backend, const char* key,
                    const char* value, bool seen[2], ps_jump_params* out, sinew_result* result)
 {
-    int k = strcmp(key, "jump_angle") == 0 ? 0 : strcmp(key, "jump_distance") == 0 ? 1 : -1;
-    if (k < 0) return false;
-    *result = SINEW_OK;
-    if (seen[k]) {
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: parameter \"%s\" is given twice", backend, key);
-        return true;
-    }
-    seen[k] = true;
+    static const char* const names[2] = {"jump_angle", "jump_distance"};
     double v = 0.0;
-    bool ok = ps_parse_number(value, &v) && v >= 0.0;
+    bool ok = false;
+    int k = ps_param_of_two(host, backend, key, value, names, seen, &v, &ok, result);
+    if (k < 0) return false;
+    if (*result != SINEW_OK) return true;
     if (k == 0 && !(ok && v <= 180.0))
         *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                   "%s: jump_angle=\"%s\" is not a number of degrees in [0, 180] "

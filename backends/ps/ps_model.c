@@ -85,6 +85,23 @@ bool ps_parse_number(const char* text, double* out)
     return true;
 }
 
+int ps_param_of_two(const sinew_host_api* host, const char* backend, const char* key,
+                    const char* value, const char* const names[2], bool seen[2], double* v,
+                    bool* ok, sinew_result* result)
+{
+    int k = strcmp(key, names[0]) == 0 ? 0 : strcmp(key, names[1]) == 0 ? 1 : -1;
+    if (k < 0) return -1;
+    *result = SINEW_OK;
+    if (seen[k]) {
+        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                  "%s: parameter \"%s\" is given twice", backend, key);
+        return k;
+    }
+    seen[k] = true;
+    *ok = ps_parse_number(value, v) && *v >= 0.0;
+    return k;
+}
+
 void ps_model_free(const sinew_host_api* host, ps_model* m)
 {
     if (!m) return;
