@@ -121,16 +121,79 @@ static double* rest_columns(const sinew_host_api* host, const ps_model* m, uint3
     return x;
 }
 
+/* Surfaces that touch at rest (closed lips, fingers laid together): a skin vertex within
+ * this many mean edge lengths of a triangle at rest never pairs with it, since any motion
+ * that presses them together would project one through the other's thin tissue. */
+#define FPS_COLLIDE_TOUCH 1.0
+
+/* The distance from p to the segment a-b. */
+static double segment_distance(const double p[3], const double a[3], const double b[3])
+{
+    double ab[3], ap[3];
+    for (int k = 0; k < 3; ++k) ab[k] = b[k] - a[k], ap[k] = p[k] - a[k];
+    double l2 = fps_col_dot(ab, ab), t = l2 > 0.0 ? fps_col_dot(ap, ab) / l2 : 0.0;
+    t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
+    for (int k = 0; k < 3; ++k) ap[k] -= t * ab[k];
+    return sqrt(fps_col_dot(ap, ap));
+}
+
+/* The distance from p to triangle (a, b, c): to its plane where p projects inside it, else to
+ * the nearest edge. */
+static double triangle_distance(const double p[3], const double a[3], const double b[3],
+                                const double c[3])
+{
+    double e0[3], e1[3], ap[3], nrm[3];
+    for (int k = 0; k < 3; ++k) e0[k] = b[k] - a[k], e1[k] = c[k] - a[k], ap[k] = p[k] - a[k];
+    nrm[0] = e0[1] * e1[2] - e0[2] * e1[1];
+    nrm[1] = e0[2] * e1[0] - e0[0] * e1[2];
+    nrm[2] = e0[0] * e1[1] - e0[1] * e1[0];
+    double n2 = fps_col_dot(nrm, nrm);
+    if (n2 > 0.0) {
+        /* barycentric coordinates of p's projection from the sub-triangles' areas */
+        double q[3], u[3], w[3];
+        for (int k = 0; k < 3; ++k) q[k] = ap[k] - fps_col_dot(ap, nrm) / n2 * nrm[k];
+        u[0] = e0[1] * q[2] - e0[2] * q[1];
+        u[1] = e0[2] * q[0] - e0[0] * q[2];
+        u[2] = e0[0] * q[1] - e0[1] * q[0];
+        w[0] = q[1] * e1[2] - q[2] * e1[1];
+        w[1] = q[2] * e1[0] - q[0] * e1[2];
+        w[2] = q[0] * e1[1] - q[1] * e1[0];
+        double s = fps_col_dot(w, nrm) / n2, t = fps_col_dot(u, nrm) / n2;
+        if (s >= 0.0 && t >= 0.0 && s + t <= 1.0) return fabs(fps_col_dot(ap, nrm)) / sqrt(n2);
+    }
+    return fmin(segment_distance(p, a, b), fmin(segment_distance(p, b, c), segment_distance(p, c, a)));
+}
+
+/* Whether skin vertex p lies at rest in prism `tri` or touches its skin triangle. */
+static int rest_skip(const fps_collide* c, const double* xr, const double p[3], uint32_t tri)
+{
+    const ps_model* m = c->m;
+    for (uint32_t t = 3u * tri; t < 3u * tri + 3u; ++t) {
+        double q[4][3];
+        for (int k = 0; k < 4; ++k) fps_col_load(xr, c->N, m->tets[4u * t + (uint32_t)k], q[k]);
+        if (fps_point_in_tet(p, q[0], q[1], q[2], q[3], NULL)) return 1;
+    }
+    double a[3], b[3], d[3];
+    fps_col_load(xr, c->N, m->triangles[3u * tri], a);
+    fps_col_load(xr, c->N, m->triangles[3u * tri + 1u], b);
+    fps_col_load(xr, c->N, m->triangles[3u * tri + 2u], d);
+    return triangle_distance(p, a, b, d) <= FPS_COLLIDE_TOUCH * c->edge;
+}
+
 /* The skip lists: triangles around v and its one-ring (sorted, unique), plus the triangles
- * whose prisms contain v at rest. */
+ * whose prisms contain v at rest or whose skin it touches (rest_skip). */
 static sinew_result build_skip(fps_collide* c, const double* xr)
 {
     const sinew_host_api* host = c->host;
     const ps_model* m = c->m;
     const uint32_t n = c->n;
     sinew_result r = SINEW_OK;
-    /* the rest hash over the prisms' boxes */
-    for (uint32_t p = 0; p < c->tri_count; ++p) fps_collide_prism_box(xr, c->N, m->tets, p, c->boxes);
+    /* the rest hash over the prisms' boxes, widened by the touching distance */
+    const double touch = FPS_COLLIDE_TOUCH * c->edge;
+    for (uint32_t p = 0; p < c->tri_count; ++p) {
+        fps_collide_prism_box(xr, c->N, m->tets, p, c->boxes);
+        for (int k = 0; k < 3; ++k) c->boxes[6u * p + k] -= touch, c->boxes[6u * p + 3 + k] += touch;
+    }
     r = sinew_spatial_hash_build(host, &c->hash, c->boxes, c->tri_count, c->cell,
                                  FPS_COLLIDE_MAX_CELLS);
     if (r != SINEW_OK) return r;
@@ -171,7 +234,7 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
                 }
             }
         }
-        /* the prisms that contain v at rest */
+        /* the prisms that contain v at rest or whose skin it touches */
         double p[3] = {xr[v], xr[(size_t)c->N + v], xr[2u * (size_t)c->N + v]};
         uint32_t hits = sinew_spatial_hash_query_point(&view, p, found, found_cap);
         while (hits > found_cap) {
@@ -186,13 +249,7 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
         }
         for (uint32_t h = 0; h < hits; ++h) {
             uint32_t tri = found[h];
-            int inside = 0;
-            for (uint32_t t = 3u * tri; t < 3u * tri + 3u && !inside; ++t) {
-                double q[4][3];
-                for (int k = 0; k < 4; ++k) fps_col_load(xr, c->N, m->tets[4u * t + (uint32_t)k], q[k]);
-                inside = fps_point_in_tet(p, q[0], q[1], q[2], q[3], NULL);
-            }
-            if (!inside) continue;
+            if (!rest_skip(c, xr, p, tri)) continue;
             if (len == list_cap) break; /* the ring lists filled it: v is on very many prisms */
             list[len++] = tri;
         }
