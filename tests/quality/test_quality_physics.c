@@ -1,0 +1,152 @@
+/* What the physics backends (ps, fps) do better than linear blend skinning on the test
+ * characters, with their default parameters, measured through sample_quality_run and
+ * sample_quality_sweep as sinew-quality measures them: a representative subset of the full
+ * sweep (samples/quality/README.md, ./sinew.sh quality). The bounds are today's figures with
+ * room for the run-to-run spread of the threaded sums, not the targets still ahead.
+ * SPDX-License-Identifier: MIT */
+#include "test_support.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sample_character.h"
+#include "sample_quality.h"
+
+static sample_quality_report measure(const sample_character* ch, const char* backend,
+                                     const char* pose, const char* joint)
+{
+    sample_quality_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.character = ch;
+    desc.backend = backend;
+    desc.joint = joint;
+    desc.thread_count = 2;
+    assert_true(sample_pose_parse(pose, &desc.pose));
+    sample_quality_report report;
+    assert_int_equal(sample_quality_run(&desc, &report), SINEW_OK);
+    print_message("%s %s %s: %u pairs, volume %.4f, local volume %.4f\n", backend, pose,
+                  joint ? joint : "-", report.self_intersections, report.volume_ratio,
+                  report.local_volume_ratio);
+    assert_int_equal(report.nonfinite_vertices, 0);
+    return report;
+}
+
+static void sweep(const sample_character* ch, const char* backend, uint32_t animation,
+                  const char* range, sample_sweep_report* out)
+{
+    sample_quality_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.character = ch;
+    desc.backend = backend;
+    desc.thread_count = 2;
+    desc.pose.kind = SAMPLE_POSE_ANIM;
+    desc.pose.animation = animation;
+    sample_sweep_spec spec;
+    assert_true(sample_sweep_parse(range, &spec));
+    assert_int_equal(sample_quality_sweep(&desc, &spec, out), SINEW_OK);
+    print_message("%s anim %u %s: %llu pairs summed, stretch up to %.2f\n", backend, animation,
+                  range, (unsigned long long)out->sum_self_intersections, out->max_edge_stretch);
+    assert_int_equal(out->nonfinite_total, 0);
+}
+
+/* The cylinder's deep bend: lbs folds the inside of the joint into itself, the local
+ * collisions of ps and fps leave at most 2 pairs. */
+static void test_cylinder_bend(void** state)
+{
+    (void)state;
+    sample_character ch;
+    assert_int_equal(sample_character_load(sinew_test_data_path("characters/cylinder/cylinder.ini"),
+                                           NULL, &ch), SINEW_OK);
+    sample_quality_report lbs = measure(&ch, "lbs", "bend:135", "joint2");
+    assert_true(lbs.self_intersections >= 40);
+    const char* physics[] = { "ps", "fps" };
+    for (int b = 0; b < 2; ++b) {
+        sample_quality_report r = measure(&ch, physics[b], "bend:135", "joint2");
+        assert_true(r.self_intersections <= 2);
+        assert_true(r.volume_ratio > 0.9 && r.volume_ratio < 1.02);
+    }
+    sample_character_free(&ch);
+}
+
+/* The male's elbow and knee in their natural bends: ps keeps at most a quarter of lbs's pairs
+ * at both; fps at most a quarter at the knee and fewer than lbs at the elbow (the skin's own
+ * contacts there are ps's alone: docs/decisions/2026-11-26-fps-fold-contacts.md). */
+static void test_male_elbow_and_knee(void** state)
+{
+    (void)state;
+    sample_character ch;
+    assert_int_equal(sample_character_load(sinew_test_data_path("characters/male/male.ini"), NULL,
+                                           &ch), SINEW_OK);
+    const char* joints[] = { "l_elbow", "r_knee" };
+    for (int j = 0; j < 2; ++j) {
+        sample_quality_report lbs = measure(&ch, "lbs", "bend:-120", joints[j]);
+        sample_quality_report ps = measure(&ch, "ps", "bend:-120", joints[j]);
+        sample_quality_report fps = measure(&ch, "fps", "bend:-120", joints[j]);
+        assert_true(lbs.self_intersections >= 100);
+        assert_true(4u * ps.self_intersections <= lbs.self_intersections);
+        if (j == 0)
+            assert_true(5u * fps.self_intersections <= 3u * lbs.self_intersections);
+        else
+            assert_true(4u * fps.self_intersections <= lbs.self_intersections);
+    }
+    sample_character_free(&ch);
+}
+
+/* The male's animation 3 over one loop and the 30 frames after its jump back to the start:
+ * ps and fps sum at most half of lbs's pairs. */
+static void test_male_animation(void** state)
+{
+    (void)state;
+    sample_character ch;
+    assert_int_equal(sample_character_load(sinew_test_data_path("characters/male/male.ini"), NULL,
+                                           &ch), SINEW_OK);
+    sample_sweep_report lbs, ps, fps;
+    sweep(&ch, "lbs", 3, "loop+30", &lbs);
+    sweep(&ch, "ps", 3, "loop+30", &ps);
+    sweep(&ch, "fps", 3, "loop+30", &fps);
+    assert_true(lbs.sum_self_intersections >= 1000);
+    assert_true(2u * ps.sum_self_intersections <= lbs.sum_self_intersections);
+    assert_true(2u * fps.sum_self_intersections <= lbs.sum_self_intersections);
+    sample_sweep_report_free(&lbs);
+    sample_sweep_report_free(&ps);
+    sample_sweep_report_free(&fps);
+    sample_character_free(&ch);
+}
+
+/* BCN_Epileptic.X around its loop's end and jump (frames 180 to 215, where its worst frames
+ * were): no frame stretches an edge more than 3 times as far as lbs does on the same frame
+ * (closed lips once projected through each other there, 6.4 times). */
+static void test_epileptic_loop_end(void** state)
+{
+    (void)state;
+    sample_character ch;
+    assert_int_equal(sample_character_load(sinew_test_assimp_path("X/BCN_Epileptic.X"), NULL,
+                                           &ch), SINEW_OK);
+    sample_sweep_report lbs;
+    sweep(&ch, "lbs", 0, "180:215", &lbs);
+    const char* physics[] = { "ps", "fps" };
+    for (int b = 0; b < 2; ++b) {
+        sample_sweep_report r;
+        sweep(&ch, physics[b], 0, "180:215", &r);
+        assert_int_equal(r.frame_count, lbs.frame_count);
+        double worst = 0.0;
+        for (uint32_t f = 0; f < r.frame_count; ++f)
+            worst = fmax(worst, r.frames[f].max_edge_stretch / lbs.frames[f].max_edge_stretch);
+        print_message("%s: largest stretch over lbs's %.2f\n", physics[b], worst);
+        assert_true(worst <= 3.0);
+        sample_sweep_report_free(&r);
+    }
+    sample_sweep_report_free(&lbs);
+    sample_character_free(&ch);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cylinder_bend),
+        cmocka_unit_test(test_male_elbow_and_knee),
+        cmocka_unit_test(test_male_animation),
+        cmocka_unit_test(test_epileptic_loop_end),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
