@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "ps_internal.h"
+#include "sinew_result_names.h"
 
 #define PS_BAKE_END 0x444e4550u
 #define PS_BAKE_TAG_COLLISIONS 0x4c4f4350u /* "PCOL" */
@@ -219,7 +220,7 @@ sinew_result ps_bake_write(const sinew_host_api* host, const sinew_rig_view* rig
     sinew_host_free(host, o.data);
     if (r != SINEW_OK)
         return sinew_host_fail(host, r, "ps bake: the writer refused %zu bytes (%s)", size,
-                               sinew_result_string(r));
+                               sinew_result_name(r));
     return SINEW_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include "ps_internal.h"
 #include "sinew_decimate.h"
+#include "sinew_result_names.h"
 
 sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* rig,
                               const ps_params* params, sinew_rig_view* view,
@@ -21,7 +22,7 @@ sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* 
     if (r != SINEW_OK)
         return sinew_host_fail(host, r, "ps: decimating the render mesh of %u vertices to about "
                                "%u failed (%s)", count, params->simulation_vertices,
-                               sinew_result_string(r));
+                               sinew_result_name(r));
     sinew_mesh_view* sim = &view->simulation_mesh;
     memset(sim, 0, sizeof *sim);
     sim->vertex_count = mesh->vertex_count;

@@ -1,0 +1,47 @@
+/* Result names for every layer: the runtime's sinew_result_string returns these, and
+ * backends and plugins name results in their messages through it without calling into the
+ * runtime. SPDX-License-Identifier: MIT */
+#ifndef SINEW_RESULT_NAMES_H
+#define SINEW_RESULT_NAMES_H
+
+#include <sinew/sinew.h>
+
+static inline const char* sinew_result_name(sinew_result result)
+{
+    switch (result) {
+#define NAME(r) case r: return #r;
+    NAME(SINEW_OK)
+    NAME(SINEW_ERROR_INVALID_ARGUMENT)
+    NAME(SINEW_ERROR_STRUCT_SIZE)
+    NAME(SINEW_ERROR_OUT_OF_MEMORY)
+    NAME(SINEW_ERROR_INVALID_HANDLE)
+    NAME(SINEW_ERROR_NONFINITE)
+    NAME(SINEW_ERROR_JOINT_COUNT)
+    NAME(SINEW_ERROR_JOINT_INDEX)
+    NAME(SINEW_ERROR_WEIGHTS)
+    NAME(SINEW_ERROR_EMPTY_MESH)
+    NAME(SINEW_ERROR_SKELETON)
+    NAME(SINEW_ERROR_VERTEX_INDEX)
+    NAME(SINEW_ERROR_UNKNOWN_BACKEND)
+    NAME(SINEW_ERROR_BACKEND_UNAVAILABLE)
+    NAME(SINEW_ERROR_PLUGIN_LOAD)
+    NAME(SINEW_ERROR_PLUGIN_ABI)
+    NAME(SINEW_ERROR_PARAMETER)
+    NAME(SINEW_ERROR_OUTPUT_BINDING)
+    NAME(SINEW_ERROR_FILE_NOT_FOUND)
+    NAME(SINEW_ERROR_FILE_READ)
+    NAME(SINEW_ERROR_FILE_FORMAT)
+    NAME(SINEW_ERROR_FILE_TRUNCATED)
+    NAME(SINEW_ERROR_UNSUPPORTED)
+    NAME(SINEW_ERROR_IN_USE)
+    NAME(SINEW_ERROR_BACKEND_FAILED)
+    NAME(SINEW_ERROR_LIMIT)
+    NAME(SINEW_ERROR_NO_DEVICE)
+    NAME(SINEW_ERROR_DEVICE)
+#undef NAME
+    case SINEW_RESULT_MAX_ENUM: break;
+    }
+    return "SINEW_ERROR_UNKNOWN_RESULT";
+}
+
+#endif
