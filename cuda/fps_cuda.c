@@ -64,8 +64,8 @@
  * or upsampling=mls), else ps's normal displacement; both on the device.
  *
  * Output. Host arrays (read_output, bind_output with host pointers): the device output is
- * copied down after each step. A Vulkan output (SINEW_EXT_VULKAN_OUTPUT in the chain, issue 5
- * part 7): the plugin exports the output's memory (sinew_vk_output_export_memory, looked up in
+ * copied down after each step. A Vulkan output (SINEW_EXT_VULKAN_OUTPUT in the chain): the
+ * plugin exports the output's memory (sinew_vk_output_export_memory, looked up in
  * the process, so that the plugin needs no Vulkan to build or load), checks that the Vulkan
  * device is this CUDA device (UUID), imports the fd (cudaImportExternalMemory) and the kernels
  * write the slot directly. It also imports the two timeline semaphores
@@ -199,8 +199,8 @@ static void deliver(fpsc_plugin_instance* p)
 }
 
 /* Enqueues one step of `batch` for the members that step (active), each Vulkan-synchronised
- * member's wait for `read` before it and its signal of `written` after it (issue 5 part 7:
- * the GPU orders the frame, the CPU does not wait). The host waits for the step right away
+ * member's wait for `read` before it and its signal of `written` after it (the GPU orders
+ * the frame, the CPU does not wait). The host waits for the step right away
  * unless every stepping member writes imported Vulkan memory and got its frame's signal; then
  * *in_flight says so and the wait (with the check for non-finite values, whose failure is
  * then reported by the next call that finishes the step) comes before the next step or read.

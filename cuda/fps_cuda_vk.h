@@ -1,5 +1,5 @@
 /* The parts of sinew_vulkan.h that the fps-cuda plugin reads, declared here because the plugin
- * builds without the Vulkan headers (issue 5 part 8); fps_cuda_vk_check.c checks them against
+ * builds without the Vulkan headers; fps_cuda_vk_check.c checks them against
  * the real header wherever the Vulkan module is built. SPDX-License-Identifier: MIT */
 #ifndef SINEW_FPS_CUDA_VK_H
 #define SINEW_FPS_CUDA_VK_H

@@ -10,7 +10,9 @@
 
 #define MLS_QUADRATIC_TERMS 10
 #define MLS_LINEAR_TERMS 4
-/* Relative singular-value tolerance of the pseudo-inverse (the figure). */
+/* Relative singular-value tolerance of the pseudo-inverse G^+ (Sec. 5): eigenvalues of G at or
+ * below this fraction of the largest, the near-null directions of neighbours on a plane or
+ * quadric, are dropped. */
 #define MLS_PINV_TOLERANCE 1e-8
 /* Largest constant/linear reproduction residual for which weights count as exact: the
  * constant part absolute, the linear part relative to the simulation mesh's bounding-box

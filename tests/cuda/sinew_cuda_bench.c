@@ -2,11 +2,11 @@
  * default), one character alone and `copies` characters batched. GPU time per step comes from
  * CUDA events the plugin records around each step's launches (its profile=1 line); wall time
  * per sinew_world_update (median, p95) includes the host's target update and the wait.
- * Prints one JSON object. Exit 77 without a GPU or the data. Issue 5's targets on an H100:
+ * Prints one JSON object. Exit 77 without a GPU or the data. The targets on an H100:
  * <= 0.5 ms (male), <= 8 ms (64 copies). Never used as a test threshold.
  * --collisions 1 runs fps's global collisions (Sec. 6: detection on the host each step, the
  * constraints on the device); the plugin's profile lines then add the host's collision time per
- * step and the mean pair count (issue 5: male with collisions at fps-cuda speed).
+ * step and the mean pair count (the target: male with collisions at fps-cuda speed).
  * Usage: sinew-cuda-bench [--frames N] [--copies K] [--launch auto|graph|cooperative|stream]
  *                         [--collisions 0|1]
  * SPDX-License-Identifier: MIT */

@@ -1,8 +1,8 @@
 /* GPU test: fps-cuda with global collisions (collisions=1; fast projective skinning 2019,
  * Sec. 6: detection on the host, projections, Q_col^T p_col and A + A_col on the device)
  * with fps's limb capsules (on with collisions=1: the targets of their contacts on the device)
- * against fps (solver=pcg, collisions=1) on the male at the arm-into-torso pose of fps's
- * acceptance test (l_shoulder, 40 degrees about (-0.5, 1, -0.3), ramped over 30 steps, then
+ * against fps (solver=pcg, collisions=1) on the male at the arm-into-torso pose of
+ * test_fps_collide_world (l_shoulder, 40 degrees about (-0.5, 1, -0.3), ramped over 30 steps, then
  * 30 more steps held): every frame's render positions agree within 1e-4 of the bounding-box
  * diagonal, for each launch kind (graph, stream, cooperative where the device has it) and for
  * two copies stepped in one batch; at the end the render mesh's intersecting triangle pairs

@@ -6,7 +6,7 @@
  *    fps_cuda_stage.h's views), gives fps's rows of (A + A_col) y bit for bit: sinew_ellcrs_row3
  *    with A_col's diagonal in A's, then sinew_crs_row3_add of the off-diagonal part. Random
  *    matrices; bad inputs refused.
- * 2. The male at the arm-into-torso pose of fps's acceptance test, stepped by fps (solver=pcg,
+ * 2. The male at the arm-into-torso pose of test_fps_collide_world, stepped by fps (solver=pcg,
  *    collisions=1, so with the limb capsules): before each step the host half of the plugin
  *    (fpsc_col_host_step) predicts from fps's state and detects; then
  *    - the device's collision phases run on the CPU (fpsc_col_pair per pair, fpsc_col_rhs_row

@@ -1,4 +1,4 @@
-/* GPU test (issue 5 part 7): fps-cuda bound to an exportable, device-local Vulkan output writes
+/* GPU test: fps-cuda bound to an exportable, device-local Vulkan output writes
  * the slots itself (memory imported into CUDA, the output's timeline semaphores waited on and
  * signalled on the plugin's stream). For 30 frames of male's animation the test acts as the
  * renderer: it waits for `written` on the CPU, copies the slot through Vulkan into host memory

@@ -144,7 +144,7 @@ static void test_against_ps_male(void** state)
 #endif
 }
 
-/* The acceptance figures for ps, now for fps: the cylinder keeps its volume. */
+/* As for ps (tests/ps/test_ps_world.c): the cylinder keeps its volume under fps too. */
 static void test_cylinder_volume(void** state)
 {
     (void)state;

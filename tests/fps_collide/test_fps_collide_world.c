@@ -1,4 +1,4 @@
-/* The issue's acceptance test for fps's global collisions (Sec. 6): the male's left arm rotated
+/* fps's global collisions (Sec. 6) on the male's left arm rotated into the torso: the arm rotated
  * at l_shoulder by 40 degrees about the model-space direction (-0.5, 1, -0.3) (Z up, the
  * character faces -Y; sinew-quality --pose axis:-0.5:1:-0.3:40 --joint l_shoulder). The
  * rotation swings the arm inward (about Y) and forward (about -X, -Z), so the forearm and the
@@ -16,8 +16,8 @@
  * which ps's local collisions do not remove either) and all other pairs. Asserted: lbs has at
  * least 50 pairs and most of them away from the shoulder; fps with collisions=1 (its defaults:
  * the prism pairs and the limb capsules, which hold the fold's skin out of the upper arm's and
- * the chest's flesh) has at most a tenth of ps's pairs in all (the issue's bound; measured: 19
- * against 386); the prism pairs alone (capsules=0) stay below fps without collisions and ps
+ * the chest's flesh) has at most a tenth of ps's pairs in all (the bound; measured: 19 against
+ * 386); the prism pairs alone (capsules=0) stay below fps without collisions and ps
  * in all, and at most a tenth of ps's away from the shoulder (measured: 222 / 203 at the
  * shoulder; lbs 383 / 149, ps 386 / 161, fps without collisions 391 / 165). Also: a pose that
  * jumps (test_pose_jump), the parameters collisions, collision_weight and capsules refuse bad
@@ -189,8 +189,8 @@ static void test_arm_into_torso(void** state)
     sample_character male;
     assert_int_equal(sample_character_load(path, NULL, &male), SINEW_OK);
     const arm_count lbs = measure(&male, "lbs", NULL, 0);
-    /* the issue's condition on the pose, and most of lbs's pairs are the hand and forearm in
-     * the torso, not the shoulder */
+    /* the pose brings the arm into the torso: lbs has at least 50 pairs, and most of them are
+     * the hand and forearm in the torso, not the shoulder */
     assert_true(lbs.total >= 50);
     assert_true(lbs.total - lbs.shoulder > lbs.total / 2);
     const arm_count ps = measure(&male, "ps", NULL, 0);
@@ -204,11 +204,11 @@ static void test_arm_into_torso(void** state)
     /* without global collisions the body parts do intersect, so the comparison is not vacuous */
     assert_true(ps.total - ps.shoulder >= 50);
     assert_true(plain.total - plain.shoulder >= 50);
-    print_message("fps collisions=1 / ps: %.2f in all (the issue asks for 0.1 or less); "
+    print_message("fps collisions=1 / ps: %.2f in all (the bound is 0.1); "
                   "without the capsules %.2f in all, %.2f away from the shoulder\n",
                   (double)fps.total / (double)ps.total, (double)pairs.total / (double)ps.total,
                   (double)(pairs.total - pairs.shoulder) / (double)(ps.total - ps.shoulder));
-    /* the issue's bound */
+    /* the bound: fps at most a tenth of ps's pairs */
     assert_true(10u * fps.total <= ps.total);
     /* the prism pairs alone act between body parts: the bound holds away from the shoulder's
      * fold, and the total is below fps without collisions and ps */

@@ -43,7 +43,7 @@ static sample_quality_report measure(const sample_character* character, const ch
     return measure_with(character, "ps", NULL, 0, pose_text);
 }
 
-/* The issue's acceptance figures for local collisions (Sec. 5): in a deep bend of the cylinder
+/* Local collisions (Sec. 5): in a deep bend of the cylinder
  * at joint2, ps with collisions has at most a third of the intersecting triangle pairs of ps
  * without, and at most half of lbs's; both of those do fold through themselves there, so the
  * comparison is not against nothing. The candidates come from the automatic joint choice. */
@@ -71,7 +71,7 @@ static void test_cylinder_collisions(void** state)
     sample_character_free(&cylinder);
 }
 
-/* The issue's acceptance figures: projective skinning keeps the cylinder's volume where LBS
+/* Projective skinning keeps the cylinder's volume where LBS
  * collapses it (twist) and folds it (bend). */
 static void test_cylinder_volume(void** state)
 {

@@ -29,7 +29,7 @@ static sample_quality_report measure(const sample_character* character, const ch
     return report;
 }
 
-/* The issue's acceptance test: twisting the cylinder 180 degrees at joint2, LBS collapses
+/* Twisting the cylinder 180 degrees at joint2, LBS collapses
  * the volume (the candy-wrapper artefact) while DQS keeps it. */
 static void test_cylinder_twist_dqs_keeps_volume_lbs_loses_it(void** state)
 {

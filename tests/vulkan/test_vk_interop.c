@@ -1,4 +1,4 @@
-/* Interop (issue 4, part 7): an exportable output's memory exported as an opaque fd and
+/* Interop: an exportable output's memory exported as an opaque fd and
  * imported into a second VkDevice on the same physical device; lbs writes a frame through the
  * first device's mapping, the second device reads it through a Vulkan copy, and bytes the
  * second device writes show up in the first one's mapping. Validation on both devices.
