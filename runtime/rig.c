@@ -441,30 +441,34 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
     return create_rig(&named, desc, baked, out);
 }
 
-static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc* desc,
-                               const sinew_baked_rig_ext* baked, sinew_rig_data** out)
+/* The baked extension's own rules: a backend name of at most 63 bytes with a non-empty blob,
+ * or neither; weights given and kept as they are. *backend: the name, or NULL for none. */
+static sinew_result check_baked(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                const sinew_baked_rig_ext* baked, const char** backend)
 {
-    const bool exact = baked != NULL;
-    const char* baked_backend = baked && baked->backend && baked->backend[0] ? baked->backend : NULL;
-    if (baked) {
-        if (baked_backend && strlen(baked_backend) > 63)
-            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                                   "rig: baked backend name is longer than 63 bytes");
-        if (baked_backend && (!baked->data || baked->size == 0))
-            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                                   "rig: baked data for backend \"%s\" is empty", baked_backend);
-        if (!baked_backend && (baked->data || baked->size))
-            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                                   "rig: baked data (%zu bytes) names no backend", baked->size);
-        if (desc->weights.offsets == NULL)
-            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                                   "rig: a baked rig must carry its weights");
-        if (desc->max_influences != 0)
-            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                                   "rig: max_influences %u on a baked rig, whose weights are kept "
-                                   "as they are (use 0)", desc->max_influences);
-    }
-    const sinew_skeleton_desc* sk = &desc->skeleton;
+    *backend = baked->backend && baked->backend[0] ? baked->backend : NULL;
+    if (*backend && strlen(*backend) > 63)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: baked backend name is longer than 63 bytes");
+    if (*backend && (!baked->data || baked->size == 0))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: baked data for backend \"%s\" is empty", *backend);
+    if (!*backend && (baked->data || baked->size))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: baked data (%zu bytes) names no backend", baked->size);
+    if (desc->weights.offsets == NULL)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: a baked rig must carry its weights");
+    if (desc->max_influences != 0)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: max_influences %u on a baked rig, whose weights are kept "
+                               "as they are (use 0)", desc->max_influences);
+    return SINEW_OK;
+}
+
+/* A skeleton of 1 .. MAX_JOINTS joints with parents and finite, invertible bind matrices. */
+static sinew_result check_skeleton(const sinew_host_api* host, const sinew_skeleton_desc* sk)
+{
     if (sk->joint_count == 0)
         return sinew_host_fail(host, SINEW_ERROR_SKELETON, "rig: the skeleton has no joint");
     if (sk->joint_count > MAX_JOINTS)
@@ -482,105 +486,113 @@ static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc*
             return sinew_host_fail(host, SINEW_ERROR_SKELETON,
                                    "rig: the bind matrix of joint %u is singular", j);
     }
+    return SINEW_OK;
+}
+
+/* The meshes (the simulation mesh when it has vertices or positions) and the influence cap of
+ * automatic weights (0, 4 or 8). */
+static sinew_result check_meshes(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                 bool exact, bool has_sim)
+{
     sinew_result r = validate_mesh(host, &desc->render_mesh, "render mesh", exact);
-    if (r != SINEW_OK) return r;
-    bool has_sim = desc->simulation_mesh.vertex_count > 0 || desc->simulation_mesh.positions;
-    if (has_sim) {
+    if (r == SINEW_OK && has_sim)
         r = validate_mesh(host, &desc->simulation_mesh, "simulation mesh", exact);
-        if (r != SINEW_OK) return r;
-    }
-    bool given_weights = desc->weights.offsets != NULL;
+    if (r != SINEW_OK) return r;
     uint32_t cap = desc->max_influences;
-    if (!given_weights && cap != 0 && cap != 4 && cap != 8)
+    if (!desc->weights.offsets && cap != 0 && cap != 4 && cap != 8)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "rig: max_influences %u for automatic weights must be 0, 4 or 8",
                                cap);
+    return SINEW_OK;
+}
 
-    uint32_t jn = sk->joint_count;
-    uint32_t* order = (uint32_t*)sinew_host_alloc(host, (size_t)jn * sizeof(uint32_t));
-    if (!order) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory");
-    r = order_skeleton(host, sk, order);
-    if (r != SINEW_OK) {
-        sinew_host_free(host, order);
-        return r;
-    }
-
-    weight_rows rows = { 0 };
+/* The weight rows of the render mesh: the given ones, checked and normalised, or automatic
+ * weights of at most max_influences (default 4) per vertex. */
+static sinew_result weight_rows_of(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                   bool exact, weight_rows* rows)
+{
+    const sinew_skeleton_desc* sk = &desc->skeleton;
     const sinew_mesh_desc* rm = &desc->render_mesh;
-    if (given_weights) {
-        r = import_weights(host, &desc->weights, rm->vertex_count, jn, cap, exact, &rows);
-    } else {
-        sinew_auto_weights aw = { 0 };
-        r = sinew_compute_auto_weights(host, rm->vertex_count, rm->positions, rm->triangle_count,
-                                       rm->indices, jn, sk->parents, sk->bind_matrices,
-                                       cap ? cap : 4u, &aw);
-        rows.offsets = aw.offsets;
-        rows.joints = aw.joints;
-        rows.weights = aw.weights;
-        if (r == SINEW_OK) {
-            for (uint32_t v = 0; v < rm->vertex_count; ++v) {
-                uint32_t n = aw.offsets[v + 1] - aw.offsets[v];
-                if (n > rows.max_row) rows.max_row = n;
-            }
+    uint32_t cap = desc->max_influences;
+    if (desc->weights.offsets)
+        return import_weights(host, &desc->weights, rm->vertex_count, sk->joint_count, cap, exact,
+                              rows);
+    sinew_auto_weights aw = { 0 };
+    sinew_result r = sinew_compute_auto_weights(host, rm->vertex_count, rm->positions,
+                                                rm->triangle_count, rm->indices, sk->joint_count,
+                                                sk->parents, sk->bind_matrices, cap ? cap : 4u, &aw);
+    rows->offsets = aw.offsets;
+    rows->joints = aw.joints;
+    rows->weights = aw.weights;
+    if (r == SINEW_OK)
+        for (uint32_t v = 0; v < rm->vertex_count; ++v) {
+            uint32_t n = aw.offsets[v + 1] - aw.offsets[v];
+            if (n > rows->max_row) rows->max_row = n;
         }
-    }
-    if (r != SINEW_OK) {
-        free_rows(host, &rows);
-        sinew_host_free(host, order);
-        return r;
-    }
+    return r;
+}
 
-    uint32_t width = rows.max_row <= 4 ? 4u : rows.max_row <= 8 ? 8u : rows.max_row;
-    uint32_t entries = rows.offsets[rm->vertex_count];
+/* Where each part of a rig lies in its one allocation. */
+typedef struct rig_layout {
+    size_t size;
+    size_t rig, parents, name_ptrs, names, rig_name, bind, inv, order;
+    mesh_layout render, sim;
+    size_t woff, wj, ww, pj, pw, baked_name, baked;
+    size_t rig_name_bytes, baked_name_bytes, baked_size;
+    uint32_t width, entries;
+} rig_layout;
+
+/* Pass 1: the offsets of every array, padded rows `width` wide (4, 8 or the longest row). */
+static void plan_rig(const sinew_rig_desc* desc, bool has_sim, const weight_rows* rows,
+                     const char* baked_backend, size_t baked_size, rig_layout* l)
+{
+    const sinew_skeleton_desc* sk = &desc->skeleton;
+    const sinew_mesh_desc* rm = &desc->render_mesh;
+    const uint32_t jn = sk->joint_count;
+    memset(l, 0, sizeof *l);
+    l->width = rows->max_row <= 4 ? 4u : rows->max_row <= 8 ? 8u : rows->max_row;
+    l->entries = rows->offsets[rm->vertex_count];
     size_t names_bytes = 0;
     for (uint32_t j = 0; j < jn; ++j) {
         names_bytes += (sk->names && sk->names[j] ? strlen(sk->names[j]) : 0u) + 1u;
     }
-    size_t rig_name_bytes = (desc->name ? strlen(desc->name) : 0u) + 1u;
-    size_t baked_name_bytes = baked_backend ? strlen(baked_backend) + 1u : 0u;
-    size_t baked_size = baked_backend ? baked->size : 0u;
+    l->rig_name_bytes = (desc->name ? strlen(desc->name) : 0u) + 1u;
+    l->baked_name_bytes = baked_backend ? strlen(baked_backend) + 1u : 0u;
+    l->baked_size = baked_backend ? baked_size : 0u;
+    l->rig = take(&l->size, sizeof(sinew_rig_data));
+    l->parents = take(&l->size, (size_t)jn * 4u);
+    l->name_ptrs = take(&l->size, (size_t)jn * sizeof(char*));
+    l->names = take(&l->size, names_bytes);
+    l->rig_name = take(&l->size, l->rig_name_bytes);
+    l->bind = take(&l->size, (size_t)jn * 64u);
+    l->inv = take(&l->size, (size_t)jn * 64u);
+    l->order = take(&l->size, (size_t)jn * 4u);
+    plan_mesh(&l->size, rm, &l->render);
+    if (has_sim) plan_mesh(&l->size, &desc->simulation_mesh, &l->sim);
+    l->woff = take(&l->size, ((size_t)rm->vertex_count + 1u) * 4u);
+    l->wj = take(&l->size, (size_t)l->entries * 4u);
+    l->ww = take(&l->size, (size_t)l->entries * 4u);
+    l->pj = take(&l->size, (size_t)rm->vertex_count * l->width * 4u);
+    l->pw = take(&l->size, (size_t)rm->vertex_count * l->width * 4u);
+    l->baked_name = take(&l->size, l->baked_name_bytes);
+    l->baked = take(&l->size, l->baked_size);
+}
 
-    /* Pass 1: offsets. */
-    size_t size = 0;
-    size_t o_rig = take(&size, sizeof(sinew_rig_data));
-    size_t o_parents = take(&size, (size_t)jn * 4u);
-    size_t o_name_ptrs = take(&size, (size_t)jn * sizeof(char*));
-    size_t o_names = take(&size, names_bytes);
-    size_t o_rig_name = take(&size, rig_name_bytes);
-    size_t o_bind = take(&size, (size_t)jn * 64u);
-    size_t o_inv = take(&size, (size_t)jn * 64u);
-    size_t o_order = take(&size, (size_t)jn * 4u);
-    mesh_layout render_l, sim_l;
-    plan_mesh(&size, rm, &render_l);
-    if (has_sim) plan_mesh(&size, &desc->simulation_mesh, &sim_l);
-    size_t o_woff = take(&size, ((size_t)rm->vertex_count + 1u) * 4u);
-    size_t o_wj = take(&size, (size_t)entries * 4u);
-    size_t o_ww = take(&size, (size_t)entries * 4u);
-    size_t o_pj = take(&size, (size_t)rm->vertex_count * width * 4u);
-    size_t o_pw = take(&size, (size_t)rm->vertex_count * width * 4u);
-    size_t o_baked_name = take(&size, baked_name_bytes);
-    size_t o_baked = take(&size, baked_size);
-
-    char* block = (char*)sinew_host_alloc(host, size);
-    if (!block) {
-        free_rows(host, &rows);
-        sinew_host_free(host, order);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "rig: out of memory (%zu bytes)", size);
-    }
-    memset(block, 0, size);
-
-    /* Pass 2: fill. */
-    sinew_rig_data* rig = (sinew_rig_data*)(block + o_rig);
-    rig->block = block;
+/* Pass 2, the skeleton: parents, names, the rig's name, bind matrices and their inverses, the
+ * order of forward kinematics. */
+static void fill_skeleton(char* block, const rig_layout* l, const sinew_rig_desc* desc,
+                          const uint32_t* order, sinew_rig_data* rig)
+{
+    const sinew_skeleton_desc* sk = &desc->skeleton;
+    const uint32_t jn = sk->joint_count;
     sinew_rig_view* v = &rig->view;
     v->struct_size = (uint32_t)sizeof(sinew_rig_view);
     v->joint_count = jn;
-    int32_t* parents = (int32_t*)(block + o_parents);
+    int32_t* parents = (int32_t*)(block + l->parents);
     memcpy(parents, sk->parents, (size_t)jn * 4u);
     v->parents = parents;
-    char** name_ptrs = (char**)(block + o_name_ptrs);
-    char* names = block + o_names;
+    char** name_ptrs = (char**)(block + l->name_ptrs);
+    char* names = block + l->names;
     for (uint32_t j = 0; j < jn; ++j) {
         const char* src = sk->names && sk->names[j] ? sk->names[j] : "";
         size_t len = strlen(src);
@@ -589,53 +601,98 @@ static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc*
         names += len + 1u;
     }
     v->names = (const char* const*)name_ptrs;
-    rig->name = block + o_rig_name;
-    if (desc->name) memcpy(rig->name, desc->name, rig_name_bytes);
-    float* bind = (float*)(block + o_bind);
-    float* inv = (float*)(block + o_inv);
+    rig->name = block + l->rig_name;
+    if (desc->name) memcpy(rig->name, desc->name, l->rig_name_bytes);
+    float* bind = (float*)(block + l->bind);
+    float* inv = (float*)(block + l->inv);
     memcpy(bind, sk->bind_matrices, (size_t)jn * 64u);
     for (uint32_t j = 0; j < jn; ++j) glm_mat4_inv((vec4*)(bind + 16u * j), (vec4*)(inv + 16u * j));
     v->bind_matrices = bind;
     v->inverse_bind_matrices = inv;
-    rig->fk_order = (uint32_t*)(block + o_order);
+    rig->fk_order = (uint32_t*)(block + l->order);
     memcpy(rig->fk_order, order, (size_t)jn * 4u);
-    fill_mesh(block, rm, &render_l, exact, &v->render_mesh);
-    if (has_sim) fill_mesh(block, &desc->simulation_mesh, &sim_l, exact, &v->simulation_mesh);
-    if (baked_backend) {
-        memcpy(block + o_baked_name, baked_backend, baked_name_bytes);
-        memcpy(block + o_baked, baked->data, baked_size);
-        v->baked_backend = block + o_baked_name;
-        v->baked_data = block + o_baked;
-        v->baked_size = baked_size;
-    }
+}
 
-    uint32_t* woff = (uint32_t*)(block + o_woff);
-    uint32_t* wj = (uint32_t*)(block + o_wj);
-    float* ww = (float*)(block + o_ww);
-    memcpy(woff, rows.offsets, ((size_t)rm->vertex_count + 1u) * 4u);
-    memcpy(wj, rows.joints, (size_t)entries * 4u);
-    memcpy(ww, rows.weights, (size_t)entries * 4u);
-    uint32_t* pj = (uint32_t*)(block + o_pj);
-    float* pw = (float*)(block + o_pw);
-    for (uint32_t vert = 0; vert < rm->vertex_count; ++vert) {
+/* Pass 2, the weights: the compressed rows and the same rows padded to `width` per vertex. */
+static void fill_weights(char* block, const rig_layout* l, uint32_t vertex_count,
+                         const weight_rows* rows, sinew_rig_view* v)
+{
+    uint32_t* woff = (uint32_t*)(block + l->woff);
+    uint32_t* wj = (uint32_t*)(block + l->wj);
+    float* ww = (float*)(block + l->ww);
+    memcpy(woff, rows->offsets, ((size_t)vertex_count + 1u) * 4u);
+    memcpy(wj, rows->joints, (size_t)l->entries * 4u);
+    memcpy(ww, rows->weights, (size_t)l->entries * 4u);
+    uint32_t* pj = (uint32_t*)(block + l->pj);
+    float* pw = (float*)(block + l->pw);
+    for (uint32_t vert = 0; vert < vertex_count; ++vert) {
         uint32_t k = 0;
         for (uint32_t i = woff[vert]; i < woff[vert + 1]; ++i, ++k) {
-            pj[(size_t)vert * width + k] = wj[i];
-            pw[(size_t)vert * width + k] = ww[i];
+            pj[(size_t)vert * l->width + k] = wj[i];
+            pw[(size_t)vert * l->width + k] = ww[i];
         }
     }
     v->weight_offsets = woff;
     v->weight_joints = wj;
     v->weight_values = ww;
-    v->max_influences = rows.max_row;
-    v->padded_width = width;
+    v->max_influences = rows->max_row;
+    v->padded_width = l->width;
     v->padded_joints = pj;
     v->padded_weights = pw;
+}
 
-    free_rows(host, &rows);
-    sinew_host_free(host, order);
+/* The rig in one allocation, from checked parts: skeleton, meshes, weights, baked blob. */
+static sinew_result fill_rig(const sinew_host_api* host, const sinew_rig_desc* desc, bool exact,
+                             bool has_sim, const uint32_t* order, const weight_rows* rows,
+                             const sinew_baked_rig_ext* baked, const char* baked_backend,
+                             sinew_rig_data** out)
+{
+    rig_layout l;
+    plan_rig(desc, has_sim, rows, baked_backend, baked ? baked->size : 0u, &l);
+    char* block = (char*)sinew_host_alloc(host, l.size);
+    if (!block)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "rig: out of memory (%zu bytes)", l.size);
+    memset(block, 0, l.size);
+    sinew_rig_data* rig = (sinew_rig_data*)(block + l.rig);
+    rig->block = block;
+    sinew_rig_view* v = &rig->view;
+    fill_skeleton(block, &l, desc, order, rig);
+    fill_mesh(block, &desc->render_mesh, &l.render, exact, &v->render_mesh);
+    if (has_sim) fill_mesh(block, &desc->simulation_mesh, &l.sim, exact, &v->simulation_mesh);
+    if (baked_backend) {
+        memcpy(block + l.baked_name, baked_backend, l.baked_name_bytes);
+        memcpy(block + l.baked, baked->data, l.baked_size);
+        v->baked_backend = block + l.baked_name;
+        v->baked_data = block + l.baked;
+        v->baked_size = l.baked_size;
+    }
+    fill_weights(block, &l, desc->render_mesh.vertex_count, rows, v);
     *out = rig;
     return SINEW_OK;
+}
+
+static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc* desc,
+                               const sinew_baked_rig_ext* baked, sinew_rig_data** out)
+{
+    const bool exact = baked != NULL;
+    const char* baked_backend = NULL;
+    sinew_result r = baked ? check_baked(host, desc, baked, &baked_backend) : SINEW_OK;
+    if (r == SINEW_OK) r = check_skeleton(host, &desc->skeleton);
+    const bool has_sim = desc->simulation_mesh.vertex_count > 0 || desc->simulation_mesh.positions;
+    if (r == SINEW_OK) r = check_meshes(host, desc, exact, has_sim);
+    if (r != SINEW_OK) return r;
+    const uint32_t jn = desc->skeleton.joint_count;
+    uint32_t* order = (uint32_t*)sinew_host_alloc(host, (size_t)jn * sizeof(uint32_t));
+    if (!order) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory");
+    weight_rows rows = { 0 };
+    r = order_skeleton(host, &desc->skeleton, order);
+    if (r == SINEW_OK) r = weight_rows_of(host, desc, exact, &rows);
+    if (r == SINEW_OK)
+        r = fill_rig(host, desc, exact, has_sim, order, &rows, baked, baked_backend, out);
+    free_rows(host, &rows);
+    sinew_host_free(host, order);
+    return r;
 }
 
 void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig)
