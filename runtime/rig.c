@@ -196,9 +196,11 @@ static sinew_result check_exact_rows(const sinew_host_api* host, const sinew_wei
 
 /* Validates given weights, merges repeated joints, keeps the `cap` largest (0: all), sorts
  * and normalises. Exact rows are only checked and copied. */
-static sinew_result import_weights(const sinew_host_api* host, const sinew_weights_desc* w,
-                                   uint32_t vertex_count, uint32_t joint_count, uint32_t cap,
-                                   bool exact, weight_rows* out)
+/* The rows of w over vertex_count vertices: offsets from 0, ascending, 1 to 1024 influences
+ * per vertex, joints in range, weights finite, non-negative and not all zero. *max_row: the
+ * longest row. */
+static sinew_result check_weights(const sinew_host_api* host, const sinew_weights_desc* w,
+                                  uint32_t vertex_count, uint32_t joint_count, uint32_t* max_row)
 {
     if (!w->joints || !w->weights)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
@@ -207,7 +209,7 @@ static sinew_result import_weights(const sinew_host_api* host, const sinew_weigh
     if (w->offsets[0] != 0)
         return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
                                "rig: weight offsets must start at 0 (got %u)", w->offsets[0]);
-    uint32_t max_row = 0;
+    *max_row = 0;
     for (uint32_t v = 0; v < vertex_count; ++v) {
         uint32_t b = w->offsets[v], e = w->offsets[v + 1];
         if (e < b)
@@ -236,32 +238,76 @@ static sinew_result import_weights(const sinew_host_api* host, const sinew_weigh
         if (!(sum > 0.0))
             return sinew_host_fail(host, SINEW_ERROR_WEIGHTS,
                                    "rig: the weights of vertex %u are all zero", v);
-        if (e - b > max_row) max_row = e - b;
+        if (e - b > *max_row) *max_row = e - b;
     }
+    return SINEW_OK;
+}
+
+/* A baked rig's rows, kept as they are once check_exact_rows accepts them. */
+static sinew_result copy_exact_rows(const sinew_host_api* host, const sinew_weights_desc* w,
+                                    uint32_t vertex_count, uint32_t joint_count, uint32_t max_row,
+                                    weight_rows* out)
+{
     uint32_t total = w->offsets[vertex_count];
-    if (exact) {
-        uint32_t* seen = (uint32_t*)sinew_host_alloc(host, (size_t)joint_count * sizeof(uint32_t));
-        out->offsets = (uint32_t*)sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof(uint32_t));
-        out->joints = (uint32_t*)sinew_host_alloc(host, (size_t)total * sizeof(uint32_t));
-        out->weights = (float*)sinew_host_alloc(host, (size_t)total * sizeof(float));
-        if (!seen || !out->offsets || !out->joints || !out->weights) {
-            sinew_host_free(host, seen);
-            free_rows(host, out);
-            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory for weights");
-        }
-        memset(seen, 0xFF, (size_t)joint_count * sizeof(uint32_t));
-        sinew_result r = check_exact_rows(host, w, vertex_count, seen);
+    uint32_t* seen = (uint32_t*)sinew_host_alloc(host, (size_t)joint_count * sizeof(uint32_t));
+    out->offsets = (uint32_t*)sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof(uint32_t));
+    out->joints = (uint32_t*)sinew_host_alloc(host, (size_t)total * sizeof(uint32_t));
+    out->weights = (float*)sinew_host_alloc(host, (size_t)total * sizeof(float));
+    if (!seen || !out->offsets || !out->joints || !out->weights) {
         sinew_host_free(host, seen);
-        if (r != SINEW_OK) {
-            free_rows(host, out);
-            return r;
-        }
-        memcpy(out->offsets, w->offsets, ((size_t)vertex_count + 1) * sizeof(uint32_t));
-        memcpy(out->joints, w->joints, (size_t)total * sizeof(uint32_t));
-        memcpy(out->weights, w->weights, (size_t)total * sizeof(float));
-        out->max_row = max_row;
-        return SINEW_OK;
+        free_rows(host, out);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "rig: out of memory for weights");
     }
+    memset(seen, 0xFF, (size_t)joint_count * sizeof(uint32_t));
+    sinew_result r = check_exact_rows(host, w, vertex_count, seen);
+    sinew_host_free(host, seen);
+    if (r != SINEW_OK) {
+        free_rows(host, out);
+        return r;
+    }
+    memcpy(out->offsets, w->offsets, ((size_t)vertex_count + 1) * sizeof(uint32_t));
+    memcpy(out->joints, w->joints, (size_t)total * sizeof(uint32_t));
+    memcpy(out->weights, w->weights, (size_t)total * sizeof(float));
+    out->max_row = max_row;
+    return SINEW_OK;
+}
+
+/* One vertex's row in tj/tw: zero weights dropped, repeated joints merged, sorted by
+ * decreasing weight (insertion sort: rows are short). Returns its length. */
+static uint32_t merge_row(const sinew_weights_desc* w, uint32_t v, uint32_t* tj, float* tw)
+{
+    uint32_t n = 0;
+    for (uint32_t i = w->offsets[v]; i < w->offsets[v + 1]; ++i) {
+        if (w->weights[i] == 0.0f) continue;
+        uint32_t k = 0;
+        while (k < n && tj[k] != w->joints[i]) ++k;
+        if (k == n) {
+            tj[n] = w->joints[i];
+            tw[n++] = 0.0f;
+        }
+        tw[k] += w->weights[i];
+    }
+    for (uint32_t i = 1; i < n; ++i) {
+        float kw = tw[i];
+        uint32_t kj = tj[i];
+        uint32_t k = i;
+        while (k > 0 && tw[k - 1] < kw) {
+            tw[k] = tw[k - 1];
+            tj[k] = tj[k - 1];
+            --k;
+        }
+        tw[k] = kw;
+        tj[k] = kj;
+    }
+    return n;
+}
+
+/* The caller's rows merged (merge_row), cut to `cap` influences (0: no cap) and normalised. */
+static sinew_result normalise_rows(const sinew_host_api* host, const sinew_weights_desc* w,
+                                   uint32_t vertex_count, uint32_t cap, uint32_t max_row,
+                                   weight_rows* out)
+{
+    uint32_t total = w->offsets[vertex_count];
     out->offsets = (uint32_t*)sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof(uint32_t));
     out->joints = (uint32_t*)sinew_host_alloc(host, (size_t)total * sizeof(uint32_t));
     out->weights = (float*)sinew_host_alloc(host, (size_t)total * sizeof(float));
@@ -276,30 +322,7 @@ static sinew_result import_weights(const sinew_host_api* host, const sinew_weigh
     uint32_t at = 0;
     out->max_row = 0;
     for (uint32_t v = 0; v < vertex_count; ++v) {
-        uint32_t n = 0;
-        for (uint32_t i = w->offsets[v]; i < w->offsets[v + 1]; ++i) {
-            if (w->weights[i] == 0.0f) continue;
-            uint32_t k = 0;
-            while (k < n && tj[k] != w->joints[i]) ++k;
-            if (k == n) {
-                tj[n] = w->joints[i];
-                tw[n++] = 0.0f;
-            }
-            tw[k] += w->weights[i];
-        }
-        /* Insertion sort by decreasing weight (rows are short). */
-        for (uint32_t i = 1; i < n; ++i) {
-            float kw = tw[i];
-            uint32_t kj = tj[i];
-            uint32_t k = i;
-            while (k > 0 && tw[k - 1] < kw) {
-                tw[k] = tw[k - 1];
-                tj[k] = tj[k - 1];
-                --k;
-            }
-            tw[k] = kw;
-            tj[k] = kj;
-        }
+        uint32_t n = merge_row(w, v, tj, tw);
         if (cap > 0 && n > cap) n = cap;
         float sum = 0.0f;
         for (uint32_t i = 0; i < n; ++i) sum += tw[i];
@@ -314,6 +337,17 @@ static sinew_result import_weights(const sinew_host_api* host, const sinew_weigh
     sinew_host_free(host, tj);
     sinew_host_free(host, tw);
     return SINEW_OK;
+}
+
+static sinew_result import_weights(const sinew_host_api* host, const sinew_weights_desc* w,
+                                   uint32_t vertex_count, uint32_t joint_count, uint32_t cap,
+                                   bool exact, weight_rows* out)
+{
+    uint32_t max_row = 0;
+    sinew_result r = check_weights(host, w, vertex_count, joint_count, &max_row);
+    if (r != SINEW_OK) return r;
+    return exact ? copy_exact_rows(host, w, vertex_count, joint_count, max_row, out)
+                 : normalise_rows(host, w, vertex_count, cap, max_row, out);
 }
 
 static size_t take(size_t* offset, size_t bytes)
