@@ -718,6 +718,117 @@ static sinew_result read_backend(const sinew_host_api* host, baked_impl* impl, c
 }
 
 /* Reads the header and the payload (into storage the file keeps) and checks the checksum. */
+/* What the header of a baked file announces. */
+typedef struct bake_header {
+    uint32_t version, header_size, checksum;
+    uint64_t payload_size;
+} bake_header;
+
+/* The magic and the format version of the first `got` bytes of the header (a prefix of the
+ * magic is a cut-off baked file; anything else is some other file). */
+static sinew_result check_magic(const sinew_host_api* host, const uint8_t* h, size_t got,
+                                uint32_t* version)
+{
+    if (memcmp(h, BAKE_MAGIC, got < 8u ? got : 8u) != 0)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "not a baked sinew file (no \"" BAKE_MAGIC "\" magic)");
+    if (got < 12u)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
+                               "the file ends after %zu bytes, inside its header", got);
+    *version = get_le32(h + 8);
+    if (*version > SINEW_BAKE_FORMAT_VERSION)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "format version %u, this runtime reads %u", *version,
+                               SINEW_BAKE_FORMAT_VERSION);
+    if (*version == 0)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "format version 0 does not exist");
+    if (got < BAKE_HEADER_SIZE)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
+                               "the file ends after %zu bytes, inside its header", got);
+    return SINEW_OK;
+}
+
+/* The header's sizes and flags against each other and against the file's size. */
+static sinew_result check_sizes(const sinew_host_api* host, const uint8_t* h, uint64_t file_size,
+                                bake_header* out)
+{
+    uint32_t header_size = get_le32(h + 12), flags = get_le32(h + 28);
+    uint64_t payload_size = get_le64(h + 16);
+    if (header_size < BAKE_HEADER_SIZE || header_size > BAKE_MAX_HEADER_SIZE || header_size % 8u)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "header size %u (a multiple of 8 from %u to %u)", header_size,
+                               BAKE_HEADER_SIZE, BAKE_MAX_HEADER_SIZE);
+    if (flags != 0)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "flags 0x%08x, which this runtime does not know", flags);
+    if (file_size < header_size || payload_size > file_size - header_size)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
+                               "the file has %llu bytes, its header announces %llu",
+                               (unsigned long long)file_size,
+                               (unsigned long long)header_size + payload_size);
+    if (payload_size != file_size - header_size)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "the file has %llu bytes after the %llu its header announces",
+                               (unsigned long long)(file_size - header_size - payload_size),
+                               (unsigned long long)header_size + payload_size);
+    if (payload_size % 8u)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "payload size %llu is not a multiple of 8",
+                               (unsigned long long)payload_size);
+    if (payload_size > SIZE_MAX - 64u)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "payload of %llu bytes is too large here",
+                               (unsigned long long)payload_size);
+    out->header_size = header_size;
+    out->payload_size = payload_size;
+    out->checksum = get_le32(h + 24);
+    return SINEW_OK;
+}
+
+/* The header of open file f (a regular file of file_size bytes), checked. */
+static sinew_result read_header(const sinew_host_api* host, FILE* f, uint64_t file_size,
+                                bake_header* out)
+{
+    uint8_t h[BAKE_HEADER_SIZE];
+    size_t got = fread(h, 1, sizeof h, f);
+    if (got < sizeof h && ferror(f))
+        return sinew_host_fail(host, SINEW_ERROR_FILE_READ, "cannot read: %s", strerror(errno));
+    sinew_result r = check_magic(host, h, got, &out->version);
+    return r == SINEW_OK ? check_sizes(host, h, file_size, out) : r;
+}
+
+/* The payload that header hd announces, read into memory the file object keeps and checked
+ * against the header's CRC-32C. */
+static sinew_result read_body(const sinew_host_api* host, baked_impl* impl, FILE* f,
+                              const bake_header* hd, uint8_t** out)
+{
+    uint8_t* payload = (uint8_t*)keep(host, impl, hd->payload_size, 1);
+    if (!payload)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "out of memory for a payload of %llu bytes",
+                               (unsigned long long)hd->payload_size);
+    if (fseek(f, (long)hd->header_size, SEEK_SET) != 0)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_READ, "cannot seek: %s", strerror(errno));
+    size_t got = fread(payload, 1, (size_t)hd->payload_size, f);
+    if (got != hd->payload_size) {
+        /* The size was checked above: a short read now is an error or a file cut meanwhile. */
+        return ferror(f) ? sinew_host_fail(host, SINEW_ERROR_FILE_READ, "cannot read: %s",
+                                           strerror(errno))
+                         : sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
+                                           "the file ends after %zu of %llu payload bytes", got,
+                                           (unsigned long long)hd->payload_size);
+    }
+    uint32_t table[256];
+    crc32c_table(table);
+    uint32_t crc = crc32c_update(table, 0xFFFFFFFFu, payload, (size_t)hd->payload_size) ^
+                   0xFFFFFFFFu;
+    if (crc != hd->checksum)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               "checksum mismatch: the header says 0x%08x, the payload gives "
+                               "0x%08x (the file is corrupt)", hd->checksum, crc);
+    *out = payload;
+    return SINEW_OK;
+}
+
 static sinew_result read_payload(const sinew_host_api* host, baked_impl* impl, const char* path,
                                  const uint8_t** out_payload, uint64_t* out_size,
                                  uint64_t* out_offset)
@@ -729,125 +840,23 @@ static sinew_result read_payload(const sinew_host_api* host, baked_impl* impl, c
             return sinew_host_fail(host, SINEW_ERROR_FILE_NOT_FOUND, "no such file");
         return sinew_host_fail(host, SINEW_ERROR_FILE_READ, "cannot open: %s", strerror(err));
     }
-    sinew_result r = SINEW_OK;
     struct stat st;
-    uint8_t h[BAKE_HEADER_SIZE];
-    size_t got = 0;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    bake_header hd = { 0u, 0u, 0u, 0u };
+    uint8_t* payload = NULL;
+    sinew_result r = SINEW_OK;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
         r = sinew_host_fail(host, SINEW_ERROR_FILE_READ, "not a regular file");
-        goto done;
-    }
-    got = fread(h, 1, sizeof h, f);
-    if (got < sizeof h && ferror(f)) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_READ, "cannot read: %s", strerror(errno));
-        goto done;
-    }
-    /* A prefix of the magic is a cut-off baked file; anything else is some other file. */
-    if (memcmp(h, BAKE_MAGIC, got < 8u ? got : 8u) != 0) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                            "not a baked sinew file (no \"" BAKE_MAGIC "\" magic)");
-        goto done;
-    }
-    if (got < 12u) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
-                            "the file ends after %zu bytes, inside its header", got);
-        goto done;
-    }
-    uint32_t version = get_le32(h + 8);
-    if (version > SINEW_BAKE_FORMAT_VERSION) {
-        r = sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                            "format version %u, this runtime reads %u", version,
-                            SINEW_BAKE_FORMAT_VERSION);
-        goto done;
-    }
-    if (version == 0) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "format version 0 does not exist");
-        goto done;
-    }
-    if (got < sizeof h) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
-                            "the file ends after %zu bytes, inside its header", got);
-        goto done;
-    }
-    uint32_t header_size = get_le32(h + 12), checksum = get_le32(h + 24), flags = get_le32(h + 28);
-    uint64_t payload_size = get_le64(h + 16);
-    if (header_size < BAKE_HEADER_SIZE || header_size > BAKE_MAX_HEADER_SIZE || header_size % 8u) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                            "header size %u (a multiple of 8 from %u to %u)", header_size,
-                            BAKE_HEADER_SIZE, BAKE_MAX_HEADER_SIZE);
-        goto done;
-    }
-    if (flags != 0) {
-        r = sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                            "flags 0x%08x, which this runtime does not know", flags);
-        goto done;
-    }
-    uint64_t file_size = (uint64_t)st.st_size;
-    if (file_size < header_size || payload_size > file_size - header_size) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
-                            "the file has %llu bytes, its header announces %llu",
-                            (unsigned long long)file_size,
-                            (unsigned long long)header_size + payload_size);
-        goto done;
-    }
-    if (payload_size != file_size - header_size) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                            "the file has %llu bytes after the %llu its header announces",
-                            (unsigned long long)(file_size - header_size - payload_size),
-                            (unsigned long long)header_size + payload_size);
-        goto done;
-    }
-    if (payload_size % 8u) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                            "payload size %llu is not a multiple of 8",
-                            (unsigned long long)payload_size);
-        goto done;
-    }
-    if (payload_size > SIZE_MAX - 64u) {
-        r = sinew_host_fail(host, SINEW_ERROR_LIMIT, "payload of %llu bytes is too large here",
-                            (unsigned long long)payload_size);
-        goto done;
-    }
-    uint8_t* payload = (uint8_t*)keep(host, impl, payload_size, 1);
-    if (!payload) {
-        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                            "out of memory for a payload of %llu bytes",
-                            (unsigned long long)payload_size);
-        goto done;
-    }
-    if (fseek(f, (long)header_size, SEEK_SET) != 0) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_READ, "cannot seek: %s", strerror(errno));
-        goto done;
-    }
-    got = fread(payload, 1, (size_t)payload_size, f);
-    if (got != payload_size) {
-        /* The size was checked above: a short read now is an error or a file cut meanwhile. */
-        r = ferror(f) ? sinew_host_fail(host, SINEW_ERROR_FILE_READ, "cannot read: %s",
-                                        strerror(errno))
-                      : sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
-                                        "the file ends after %zu of %llu payload bytes", got,
-                                        (unsigned long long)payload_size);
-        goto done;
-    }
-    uint32_t table[256];
-    crc32c_table(table);
-    uint32_t crc = crc32c_update(table, 0xFFFFFFFFu, payload, (size_t)payload_size) ^ 0xFFFFFFFFu;
-    if (crc != checksum) {
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                            "checksum mismatch: the header says 0x%08x, the payload gives "
-                            "0x%08x (the file is corrupt)", checksum, crc);
-        goto done;
-    }
-    impl->file.format_version = version;
-    *out_payload = payload;
-    *out_size = payload_size;
-    *out_offset = header_size;
-done:
+    if (r == SINEW_OK) r = read_header(host, f, (uint64_t)st.st_size, &hd);
+    if (r == SINEW_OK) r = read_body(host, impl, f, &hd, &payload);
     fclose(f);
-    return r;
+    if (r != SINEW_OK) return r;
+    impl->file.format_version = hd.version;
+    *out_payload = payload;
+    *out_size = hd.payload_size;
+    *out_offset = hd.header_size;
+    return SINEW_OK;
 }
 
-/* Reads and decodes a file into a descriptor; the content is checked later, by the rig. */
 static sinew_result read_baked(const sinew_host_api* whost, const char* path,
                                baked_impl** out_impl)
 {
