@@ -857,25 +857,93 @@ static sinew_result read_payload(const sinew_host_api* host, baked_impl* impl, c
     return SINEW_OK;
 }
 
-static sinew_result read_baked(const sinew_host_api* whost, const char* path,
-                               baked_impl** out_impl)
+/* The payload's chunks: each known tag at most once, every chunk inside the payload; the
+ * required ones present, BKND and BLOB together. */
+static sinew_result find_chunks(const sinew_host_api* host, const uint8_t* payload,
+                                uint64_t payload_size, uint64_t base, cursor* chunks,
+                                bool* present)
 {
-    *out_impl = NULL;
+    for (uint64_t at = 0; at < payload_size;) {
+        uint64_t left = payload_size - at;
+        if (left < 16u)
+            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                                   "chunk header at offset %llu runs past the end",
+                                   (unsigned long long)(base + at));
+        const uint8_t* head = payload + at;
+        uint64_t size = get_le64(head + 8);
+        if (size > left - 16u || pad8(size) > left - 16u)
+            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                                   "chunk at offset %llu claims %llu bytes, %llu are left",
+                                   (unsigned long long)(base + at), (unsigned long long)size,
+                                   (unsigned long long)(left - 16u));
+        int which = -1;
+        for (int k = 0; k < CHUNK_COUNT; ++k) {
+            if (memcmp(head, chunk_tags[k], 4) == 0) which = k;
+        }
+        if (which >= 0) {
+            if (present[which])
+                return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s appears twice",
+                                       chunk_tags[which]);
+            present[which] = true;
+            chunks[which].p = head + 16;
+            chunks[which].left = size;
+        }
+        at += 16u + pad8(size);
+    }
+    static const int required[] = { CHUNK_RIG0, CHUNK_SKEL, CHUNK_MESH, CHUNK_WGHT };
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; ++i) {
+        if (!present[required[i]])
+            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s is missing",
+                                   chunk_tags[required[i]]);
+    }
+    if (present[CHUNK_BKND] != present[CHUNK_BLOB])
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s comes without chunk %s",
+                               present[CHUNK_BKND] ? "BKND" : "BLOB",
+                               present[CHUNK_BKND] ? "BLOB" : "BKND");
+    return SINEW_OK;
+}
+
+/* The rig and the backend data from the chunks find_chunks located. */
+static sinew_result read_chunks(const sinew_host_api* host, baked_impl* impl,
+                                const cursor* chunks, const bool* present)
+{
+    sinew_rig_desc* rig = &impl->rig;
+    sinew_result r = SINEW_OK;
+    cursor c = chunks[CHUNK_RIG0];
+    rig->name = take_string(host, impl, &c, c.left, "the rig name", &r);
+    if (r == SINEW_OK) r = read_skeleton(host, impl, chunks[CHUNK_SKEL], &rig->skeleton);
+    if (r == SINEW_OK)
+        r = read_mesh(host, impl, CHUNK_MESH, chunks[CHUNK_MESH], &rig->render_mesh);
+    if (r == SINEW_OK && present[CHUNK_SIMM])
+        r = read_mesh(host, impl, CHUNK_SIMM, chunks[CHUNK_SIMM], &rig->simulation_mesh);
+    if (r == SINEW_OK)
+        r = read_weights(host, impl, chunks[CHUNK_WGHT], rig->render_mesh.vertex_count,
+                         &rig->weights);
+    if (r == SINEW_OK && present[CHUNK_BKND]) r = read_backend(host, impl, chunks[CHUNK_BKND]);
+    if (r == SINEW_OK && present[CHUNK_BLOB]) {
+        if (chunks[CHUNK_BLOB].left == 0)
+            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk BLOB is empty");
+        /* The blob stays in the payload the file keeps: no copy. */
+        impl->baked.data = chunks[CHUNK_BLOB].p;
+        impl->baked.size = (size_t)chunks[CHUNK_BLOB].left;
+    }
+    return r;
+}
+
+/* The file object for `path`: its label for messages, its source path and the empty
+ * descriptors it will hold. NULL when out of memory. */
+static baked_impl* new_impl(const sinew_host_api* whost, const char* path)
+{
     baked_impl* impl = (baked_impl*)sinew_host_calloc(whost, 1, sizeof *impl);
     if (impl) impl->allocator = whost->allocator;
     char* label = impl ? (char*)keep(whost, impl, strlen(path) + 16u, 1) : NULL;
     char* source = impl ? (char*)keep(whost, impl, strlen(path) + 1u, 1) : NULL;
     if (!impl || !label || !source) {
         free_impl(impl);
-        return sinew_host_fail(whost, SINEW_ERROR_OUT_OF_MEMORY, "baked file '%s': out of memory",
-                               path);
+        return NULL;
     }
     snprintf(label, strlen(path) + 16u, "baked file '%s'", path);
     memcpy(source, path, strlen(path) + 1u);
-    sinew_prefix_logger prefix;
-    sinew_host_api named = sinew_host_with_prefix(whost, label, &prefix);
-    const sinew_host_api* host = &named;
-
     sinew_baked_file* file = &impl->file;
     file->struct_size = (uint32_t)sizeof *file;
     file->internal = impl;
@@ -887,85 +955,33 @@ static sinew_result read_baked(const sinew_host_api* whost, const char* path,
     sinew_baked_rig_ext ext = SINEW_BAKED_RIG_EXT_INIT;
     impl->baked = ext;
     impl->baked.source = label;
-    sinew_rig_desc* rig = &impl->rig;
+    return impl;
+}
 
+static sinew_result read_baked(const sinew_host_api* whost, const char* path,
+                               baked_impl** out_impl)
+{
+    *out_impl = NULL;
+    baked_impl* impl = new_impl(whost, path);
+    if (!impl)
+        return sinew_host_fail(whost, SINEW_ERROR_OUT_OF_MEMORY, "baked file '%s': out of memory",
+                               path);
+    sinew_prefix_logger prefix;
+    sinew_host_api named = sinew_host_with_prefix(whost, impl->baked.source, &prefix);
+    const sinew_host_api* host = &named;
     const uint8_t* payload = NULL;
     uint64_t payload_size = 0, base = 0;
     sinew_result r = read_payload(host, impl, path, &payload, &payload_size, &base);
-
     cursor chunks[CHUNK_COUNT];
     memset(chunks, 0, sizeof chunks);
     bool present[CHUNK_COUNT] = { false };
-    for (uint64_t at = 0; r == SINEW_OK && at < payload_size;) {
-        uint64_t left = payload_size - at;
-        if (left < 16u) {
-            r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                                "chunk header at offset %llu runs past the end",
-                                (unsigned long long)(base + at));
-            break;
-        }
-        const uint8_t* head = payload + at;
-        uint64_t size = get_le64(head + 8);
-        if (size > left - 16u || pad8(size) > left - 16u) {
-            r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                                "chunk at offset %llu claims %llu bytes, %llu are left",
-                                (unsigned long long)(base + at), (unsigned long long)size,
-                                (unsigned long long)(left - 16u));
-            break;
-        }
-        int which = -1;
-        for (int k = 0; k < CHUNK_COUNT; ++k) {
-            if (memcmp(head, chunk_tags[k], 4) == 0) which = k;
-        }
-        if (which >= 0) {
-            if (present[which]) {
-                r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s appears twice",
-                                    chunk_tags[which]);
-                break;
-            }
-            present[which] = true;
-            chunks[which].p = head + 16;
-            chunks[which].left = size;
-        }
-        at += 16u + pad8(size);
-    }
-    static const int required[] = { CHUNK_RIG0, CHUNK_SKEL, CHUNK_MESH, CHUNK_WGHT };
-    for (size_t i = 0; r == SINEW_OK && i < sizeof required / sizeof required[0]; ++i) {
-        if (!present[required[i]])
-            r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s is missing",
-                                chunk_tags[required[i]]);
-    }
-    if (r == SINEW_OK && present[CHUNK_BKND] != present[CHUNK_BLOB])
-        r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s comes without chunk %s",
-                            present[CHUNK_BKND] ? "BKND" : "BLOB",
-                            present[CHUNK_BKND] ? "BLOB" : "BKND");
-    if (r == SINEW_OK) {
-        cursor c = chunks[CHUNK_RIG0];
-        rig->name = take_string(host, impl, &c, c.left, "the rig name", &r);
-    }
-    if (r == SINEW_OK) r = read_skeleton(host, impl, chunks[CHUNK_SKEL], &rig->skeleton);
-    if (r == SINEW_OK)
-        r = read_mesh(host, impl, CHUNK_MESH, chunks[CHUNK_MESH], &rig->render_mesh);
-    if (r == SINEW_OK && present[CHUNK_SIMM])
-        r = read_mesh(host, impl, CHUNK_SIMM, chunks[CHUNK_SIMM], &rig->simulation_mesh);
-    if (r == SINEW_OK)
-        r = read_weights(host, impl, chunks[CHUNK_WGHT], rig->render_mesh.vertex_count,
-                         &rig->weights);
-    if (r == SINEW_OK && present[CHUNK_BKND]) r = read_backend(host, impl, chunks[CHUNK_BKND]);
-    if (r == SINEW_OK && present[CHUNK_BLOB]) {
-        if (chunks[CHUNK_BLOB].left == 0) {
-            r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk BLOB is empty");
-        } else {
-            /* The blob stays in the payload the file keeps: no copy. */
-            impl->baked.data = chunks[CHUNK_BLOB].p;
-            impl->baked.size = (size_t)chunks[CHUNK_BLOB].left;
-        }
-    }
+    if (r == SINEW_OK) r = find_chunks(host, payload, payload_size, base, chunks, present);
+    if (r == SINEW_OK) r = read_chunks(host, impl, chunks, present);
     if (r != SINEW_OK) {
         free_impl(impl);
         return r;
     }
-    rig->next = &impl->baked;
+    impl->rig.next = &impl->baked;
     *out_impl = impl;
     return SINEW_OK;
 }
