@@ -776,20 +776,16 @@ static void append_times(double* times, size_t* count, const struct aiVectorKey*
     for (uint32_t k = 0; k < n; ++k) times[(*count)++] = keys[k].mTime / tps;
 }
 
-static sinew_result convert_animation(assimp_import* im, const struct aiAnimation* anim,
-                                      uint32_t index, anim_scratch* s, sinew_animation* out)
+/* The animation's channel of each node (s->node_channel), kept for the skeleton's nodes and
+ * those above its root; *key_total: an upper bound of their key times, *above_root: 1 when a
+ * node above the root is animated. */
+static sinew_result collect_channels(assimp_import* im, const struct aiAnimation* anim,
+                                     anim_scratch* s, uint64_t* key_total, int* above_root)
 {
     const import_context* ctx = im->ctx;
-    char fallback[32];
-    snprintf(fallback, sizeof fallback, "animation%u", (unsigned)index);
-    out->name = import_strdup(anim->mName.length ? anim->mName.data : fallback);
-    if (!out->name)
-        return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->path);
-
-    /* Channels by node; only the skeleton and the nodes above its root matter. */
     memset(s->node_channel, 0, (size_t)im->node_count * sizeof *s->node_channel);
-    uint64_t key_total = 2;
-    int above_root = 0;
+    *key_total = 2;
+    *above_root = 0;
     if (anim->mNumChannels > 0 && !anim->mChannels)
         return import_fail(ctx, SINEW_ERROR_FILE_FORMAT, "%s: animation '%s' lists channels it "
                            "does not have", ctx->path, anim->mName.data);
@@ -801,24 +797,30 @@ static sinew_result convert_animation(assimp_import* im, const struct aiAnimatio
         int relevant = im->nodes[node].joint >= 0;
         if (!relevant) {
             for (int32_t k = im->nodes[im->root].parent; k >= 0; k = im->nodes[k].parent)
-                if (k == node) relevant = above_root = 1;
+                if (k == node) relevant = *above_root = 1;
         }
         if (!relevant || s->node_channel[node]) continue;
         sinew_result res = check_channel(im, anim, ch);
         if (res != SINEW_OK) return res;
         s->node_channel[node] = ch;
-        key_total += (uint64_t)ch->mNumPositionKeys + ch->mNumRotationKeys + ch->mNumScalingKeys;
+        *key_total += (uint64_t)ch->mNumPositionKeys + ch->mNumRotationKeys + ch->mNumScalingKeys;
     }
-    if (key_total > MAX_ANIMATION_ENTRIES)
+    if (*key_total > MAX_ANIMATION_ENTRIES)
         return import_fail(ctx, SINEW_ERROR_LIMIT, "%s: animation '%s' has more than %llu keys",
                            ctx->path, anim->mName.data,
                            (unsigned long long)MAX_ANIMATION_ENTRIES);
+    return SINEW_OK;
+}
 
-    double tps = anim->mTicksPerSecond > 0.0 && isfinite(anim->mTicksPerSecond)
-                     ? anim->mTicksPerSecond
-                     : 25.0; /* assimp's documented default when the file gives none */
+/* Every key time of the kept channels in seconds, with 0 and the duration, sorted into
+ * s->times; *unique: how many remain once keys before 0 are dropped (they shape the
+ * interpolation at 0 but are not kept) and times closer than a microsecond merged. */
+static sinew_result key_times(assimp_import* im, const struct aiAnimation* anim, double tps,
+                              uint64_t key_total, anim_scratch* s, size_t* unique)
+{
     double* times = (double*)import_calloc((size_t)key_total, sizeof(double));
-    if (!times) return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->path);
+    if (!times)
+        return import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", im->ctx->path);
     free(s->times);
     s->times = times;
     size_t count = 0;
@@ -833,21 +835,98 @@ static sinew_result convert_animation(assimp_import* im, const struct aiAnimatio
             times[count++] = ch->mRotationKeys[k].mTime / tps;
     }
     qsort(times, count, sizeof *times, compare_doubles);
-    /* Keys before 0 shape the interpolation at 0 but are not kept; times closer than a
-     * microsecond are one key. */
-    size_t unique = 0;
+    *unique = 0;
     for (size_t i = 0; i < count; ++i) {
         if (times[i] < 0.0) continue;
-        if (unique > 0 && times[i] - times[unique - 1] < 1e-6) continue;
-        times[unique++] = times[i];
+        if (*unique > 0 && times[i] - times[*unique - 1] < 1e-6) continue;
+        times[(*unique)++] = times[i];
     }
+    return SINEW_OK;
+}
+
+/* The transform of the nodes above the skeleton's root at `ticks`: animated when above_root,
+ * else their rest transform. */
+static void above_root_at(const assimp_import* im, const anim_scratch* s, int above_root,
+                          double ticks, float above[16])
+{
+    const scene_node* root = &im->nodes[im->root];
+    if (!above_root) {
+        memcpy(above, im->nodes[root->parent].global, 16 * sizeof(float));
+        return;
+    }
+    float m[16];
+    int32_t chain[64];
+    uint32_t depth = 0;
+    memset(above, 0, 16 * sizeof(float));
+    above[0] = above[5] = above[10] = above[15] = 1.0f;
+    for (int32_t a = root->parent; a >= 0; a = im->nodes[a].parent) {
+        if (depth == 64) {
+            /* Deeper chains fall back to their rest transform from here up. */
+            memcpy(above, im->nodes[a].global, 16 * sizeof(float));
+            break;
+        }
+        chain[depth++] = a;
+    }
+    while (depth-- > 0) {
+        float at[3], aq[4], as[3];
+        channel_trs(s->node_channel[chain[depth]], &s->rest[chain[depth]], ticks, at, aq, as);
+        import_compose_trs(at, aq, as, m);
+        import_mat4_mul(above, m, above);
+    }
+}
+
+/* Every joint's local transform at each key time; the root joint's in model space (the nodes
+ * above it come first). */
+static void sample_keys(const assimp_import* im, const anim_scratch* s, double tps,
+                        int above_root, sinew_animation* out)
+{
+    const scene_node* root = &im->nodes[im->root];
+    const uint32_t joints = im->joint_count;
+    for (size_t k = 0; k < out->key_count; ++k) {
+        double ticks = s->times[k] * tps;
+        out->key_times[k] = (float)s->times[k];
+        for (uint32_t j = 0; j < joints; ++j) {
+            uint32_t node = im->joint_nodes[j];
+            size_t e = k * joints + j;
+            float* t = out->translations + e * 3;
+            float* q = out->rotations + e * 4;
+            float* sc = out->scales + e * 3;
+            channel_trs(s->node_channel[node], &s->rest[node], ticks, t, q, sc);
+            if (node != im->root || root->parent < 0) continue;
+            float above[16], local[16], model[16];
+            above_root_at(im, s, above_root, ticks, above);
+            import_compose_trs(t, q, sc, local);
+            import_mat4_mul(above, local, model);
+            import_decompose_trs(model, t, q, sc);
+        }
+    }
+}
+
+static sinew_result convert_animation(assimp_import* im, const struct aiAnimation* anim,
+                                      uint32_t index, anim_scratch* s, sinew_animation* out)
+{
+    const import_context* ctx = im->ctx;
+    char fallback[32];
+    snprintf(fallback, sizeof fallback, "animation%u", (unsigned)index);
+    out->name = import_strdup(anim->mName.length ? anim->mName.data : fallback);
+    if (!out->name)
+        return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->path);
+    uint64_t key_total = 0;
+    int above_root = 0;
+    sinew_result r = collect_channels(im, anim, s, &key_total, &above_root);
+    if (r != SINEW_OK) return r;
+    double tps = anim->mTicksPerSecond > 0.0 && isfinite(anim->mTicksPerSecond)
+                     ? anim->mTicksPerSecond
+                     : 25.0; /* assimp's documented default when the file gives none */
+    size_t unique = 0;
+    r = key_times(im, anim, tps, key_total, s, &unique);
+    if (r != SINEW_OK) return r;
     uint32_t joints = im->joint_count;
     if ((uint64_t)unique * joints > MAX_ANIMATION_ENTRIES)
         return import_fail(ctx, SINEW_ERROR_LIMIT,
                            "%s: animation '%s' needs %zu keys of %u joints, more than %llu",
                            ctx->path, anim->mName.data, unique, (unsigned)joints,
                            (unsigned long long)MAX_ANIMATION_ENTRIES);
-
     size_t entries = unique * joints;
     out->joint_count = joints;
     out->key_count = (uint32_t)unique;
@@ -858,51 +937,7 @@ static sinew_result convert_animation(assimp_import* im, const struct aiAnimatio
     if (!out->key_times || !out->rotations || !out->translations || !out->scales)
         return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory for animation '%s'",
                            ctx->path, anim->mName.data);
-
-    const scene_node* root = &im->nodes[im->root];
-    for (size_t k = 0; k < unique; ++k) {
-        double ticks = times[k] * tps;
-        out->key_times[k] = (float)times[k];
-        for (uint32_t j = 0; j < joints; ++j) {
-            uint32_t node = im->joint_nodes[j];
-            size_t e = k * joints + j;
-            float* t = out->translations + e * 3;
-            float* q = out->rotations + e * 4;
-            float* sc = out->scales + e * 3;
-            channel_trs(s->node_channel[node], &s->rest[node], ticks, t, q, sc);
-            if (node != im->root || root->parent < 0) continue;
-            /* The root joint's local transform is model space: the nodes above it (at this
-             * time when they are animated) come first. */
-            float above[16], local[16], model[16];
-            if (above_root) {
-                float m[16];
-                int32_t chain[64];
-                uint32_t depth = 0;
-                memset(above, 0, sizeof above);
-                above[0] = above[5] = above[10] = above[15] = 1.0f;
-                for (int32_t a = root->parent; a >= 0; a = im->nodes[a].parent) {
-                    if (depth == 64) {
-                        /* Deeper chains fall back to their rest transform from here up. */
-                        memcpy(above, im->nodes[a].global, sizeof above);
-                        break;
-                    }
-                    chain[depth++] = a;
-                }
-                while (depth-- > 0) {
-                    float at[3], aq[4], as[3];
-                    channel_trs(s->node_channel[chain[depth]], &s->rest[chain[depth]], ticks,
-                                at, aq, as);
-                    import_compose_trs(at, aq, as, m);
-                    import_mat4_mul(above, m, above);
-                }
-            } else {
-                memcpy(above, im->nodes[root->parent].global, sizeof above);
-            }
-            import_compose_trs(t, q, sc, local);
-            import_mat4_mul(above, local, model);
-            import_decompose_trs(model, t, q, sc);
-        }
-    }
+    sample_keys(im, s, tps, above_root, out);
     out->duration = out->key_times[unique - 1];
     return SINEW_OK;
 }
