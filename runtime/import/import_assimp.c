@@ -125,115 +125,133 @@ static int32_t find_node(const assimp_import* im, const char* name)
 
 /* Flattens the node tree in pre-order (parents first) without recursion: a file may nest
  * nodes deeper than the C stack would like. */
+/* The walk's stack of nodes still to visit, each with its parent's index. */
+typedef struct node_stack {
+    struct { const struct aiNode* node; int32_t parent; }* items;
+    uint32_t size, capacity;
+} node_stack;
+
+/* Appends `node` under `parent` to im->nodes (grown as needed, at most MAX_NODES) with its
+ * local and global transforms. */
+static sinew_result add_node(assimp_import* im, const struct aiNode* node, int32_t parent,
+                             uint32_t* capacity)
+{
+    uint32_t count = im->node_count;
+    if (count == MAX_NODES)
+        return import_fail(im->ctx, SINEW_ERROR_LIMIT, "%s: more than %u nodes", im->ctx->path,
+                           MAX_NODES);
+    if (count == *capacity) {
+        scene_node* grown = (scene_node*)realloc(im->nodes, 2 * *capacity * sizeof *grown);
+        if (!grown)
+            return import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory",
+                               im->ctx->path);
+        im->nodes = grown;
+        *capacity *= 2;
+    }
+    scene_node* n = &im->nodes[count];
+    memset(n, 0, sizeof *n);
+    n->node = node;
+    n->parent = parent;
+    n->joint = -1;
+    n->depth = parent >= 0 ? im->nodes[parent].depth + 1 : 0;
+    from_ai_matrix(&node->mTransformation, n->local);
+    if (!all_finite(n->local, 16))
+        return import_fail(im->ctx, SINEW_ERROR_FILE_FORMAT,
+                           "%s: node '%s' has a non-finite transform", im->ctx->path,
+                           node->mName.data);
+    if (parent >= 0) import_mat4_mul(im->nodes[parent].global, n->local, n->global);
+    else memcpy(n->global, n->local, sizeof n->global);
+    im->node_count = count + 1;
+    return SINEW_OK;
+}
+
+/* Pushes the children of `node` (index self) in reverse, so that the first comes out first;
+ * warns once when a child names another parent. */
+static sinew_result push_children(assimp_import* im, node_stack* st, const struct aiNode* node,
+                                  int32_t self, int* parent_warned)
+{
+    if (node->mNumChildren > 0 && !node->mChildren)
+        return import_fail(im->ctx, SINEW_ERROR_FILE_FORMAT,
+                           "%s: node '%s' lists children it does not have", im->ctx->path,
+                           node->mName.data);
+    if ((uint64_t)st->size + node->mNumChildren > st->capacity) {
+        uint64_t wanted = (uint64_t)st->size + node->mNumChildren;
+        if (wanted > MAX_NODES)
+            return import_fail(im->ctx, SINEW_ERROR_LIMIT, "%s: more than %u nodes",
+                               im->ctx->path, MAX_NODES);
+        void* grown = realloc(st->items, (size_t)wanted * 2 * sizeof *st->items);
+        if (!grown)
+            return import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory",
+                               im->ctx->path);
+        st->items = grown;
+        st->capacity = (uint32_t)(wanted * 2);
+    }
+    for (uint32_t c = node->mNumChildren; c-- > 0;) {
+        if (!node->mChildren[c])
+            return import_fail(im->ctx, SINEW_ERROR_FILE_FORMAT,
+                               "%s: node '%s' has a missing child", im->ctx->path,
+                               node->mName.data);
+        if (node->mChildren[c]->mParent != node && !*parent_warned) {
+            /* Some importers (HL1 MDL) link mParent along the bone chain while mChildren
+             * lists the bones flat; the tree is what is walked and what counts. */
+            import_log(im->ctx, SINEW_LOG_WARNING,
+                       "%s: node '%s' names another parent than the node listing it; the "
+                       "child lists are used", im->ctx->path, node->mChildren[c]->mName.data);
+            *parent_warned = 1;
+        }
+        st->items[st->size].node = node->mChildren[c];
+        st->items[st->size++].parent = self;
+    }
+    return SINEW_OK;
+}
+
+/* im->by_name: the nodes sorted by name, for find_node. */
+static sinew_result index_names(assimp_import* im)
+{
+    uint32_t count = im->node_count;
+    im->by_name = (node_name*)import_calloc(count, sizeof *im->by_name);
+    if (!im->by_name)
+        return import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory",
+                           im->ctx->path);
+    for (uint32_t i = 0; i < count; ++i) {
+        im->by_name[i].name = im->nodes[i].node->mName.data;
+        im->by_name[i].index = i;
+    }
+    qsort(im->by_name, count, sizeof *im->by_name, compare_node_names);
+    return SINEW_OK;
+}
+
+/* The scene's nodes in depth-first order (parents before children), walked with an explicit
+ * stack so that deep trees cannot overflow the call stack. */
 static sinew_result collect_nodes(assimp_import* im)
 {
     const struct aiNode* root = im->scene->mRootNode;
     if (!root)
         return import_fail(im->ctx, SINEW_ERROR_FILE_FORMAT, "%s: the scene has no root node",
                            im->ctx->path);
-    uint32_t capacity = 64, count = 0, stack_size = 0, stack_capacity = 64;
+    uint32_t capacity = 64;
+    node_stack st = { NULL, 0, 64 };
+    im->node_count = 0;
     im->nodes = (scene_node*)malloc(capacity * sizeof *im->nodes);
-    struct { const struct aiNode* node; int32_t parent; }* stack =
-        malloc(stack_capacity * sizeof *stack);
+    st.items = malloc(st.capacity * sizeof *st.items);
     sinew_result res = SINEW_OK;
     int parent_warned = 0;
-    if (!im->nodes || !stack) {
+    if (!im->nodes || !st.items)
         res = import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", im->ctx->path);
-        goto done;
+    if (res == SINEW_OK) {
+        st.items[0].node = root;
+        st.items[0].parent = -1;
+        st.size = 1;
     }
-    stack[stack_size].node = root;
-    stack[stack_size++].parent = -1;
-    while (stack_size > 0) {
-        const struct aiNode* node = stack[stack_size - 1].node;
-        int32_t parent = stack[--stack_size].parent;
-        if (count == MAX_NODES) {
-            res = import_fail(im->ctx, SINEW_ERROR_LIMIT, "%s: more than %u nodes",
-                              im->ctx->path, MAX_NODES);
-            goto done;
-        }
-        if (count == capacity) {
-            scene_node* grown = (scene_node*)realloc(im->nodes, 2 * capacity * sizeof *grown);
-            if (!grown) {
-                res = import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory",
-                                  im->ctx->path);
-                goto done;
-            }
-            im->nodes = grown;
-            capacity *= 2;
-        }
-        scene_node* n = &im->nodes[count];
-        memset(n, 0, sizeof *n);
-        n->node = node;
-        n->parent = parent;
-        n->joint = -1;
-        n->depth = parent >= 0 ? im->nodes[parent].depth + 1 : 0;
-        from_ai_matrix(&node->mTransformation, n->local);
-        if (!all_finite(n->local, 16)) {
-            res = import_fail(im->ctx, SINEW_ERROR_FILE_FORMAT,
-                              "%s: node '%s' has a non-finite transform", im->ctx->path,
-                              node->mName.data);
-            goto done;
-        }
-        if (parent >= 0) import_mat4_mul(im->nodes[parent].global, n->local, n->global);
-        else memcpy(n->global, n->local, sizeof n->global);
-        int32_t self = (int32_t)count++;
-
-        if (node->mNumChildren > 0 && !node->mChildren) {
-            res = import_fail(im->ctx, SINEW_ERROR_FILE_FORMAT,
-                              "%s: node '%s' lists children it does not have", im->ctx->path,
-                              node->mName.data);
-            goto done;
-        }
-        if ((uint64_t)stack_size + node->mNumChildren > stack_capacity) {
-            uint64_t wanted = (uint64_t)stack_size + node->mNumChildren;
-            if (wanted > MAX_NODES) {
-                res = import_fail(im->ctx, SINEW_ERROR_LIMIT, "%s: more than %u nodes",
-                                  im->ctx->path, MAX_NODES);
-                goto done;
-            }
-            void* grown = realloc(stack, (size_t)wanted * 2 * sizeof *stack);
-            if (!grown) {
-                res = import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory",
-                                  im->ctx->path);
-                goto done;
-            }
-            stack = grown;
-            stack_capacity = (uint32_t)(wanted * 2);
-        }
-        /* Pushed in reverse so that the first child comes out first. */
-        for (uint32_t c = node->mNumChildren; c-- > 0;) {
-            if (!node->mChildren[c]) {
-                res = import_fail(im->ctx, SINEW_ERROR_FILE_FORMAT,
-                                  "%s: node '%s' has a missing child", im->ctx->path,
-                                  node->mName.data);
-                goto done;
-            }
-            if (node->mChildren[c]->mParent != node && !parent_warned) {
-                /* Some importers (HL1 MDL) link mParent along the bone chain while mChildren
-                 * lists the bones flat; the tree is what is walked and what counts. */
-                import_log(im->ctx, SINEW_LOG_WARNING,
-                           "%s: node '%s' names another parent than the node listing it; the "
-                           "child lists are used", im->ctx->path,
-                           node->mChildren[c]->mName.data);
-                parent_warned = 1;
-            }
-            stack[stack_size].node = node->mChildren[c];
-            stack[stack_size++].parent = self;
-        }
+    while (res == SINEW_OK && st.size > 0) {
+        const struct aiNode* node = st.items[st.size - 1].node;
+        int32_t parent = st.items[--st.size].parent;
+        res = add_node(im, node, parent, &capacity);
+        if (res == SINEW_OK)
+            res = push_children(im, &st, node, (int32_t)im->node_count - 1, &parent_warned);
     }
-    im->node_count = count;
-    im->by_name = (node_name*)import_calloc(count, sizeof *im->by_name);
-    if (!im->by_name) {
-        res = import_fail(im->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", im->ctx->path);
-        goto done;
-    }
-    for (uint32_t i = 0; i < count; ++i) {
-        im->by_name[i].name = im->nodes[i].node->mName.data;
-        im->by_name[i].index = i;
-    }
-    qsort(im->by_name, count, sizeof *im->by_name, compare_node_names);
-done:
-    free(stack);
+    if (res == SINEW_OK) res = index_names(im);
+    free(st.items);
     return res;
 }
 
