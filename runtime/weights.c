@@ -551,7 +551,8 @@ static int aw_ray_blocked(const aw_ctx* c, uint32_t v, const double* q)
 /* Skeleton                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-static sinew_result aw_build_skeleton(aw_ctx* c, const float* bind_matrices)
+/* The skeleton's arrays, sized for J joints (at most J-1 bones, or J point influences). */
+static sinew_result aw_alloc_skeleton(aw_ctx* c)
 {
     const sinew_host_api* host = c->host;
     const uint32_t J = c->joint_count;
@@ -564,7 +565,6 @@ static sinew_result aw_build_skeleton(aw_ctx* c, const float* bind_matrices)
     c->dout = sinew_host_calloc(host, (size_t)J * 3, sizeof *c->dout);
     c->has_dout = sinew_host_calloc(host, J, sizeof *c->has_dout);
     c->half_width = sinew_host_calloc(host, J, sizeof *c->half_width);
-    /* At most J-1 bones, or J point influences. */
     c->seg_owner = sinew_host_alloc(host, (size_t)J * sizeof *c->seg_owner);
     c->seg_end = sinew_host_alloc(host, (size_t)J * sizeof *c->seg_end);
     c->seg_dir = sinew_host_calloc(host, (size_t)J * 3, sizeof *c->seg_dir);
@@ -574,22 +574,33 @@ static sinew_result aw_build_skeleton(aw_ctx* c, const float* bind_matrices)
         !c->has_din || !c->dout || !c->has_dout || !c->half_width || !c->seg_owner ||
         !c->seg_end || !c->seg_dir || !c->seg_len || !c->seg_radius)
         return SINEW_ERROR_OUT_OF_MEMORY;
+    return SINEW_OK;
+}
 
+/* Joint positions from the bind matrices and each joint's children in compressed rows. */
+static sinew_result aw_children(aw_ctx* c, const float* bind_matrices)
+{
+    const uint32_t J = c->joint_count;
     for (uint32_t j = 0; j < J; ++j) {
         for (int k = 0; k < 3; ++k) c->jpos[3 * (size_t)j + k] = bind_matrices[16 * (size_t)j + 12 + k];
         if (c->parents[j] >= 0) c->child_offsets[c->parents[j] + 1]++;
     }
     for (uint32_t j = 0; j < J; ++j) c->child_offsets[j + 1] += c->child_offsets[j];
-    {
-        uint32_t* next = sinew_host_alloc(host, (size_t)J * sizeof *next);
-        if (!next) return SINEW_ERROR_OUT_OF_MEMORY;
-        memcpy(next, c->child_offsets, (size_t)J * sizeof *next);
-        for (uint32_t j = 0; j < J; ++j)
-            if (c->parents[j] >= 0) c->children[next[c->parents[j]]++] = j;
-        sinew_host_free(host, next);
-    }
+    uint32_t* next = sinew_host_alloc(c->host, (size_t)J * sizeof *next);
+    if (!next) return SINEW_ERROR_OUT_OF_MEMORY;
+    memcpy(next, c->child_offsets, (size_t)J * sizeof *next);
+    for (uint32_t j = 0; j < J; ++j)
+        if (c->parents[j] >= 0) c->children[next[c->parents[j]]++] = j;
+    sinew_host_free(c->host, next);
+    return SINEW_OK;
+}
 
-    const double min_length = 1e-5 * c->diagonal;
+/* A segment from each joint to each child farther than min_length, grouped by the owning
+ * joint; with none at all, every joint is a point influence (a segment of length 0). Returns
+ * 1 when there are bones, 0 for point influences. */
+static int aw_segments(aw_ctx* c, double min_length)
+{
+    const uint32_t J = c->joint_count;
     uint32_t s = 0;
     for (uint32_t j = 0; j < J; ++j) {
         c->owner_first[j] = s;
@@ -608,21 +619,23 @@ static sinew_result aw_build_skeleton(aw_ctx* c, const float* bind_matrices)
     }
     c->owner_first[J] = s;
     c->segment_count = s;
-    if (s == 0) {
-        /* No bone at all: every joint is a point influence (a segment of length 0). */
-        for (uint32_t j = 0; j < J; ++j) {
-            c->owner_first[j] = j;
-            c->seg_owner[j] = j;
-            c->seg_end[j] = j;
-        }
-        c->owner_first[J] = J;
-        c->segment_count = J;
-        return SINEW_OK;
-    }
-
+    if (s > 0) return 1;
     for (uint32_t j = 0; j < J; ++j) {
-        /* The bone arriving at j comes from the nearest ancestor at another position, so a
-         * chain of coincident joints still blends along a direction. */
+        c->owner_first[j] = j;
+        c->seg_owner[j] = j;
+        c->seg_end[j] = j;
+    }
+    c->owner_first[J] = J;
+    c->segment_count = J;
+    return 0;
+}
+
+/* Per joint the direction of the bone arriving at it (from the nearest ancestor at another
+ * position, so a chain of coincident joints still blends along a direction) and the mean
+ * direction of the bones leaving it (none for bones leaving in opposite directions, a T). */
+static void aw_directions(aw_ctx* c, double min_length)
+{
+    for (uint32_t j = 0; j < c->joint_count; ++j) {
         int32_t a = c->parents[j];
         while (a >= 0) {
             double d[3];
@@ -639,12 +652,20 @@ static sinew_result aw_build_skeleton(aw_ctx* c, const float* bind_matrices)
         for (uint32_t i = c->owner_first[j]; i < c->owner_first[j + 1]; ++i)
             for (int k = 0; k < 3; ++k) sum[k] += c->seg_dir[3 * (size_t)i + k];
         double len = aw_length(sum);
-        /* Bones leaving in opposite directions (a T) have no meaningful mean direction. */
         if (len >= 0.5) {
             for (int k = 0; k < 3; ++k) c->dout[3 * (size_t)j + k] = sum[k] / len;
             c->has_dout[j] = 1;
         }
     }
+}
+
+static sinew_result aw_build_skeleton(aw_ctx* c, const float* bind_matrices)
+{
+    sinew_result r = aw_alloc_skeleton(c);
+    if (r == SINEW_OK) r = aw_children(c, bind_matrices);
+    if (r != SINEW_OK) return r;
+    const double min_length = 1e-5 * c->diagonal;
+    if (aw_segments(c, min_length)) aw_directions(c, min_length);
     return SINEW_OK;
 }
 
@@ -713,31 +734,23 @@ static void aw_label_range(void* data, uint32_t begin, uint32_t end)
     }
 }
 
-static sinew_result aw_label_and_radii(aw_ctx* c)
+/* Each bone's radius: the median distance of the vertices nearest to it (4. in the header
+ * comment), -1 for a bone without any; *fallback: the mean over the measured bones (1 % of the
+ * diagonal when none is). */
+static sinew_result aw_segment_radii(aw_ctx* c, const uint32_t* nearest, const double* nearest_d,
+                                     double* fallback)
 {
     const sinew_host_api* host = c->host;
-    const uint32_t n = c->vertex_count, S = c->segment_count, J = c->joint_count;
-    c->label = sinew_host_alloc(host, (size_t)n * sizeof *c->label);
+    const uint32_t n = c->vertex_count, S = c->segment_count;
     uint32_t* first = sinew_host_calloc(host, (size_t)S + 1, sizeof *first);
     double* dist = sinew_host_alloc(host, (size_t)n * sizeof *dist);
-    uint32_t* nearest = sinew_host_alloc(host, (size_t)n * sizeof *nearest);
-    double* nearest_d = sinew_host_alloc(host, (size_t)n * sizeof *nearest_d);
+    uint32_t* next = sinew_host_alloc(host, (size_t)S * sizeof *next);
     sinew_result result = SINEW_ERROR_OUT_OF_MEMORY;
-    if (!c->label || !first || !dist || !nearest || !nearest_d) goto done;
-
-    aw_label_job job = { c, nearest, nearest_d };
-    sinew_host_parallel_for(host, aw_label_range, &job, n, 256);
-
-    /* Radii from plain nearest bones (4. in the header comment). */
+    if (!first || !dist || !next) goto done;
     for (uint32_t v = 0; v < n; ++v) first[nearest[v] + 1]++;
     for (uint32_t s = 0; s < S; ++s) first[s + 1] += first[s];
-    {
-        uint32_t* next = sinew_host_alloc(host, (size_t)S * sizeof *next);
-        if (!next) goto done;
-        memcpy(next, first, (size_t)S * sizeof *next);
-        for (uint32_t v = 0; v < n; ++v) dist[next[nearest[v]]++] = nearest_d[v];
-        sinew_host_free(host, next);
-    }
+    memcpy(next, first, (size_t)S * sizeof *next);
+    for (uint32_t v = 0; v < n; ++v) dist[next[nearest[v]]++] = nearest_d[v];
     double global_sum = 0.0;
     uint32_t global_count = 0;
     for (uint32_t s = 0; s < S; ++s) {
@@ -750,35 +763,49 @@ static sinew_result aw_label_and_radii(aw_ctx* c)
         global_sum += c->seg_radius[s];
         global_count++;
     }
-    const double fallback = global_count ? global_sum / global_count : 0.01 * c->diagonal;
-    /* A bone whose vertices all lie on it still gets a blend of positive width. */
-    const double floor_radius = 1e-4 * c->diagonal + 1e-12;
+    *fallback = global_count ? global_sum / global_count : 0.01 * c->diagonal;
+    result = SINEW_OK;
+done:
+    sinew_host_free(host, first);
+    sinew_host_free(host, dist);
+    sinew_host_free(host, next);
+    return result;
+}
 
-    /* Joint radii: mean of the bone arriving and the mean of the bones leaving; a joint
-     * without any measured bone takes its parent's (parents first: walk up). */
-    for (uint32_t j = 0; j < J; ++j) c->half_width[j] = -1.0;
-    for (uint32_t j = 0; j < J; ++j) {
-        double sum = 0.0;
-        uint32_t count = 0;
-        for (uint32_t i = c->owner_first[j]; i < c->owner_first[j + 1]; ++i) {
-            if (c->seg_radius[i] >= 0.0) {
-                sum += c->seg_radius[i];
-                count++;
-            }
+/* The radius of joint j from its bones: the mean of the bone arriving and the mean of the
+ * bones leaving, whichever are measured; -1 when none is. */
+static double aw_joint_radius(const aw_ctx* c, uint32_t j)
+{
+    double sum = 0.0;
+    uint32_t count = 0;
+    for (uint32_t i = c->owner_first[j]; i < c->owner_first[j + 1]; ++i) {
+        if (c->seg_radius[i] >= 0.0) {
+            sum += c->seg_radius[i];
+            count++;
         }
-        double out_r = count ? sum / count : -1.0;
-        double in_r = -1.0;
-        int32_t p = c->parents[j];
-        if (p >= 0) {
-            for (uint32_t i = c->owner_first[p]; i < c->owner_first[p + 1]; ++i)
-                if (c->seg_end[i] == j) in_r = c->seg_radius[i];
-        }
-        double r = -1.0;
-        if (in_r >= 0.0 && out_r >= 0.0) r = 0.5 * (in_r + out_r);
-        else if (in_r >= 0.0) r = in_r;
-        else if (out_r >= 0.0) r = out_r;
-        c->half_width[j] = r; /* a radius for now */
     }
+    double out_r = count ? sum / count : -1.0;
+    double in_r = -1.0;
+    int32_t p = c->parents[j];
+    if (p >= 0) {
+        for (uint32_t i = c->owner_first[p]; i < c->owner_first[p + 1]; ++i)
+            if (c->seg_end[i] == j) in_r = c->seg_radius[i];
+    }
+    if (in_r >= 0.0 && out_r >= 0.0) return 0.5 * (in_r + out_r);
+    if (in_r >= 0.0) return in_r;
+    return out_r;
+}
+
+/* Blend half-widths: each joint's radius (aw_joint_radius; a joint without any measured bone
+ * takes its nearest measured ancestor's, else the fallback), at least a small floor so that a
+ * bone whose vertices all lie on it still blends over a positive width, times
+ * AW_BLEND_HALF_WIDTH. */
+static void aw_joint_half_widths(aw_ctx* c, double fallback)
+{
+    const uint32_t J = c->joint_count;
+    const double floor_radius = 1e-4 * c->diagonal + 1e-12;
+    for (uint32_t j = 0; j < J; ++j) c->half_width[j] = -1.0;
+    for (uint32_t j = 0; j < J; ++j) c->half_width[j] = aw_joint_radius(c, j); /* a radius for now */
     for (uint32_t j = 0; j < J; ++j) {
         double r = c->half_width[j];
         int32_t a = c->parents[j];
@@ -792,10 +819,23 @@ static sinew_result aw_label_and_radii(aw_ctx* c)
         c->half_width[j] = r;
     }
     for (uint32_t j = 0; j < J; ++j) c->half_width[j] *= AW_BLEND_HALF_WIDTH;
-    result = SINEW_OK;
-done:
-    sinew_host_free(host, first);
-    sinew_host_free(host, dist);
+}
+
+static sinew_result aw_label_and_radii(aw_ctx* c)
+{
+    const sinew_host_api* host = c->host;
+    const uint32_t n = c->vertex_count;
+    c->label = sinew_host_alloc(host, (size_t)n * sizeof *c->label);
+    uint32_t* nearest = sinew_host_alloc(host, (size_t)n * sizeof *nearest);
+    double* nearest_d = sinew_host_alloc(host, (size_t)n * sizeof *nearest_d);
+    sinew_result result = SINEW_ERROR_OUT_OF_MEMORY;
+    double fallback = 0.0;
+    if (c->label && nearest && nearest_d) {
+        aw_label_job job = { c, nearest, nearest_d };
+        sinew_host_parallel_for(host, aw_label_range, &job, n, 256);
+        result = aw_segment_radii(c, nearest, nearest_d, &fallback);
+    }
+    if (result == SINEW_OK) aw_joint_half_widths(c, fallback);
     sinew_host_free(host, nearest);
     sinew_host_free(host, nearest_d);
     return result;
