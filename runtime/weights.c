@@ -1203,6 +1203,63 @@ static sinew_result aw_validate(const sinew_host_api* host, uint32_t vertex_coun
     return SINEW_OK;
 }
 
+/* The weights of the welded vertices in c->rows: mesh, grid, skeleton, radii, geometric rows,
+ * then the smoothness limiter before and after truncating to max_influences (7.). */
+static sinew_result aw_weights(aw_ctx* c, uint32_t vertex_count, const float* positions,
+                               uint32_t triangle_count, const uint32_t* indices,
+                               const float* bind_matrices, uint32_t max_influences)
+{
+    const sinew_host_api* host = c->host;
+    uint32_t violations = 0;
+    sinew_result result;
+    if ((result = aw_weld(c, vertex_count, positions)) != SINEW_OK) return result;
+    if ((result = aw_build_mesh(c, triangle_count, indices)) != SINEW_OK) return result;
+    if ((result = aw_build_grid(c)) != SINEW_OK) return result;
+    if ((result = aw_build_skeleton(c, bind_matrices)) != SINEW_OK) return result;
+    if ((result = aw_label_and_radii(c)) != SINEW_OK) return result;
+    if (!aw_rows_alloc(host, &c->rows, c->vertex_count)) return SINEW_ERROR_OUT_OF_MEMORY;
+    if (!aw_rows_alloc(host, &c->scratch, 1)) return SINEW_ERROR_OUT_OF_MEMORY; /* for aw_mix */
+    for (uint32_t v = 0; v < c->vertex_count; ++v) aw_geometric_row(c, v);
+    if ((result = aw_limit(c, AW_LIMIT, AW_WORK_CAP, &violations)) != SINEW_OK) return result;
+    /* Truncate once, then let the limiter repair what truncation broke (7.). */
+    for (uint32_t v = 0; v < c->vertex_count; ++v) {
+        uint32_t joints[AW_MIX_CAP];
+        double w[AW_MIX_CAP];
+        uint32_t m = aw_gather(&c->rows, v, 1.0, joints, w, 0, AW_MIX_CAP);
+        aw_store_row(&c->rows, v, joints, w, m, max_influences, 1);
+    }
+    if ((result = aw_limit(c, AW_LIMIT, max_influences, &violations)) != SINEW_OK) return result;
+    if (violations)
+        sinew_host_log(host, SINEW_LOG_WARNING,
+                       "sinew_compute_auto_weights: %u edges still differ by more than %.2f",
+                       violations, AW_LIMIT);
+    return SINEW_OK;
+}
+
+/* The welded rows handed to every vertex of the input, in compressed rows. */
+static sinew_result aw_output(const aw_ctx* c, uint32_t vertex_count, sinew_auto_weights* out)
+{
+    const sinew_host_api* host = c->host;
+    size_t total = 0;
+    for (uint32_t v = 0; v < vertex_count; ++v) total += c->rows.count[c->weld[v]];
+    out->offsets = sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof *out->offsets);
+    out->joints = sinew_host_alloc(host, total * sizeof *out->joints);
+    out->weights = sinew_host_alloc(host, total * sizeof *out->weights);
+    if (!out->offsets || !out->joints || !out->weights) return SINEW_ERROR_OUT_OF_MEMORY;
+    uint32_t at = 0;
+    for (uint32_t v = 0; v < vertex_count; ++v) {
+        uint32_t w = c->weld[v];
+        out->offsets[v] = at;
+        memcpy(out->joints + at, c->rows.joint + (size_t)w * AW_WORK_CAP,
+               c->rows.count[w] * sizeof *out->joints);
+        memcpy(out->weights + at, c->rows.weight + (size_t)w * AW_WORK_CAP,
+               c->rows.count[w] * sizeof *out->weights);
+        at += c->rows.count[w];
+    }
+    out->offsets[vertex_count] = at;
+    return SINEW_OK;
+}
+
 sinew_result sinew_compute_auto_weights(const sinew_host_api* host, uint32_t vertex_count,
                                         const float* positions, uint32_t triangle_count,
                                         const uint32_t* indices, uint32_t joint_count,
@@ -1222,51 +1279,10 @@ sinew_result sinew_compute_auto_weights(const sinew_host_api* host, uint32_t ver
     c.host = host;
     c.joint_count = joint_count;
     c.parents = parents;
-    uint32_t violations = 0;
-    if ((result = aw_weld(&c, vertex_count, positions)) != SINEW_OK) goto fail;
-    if ((result = aw_build_mesh(&c, triangle_count, indices)) != SINEW_OK) goto fail;
-    if ((result = aw_build_grid(&c)) != SINEW_OK) goto fail;
-    if ((result = aw_build_skeleton(&c, bind_matrices)) != SINEW_OK) goto fail;
-    if ((result = aw_label_and_radii(&c)) != SINEW_OK) goto fail;
-    result = SINEW_ERROR_OUT_OF_MEMORY;
-    if (!aw_rows_alloc(host, &c.rows, c.vertex_count)) goto fail;
-    if (!aw_rows_alloc(host, &c.scratch, 1)) goto fail; /* one row for aw_mix */
-    for (uint32_t v = 0; v < c.vertex_count; ++v) aw_geometric_row(&c, v);
-    if ((result = aw_limit(&c, AW_LIMIT, AW_WORK_CAP, &violations)) != SINEW_OK) goto fail;
-    /* Truncate once, then let the limiter repair what truncation broke (7.). */
-    for (uint32_t v = 0; v < c.vertex_count; ++v) {
-        uint32_t joints[AW_MIX_CAP];
-        double w[AW_MIX_CAP];
-        uint32_t m = aw_gather(&c.rows, v, 1.0, joints, w, 0, AW_MIX_CAP);
-        aw_store_row(&c.rows, v, joints, w, m, max_influences, 1);
-    }
-    if ((result = aw_limit(&c, AW_LIMIT, max_influences, &violations)) != SINEW_OK)
+    if ((result = aw_weights(&c, vertex_count, positions, triangle_count, indices,
+                             bind_matrices, max_influences)) != SINEW_OK)
         goto fail;
-    if (violations)
-        sinew_host_log(host, SINEW_LOG_WARNING,
-                       "sinew_compute_auto_weights: %u edges still differ by more than %.2f",
-                       violations, AW_LIMIT);
-
-    size_t total = 0;
-    for (uint32_t v = 0; v < vertex_count; ++v) total += c.rows.count[c.weld[v]];
-    out->offsets = sinew_host_alloc(host, ((size_t)vertex_count + 1) * sizeof *out->offsets);
-    out->joints = sinew_host_alloc(host, total * sizeof *out->joints);
-    out->weights = sinew_host_alloc(host, total * sizeof *out->weights);
-    if (!out->offsets || !out->joints || !out->weights) {
-        result = SINEW_ERROR_OUT_OF_MEMORY;
-        goto fail;
-    }
-    uint32_t at = 0;
-    for (uint32_t v = 0; v < vertex_count; ++v) {
-        uint32_t w = c.weld[v];
-        out->offsets[v] = at;
-        memcpy(out->joints + at, c.rows.joint + (size_t)w * AW_WORK_CAP,
-               c.rows.count[w] * sizeof *out->joints);
-        memcpy(out->weights + at, c.rows.weight + (size_t)w * AW_WORK_CAP,
-               c.rows.count[w] * sizeof *out->weights);
-        at += c.rows.count[w];
-    }
-    out->offsets[vertex_count] = at;
+    if ((result = aw_output(&c, vertex_count, out)) != SINEW_OK) goto fail;
     aw_ctx_free(&c);
     return SINEW_OK;
 
