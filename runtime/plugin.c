@@ -46,31 +46,30 @@ void sinew_plugins_unload(sinew_world* world)
     world->plugin_count = world->plugin_capacity = 0;
 }
 
-sinew_result sinew_world_load_plugin(sinew_world* world, const char* path)
+/* dlopen of `path` and its entry point (POSIX guarantees that a function pointer survives a
+ * round trip through void*). */
+static sinew_result open_plugin(const sinew_host_api* host, const char* path, void** lib,
+                                sinew_plugin_entry_fn* entry)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    const sinew_host_api* host = &world->host;
-    if (!path || !*path)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "plugin: path is empty");
-    sinew_result r = sinew_grow(host, (void**)&world->plugins, &world->plugin_capacity,
-                                world->plugin_count + 1u, sizeof(void*));
-    if (r != SINEW_OK) return r;
-    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
+    *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!*lib) {
         const char* err = dlerror();
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_LOAD, "plugin %s: cannot load (%s)", path,
                                err ? err : "unknown error");
     }
-    /* POSIX guarantees that a function pointer survives a round trip through void*. */
-    void* sym = dlsym(lib, SINEW_PLUGIN_ENTRY_NAME);
-    if (!sym) {
-        dlclose(lib);
+    void* sym = dlsym(*lib, SINEW_PLUGIN_ENTRY_NAME);
+    if (!sym)
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_LOAD, "plugin %s: no entry point %s", path,
                                SINEW_PLUGIN_ENTRY_NAME);
-    }
-    sinew_plugin_entry_fn entry;
-    memcpy(&entry, &sym, sizeof entry);
+    memcpy(entry, &sym, sizeof *entry);
+    return SINEW_OK;
+}
 
+/* The entry point's answer to the host's ABI range and struct sizes: a version inside the
+ * range and at least one backend table. */
+static sinew_result negotiate(const sinew_host_api* host, const char* path,
+                              sinew_plugin_entry_fn entry, sinew_plugin_info* answer)
+{
     sinew_host_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = (uint32_t)sizeof info;
@@ -80,56 +79,81 @@ sinew_result sinew_world_load_plugin(sinew_world* world, const char* path)
     info.sizeof_rig_view = (uint32_t)sizeof(sinew_rig_view);
     info.sizeof_host_api = (uint32_t)sizeof(sinew_host_api);
     info.host = host;
-    sinew_plugin_info answer;
-    memset(&answer, 0, sizeof answer);
-    answer.struct_size = (uint32_t)sizeof answer;
-
-    r = entry(&info, &answer);
-    if (r != SINEW_OK) {
-        dlclose(lib);
+    memset(answer, 0, sizeof *answer);
+    answer->struct_size = (uint32_t)sizeof *answer;
+    sinew_result r = entry(&info, answer);
+    if (r != SINEW_OK)
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                "plugin %s: refused the host's ABI versions %u..%u (%s)", path,
                                info.abi_version_min, info.abi_version_max, sinew_result_string(r));
-    }
-    if (answer.struct_size < PLUGIN_INFO_MIN_SIZE ||
-        answer.abi_version < info.abi_version_min || answer.abi_version > info.abi_version_max) {
-        dlclose(lib);
+    if (answer->struct_size < PLUGIN_INFO_MIN_SIZE ||
+        answer->abi_version < info.abi_version_min || answer->abi_version > info.abi_version_max)
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                "plugin %s: answered ABI version %u, outside the host's %u..%u",
-                               path, answer.abi_version, info.abi_version_min,
+                               path, answer->abi_version, info.abi_version_min,
                                info.abi_version_max);
-    }
-    if (answer.backend_count == 0 || !answer.backends) {
-        dlclose(lib);
+    if (answer->backend_count == 0 || !answer->backends)
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                "plugin %s: succeeded but offered no backend table", path);
-    }
-    for (uint32_t i = 0; i < answer.backend_count; ++i) {
-        r = sinew_validate_backend_table(host, answer.backends[i], path);
+    return SINEW_OK;
+}
+
+/* Every offered table valid, no name twice in the plugin or already in the world. */
+static sinew_result check_tables(sinew_world* world, const char* path,
+                                 const sinew_plugin_info* answer)
+{
+    const sinew_host_api* host = &world->host;
+    for (uint32_t i = 0; i < answer->backend_count; ++i) {
+        sinew_result r = sinew_validate_backend_table(host, answer->backends[i], path);
         for (uint32_t k = 0; r == SINEW_OK && k < i; ++k) {
-            if (strcmp(answer.backends[k]->name, answer.backends[i]->name) == 0)
+            if (strcmp(answer->backends[k]->name, answer->backends[i]->name) == 0)
                 r = sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                     "plugin %s: offers backend \"%s\" twice", path,
-                                    answer.backends[i]->name);
+                                    answer->backends[i]->name);
         }
-        if (r == SINEW_OK && sinew_world_find_backend(world, answer.backends[i]->name))
+        if (r == SINEW_OK && sinew_world_find_backend(world, answer->backends[i]->name))
             r = sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                 "plugin %s: backend \"%s\" is already registered", path,
-                                answer.backends[i]->name);
+                                answer->backends[i]->name);
+        if (r != SINEW_OK) return r;
+    }
+    return SINEW_OK;
+}
+
+/* Registers all of the plugin's tables or, on a failure, none. */
+static sinew_result register_tables(sinew_world* world, const sinew_plugin_info* answer)
+{
+    uint32_t plugin_id = world->plugin_count + 1u;
+    uint32_t before = world->backend_count;
+    for (uint32_t i = 0; i < answer->backend_count; ++i) {
+        sinew_result r = sinew_world_add_backend(world, answer->backends[i], plugin_id);
         if (r != SINEW_OK) {
-            dlclose(lib);
+            world->backend_count = before;
             return r;
         }
     }
-    uint32_t plugin_id = world->plugin_count + 1u;
-    uint32_t before = world->backend_count;
-    for (uint32_t i = 0; i < answer.backend_count; ++i) {
-        r = sinew_world_add_backend(world, answer.backends[i], plugin_id);
-        if (r != SINEW_OK) {
-            world->backend_count = before; /* all or nothing */
-            dlclose(lib);
-            return r;
-        }
+    return SINEW_OK;
+}
+
+sinew_result sinew_world_load_plugin(sinew_world* world, const char* path)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &world->host;
+    if (!path || !*path)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "plugin: path is empty");
+    sinew_result r = sinew_grow(host, (void**)&world->plugins, &world->plugin_capacity,
+                                world->plugin_count + 1u, sizeof(void*));
+    if (r != SINEW_OK) return r;
+    void* lib = NULL;
+    sinew_plugin_entry_fn entry = NULL;
+    sinew_plugin_info answer;
+    r = open_plugin(host, path, &lib, &entry);
+    if (r == SINEW_OK) r = negotiate(host, path, entry, &answer);
+    if (r == SINEW_OK) r = check_tables(world, path, &answer);
+    if (r == SINEW_OK) r = register_tables(world, &answer);
+    if (r != SINEW_OK) {
+        if (lib) dlclose(lib);
+        return r;
     }
     world->plugins[world->plugin_count++] = lib;
     sinew_host_log(host, SINEW_LOG_INFO, "plugin %s: registered %u backends (ABI %u)", path,
