@@ -597,38 +597,107 @@ typedef struct anim_scratch {
     float* angles;
 } anim_scratch;
 
+/* The animation's header: the frame count (at least 1) and the animated joint count (at most
+ * the skeleton's), within what the bytes left can hold and the key limit allows. */
+static sinew_result read_anim_header(text_reader* r, uint32_t joints, uint32_t* frames,
+                                     uint32_t* animated)
+{
+    sinew_result res;
+    if ((res = read_count(r, 0, "the frame count", frames)) != SINEW_OK ||
+        (res = read_count(r, 1, "the animated joint count", animated)) != SINEW_OK)
+        return res;
+    unsigned header_line = (unsigned)r->line;
+    if ((res = end_line(r, "the animated joint count")) != SINEW_OK) return res;
+    if (*frames == 0)
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: the animation has no frames",
+                           r->file, header_line);
+    if (*animated > joints)
+        return import_fail(r->ctx, SINEW_ERROR_JOINT_COUNT,
+                           "%s:%u: animates %u joints, but the skeleton has %u", r->file,
+                           header_line, (unsigned)*animated, (unsigned)joints);
+    uint64_t per_frame = MIN_STAMP_BYTES +
+                         (uint64_t)*animated * (MIN_AXIS_BYTES + MIN_ANGLE_BYTES);
+    if ((uint64_t)*frames * per_frame > (uint64_t)bytes_left(r) + 1u)
+        return import_fail(r->ctx, SINEW_ERROR_FILE_TRUNCATED,
+                           "%s:%u: announces %u frames of %u joints, but only %zu bytes "
+                           "follow", r->file, header_line, (unsigned)*frames,
+                           (unsigned)*animated, bytes_left(r));
+    if ((uint64_t)*frames * joints > MAX_ANIMATION_ENTRIES)
+        return import_fail(r->ctx, SINEW_ERROR_LIMIT,
+                           "%s:%u: %u frames of %u joints exceed the limit of %llu keys",
+                           r->file, header_line, (unsigned)*frames, (unsigned)joints,
+                           (unsigned long long)MAX_ANIMATION_ENTRIES);
+    return SINEW_OK;
+}
+
+/* One frame's lines: the time stamp, an axis line per animated joint, the angles' line. */
+static sinew_result read_frame(text_reader* r, uint32_t animated, anim_scratch* s)
+{
+    sinew_result res;
+    if ((res = read_integer(r, 0, "a frame's time stamp")) != SINEW_OK ||
+        (res = end_line(r, "a frame's time stamp")) != SINEW_OK)
+        return res;
+    for (uint32_t j = 0; j < animated; ++j) {
+        float* axis = s->axes + (size_t)j * 3;
+        if ((res = read_float(r, 0, "a rotation axis' x", &axis[0])) != SINEW_OK) return res;
+        s->axis_lines[j] = r->line;
+        if ((res = read_float(r, 1, "a rotation axis' y", &axis[1])) != SINEW_OK ||
+            (res = read_float(r, 1, "a rotation axis' z", &axis[2])) != SINEW_OK ||
+            (res = end_line(r, "a rotation axis' z")) != SINEW_OK)
+            return res;
+    }
+    for (uint32_t j = 0; j < animated; ++j) {
+        if ((res = read_float(r, j > 0, "a joint's rotation angle", &s->angles[j])) != SINEW_OK)
+            return res;
+    }
+    if (animated > 0 && (res = end_line(r, "the rotation angles")) != SINEW_OK) return res;
+    return SINEW_OK;
+}
+
+/* Frame f's keys: each animated joint turned by its angle about its axis (a zero axis only
+ * with a zero angle), the others at rest; the rotation turns the joint about its own rest
+ * position in its parent's frame: local(t) = T(p_j - p_parent) * R_j(t), with unit scale. */
+static sinew_result store_frame(text_reader* r, const sinew_character* character, uint32_t f,
+                                uint32_t animated, const anim_scratch* s, sinew_animation* anim)
+{
+    const uint32_t joints = anim->joint_count;
+    anim->key_times[f] = TEXT_KEY_SPACING * (float)f;
+    for (uint32_t j = 0; j < joints; ++j) {
+        size_t e = (size_t)f * joints + j;
+        float* q = anim->rotations + e * 4;
+        q[0] = q[1] = q[2] = 0.0f;
+        q[3] = 1.0f;
+        if (j < animated) {
+            const float* axis = s->axes + (size_t)j * 3;
+            double length = sqrt((double)axis[0] * axis[0] + (double)axis[1] * axis[1] +
+                                 (double)axis[2] * axis[2]);
+            if (length < 1e-12) {
+                if (s->angles[j] != 0.0f)
+                    return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
+                                       "%s:%u: joint %u turns by %g about a zero axis", r->file,
+                                       (unsigned)s->axis_lines[j], (unsigned)j,
+                                       (double)s->angles[j]);
+            } else {
+                import_quat_axis_angle(axis, s->angles[j], q);
+            }
+        }
+        const float* rest = character->rest_local + (size_t)j * 16;
+        for (int i = 0; i < 3; ++i) {
+            anim->translations[e * 3 + i] = rest[12 + i];
+            anim->scales[e * 3 + i] = 1.0f;
+        }
+    }
+    return SINEW_OK;
+}
+
 static sinew_result parse_anim_body(text_reader* r, const sinew_character* character,
                                     sinew_animation* anim, anim_scratch* s)
 {
     uint32_t joints = character->rig.skeleton.joint_count;
     uint32_t frames, animated;
-    sinew_result res;
-    if ((res = read_count(r, 0, "the frame count", &frames)) != SINEW_OK ||
-        (res = read_count(r, 1, "the animated joint count", &animated)) != SINEW_OK)
-        return res;
-    unsigned header_line = (unsigned)r->line;
-    if ((res = end_line(r, "the animated joint count")) != SINEW_OK) return res;
-    if (frames == 0)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: the animation has no frames",
-                           r->file, header_line);
-    if (animated > joints)
-        return import_fail(r->ctx, SINEW_ERROR_JOINT_COUNT,
-                           "%s:%u: animates %u joints, but the skeleton has %u", r->file,
-                           header_line, (unsigned)animated, (unsigned)joints);
-    uint64_t per_frame = MIN_STAMP_BYTES +
-                         (uint64_t)animated * (MIN_AXIS_BYTES + MIN_ANGLE_BYTES);
-    if ((uint64_t)frames * per_frame > (uint64_t)bytes_left(r) + 1u)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_TRUNCATED,
-                           "%s:%u: announces %u frames of %u joints, but only %zu bytes "
-                           "follow", r->file, header_line, (unsigned)frames, (unsigned)animated,
-                           bytes_left(r));
+    sinew_result res = read_anim_header(r, joints, &frames, &animated);
+    if (res != SINEW_OK) return res;
     uint64_t entries = (uint64_t)frames * joints;
-    if (entries > MAX_ANIMATION_ENTRIES)
-        return import_fail(r->ctx, SINEW_ERROR_LIMIT,
-                           "%s:%u: %u frames of %u joints exceed the limit of %llu keys",
-                           r->file, header_line, (unsigned)frames, (unsigned)joints,
-                           (unsigned long long)MAX_ANIMATION_ENTRIES);
-
     anim->joint_count = joints;
     anim->key_count = frames;
     anim->key_times = (float*)import_calloc(frames, sizeof(float));
@@ -644,55 +713,10 @@ static sinew_result parse_anim_body(text_reader* r, const sinew_character* chara
         (animated > 0 && (!s->axes || !s->axis_lines || !s->angles)))
         return import_fail(r->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory for %u frames",
                            r->file, (unsigned)frames);
-
     for (uint32_t f = 0; f < frames; ++f) {
-        if ((res = read_integer(r, 0, "a frame's time stamp")) != SINEW_OK ||
-            (res = end_line(r, "a frame's time stamp")) != SINEW_OK)
+        if ((res = read_frame(r, animated, s)) != SINEW_OK ||
+            (res = store_frame(r, character, f, animated, s, anim)) != SINEW_OK)
             return res;
-        for (uint32_t j = 0; j < animated; ++j) {
-            float* axis = s->axes + (size_t)j * 3;
-            if ((res = read_float(r, 0, "a rotation axis' x", &axis[0])) != SINEW_OK) return res;
-            s->axis_lines[j] = r->line;
-            if ((res = read_float(r, 1, "a rotation axis' y", &axis[1])) != SINEW_OK ||
-                (res = read_float(r, 1, "a rotation axis' z", &axis[2])) != SINEW_OK ||
-                (res = end_line(r, "a rotation axis' z")) != SINEW_OK)
-                return res;
-        }
-        for (uint32_t j = 0; j < animated; ++j) {
-            if ((res = read_float(r, j > 0, "a joint's rotation angle", &s->angles[j])) !=
-                SINEW_OK)
-                return res;
-        }
-        if (animated > 0 && (res = end_line(r, "the rotation angles")) != SINEW_OK) return res;
-
-        anim->key_times[f] = TEXT_KEY_SPACING * (float)f;
-        for (uint32_t j = 0; j < joints; ++j) {
-            size_t e = (size_t)f * joints + j;
-            float* q = anim->rotations + e * 4;
-            q[0] = q[1] = q[2] = 0.0f;
-            q[3] = 1.0f;
-            if (j < animated) {
-                const float* axis = s->axes + (size_t)j * 3;
-                double length = sqrt((double)axis[0] * axis[0] + (double)axis[1] * axis[1] +
-                                     (double)axis[2] * axis[2]);
-                if (length < 1e-12) {
-                    if (s->angles[j] != 0.0f)
-                        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                                           "%s:%u: joint %u turns by %g about a zero axis",
-                                           r->file, (unsigned)s->axis_lines[j], (unsigned)j,
-                                           (double)s->angles[j]);
-                } else {
-                    import_quat_axis_angle(axis, s->angles[j], q);
-                }
-            }
-            /* The rotation turns the joint about its own rest position in its parent's
-             * frame: local(t) = T(p_j - p_parent) * R_j(t), with unit scale. */
-            const float* rest = character->rest_local + (size_t)j * 16;
-            for (int i = 0; i < 3; ++i) {
-                anim->translations[e * 3 + i] = rest[12 + i];
-                anim->scales[e * 3 + i] = 1.0f;
-            }
-        }
     }
     anim->duration = anim->key_times[frames - 1];
     return expect_end(r, "the last frame");
