@@ -296,6 +296,47 @@ static sinew_result read_index(text_reader* r, const text_mesh* mesh, uint32_t* 
     return SINEW_OK;
 }
 
+/* One OFF face of 3 or more corners, fanned into triangles from its first corner and appended
+ * to mesh->indices (*capacity triangles, grown as polygons need). */
+static sinew_result read_face(text_reader* r, text_mesh* mesh, size_t* triangles,
+                              size_t* capacity)
+{
+    uint32_t corners, first, previous, current;
+    sinew_result res = read_count(r, 0, "a face's corner count", &corners);
+    if (res != SINEW_OK) return res;
+    if (corners < 3)
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
+                           "%s:%u: a face with %u corners (at least 3 are needed)", r->file,
+                           (unsigned)r->line, (unsigned)corners);
+    if ((res = read_index(r, mesh, &first)) != SINEW_OK ||
+        (res = read_index(r, mesh, &previous)) != SINEW_OK)
+        return res;
+    for (uint32_t c = 2; c < corners; ++c) {
+        if ((res = read_index(r, mesh, &current)) != SINEW_OK) return res;
+        if (*triangles == *capacity) {
+            /* Only polygons get here: each adds corners - 3 triangles beyond the count. */
+            if (*capacity >= UINT32_MAX / 6)
+                return import_fail(r->ctx, SINEW_ERROR_LIMIT, "%s:%u: more than %u triangles",
+                                   r->file, (unsigned)r->line, (unsigned)(UINT32_MAX / 6));
+            size_t grown = *capacity * 2;
+            uint32_t* bigger = (uint32_t*)realloc(mesh->indices, grown * 3 * sizeof(uint32_t));
+            if (!bigger)
+                return import_fail(r->ctx, SINEW_ERROR_OUT_OF_MEMORY,
+                                   "%s: out of memory for %zu triangles", r->file, grown);
+            mesh->indices = bigger;
+            *capacity = grown;
+        }
+        uint32_t* tri = mesh->indices + *triangles * 3;
+        tri[0] = first;
+        tri[1] = previous;
+        tri[2] = current;
+        ++*triangles;
+        previous = current;
+    }
+    skip_line(r);
+    return SINEW_OK;
+}
+
 static sinew_result parse_off_body(text_reader* r, text_mesh* mesh)
 {
     token header;
@@ -340,42 +381,8 @@ static sinew_result parse_off_body(text_reader* r, text_mesh* mesh)
     }
 
     size_t triangles = 0;
-    for (uint32_t f = 0; f < face_count; ++f) {
-        uint32_t corners, first, previous, current;
-        if ((res = read_count(r, 0, "a face's corner count", &corners)) != SINEW_OK) return res;
-        if (corners < 3)
-            return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                               "%s:%u: a face with %u corners (at least 3 are needed)", r->file,
-                               (unsigned)r->line, (unsigned)corners);
-        if ((res = read_index(r, mesh, &first)) != SINEW_OK ||
-            (res = read_index(r, mesh, &previous)) != SINEW_OK)
-            return res;
-        for (uint32_t c = 2; c < corners; ++c) {
-            if ((res = read_index(r, mesh, &current)) != SINEW_OK) return res;
-            if (triangles == capacity) {
-                /* Only polygons get here: each adds corners - 3 triangles beyond the count. */
-                if (capacity >= UINT32_MAX / 6)
-                    return import_fail(r->ctx, SINEW_ERROR_LIMIT,
-                                       "%s:%u: more than %u triangles", r->file,
-                                       (unsigned)r->line, (unsigned)(UINT32_MAX / 6));
-                size_t grown = capacity * 2;
-                uint32_t* bigger = (uint32_t*)realloc(mesh->indices,
-                                                      grown * 3 * sizeof(uint32_t));
-                if (!bigger)
-                    return import_fail(r->ctx, SINEW_ERROR_OUT_OF_MEMORY,
-                                       "%s: out of memory for %zu triangles", r->file, grown);
-                mesh->indices = bigger;
-                capacity = grown;
-            }
-            uint32_t* tri = mesh->indices + triangles * 3;
-            tri[0] = first;
-            tri[1] = previous;
-            tri[2] = current;
-            ++triangles;
-            previous = current;
-        }
-        skip_line(r);
-    }
+    for (uint32_t f = 0; f < face_count; ++f)
+        if ((res = read_face(r, mesh, &triangles, &capacity)) != SINEW_OK) return res;
     mesh->triangle_count = (uint32_t)triangles;
     return expect_end(r, "the last face");
 }
