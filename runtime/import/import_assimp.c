@@ -584,6 +584,30 @@ static sinew_result fill_mesh(assimp_import* im, sinew_character* character)
     return SINEW_OK;
 }
 
+/* A bone listed twice for one mesh gives a vertex two entries of one joint: they are merged,
+ * compacting the rows in place (the write position never passes the read position). */
+static void merge_repeated_joints(import_storage* st, uint32_t vertices)
+{
+    uint32_t* offsets = st->weight_offsets;
+    uint32_t write = 0, read_start = 0;
+    for (uint32_t v = 0; v < vertices; ++v) {
+        uint32_t read_end = offsets[v + 1], row = write;
+        for (uint32_t e = read_start; e < read_end; ++e) {
+            uint32_t k = row;
+            while (k < write && st->weight_joints[k] != st->weight_joints[e]) ++k;
+            if (k < write) {
+                st->weight_values[k] += st->weight_values[e];
+            } else {
+                st->weight_joints[write] = st->weight_joints[e];
+                st->weight_values[write++] = st->weight_values[e];
+            }
+        }
+        offsets[v] = row;
+        read_start = read_end;
+    }
+    offsets[vertices] = write;
+}
+
 static sinew_result fill_weights(assimp_import* im, sinew_character* character)
 {
     import_storage* st = import_storage_of(character);
@@ -647,25 +671,7 @@ static sinew_result fill_weights(assimp_import* im, sinew_character* character)
     }
     free(cursor);
 
-    /* A bone listed twice for one mesh gives a vertex two entries of one joint: merge them,
-     * compacting the rows in place (the write position never passes the read position). */
-    uint32_t write = 0, read_start = 0;
-    for (uint32_t v = 0; v < vertices; ++v) {
-        uint32_t read_end = offsets[v + 1], row = write;
-        for (uint32_t e = read_start; e < read_end; ++e) {
-            uint32_t k = row;
-            while (k < write && st->weight_joints[k] != st->weight_joints[e]) ++k;
-            if (k < write) {
-                st->weight_values[k] += st->weight_values[e];
-            } else {
-                st->weight_joints[write] = st->weight_joints[e];
-                st->weight_values[write++] = st->weight_values[e];
-            }
-        }
-        offsets[v] = row;
-        read_start = read_end;
-    }
-    offsets[vertices] = write;
+    merge_repeated_joints(st, vertices);
     return SINEW_OK;
 }
 
