@@ -389,15 +389,17 @@ static bool has_bake(const sinew_backend_vtable* vt)
     return vt->struct_size >= end && vt->bake != NULL;
 }
 
-sinew_result sinew_bake_write(sinew_world* world, sinew_rig rig, const char* backend,
-                              const sinew_param* params, uint32_t param_count, const char* path)
+/* sinew_bake_write's arguments: a path, a live rig, parameters with keys and values of a
+ * writable length, and a registered backend when one is named (*vt, else NULL). */
+static sinew_result check_bake_args(sinew_world* world, sinew_rig rig, const char* backend,
+                                    const sinew_param* params, uint32_t param_count,
+                                    const char* path, const sinew_backend_vtable** vt)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     const sinew_host_api* whost = &world->host;
+    *vt = NULL;
     if (!path || !*path)
         return sinew_host_fail(whost, SINEW_ERROR_INVALID_ARGUMENT, "sinew_bake_write: path is empty");
-    const sinew_rig_data* data = sinew_world_get_rig(world, rig);
-    if (!data)
+    if (!sinew_world_get_rig(world, rig))
         return sinew_host_fail(whost, SINEW_ERROR_INVALID_HANDLE,
                                "sinew_bake_write: rig handle 0x%08x is not a live rig", rig.id);
     if (param_count > 0 && !params)
@@ -413,15 +415,53 @@ sinew_result sinew_bake_write(sinew_world* world, sinew_rig rig, const char* bac
             return sinew_host_fail(whost, SINEW_ERROR_LIMIT,
                                    "sinew_bake_write: parameter %u is too long", i);
     }
-    const sinew_backend_vtable* vt = NULL;
     if (backend && *backend) {
-        vt = sinew_world_find_backend(world, backend);
-        if (!vt)
+        *vt = sinew_world_find_backend(world, backend);
+        if (!*vt)
             return sinew_host_fail(whost, SINEW_ERROR_UNKNOWN_BACKEND,
                                    "sinew_bake_write: no backend named \"%s\" is registered",
                                    backend);
     }
+    return SINEW_OK;
+}
 
+/* The backend's blob for the rig into `blob`: it must return a result and write something.
+ * The backend gets the world's own host (whost): its lines are its own business; ours go to
+ * `host`, which names the file. */
+static sinew_result bake_blob(const sinew_host_api* whost, const sinew_host_api* host,
+                              const sinew_backend_vtable* vt, const sinew_rig_data* data,
+                              const sinew_param* params, uint32_t param_count, blob_buffer* blob)
+{
+    const sinew_rig_view* v = &data->view;
+    double start = now_seconds();
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "backend \"%s\" baking rig \"%s\" (%u joints, %u vertices, %u simulation "
+                   "vertices)", vt->name, data->name, v->joint_count,
+                   v->render_mesh.vertex_count, v->simulation_mesh.vertex_count);
+    sinew_bake_writer writer = { blob_write, blob };
+    sinew_result r = vt->bake(whost, v, params, param_count, &writer);
+    if (r > SINEW_OK)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "backend \"%s\": bake returned %d, which is not a result",
+                               vt->name, (int)r);
+    if (r == SINEW_OK && blob->size == 0)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "backend \"%s\": bake succeeded but wrote nothing", vt->name);
+    if (r == SINEW_OK)
+        sinew_host_log(host, SINEW_LOG_INFO, "backend \"%s\" baked %zu bytes in %.3f s",
+                       vt->name, blob->size, now_seconds() - start);
+    return r;
+}
+
+sinew_result sinew_bake_write(sinew_world* world, sinew_rig rig, const char* backend,
+                              const sinew_param* params, uint32_t param_count, const char* path)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* whost = &world->host;
+    const sinew_backend_vtable* vt = NULL;
+    sinew_result r = check_bake_args(world, rig, backend, params, param_count, path, &vt);
+    if (r != SINEW_OK) return r;
+    const sinew_rig_data* data = sinew_world_get_rig(world, rig);
     char* label = make_label(whost, path);
     size_t tmp_size = strlen(path) + 5u;
     char* tmp = (char*)sinew_host_alloc(whost, tmp_size);
@@ -433,36 +473,12 @@ sinew_result sinew_bake_write(sinew_world* world, sinew_rig rig, const char* bac
     snprintf(tmp, tmp_size, "%s.tmp", path);
     sinew_prefix_logger prefix;
     sinew_host_api host = sinew_host_with_prefix(whost, label, &prefix);
-    const sinew_rig_view* v = &data->view;
-    double start = now_seconds();
-    sinew_result r = SINEW_OK;
-
     blob_buffer blob = { whost, NULL, 0u, 0u };
     bool baked = vt && has_bake(vt);
-    if (vt && !baked) {
+    if (vt && !baked)
         sinew_host_log(&host, SINEW_LOG_INFO,
                        "backend \"%s\" has no bake function: writing the rig only", vt->name);
-    }
-    if (baked) {
-        sinew_host_log(&host, SINEW_LOG_INFO,
-                       "backend \"%s\" baking rig \"%s\" (%u joints, %u vertices, %u simulation "
-                       "vertices)", vt->name, data->name, v->joint_count,
-                       v->render_mesh.vertex_count, v->simulation_mesh.vertex_count);
-        sinew_bake_writer writer = { blob_write, &blob };
-        /* The backend gets the world's own host: its lines are its own business. */
-        r = vt->bake(whost, v, params, param_count, &writer);
-        if (r > SINEW_OK) {
-            r = sinew_host_fail(&host, SINEW_ERROR_BACKEND_FAILED,
-                                "backend \"%s\": bake returned %d, which is not a result",
-                                vt->name, (int)r);
-        } else if (r == SINEW_OK && blob.size == 0) {
-            r = sinew_host_fail(&host, SINEW_ERROR_BACKEND_FAILED,
-                                "backend \"%s\": bake succeeded but wrote nothing", vt->name);
-        }
-        if (r == SINEW_OK)
-            sinew_host_log(&host, SINEW_LOG_INFO, "backend \"%s\" baked %zu bytes in %.3f s",
-                           vt->name, blob.size, now_seconds() - start);
-    }
+    if (baked) r = bake_blob(whost, &host, vt, data, params, param_count, &blob);
     if (r == SINEW_OK) {
         double write_start = now_seconds();
         uint64_t file_size = 0;
