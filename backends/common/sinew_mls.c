@@ -220,21 +220,12 @@ static void normalise3(double v[3])
     if (l > 0.0) v[0] /= l, v[1] /= l, v[2] /= l;
 }
 
-static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scratch, uint32_t j)
+/* Sec. 5's weights theta = (1 - r / rho)^3 (eq. 4) of the nearest neighbours: the first K of
+ * `found` hits with rho the (K+1)-th's distance, or all of them with rho 1.5 times the last's
+ * when fewer were found (flagged short); rho grows while every weight is 0. Returns the count. */
+static uint32_t support_weights(const sinew_geodesic_hit* hits, uint32_t found,
+                                mls_vertex_report* rep, double w[SINEW_MLS_K])
 {
-    const sinew_geodesic* geo = c->geo;
-    mls_vertex_report* rep = &c->reports[j];
-    memset(rep, 0, sizeof *rep);
-    double xj[3] = {c->render_positions[3u * (size_t)j], c->render_positions[3u * (size_t)j + 1u],
-                    c->render_positions[3u * (size_t)j + 2u]};
-    double q[3], bary[3];
-    uint32_t tri = sinew_geodesic_closest(geo, xj, q, bary);
-    rep->surface_distance = sqrt((xj[0] - q[0]) * (xj[0] - q[0]) + (xj[1] - q[1]) * (xj[1] - q[1]) +
-                                 (xj[2] - q[2]) * (xj[2] - q[2]));
-    sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
-    uint32_t found = sinew_geodesic_nearest(c->host, geo, scratch, tri, q, SINEW_MLS_K + 1u, hits);
-    if (found == SINEW_GEODESIC_NONE) return SINEW_ERROR_OUT_OF_MEMORY;
-    /* found >= 1: the source triangle's corners are always seeded. */
     uint32_t count = found;
     double rho;
     if (found == SINEW_MLS_K + 1u) {
@@ -245,10 +236,8 @@ static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scrat
         rho = 1.5 * hits[found - 1u].distance;
     }
     if (!(rho > 0.0)) rho = 1.0;
-    double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
-    double wsum = 0.0;
     for (;;) {
-        wsum = 0.0;
+        double wsum = 0.0;
         for (uint32_t i = 0; i < count; ++i) {
             double t = 1.0 - hits[i].distance / rho;
             w[i] = t > 0.0 ? t * t * t : 0.0; /* eq. 4 */
@@ -257,21 +246,22 @@ static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scrat
         if (wsum > 0.0) break;
         rho *= 1.5; /* every neighbour tied with the (K+1)-th: widen the support */
     }
-    for (uint32_t i = 0; i < count; ++i)
-        for (int k = 0; k < 3; ++k) {
-            xs[i][k] = geo->positions[3u * (size_t)hits[i].vertex + (size_t)k];
-            ns[i][k] = c->sim_normals[3u * (size_t)hits[i].vertex + (size_t)k];
-        }
+    return count;
+}
 
-    /* Positions: quadratic MLS. Directions of G dropped by the pseudo-inverse can leave the
-     * constant and linear monomials of x_j unreproduced (on surface data G always has a near-null
-     * direction, the local quadric through the neighbours, with eigenvalues around 1e-9 of the
-     * largest on the male mesh, and x_j sits slightly off it). Rather than the paper's fallback
-     * to linear MLS, which loses quadratic precision, the residual is removed by the smallest
-     * w-weighted change of the weights (linear MLS applied to the residual): eq. 8 then holds
-     * exactly while quadratic maps stay reproduced up to the dropped part. */
-    double xsc[SINEW_MLS_K][3], xjc[3], n_ij[SINEW_MLS_K], b[MLS_QUADRATIC_TERMS];
-    double rescale = centre_and_scale((const double(*)[3])xs, w, count, xj, xsc, xjc);
+/* Positions: quadratic MLS. Directions of G dropped by the pseudo-inverse can leave the
+ * constant and linear monomials of x_j unreproduced (on surface data G always has a near-null
+ * direction, the local quadric through the neighbours, with eigenvalues around 1e-9 of the
+ * largest on the male mesh, and x_j sits slightly off it). Rather than the paper's fallback
+ * to linear MLS, which loses quadratic precision, the residual is removed by the smallest
+ * w-weighted change of the weights (linear MLS applied to the residual): eq. 8 then holds
+ * exactly while quadratic maps stay reproduced up to the dropped part. */
+static void position_weights(const bake_ctx* c, const double (*xs)[3], const double* w,
+                             uint32_t count, const double xj[3], mls_vertex_report* rep,
+                             double* n_ij)
+{
+    double xsc[SINEW_MLS_K][3], xjc[3], b[MLS_QUADRATIC_TERMS];
+    double rescale = centre_and_scale(xs, w, count, xj, xsc, xjc);
     basis(xjc, MLS_QUADRATIC_TERMS, b);
     mls_shape((const double(*)[3])xsc, w, count, b, MLS_QUADRATIC_TERMS, n_ij);
     for (int pass = 0; pass < 2; ++pass) {
@@ -292,16 +282,15 @@ static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scrat
         mls_shape((const double(*)[3])xsc, w, count, res, MLS_LINEAR_TERMS, delta);
         for (uint32_t i = 0; i < count; ++i) n_ij[i] += delta[i];
     }
+}
 
-    /* Normals: linear MLS in normal space (the paper's pi(n)). */
-    double nj[3] = {c->render_normals[3u * (size_t)j], c->render_normals[3u * (size_t)j + 1u],
-                    c->render_normals[3u * (size_t)j + 2u]};
-    double nsc[SINEW_MLS_K][3], njc[3], nn_ij[SINEW_MLS_K];
-    centre_and_scale((const double(*)[3])ns, w, count, nj, nsc, njc);
-    basis(njc, MLS_LINEAR_TERMS, b);
-    mls_shape((const double(*)[3])nsc, w, count, b, MLS_LINEAR_TERMS, nn_ij);
-
-    /* Store, and measure what the stored weights do at rest. */
+/* Vertex j's stored weights (K per vertex, padded with a valid index of weight 0) and what
+ * they give at rest: the weights' L1 norm, the distance from x_j, the normal's angle. */
+static void store_vertex(const bake_ctx* c, uint32_t j, const sinew_geodesic_hit* hits,
+                         uint32_t count, const double (*xs)[3], const double (*ns)[3],
+                         const double* n_ij, const double* nn_ij, const double xj[3],
+                         const double nj[3], mls_vertex_report* rep)
+{
     uint32_t* idx = c->out->indices + (size_t)j * SINEW_MLS_K;
     float* wp = c->out->weights + (size_t)j * SINEW_MLS_K;
     float* wn = c->out->normal_weights + (size_t)j * SINEW_MLS_K;
@@ -319,7 +308,7 @@ static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scrat
                 rest[k] += n_ij[i] * xs[i][k];
                 nrest[k] += nn_ij[i] * ns[i][k];
             }
-        } else { /* padding: a valid index with no weight */
+        } else {
             idx[i] = hits[0].vertex;
             wp[i] = 0.0f;
             wn[i] = 0.0f;
@@ -334,6 +323,41 @@ static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scrat
     normalise3(nju);
     double cosang = nrest[0] * nju[0] + nrest[1] * nju[1] + nrest[2] * nju[2];
     rep->normal_angle = acos(cosang > 1.0 ? 1.0 : (cosang < -1.0 ? -1.0 : cosang));
+}
+
+static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scratch, uint32_t j)
+{
+    const sinew_geodesic* geo = c->geo;
+    mls_vertex_report* rep = &c->reports[j];
+    memset(rep, 0, sizeof *rep);
+    double xj[3] = {c->render_positions[3u * (size_t)j], c->render_positions[3u * (size_t)j + 1u],
+                    c->render_positions[3u * (size_t)j + 2u]};
+    double q[3], bary[3];
+    uint32_t tri = sinew_geodesic_closest(geo, xj, q, bary);
+    rep->surface_distance = sqrt((xj[0] - q[0]) * (xj[0] - q[0]) + (xj[1] - q[1]) * (xj[1] - q[1]) +
+                                 (xj[2] - q[2]) * (xj[2] - q[2]));
+    sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
+    uint32_t found = sinew_geodesic_nearest(c->host, geo, scratch, tri, q, SINEW_MLS_K + 1u, hits);
+    if (found == SINEW_GEODESIC_NONE) return SINEW_ERROR_OUT_OF_MEMORY;
+    /* found >= 1: the source triangle's corners are always seeded. */
+    double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
+    uint32_t count = support_weights(hits, found, rep, w);
+    for (uint32_t i = 0; i < count; ++i)
+        for (int k = 0; k < 3; ++k) {
+            xs[i][k] = geo->positions[3u * (size_t)hits[i].vertex + (size_t)k];
+            ns[i][k] = c->sim_normals[3u * (size_t)hits[i].vertex + (size_t)k];
+        }
+    double n_ij[SINEW_MLS_K], nn_ij[SINEW_MLS_K];
+    position_weights(c, (const double(*)[3])xs, w, count, xj, rep, n_ij);
+    /* Normals: linear MLS in normal space (the paper's pi(n)). */
+    double nj[3] = {c->render_normals[3u * (size_t)j], c->render_normals[3u * (size_t)j + 1u],
+                    c->render_normals[3u * (size_t)j + 2u]};
+    double nsc[SINEW_MLS_K][3], njc[3], b[MLS_LINEAR_TERMS];
+    centre_and_scale((const double(*)[3])ns, w, count, nj, nsc, njc);
+    basis(njc, MLS_LINEAR_TERMS, b);
+    mls_shape((const double(*)[3])nsc, w, count, b, MLS_LINEAR_TERMS, nn_ij);
+    store_vertex(c, j, hits, count, (const double(*)[3])xs, (const double(*)[3])ns, n_ij, nn_ij,
+                 xj, nj, rep);
     return SINEW_OK;
 }
 
