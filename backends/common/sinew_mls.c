@@ -637,23 +637,14 @@ size_t sinew_mls_scratch_size(const sinew_mls_weights* weights)
     return 8u * sizeof(float) * (size_t)weights->simulation_count;
 }
 
-sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
-                                  const sinew_mls_weights* weights, uint32_t simulation_count,
-                                  const float* sim_positions, const float* sim_normals,
-                                  float* out_positions, size_t position_stride,
-                                  float* out_normals, size_t normal_stride, void* scratch,
-                                  size_t scratch_size)
+/* sinew_mls_apply's arrays: weights baked for simulation_count vertices, finite inputs,
+ * outputs with strides of whole floats (at least 12 bytes), distinct, and scratch big enough. */
+static sinew_result check_apply(const sinew_host_api* host, const sinew_mls_weights* weights,
+                                uint32_t simulation_count, const float* sim_positions,
+                                const float* sim_normals, const float* out_positions,
+                                size_t position_stride, const float* out_normals,
+                                size_t normal_stride, const void* scratch, size_t scratch_size)
 {
-    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
-    if ((unsigned)simd > (unsigned)SINEW_SIMD_AUTO || simd == SINEW_SIMD_COUNT)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_mls_apply: simd value %d is not an instruction set",
-                               (int)simd);
-    sinew_mls_kernel_fn kernel = kernel_for(sinew_mls_resolve(simd));
-    if (!kernel)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "sinew_mls_apply: simd '%s' is not built in or not run by this CPU",
-                               sinew_simd_name(simd));
     if (!weights || !weights->indices || !weights->weights || !weights->normal_weights ||
         weights->render_count == 0)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
@@ -672,8 +663,6 @@ sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
     if (!out_positions)
         return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
                                "sinew_mls_apply: out_positions is NULL");
-    if (!position_stride) position_stride = 12u;
-    if (!normal_stride) normal_stride = 12u;
     if (position_stride < 12u || position_stride % 4u ||
         (out_normals && (normal_stride < 12u || normal_stride % 4u)))
         return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
@@ -693,6 +682,32 @@ sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
     if (sim_normals && !all_finite(sim_normals, 3u * (size_t)simulation_count))
         return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                "sinew_mls_apply: sim_normals holds NaN or infinity");
+    return SINEW_OK;
+}
+
+sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
+                                  const sinew_mls_weights* weights, uint32_t simulation_count,
+                                  const float* sim_positions, const float* sim_normals,
+                                  float* out_positions, size_t position_stride,
+                                  float* out_normals, size_t normal_stride, void* scratch,
+                                  size_t scratch_size)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if ((unsigned)simd > (unsigned)SINEW_SIMD_AUTO || simd == SINEW_SIMD_COUNT)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_apply: simd value %d is not an instruction set",
+                               (int)simd);
+    sinew_mls_kernel_fn kernel = kernel_for(sinew_mls_resolve(simd));
+    if (!kernel)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "sinew_mls_apply: simd '%s' is not built in or not run by this CPU",
+                               sinew_simd_name(simd));
+    if (!position_stride) position_stride = 12u;
+    if (!normal_stride) normal_stride = 12u;
+    sinew_result r = check_apply(host, weights, simulation_count, sim_positions, sim_normals,
+                                 out_positions, position_stride, out_normals, normal_stride,
+                                 scratch, scratch_size);
+    if (r != SINEW_OK) return r;
     apply_ctx ctx;
     ctx.kernel = kernel;
     ctx.frame.indices = weights->indices;
@@ -709,9 +724,8 @@ sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
     float* owned = NULL; /* records allocated for this call */
 #if defined(SINEW_SKIN_X86)
     /* Each simulation vertex is read by about 100 render-vertex entries: interleaving its
-     * position and normal once lets the kernel fetch both with one load per entry (on male
-     * about 5 us spent for 100 saved). Without the memory the kernel reads the caller's
-     * arrays instead: the same bits, more slowly. */
+     * position and normal once lets the kernel fetch both with one load per entry. Without
+     * the memory the kernel reads the caller's arrays instead: the same bits, more slowly. */
     if (kernel == sinew_mls_kernel_avx2 && ctx.frame.sim_normals && weights->packed) {
         float* records = (float*)scratch;
         if (!records)
@@ -723,7 +737,7 @@ sinew_result sinew_mls_apply_simd(const sinew_host_api* host, sinew_simd simd,
         }
     }
 #endif
-    /* About 5 us of work per 256 vertices: chunks big enough to hide the job overhead. */
+    /* Chunks of 1024 render vertices: big enough to hide the job system's overhead. */
     sinew_host_parallel_for(host, apply_range, &ctx, weights->render_count, 1024u);
     sinew_host_free(host, owned);
     return SINEW_OK;
