@@ -56,6 +56,87 @@ static void make_empty(sinew_spatial_hash* h)
     h->box_count = 0;
 }
 
+/* Pass 1: each box's first entry (box_offset) and *entries in all; boxes over max_cells cells
+ * count as large (*large) and take no entry. 0 when the entries would pass 2^31. */
+static int count_entries(sinew_spatial_hash* h, const double* boxes, uint32_t count,
+                         double inv_cell, size_t* entries, uint32_t* large)
+{
+    *entries = 0;
+    *large = 0;
+    for (uint32_t b = 0; b < count; ++b) {
+        int32_t lo[3], hi[3];
+        uint64_t k = sinew_spatial_hash_box_cells(boxes, b, inv_cell, lo, hi);
+        h->box_offset[b] = (uint32_t)*entries;
+        if (k > h->max_cells) ++*large;
+        else *entries += (size_t)k;
+        if (*entries > (size_t)UINT32_MAX / 2u) return 0;
+    }
+    h->box_offset[count] = (uint32_t)*entries;
+    return 1;
+}
+
+/* Room for `large` large boxes, `entries` entries and a table of at least twice as many
+ * buckets as entries (which keeps buckets short), zeroed. 0 when out of memory. */
+static int reserve(const sinew_host_api* host, sinew_spatial_hash* h, size_t entries,
+                   uint32_t large)
+{
+    size_t large_cap = h->large_capacity;
+    if (!grow(host, &h->large, &large_cap, large ? large : 1u)) return 0;
+    h->large_capacity = (uint32_t)large_cap;
+    size_t entry_cap = h->entry_capacity;
+    size_t bucket_cap = h->entry_capacity;
+    if (!grow(host, &h->entries, &entry_cap, entries ? entries : 1u)) return 0;
+    if (!grow(host, &h->entry_bucket, &bucket_cap, entries ? entries : 1u)) return 0;
+    h->entry_capacity = entry_cap < bucket_cap ? entry_cap : bucket_cap;
+    uint32_t table = 64u;
+    while (table < SINEW_SPATIAL_HASH_MAX_TABLE && (size_t)table < 2u * entries) table <<= 1;
+    size_t table_cap = h->table_capacity;
+    if (!grow(host, &h->bucket_start, &table_cap, (size_t)table + 1u)) return 0;
+    h->table_capacity = (uint32_t)table_cap;
+    h->table_size = table;
+    memset(h->bucket_start, 0, ((size_t)table + 1u) * sizeof(uint32_t));
+    return 1;
+}
+
+/* Pass 2: the bucket of every entry, counted per bucket (at q + 1), and the large boxes. */
+static void bucket_entries(sinew_spatial_hash* h, const double* boxes, uint32_t count,
+                           double inv_cell)
+{
+    const uint32_t mask = h->table_size - 1u;
+    uint32_t large = 0;
+    for (uint32_t b = 0; b < count; ++b) {
+        int32_t lo[3], hi[3];
+        uint64_t k = sinew_spatial_hash_box_cells(boxes, b, inv_cell, lo, hi);
+        if (k == 0) continue;
+        if (k > h->max_cells) {
+            h->large[large++] = b;
+            continue;
+        }
+        uint32_t e = h->box_offset[b];
+        for (int32_t i = lo[0]; i <= hi[0]; ++i)
+            for (int32_t j = lo[1]; j <= hi[1]; ++j)
+                for (int32_t l = lo[2]; l <= hi[2]; ++l) {
+                    uint32_t q = sinew_spatial_hash_bucket(i, j, l, mask);
+                    h->entry_bucket[e++] = q;
+                    h->bucket_start[q + 1]++;
+                }
+    }
+    h->large_count = large;
+}
+
+/* Pass 3: bucket starts from the counts, then the entries scattered in box order (so each
+ * bucket lists its boxes increasing) with bucket_start[q] as the cursor, shifted back after. */
+static void scatter_entries(sinew_spatial_hash* h, uint32_t count)
+{
+    const uint32_t table = h->table_size;
+    for (uint32_t q = 0; q < table; ++q) h->bucket_start[q + 1] += h->bucket_start[q];
+    for (uint32_t b = 0; b < count; ++b)
+        for (uint32_t e = h->box_offset[b]; e < h->box_offset[b + 1]; ++e)
+            h->entries[h->bucket_start[h->entry_bucket[e]]++] = b;
+    for (uint32_t q = table; q > 0; --q) h->bucket_start[q] = h->bucket_start[q - 1];
+    h->bucket_start[0] = 0;
+}
+
 sinew_result sinew_spatial_hash_build(const sinew_host_api* host, sinew_spatial_hash* h,
                                       const double* boxes, uint32_t count, double cell,
                                       uint32_t max_cells)
@@ -74,76 +155,19 @@ sinew_result sinew_spatial_hash_build(const sinew_host_api* host, sinew_spatial_
     h->cell = cell;
     h->max_cells = max_cells;
     h->boxes = boxes;
-
-    size_t box_cap = h->box_capacity;
+    size_t box_cap = h->box_capacity, entries = 0;
+    uint32_t large = 0;
     if (!grow(host, &h->box_offset, &box_cap, (size_t)count + 1u)) goto oom;
     h->box_capacity = (uint32_t)box_cap;
-
-    /* Pass 1: entries per box; large boxes listed apart. */
-    size_t entries = 0;
-    uint32_t large = 0;
-    for (uint32_t b = 0; b < count; ++b) {
-        int32_t lo[3], hi[3];
-        uint64_t k = sinew_spatial_hash_box_cells(boxes, b, inv_cell, lo, hi);
-        h->box_offset[b] = (uint32_t)entries;
-        if (k > max_cells) ++large;
-        else entries += (size_t)k;
-        if (entries > (size_t)UINT32_MAX / 2u) {
-            make_empty(h);
-            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                                   "spatial hash: more than 2^31 entries for %u boxes of cell %g",
-                                   count, cell);
-        }
+    if (!count_entries(h, boxes, count, inv_cell, &entries, &large)) {
+        make_empty(h);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "spatial hash: more than 2^31 entries for %u boxes of cell %g",
+                               count, cell);
     }
-    h->box_offset[count] = (uint32_t)entries;
-    size_t large_cap = h->large_capacity;
-    if (!grow(host, &h->large, &large_cap, large ? large : 1u)) goto oom;
-    h->large_capacity = (uint32_t)large_cap;
-    size_t entry_cap = h->entry_capacity;
-    size_t bucket_cap = h->entry_capacity;
-    if (!grow(host, &h->entries, &entry_cap, entries ? entries : 1u)) goto oom;
-    if (!grow(host, &h->entry_bucket, &bucket_cap, entries ? entries : 1u)) goto oom;
-    h->entry_capacity = entry_cap < bucket_cap ? entry_cap : bucket_cap;
-
-    /* A table of at least twice as many buckets as entries keeps buckets short. */
-    uint32_t table = 64u;
-    while (table < SINEW_SPATIAL_HASH_MAX_TABLE && (size_t)table < 2u * entries) table <<= 1;
-    size_t table_cap = h->table_capacity;
-    if (!grow(host, &h->bucket_start, &table_cap, (size_t)table + 1u)) goto oom;
-    h->table_capacity = (uint32_t)table_cap;
-    h->table_size = table;
-    const uint32_t mask = table - 1u;
-    memset(h->bucket_start, 0, ((size_t)table + 1u) * sizeof(uint32_t));
-
-    /* Pass 2: the bucket of every entry, counted per bucket (at q + 1). */
-    large = 0;
-    for (uint32_t b = 0; b < count; ++b) {
-        int32_t lo[3], hi[3];
-        uint64_t k = sinew_spatial_hash_box_cells(boxes, b, inv_cell, lo, hi);
-        if (k == 0) continue;
-        if (k > max_cells) {
-            h->large[large++] = b;
-            continue;
-        }
-        uint32_t e = h->box_offset[b];
-        for (int32_t i = lo[0]; i <= hi[0]; ++i)
-            for (int32_t j = lo[1]; j <= hi[1]; ++j)
-                for (int32_t l = lo[2]; l <= hi[2]; ++l) {
-                    uint32_t q = sinew_spatial_hash_bucket(i, j, l, mask);
-                    h->entry_bucket[e++] = q;
-                    h->bucket_start[q + 1]++;
-                }
-    }
-    h->large_count = large;
-    for (uint32_t q = 0; q < table; ++q) h->bucket_start[q + 1] += h->bucket_start[q];
-
-    /* Pass 3: scatter in box order (so each bucket lists its boxes increasing), using
-     * bucket_start[q] as the cursor; afterwards bucket_start[q] holds the start of q + 1. */
-    for (uint32_t b = 0; b < count; ++b)
-        for (uint32_t e = h->box_offset[b]; e < h->box_offset[b + 1]; ++e)
-            h->entries[h->bucket_start[h->entry_bucket[e]]++] = b;
-    for (uint32_t q = table; q > 0; --q) h->bucket_start[q] = h->bucket_start[q - 1];
-    h->bucket_start[0] = 0;
+    if (!reserve(host, h, entries, large)) goto oom;
+    bucket_entries(h, boxes, count, inv_cell);
+    scatter_entries(h, count);
     h->entry_count = entries;
     h->box_count = count;
     return SINEW_OK;
