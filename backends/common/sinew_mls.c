@@ -444,6 +444,50 @@ static void area_normals(const float* positions, uint32_t vertex_count, const ui
     }
 }
 
+/* Every render vertex's weights (bake_vertex) in chunks over the job system; a chunk whose
+ * geodesic searches ran out of memory fails the bake. */
+static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* geo,
+                             const sinew_mesh_view* simulation, const sinew_mesh_view* render,
+                             const float* sim_normals, const float* render_normals,
+                             mls_vertex_report* reports, sinew_result* status,
+                             sinew_mls_weights* out)
+{
+    const uint32_t R = render->vertex_count;
+    const uint32_t chunks = (R + MLS_CHUNK - 1u) / MLS_CHUNK;
+    bake_ctx ctx;
+    ctx.host = host;
+    ctx.geo = geo;
+    ctx.sim_normals = sim_normals;
+    ctx.render_positions = render->positions;
+    ctx.render_normals = render_normals;
+    ctx.render_count = R;
+    ctx.diagonal = bounding_diagonal(simulation->positions, simulation->vertex_count);
+    ctx.out = out;
+    ctx.reports = reports;
+    ctx.chunk_status = status;
+    sinew_host_parallel_for(host, bake_range, &ctx, chunks, 1u);
+    for (uint32_t ch = 0; ch < chunks; ++ch)
+        if (status[ch] != SINEW_OK)
+            return sinew_host_fail(host, status[ch],
+                                   "sinew_mls_bake: out of memory for geodesic searches");
+    return SINEW_OK;
+}
+
+/* The bake's figures over its vertices' reports. */
+static void gather_stats(const mls_vertex_report* reports, uint32_t R, sinew_mls_stats* st)
+{
+    for (uint32_t j = 0; j < R; ++j) {
+        const mls_vertex_report* rep = &reports[j];
+        if (rep->flags & MLS_VERTEX_CORRECTED) st->corrected_count++;
+        if (rep->flags & MLS_VERTEX_SHORT) st->short_count++;
+        if (rep->flags & MLS_VERTEX_INEXACT) st->inexact_count++;
+        st->max_surface_distance = fmax(st->max_surface_distance, rep->surface_distance);
+        st->max_weight_l1 = fmax(st->max_weight_l1, rep->weight_l1);
+        st->max_rest_error = fmax(st->max_rest_error, rep->rest_error);
+        st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
+    }
+}
+
 sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* simulation,
                             const sinew_mesh_view* render, sinew_mls_weights* out)
 {
@@ -490,39 +534,14 @@ sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* s
     r = sinew_geodesic_build(host, "sinew_mls_bake", simulation->positions, S,
                              simulation->indices, simulation->triangle_count, &geo);
     if (r != SINEW_OK) goto done;
-    bake_ctx ctx;
-    ctx.host = host;
-    ctx.geo = &geo;
-    ctx.sim_normals = sim_normals ? sim_normals : simulation->normals;
-    ctx.render_positions = render->positions;
-    ctx.render_normals = render_normals ? render_normals : render->normals;
-    ctx.render_count = R;
-    ctx.diagonal = bounding_diagonal(simulation->positions, S);
-    ctx.out = out;
-    ctx.reports = reports;
-    ctx.chunk_status = status;
-    sinew_host_parallel_for(host, bake_range, &ctx, chunks, 1u);
-    for (uint32_t ch = 0; ch < chunks; ++ch)
-        if (status[ch] != SINEW_OK) {
-            r = sinew_host_fail(host, status[ch],
-                                "sinew_mls_bake: out of memory for geodesic searches");
-            goto done;
-        }
+    r = bake_all(host, &geo, simulation, render, sim_normals ? sim_normals : simulation->normals,
+                 render_normals ? render_normals : render->normals, reports, status, out);
+    if (r != SINEW_OK) goto done;
     out->render_count = R;
     out->simulation_count = S;
     r = make_packed(host, out, "sinew_mls_bake");
     if (r != SINEW_OK) goto done;
-    sinew_mls_stats* st = &out->stats;
-    for (uint32_t j = 0; j < R; ++j) {
-        const mls_vertex_report* rep = &reports[j];
-        if (rep->flags & MLS_VERTEX_CORRECTED) st->corrected_count++;
-        if (rep->flags & MLS_VERTEX_SHORT) st->short_count++;
-        if (rep->flags & MLS_VERTEX_INEXACT) st->inexact_count++;
-        st->max_surface_distance = fmax(st->max_surface_distance, rep->surface_distance);
-        st->max_weight_l1 = fmax(st->max_weight_l1, rep->weight_l1);
-        st->max_rest_error = fmax(st->max_rest_error, rep->rest_error);
-        st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
-    }
+    gather_stats(reports, R, &out->stats);
 done:
     sinew_geodesic_free(host, &geo);
     sinew_host_free(host, reports);
