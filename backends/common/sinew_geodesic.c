@@ -80,9 +80,68 @@ typedef struct graph_link {
     double length;
 } graph_link;
 
+/* A link both ways between vertices a and b of length len. */
+static void add_links(graph_link* links, size_t* n, uint32_t a, uint32_t b, double len)
+{
+    links[*n].from = a, links[*n].to = b, links[*n].length = len;
+    links[*n + 1u].from = b, links[*n + 1u].to = a, links[*n + 1u].length = len;
+    *n += 2u;
+}
+
+/* The links of the half-edges he[i] .. he[j - 1] of one edge (lo, hi): the edge itself unless
+ * a degenerate triangle repeats a corner there, and for a manifold edge the two triangles as
+ * neighbours and a shortcut between their opposite corners across the unfolded pair. */
+static void edge_links(sinew_geodesic* g, const half_edge* he, size_t i, size_t j,
+                       graph_link* links, size_t* nlinks)
+{
+    const uint32_t* tri = g->triangles;
+    uint32_t lo = he[i].lo, hi = he[i].hi;
+    if (lo == hi) return;
+    add_links(links, nlinks, lo, hi,
+              dist3(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi));
+    if (j - i != 2u) return;
+    const half_edge* h0 = &he[i];
+    const half_edge* h1 = &he[i + 1u];
+    g->triangle_neighbours[3u * (size_t)h0->triangle + h0->edge] = h1->triangle;
+    g->triangle_neighbours[3u * (size_t)h1->triangle + h1->edge] = h0->triangle;
+    uint32_t oa = tri[3u * h0->triangle + (h0->edge + 2u) % 3u];
+    uint32_t ob = tri[3u * h1->triangle + (h1->edge + 2u) % 3u];
+    if (oa == ob || oa == lo || oa == hi || ob == lo || ob == hi) return;
+    double d = unfolded_distance(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi,
+                                 g->positions + 3u * (size_t)oa, g->positions + 3u * (size_t)ob);
+    if (d >= 0.0) add_links(links, nlinks, oa, ob, d);
+}
+
+/* The links as compressed rows per vertex (graph_offsets, graph_targets, graph_lengths). */
+static sinew_result store_links(const sinew_host_api* host, const char* who, sinew_geodesic* g,
+                                const graph_link* links, size_t nlinks)
+{
+    const uint32_t V = g->vertex_count;
+    g->graph_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
+    g->graph_targets = (uint32_t*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(uint32_t));
+    g->graph_lengths = (double*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(double));
+    if (!g->graph_offsets || !g->graph_targets || !g->graph_lengths)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for %zu geodesic graph links", who, nlinks);
+    for (size_t i = 0; i < nlinks; ++i) g->graph_offsets[links[i].from + 1u]++;
+    for (uint32_t v = 0; v < V; ++v) g->graph_offsets[v + 1u] += g->graph_offsets[v];
+    uint32_t* fill = (uint32_t*)sinew_host_alloc(host, (size_t)V * sizeof(uint32_t));
+    if (!fill)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for the geodesic graph", who);
+    memcpy(fill, g->graph_offsets, (size_t)V * sizeof(uint32_t));
+    for (size_t i = 0; i < nlinks; ++i) {
+        uint32_t at = fill[links[i].from]++;
+        g->graph_targets[at] = links[i].to;
+        g->graph_lengths[at] = links[i].length;
+    }
+    sinew_host_free(host, fill);
+    return SINEW_OK;
+}
+
 static sinew_result build_graph(const sinew_host_api* host, const char* who, sinew_geodesic* g)
 {
-    const uint32_t T = g->triangle_count, V = g->vertex_count;
+    const uint32_t T = g->triangle_count;
     const uint32_t* tri = g->triangles;
     size_t hcount = 3u * (size_t)T;
     half_edge* he = (half_edge*)sinew_host_alloc(host, hcount * sizeof *he);
@@ -111,62 +170,13 @@ static sinew_result build_graph(const sinew_host_api* host, const char* who, sin
     for (size_t i = 0; i < hcount;) {
         size_t j = i + 1u;
         while (j < hcount && he[j].lo == he[i].lo && he[j].hi == he[i].hi) ++j;
-        uint32_t lo = he[i].lo, hi = he[i].hi;
-        if (lo != hi) { /* a degenerate triangle repeating a corner has no edge there */
-            double len = dist3(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi);
-            links[nlinks].from = lo, links[nlinks].to = hi, links[nlinks].length = len;
-            links[nlinks + 1u].from = hi, links[nlinks + 1u].to = lo,
-                             links[nlinks + 1u].length = len;
-            nlinks += 2u;
-        }
-        if (j - i == 2u && lo != hi) { /* manifold edge: neighbours and a shortcut */
-            const half_edge* h0 = &he[i];
-            const half_edge* h1 = &he[i + 1u];
-            g->triangle_neighbours[3u * (size_t)h0->triangle + h0->edge] = h1->triangle;
-            g->triangle_neighbours[3u * (size_t)h1->triangle + h1->edge] = h0->triangle;
-            uint32_t oa = tri[3u * h0->triangle + (h0->edge + 2u) % 3u];
-            uint32_t ob = tri[3u * h1->triangle + (h1->edge + 2u) % 3u];
-            if (oa != ob && oa != lo && oa != hi && ob != lo && ob != hi) {
-                double d = unfolded_distance(g->positions + 3u * (size_t)lo,
-                                             g->positions + 3u * (size_t)hi,
-                                             g->positions + 3u * (size_t)oa,
-                                             g->positions + 3u * (size_t)ob);
-                if (d >= 0.0) {
-                    links[nlinks].from = oa, links[nlinks].to = ob, links[nlinks].length = d;
-                    links[nlinks + 1u].from = ob, links[nlinks + 1u].to = oa,
-                                     links[nlinks + 1u].length = d;
-                    nlinks += 2u;
-                }
-            }
-        }
+        edge_links(g, he, i, j, links, &nlinks);
         i = j;
     }
     sinew_host_free(host, he);
-    g->graph_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
-    g->graph_targets = (uint32_t*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(uint32_t));
-    g->graph_lengths = (double*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(double));
-    if (!g->graph_offsets || !g->graph_targets || !g->graph_lengths) {
-        sinew_host_free(host, links);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "%s: out of memory for %zu geodesic graph links", who, nlinks);
-    }
-    for (size_t i = 0; i < nlinks; ++i) g->graph_offsets[links[i].from + 1u]++;
-    for (uint32_t v = 0; v < V; ++v) g->graph_offsets[v + 1u] += g->graph_offsets[v];
-    uint32_t* fill = (uint32_t*)sinew_host_alloc(host, (size_t)V * sizeof(uint32_t));
-    if (!fill) {
-        sinew_host_free(host, links);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "%s: out of memory for the geodesic graph", who);
-    }
-    memcpy(fill, g->graph_offsets, (size_t)V * sizeof(uint32_t));
-    for (size_t i = 0; i < nlinks; ++i) {
-        uint32_t at = fill[links[i].from]++;
-        g->graph_targets[at] = links[i].to;
-        g->graph_lengths[at] = links[i].length;
-    }
-    sinew_host_free(host, fill);
+    sinew_result r = store_links(host, who, g, links, nlinks);
     sinew_host_free(host, links);
-    return SINEW_OK;
+    return r;
 }
 
 static inline uint32_t cell_coord(double x, double origin, double h, uint32_t dim)
