@@ -701,7 +701,10 @@ static int strided_finite(const float* xyz, uint32_t count, size_t stride)
     return 1;
 }
 
-static int stride_ok(size_t stride) { return stride == 0 || (stride >= 12 && stride % 4 == 0); }
+static int stride_ok(size_t stride)
+{
+    return stride == 0 || (stride >= 12 && stride % 4 == 0);
+}
 
 /* Checks one mesh; one log line for the first problem. */
 static sinew_result check_mesh(const sinew_renderer* r, const sinew_render_mesh* m, uint32_t i,

@@ -44,22 +44,22 @@ float render_grid_spacing(float diagonal)
     return (float)best;
 }
 
-void render_scene_setup(const float bounds[6], const float up_in[3],
-                        const float view_direction[3], float aspect, render_frame_ubo* out)
+/* The unit up axis and the unit direction from the target to the camera: the caller's, or
+ * the model's usual front (+z for y up as in glTF, -y for z up as in Blender and 3ds Max
+ * exports) turned about up and raised, a three-quarter view that shows depth and the floor.
+ * A view straight along up has no horizon: up is tilted aside to keep the basis defined. */
+static void view_axes(const float up_in[3], const float view_direction[3], double up[3],
+                      double dir[3])
 {
-    memset(out, 0, sizeof *out);
-    double up[3] = {up_in[0], up_in[1], up_in[2]};
+    v3_set(up, up_in[0], up_in[1], up_in[2]);
     if (!v3_normalize(up)) v3_set(up, 0.0, 1.0, 0.0);
-    /* The front is the axis a model with this up axis usually faces: +z for y up (glTF),
-     * -y for z up (Blender, 3ds Max exports). */
     double front[3];
     int up_axis = fabs(up[2]) >= fabs(up[1]) && fabs(up[2]) >= fabs(up[0]) ? 2
                 : fabs(up[1]) >= fabs(up[0]) ? 1 : 0;
     if (up_axis == 2) v3_set(front, 0.0, up[2] > 0.0 ? -1.0 : 1.0, 0.0);
     else v3_set(front, 0.0, 0.0, 1.0);
-    double dir[3] = {view_direction[0], view_direction[1], view_direction[2]};
+    v3_set(dir, view_direction[0], view_direction[1], view_direction[2]);
     if (!v3_normalize(dir)) {
-        /* Front, turned about up and raised: a three-quarter view shows depth and the floor. */
         double f_up = v3_dot(front, up);
         for (int i = 0; i < 3; i++) dir[i] = front[i] - f_up * up[i];
         v3_normalize(dir);
@@ -69,33 +69,20 @@ void render_scene_setup(const float bounds[6], const float up_in[3],
         v3_normalize(side);
         v3_rotate(dir, side, 20.0 * RENDER_PI / 180.0);
     }
-    /* A view straight along up has no horizon: tilt up aside to keep the basis defined. */
     if (fabs(v3_dot(dir, up)) > 0.999) {
         double other[3] = {up[1], up[2], up[0]};
         v3_cross(dir, other, up);
         v3_normalize(up);
     }
+}
 
-    double center[3], half[3];
-    for (int i = 0; i < 3; i++) {
-        center[i] = 0.5 * ((double)bounds[i] + bounds[i + 3]);
-        half[i] = 0.5 * ((double)bounds[i + 3] - bounds[i]);
-    }
-    double radius = sqrt(v3_dot(half, half));
-    if (!(radius > 1e-6)) radius = 1e-6;
-
-    /* View basis: f towards the target, s to the right, u up. */
-    double f[3] = {-dir[0], -dir[1], -dir[2]}, s[3], u[3];
-    v3_cross(f, up, s);
-    v3_normalize(s);
-    v3_cross(s, f, u);
-
-    /* The nearest camera distance at which all eight box corners lie inside the frustum
-     * (a corner at lateral offsets x, y and depth z towards the camera needs
-     * d >= z + |x| / tan_x and d >= z + |y| / tan_y), with a margin; tighter than fitting
-     * the bounding sphere, which leaves a tall character small in a narrow column. */
-    double tan_y = tan(0.5 * RENDER_FOV_Y_DEGREES * RENDER_PI / 180.0);
-    double tan_x = tan_y * (aspect > 0.0f ? aspect : 1.0);
+/* The nearest camera distance at which all eight box corners (half extents `half`) lie inside
+ * the frustum (a corner at lateral offsets x, y and depth z towards the camera needs
+ * d >= z + |x| / tan_x and d >= z + |y| / tan_y), with a margin, and outside the box; tighter
+ * than fitting the bounding sphere, which leaves a tall character small in a narrow column. */
+static double camera_distance(const double half[3], const double dir[3], const double s[3],
+                              const double u[3], double tan_x, double tan_y, double radius)
+{
     double distance = 0.0;
     for (int corner = 0; corner < 8; corner++) {
         double p[3] = {(corner & 1) ? half[0] : -half[0], (corner & 2) ? half[1] : -half[1],
@@ -105,16 +92,16 @@ void render_scene_setup(const float bounds[6], const float up_in[3],
         if (need > distance) distance = need;
     }
     distance *= 1.08;
-    if (distance < 1.2 * radius) distance = 1.2 * radius;   /* outside the box */
-    double eye[3];
-    for (int i = 0; i < 3; i++) eye[i] = center[i] + dir[i] * distance;
-    /* The floor reaches 1.6 radii out, so the depth range covers up to 2 radii past the
-     * centre; near stays well above zero for depth precision. */
-    double znear = distance - 2.0 * radius;
-    if (znear < distance * 0.02) znear = distance * 0.02;
-    double zfar = distance + 2.0 * radius;
+    if (distance < 1.2 * radius) distance = 1.2 * radius;
+    return distance;
+}
 
-    /* Vulkan clip space: x right, y down, depth 0 at near and 1 at far. */
+/* view_proj for the camera at `eye` looking along f (s right, u up), in Vulkan clip space: x
+ * right, y down, depth 0 at near and 1 at far. */
+static void view_projection(const double s[3], const double u[3], const double f[3],
+                            const double eye[3], double tan_x, double tan_y, double znear,
+                            double zfar, float out[16])
+{
     double view[16] = {
         s[0], -u[0], f[0], 0.0,
         s[1], -u[1], f[1], 0.0,
@@ -131,11 +118,14 @@ void render_scene_setup(const float bounds[6], const float up_in[3],
         for (int r = 0; r < 4; r++) {
             double sum = 0.0;
             for (int k = 0; k < 4; k++) sum += proj[k * 4 + r] * view[c * 4 + k];
-            out->view_proj[c * 4 + r] = (float)sum;
+            out[c * 4 + r] = (float)sum;
         }
-    for (int i = 0; i < 3; i++) out->camera_pos[i] = (float)eye[i];
+}
 
-    /* Key light from above-left of the camera, fill from the right and lower. */
+/* Key light from above-left of the camera, fill from the right and lower. */
+static void scene_lights(const double dir[3], const double s[3], const double u[3],
+                         render_frame_ubo* out)
+{
     double key[3], fill[3];
     for (int i = 0; i < 3; i++) {
         key[i] = dir[i] * 0.8 - s[i] * 0.6 + u[i] * 0.9;
@@ -149,9 +139,13 @@ void render_scene_setup(const float bounds[6], const float up_in[3],
     }
     out->light0[3] = 0.85f;
     out->light1[3] = 0.35f;
+}
 
-    /* The floor under the box: its centre projected down the up axis to the box's lowest
-     * point along up, a hair below so that feet resting on it do not flicker. */
+/* The floor under the box: its centre projected down the up axis to the box's lowest point
+ * along up, a hair below so that feet resting on it do not flicker; 1.6 radii each way. */
+static void scene_floor(const float bounds[6], const double center[3], const double up[3],
+                        double radius, render_frame_ubo* out)
+{
     double lowest = 0.0;
     for (int corner = 0; corner < 8; corner++) {
         double p[3] = {bounds[(corner & 1) ? 3 : 0], bounds[(corner & 2) ? 4 : 1],
@@ -172,6 +166,40 @@ void render_scene_setup(const float bounds[6], const float up_in[3],
         out->floor_v[i] = (float)(b[i] * extent);
     }
     out->floor_center[3] = render_grid_spacing((float)(2.0 * radius));
+}
+
+void render_scene_setup(const float bounds[6], const float up_in[3],
+                        const float view_direction[3], float aspect, render_frame_ubo* out)
+{
+    memset(out, 0, sizeof *out);
+    double up[3], dir[3];
+    view_axes(up_in, view_direction, up, dir);
+    double center[3], half[3];
+    for (int i = 0; i < 3; i++) {
+        center[i] = 0.5 * ((double)bounds[i] + bounds[i + 3]);
+        half[i] = 0.5 * ((double)bounds[i + 3] - bounds[i]);
+    }
+    double radius = sqrt(v3_dot(half, half));
+    if (!(radius > 1e-6)) radius = 1e-6;
+    /* View basis: f towards the target, s to the right, u up. */
+    double f[3] = {-dir[0], -dir[1], -dir[2]}, s[3], u[3];
+    v3_cross(f, up, s);
+    v3_normalize(s);
+    v3_cross(s, f, u);
+    double tan_y = tan(0.5 * RENDER_FOV_Y_DEGREES * RENDER_PI / 180.0);
+    double tan_x = tan_y * (aspect > 0.0f ? aspect : 1.0);
+    double distance = camera_distance(half, dir, s, u, tan_x, tan_y, radius);
+    double eye[3];
+    for (int i = 0; i < 3; i++) eye[i] = center[i] + dir[i] * distance;
+    /* The floor reaches 1.6 radii out, so the depth range covers up to 2 radii past the
+     * centre; near stays well above zero for depth precision. */
+    double znear = distance - 2.0 * radius;
+    if (znear < distance * 0.02) znear = distance * 0.02;
+    double zfar = distance + 2.0 * radius;
+    view_projection(s, u, f, eye, tan_x, tan_y, znear, zfar, out->view_proj);
+    for (int i = 0; i < 3; i++) out->camera_pos[i] = (float)eye[i];
+    scene_lights(dir, s, u, out);
+    scene_floor(bounds, center, up, radius, out);
     out->background[0] = 0.045f;
     out->background[1] = 0.050f;
     out->background[2] = 0.062f;
