@@ -494,13 +494,9 @@ static VkFormat pick_depth_format(VkPhysicalDevice pd)
     return VK_FORMAT_UNDEFINED;
 }
 
-sinew_result sinew_renderer_create(sinew_vk_context* ctx, const sinew_renderer_desc* desc,
-                                   sinew_renderer** out)
+/* The descriptor alone: size, extension chain, size of the image, mesh count, samples. */
+static sinew_result check_renderer_desc(sinew_vk_context* ctx, const sinew_renderer_desc* desc)
 {
-    if (out) *out = NULL;
-    if (!ctx || !desc || !out)
-        return render_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
-                           "sinew_renderer_create: context, desc and out_renderer are required");
     if (desc->struct_size < sizeof(sinew_renderer_desc))
         return render_fail(ctx, SINEW_ERROR_STRUCT_SIZE,
                            "sinew_renderer_create: struct_size %u < %zu", desc->struct_size,
@@ -521,36 +517,118 @@ sinew_result sinew_renderer_create(sinew_vk_context* ctx, const sinew_renderer_d
         return render_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
                            "sinew_renderer_create: samples %u is not 0, 1, 2, 4 or 8",
                            desc->samples);
-    sinew_vk_context_info info = SINEW_VK_CONTEXT_INFO_INIT;
-    sinew_result result = sinew_vk_context_get_info(ctx, &info);
-    if (result != SINEW_OK) return result;
-    if (!(info.caps & SINEW_VK_CAP_GRAPHICS))
+    return SINEW_OK;
+}
+
+/* What the device offers for this descriptor: a graphics queue, the image's size within the
+ * largest side (*max_side), the sample count (*samples; 0 asks for 4 where possible) and a
+ * depth format. */
+static sinew_result check_device(sinew_vk_context* ctx, const sinew_renderer_desc* desc,
+                                 const sinew_vk_context_info* info, uint32_t* max_side,
+                                 uint32_t* samples, VkFormat* depth_format)
+{
+    if (!(info->caps & SINEW_VK_CAP_GRAPHICS))
         return render_fail(ctx, SINEW_ERROR_UNSUPPORTED,
                            "sinew_renderer_create: the context's queue family %u has no "
                            "graphics (create it with SINEW_VK_CONTEXT_GRAPHICS)",
-                           info.queue_family_index);
+                           info->queue_family_index);
     const VkPhysicalDeviceLimits* limits = &ctx->properties.limits;
-    uint32_t max_side = SINEW_RENDER_MAX_SIZE;
-    if (limits->maxFramebufferWidth < max_side) max_side = limits->maxFramebufferWidth;
-    if (limits->maxFramebufferHeight < max_side) max_side = limits->maxFramebufferHeight;
-    if (limits->maxImageDimension2D < max_side) max_side = limits->maxImageDimension2D;
-    if (desc->width > max_side || desc->height > max_side)
+    *max_side = SINEW_RENDER_MAX_SIZE;
+    if (limits->maxFramebufferWidth < *max_side) *max_side = limits->maxFramebufferWidth;
+    if (limits->maxFramebufferHeight < *max_side) *max_side = limits->maxFramebufferHeight;
+    if (limits->maxImageDimension2D < *max_side) *max_side = limits->maxImageDimension2D;
+    if (desc->width > *max_side || desc->height > *max_side)
         return render_fail(ctx, SINEW_ERROR_LIMIT,
                            "sinew_renderer_create: size %ux%u over the largest side %u",
-                           desc->width, desc->height, max_side);
+                           desc->width, desc->height, *max_side);
     VkSampleCountFlags counts = limits->framebufferColorSampleCounts &
                                 limits->framebufferDepthSampleCounts;
-    uint32_t samples = desc->samples;
-    if (samples == 0) samples = (counts & VK_SAMPLE_COUNT_4_BIT) ? 4 : 1;
-    if (!(counts & samples))
+    *samples = desc->samples;
+    if (*samples == 0) *samples = (counts & VK_SAMPLE_COUNT_4_BIT) ? 4 : 1;
+    if (!(counts & *samples))
         return render_fail(ctx, SINEW_ERROR_UNSUPPORTED,
                            "sinew_renderer_create: the device cannot render %u samples",
-                           samples);
-    VkFormat depth_format = pick_depth_format(info.physical_device);
-    if (depth_format == VK_FORMAT_UNDEFINED)
+                           *samples);
+    *depth_format = pick_depth_format(info->physical_device);
+    if (*depth_format == VK_FORMAT_UNDEFINED)
         return render_fail(ctx, SINEW_ERROR_UNSUPPORTED,
                            "sinew_renderer_create: the device has no depth format");
+    return SINEW_OK;
+}
 
+/* The attachments (multisampled colour when samples > 1, depth, the resolved colour), render
+ * pass, pipelines, buffers (uniforms, readback, a placeholder) and descriptors. */
+static sinew_result create_targets(sinew_renderer* r)
+{
+    sinew_result result = SINEW_OK;
+    if (r->samples > 1)
+        result = image_create(r, VK_FORMAT_R8G8B8A8_UNORM,
+                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+                                  VK_IMAGE_USAGE_TRANSIENT_ATTACHMENT_BIT,
+                              (VkSampleCountFlagBits)r->samples, VK_IMAGE_ASPECT_COLOR_BIT,
+                              &r->color_ms);
+    if (result == SINEW_OK)
+        result = image_create(r, r->depth_format, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
+                              (VkSampleCountFlagBits)r->samples, VK_IMAGE_ASPECT_DEPTH_BIT,
+                              &r->depth);
+    if (result == SINEW_OK)
+        result = image_create(r, VK_FORMAT_R8G8B8A8_UNORM,
+                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+                                  VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                              VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_ASPECT_COLOR_BIT, &r->color);
+    if (result == SINEW_OK) result = create_render_pass(r);
+    if (result == SINEW_OK) result = create_pipelines(r);
+    if (result == SINEW_OK)
+        result = buffer_create(r, sizeof(render_frame_ubo), VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
+                               &r->uniforms);
+    if (result == SINEW_OK)
+        result = buffer_create(r, (VkDeviceSize)r->width * r->height * 4u,
+                               VK_BUFFER_USAGE_TRANSFER_DST_BIT, &r->readback);
+    if (result == SINEW_OK)
+        result = buffer_create(r, 64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &r->placeholder);
+    if (result == SINEW_OK) result = create_descriptors(r);
+    if (result == SINEW_OK)
+        write_set(r, r->floor_set, r->placeholder.buffer, r->placeholder.buffer,
+                  r->placeholder.buffer);
+    return result;
+}
+
+/* The command pool of the queue family, one resettable command buffer and its fence. */
+static sinew_result create_commands(sinew_renderer* r, uint32_t queue_family)
+{
+    VkCommandPoolCreateInfo pool = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool.queueFamilyIndex = queue_family;
+    VkResult vr = vkCreateCommandPool(r->device, &pool, NULL, &r->command_pool);
+    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo alloc = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = r->command_pool;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    vr = vkAllocateCommandBuffers(r->device, &alloc, &r->cmd);
+    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    vr = vkCreateFence(r->device, &fence, NULL, &r->fence);
+    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkCreateFence");
+    return SINEW_OK;
+}
+
+sinew_result sinew_renderer_create(sinew_vk_context* ctx, const sinew_renderer_desc* desc,
+                                   sinew_renderer** out)
+{
+    if (out) *out = NULL;
+    if (!ctx || !desc || !out)
+        return render_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_renderer_create: context, desc and out_renderer are required");
+    sinew_result result = check_renderer_desc(ctx, desc);
+    if (result != SINEW_OK) return result;
+    sinew_vk_context_info info = SINEW_VK_CONTEXT_INFO_INIT;
+    result = sinew_vk_context_get_info(ctx, &info);
+    if (result != SINEW_OK) return result;
+    uint32_t max_side = 0, samples = 0;
+    VkFormat depth_format = VK_FORMAT_UNDEFINED;
+    result = check_device(ctx, desc, &info, &max_side, &samples, &depth_format);
+    if (result != SINEW_OK) return result;
     const sinew_host_api* host = &ctx->host;
     sinew_renderer* r = sinew_host_calloc(host, 1, sizeof *r);
     uint32_t max_meshes = desc->max_meshes ? desc->max_meshes : SINEW_RENDER_DEFAULT_MESHES;
@@ -572,55 +650,8 @@ sinew_result sinew_renderer_create(sinew_vk_context* ctx, const sinew_renderer_d
     r->max_side = max_side;
     r->depth_format = depth_format;
     r->slots = slots;
-
-    if (samples > 1)
-        result = image_create(r, VK_FORMAT_R8G8B8A8_UNORM,
-                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
-                                  VK_IMAGE_USAGE_TRANSIENT_ATTACHMENT_BIT,
-                              (VkSampleCountFlagBits)samples, VK_IMAGE_ASPECT_COLOR_BIT,
-                              &r->color_ms);
-    if (result == SINEW_OK)
-        result = image_create(r, depth_format, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
-                              (VkSampleCountFlagBits)samples, VK_IMAGE_ASPECT_DEPTH_BIT,
-                              &r->depth);
-    if (result == SINEW_OK)
-        result = image_create(r, VK_FORMAT_R8G8B8A8_UNORM,
-                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
-                                  VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-                              VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_ASPECT_COLOR_BIT, &r->color);
-    if (result == SINEW_OK) result = create_render_pass(r);
-    if (result == SINEW_OK) result = create_pipelines(r);
-    if (result == SINEW_OK)
-        result = buffer_create(r, sizeof(render_frame_ubo), VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
-                               &r->uniforms);
-    if (result == SINEW_OK)
-        result = buffer_create(r, (VkDeviceSize)r->width * r->height * 4u,
-                               VK_BUFFER_USAGE_TRANSFER_DST_BIT, &r->readback);
-    if (result == SINEW_OK)
-        result = buffer_create(r, 64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &r->placeholder);
-    if (result == SINEW_OK) result = create_descriptors(r);
-    if (result == SINEW_OK) {
-        write_set(r, r->floor_set, r->placeholder.buffer, r->placeholder.buffer,
-                  r->placeholder.buffer);
-        VkCommandPoolCreateInfo pool = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-        pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-        pool.queueFamilyIndex = info.queue_family_index;
-        VkResult vr = vkCreateCommandPool(r->device, &pool, NULL, &r->command_pool);
-        if (vr != VK_SUCCESS) result = render_vk_fail(r, vr, "vkCreateCommandPool");
-    }
-    if (result == SINEW_OK) {
-        VkCommandBufferAllocateInfo alloc = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        alloc.commandPool = r->command_pool;
-        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        alloc.commandBufferCount = 1;
-        VkResult vr = vkAllocateCommandBuffers(r->device, &alloc, &r->cmd);
-        if (vr != VK_SUCCESS) result = render_vk_fail(r, vr, "vkAllocateCommandBuffers");
-    }
-    if (result == SINEW_OK) {
-        VkFenceCreateInfo fence = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-        VkResult vr = vkCreateFence(r->device, &fence, NULL, &r->fence);
-        if (vr != VK_SUCCESS) result = render_vk_fail(r, vr, "vkCreateFence");
-    }
+    result = create_targets(r);
+    if (result == SINEW_OK) result = create_commands(r, info.queue_family_index);
     if (result != SINEW_OK) {
         sinew_renderer_destroy(r);
         return result;
