@@ -1076,77 +1076,31 @@ static void record_column(const sinew_renderer* r, VkCommandBuffer cmd,
     }
 }
 
-static sinew_result draw(sinew_renderer* r, const sinew_render_frame* frame, int readback)
+/* The box the camera frames: the frame's bounds, else every mesh's (its own bounds, else its
+ * positions). */
+static void frame_box(const sinew_render_frame* f, float box[6])
 {
-    uint32_t columns = 1;
-    sinew_render_frame given;
-    const sinew_render_frame* f = &given;
-    sinew_result result = read_frame(r, frame, &given);
-    if (result == SINEW_OK) result = check_frame(r, f, &columns);
-    if (result != SINEW_OK) return result;
-
-    float box[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    if (f->bounds) {
-        memcpy(box, f->bounds, sizeof box);
-    } else {
-        for (uint32_t i = 0; i < f->mesh_count; i++) {
-            const sinew_render_mesh* m = &f->meshes[i];
-            if (m->bounds) {
-                render_bounds_add(box, m->bounds, 2, 12);
-            } else {
-                render_bounds_add(box, m->positions, m->vertex_count,
-                                  m->position_stride ? m->position_stride : 12u);
-            }
-        }
-    }
-    render_push pushes[SINEW_RENDER_MAX_MESHES];
-    for (uint32_t i = 0; i < f->mesh_count && result == SINEW_OK; i++)
-        result = prepare_mesh(r, &f->meshes[i], f->vertex_colors ? f->vertex_colors[i] : NULL,
-                              i, &pushes[i]);
-    if (result != SINEW_OK) return result;
-
-    const uint32_t column_width = r->width / columns;
-    render_frame_ubo ubo;
-    render_scene_setup(box, f->up, f->view_direction,
-                       (float)column_width / (float)r->height, &ubo);
-    memcpy(r->uniforms.mapped, &ubo, sizeof ubo);
-
-    VkCommandBuffer cmd = r->cmd;
-    VkResult vr = vkResetCommandBuffer(cmd, 0);
-    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkResetCommandBuffer");
-    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vr = vkBeginCommandBuffer(cmd, &begin);
-    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkBeginCommandBuffer");
-    /* Device buffers written earlier on this queue (a compute skinning pass, a transfer)
-     * become visible to the vertex shader. */
-    VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-    vkCmdPipelineBarrier(cmd,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_VERTEX_SHADER_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
-    /* Output slots written by another API through exported memory are acquired from
-     * VK_QUEUE_FAMILY_EXTERNAL before the vertex shader reads them (Vulkan spec, "Queue Family
-     * Ownership Transfer"), and released back after the render pass. */
-    render_transfer transfers[RENDER_MAX_TRANSFERS];
-    uint32_t transfer_count = 0;
+    const float empty[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    memcpy(box, f->bounds ? f->bounds : empty, 6 * sizeof(float));
+    if (f->bounds) return;
     for (uint32_t i = 0; i < f->mesh_count; i++) {
         const sinew_render_mesh* m = &f->meshes[i];
-        add_transfers(r, m->position_buffer, m->position_offset, m->position_stride,
-                      m->vertex_count, transfers, &transfer_count);
-        add_transfers(r, m->normal_buffer, m->normal_offset, m->normal_stride, m->vertex_count,
-                      transfers, &transfer_count);
+        if (m->bounds) {
+            render_bounds_add(box, m->bounds, 2, 12);
+        } else {
+            render_bounds_add(box, m->positions, m->vertex_count,
+                              m->position_stride ? m->position_stride : 12u);
+        }
     }
-    result = record_transfers(r, cmd, transfers, transfer_count, 1);
-    if (result != SINEW_OK) {
-        vkEndCommandBuffer(cmd);
-        return result;
-    }
+}
 
+/* The render pass over every column, cleared to the scene's background (gamma encoded). */
+static void record_pass(sinew_renderer* r, VkCommandBuffer cmd, const sinew_render_frame* f,
+                        const render_push* pushes, uint32_t columns, const render_frame_ubo* ubo)
+{
     VkClearValue clears[3];
     memset(clears, 0, sizeof clears);
-    for (int k = 0; k < 3; k++) clears[0].color.float32[k] = powf(ubo.background[k], 1.0f / 2.2f);
+    for (int k = 0; k < 3; k++) clears[0].color.float32[k] = powf(ubo->background[k], 1.0f / 2.2f);
     clears[0].color.float32[3] = 1.0f;
     clears[1].depthStencil.depth = 1.0f;
     clears[2] = clears[0];
@@ -1160,37 +1114,111 @@ static sinew_result draw(sinew_renderer* r, const sinew_render_frame* frame, int
     vkCmdBeginRenderPass(cmd, &pass, VK_SUBPASS_CONTENTS_INLINE);
     for (uint32_t c = 0; c < columns; c++) record_column(r, cmd, f, pushes, c, columns);
     vkCmdEndRenderPass(cmd);
-    result = record_transfers(r, cmd, transfers, transfer_count, 0);
-    if (result != SINEW_OK) {
-        vkEndCommandBuffer(cmd);
-        return result;
+}
+
+/* The resolved image copied into the readback buffer, visible to the host after the fence. */
+static void record_readback(sinew_renderer* r, VkCommandBuffer cmd)
+{
+    VkBufferImageCopy copy = {0};
+    copy.imageSubresource.aspectMask = VK_IMAGE_ASPECT_COLOR_BIT;
+    copy.imageSubresource.layerCount = 1;
+    copy.imageExtent.width = r->width;
+    copy.imageExtent.height = r->height;
+    copy.imageExtent.depth = 1;
+    vkCmdCopyImageToBuffer(cmd, r->color.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           r->readback.buffer, 1, &copy);
+    VkMemoryBarrier to_host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                         &to_host, 0, NULL, 0, NULL);
+}
+
+/* The frame's commands between begin and end: device buffers written earlier on this queue (a
+ * compute skinning pass, a transfer) made visible to the vertex shader; output slots written
+ * by another API through exported memory acquired from VK_QUEUE_FAMILY_EXTERNAL before the
+ * vertex shader reads them and released back after the pass (Vulkan spec, "Queue Family
+ * Ownership Transfer"); the pass; the readback when asked. */
+static sinew_result record_frame(sinew_renderer* r, VkCommandBuffer cmd,
+                                 const sinew_render_frame* f, const render_push* pushes,
+                                 uint32_t columns, const render_frame_ubo* ubo, int readback,
+                                 uint32_t* transfer_count)
+{
+    VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    vkCmdPipelineBarrier(cmd,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_VERTEX_SHADER_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+    render_transfer transfers[RENDER_MAX_TRANSFERS];
+    *transfer_count = 0;
+    for (uint32_t i = 0; i < f->mesh_count; i++) {
+        const sinew_render_mesh* m = &f->meshes[i];
+        add_transfers(r, m->position_buffer, m->position_offset, m->position_stride,
+                      m->vertex_count, transfers, transfer_count);
+        add_transfers(r, m->normal_buffer, m->normal_offset, m->normal_stride, m->vertex_count,
+                      transfers, transfer_count);
     }
-    if (readback) {
-        VkBufferImageCopy copy = {0};
-        copy.imageSubresource.aspectMask = VK_IMAGE_ASPECT_COLOR_BIT;
-        copy.imageSubresource.layerCount = 1;
-        copy.imageExtent.width = r->width;
-        copy.imageExtent.height = r->height;
-        copy.imageExtent.depth = 1;
-        vkCmdCopyImageToBuffer(cmd, r->color.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                               r->readback.buffer, 1, &copy);
-        VkMemoryBarrier to_host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-        to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                             1, &to_host, 0, NULL, 0, NULL);
-    }
-    vr = vkEndCommandBuffer(cmd);
-    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkEndCommandBuffer");
+    sinew_result result = record_transfers(r, cmd, transfers, *transfer_count, 1);
+    if (result != SINEW_OK) return result;
+    record_pass(r, cmd, f, pushes, columns, ubo);
+    result = record_transfers(r, cmd, transfers, *transfer_count, 0);
+    if (result == SINEW_OK && readback) record_readback(r, cmd);
+    return result;
+}
+
+/* One submission of cmd, waited for on the renderer's fence (reset after). */
+static sinew_result submit_and_wait(sinew_renderer* r, VkCommandBuffer cmd)
+{
     VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
-    vr = vkQueueSubmit(r->queue, 1, &submit, r->fence);
+    VkResult vr = vkQueueSubmit(r->queue, 1, &submit, r->fence);
     if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkQueueSubmit");
     vr = vkWaitForFences(r->device, 1, &r->fence, VK_TRUE, UINT64_MAX);
     VkResult reset = vkResetFences(r->device, 1, &r->fence);
     if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkWaitForFences");
     if (reset != VK_SUCCESS) return render_vk_fail(r, reset, "vkResetFences");
+    return SINEW_OK;
+}
+
+static sinew_result draw(sinew_renderer* r, const sinew_render_frame* frame, int readback)
+{
+    uint32_t columns = 1;
+    sinew_render_frame given;
+    const sinew_render_frame* f = &given;
+    sinew_result result = read_frame(r, frame, &given);
+    if (result == SINEW_OK) result = check_frame(r, f, &columns);
+    if (result != SINEW_OK) return result;
+    float box[6];
+    frame_box(f, box);
+    render_push pushes[SINEW_RENDER_MAX_MESHES];
+    for (uint32_t i = 0; i < f->mesh_count && result == SINEW_OK; i++)
+        result = prepare_mesh(r, &f->meshes[i], f->vertex_colors ? f->vertex_colors[i] : NULL,
+                              i, &pushes[i]);
+    if (result != SINEW_OK) return result;
+    const uint32_t column_width = r->width / columns;
+    render_frame_ubo ubo;
+    render_scene_setup(box, f->up, f->view_direction,
+                       (float)column_width / (float)r->height, &ubo);
+    memcpy(r->uniforms.mapped, &ubo, sizeof ubo);
+    VkCommandBuffer cmd = r->cmd;
+    VkResult vr = vkResetCommandBuffer(cmd, 0);
+    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vr = vkBeginCommandBuffer(cmd, &begin);
+    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkBeginCommandBuffer");
+    uint32_t transfer_count = 0;
+    result = record_frame(r, cmd, f, pushes, columns, &ubo, readback, &transfer_count);
+    if (result != SINEW_OK) {
+        vkEndCommandBuffer(cmd);
+        return result;
+    }
+    vr = vkEndCommandBuffer(cmd);
+    if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkEndCommandBuffer");
+    result = submit_and_wait(r, cmd);
+    if (result != SINEW_OK) return result;
     r->frames++;
     r->ownership_transfers += transfer_count;
     return SINEW_OK;
