@@ -316,32 +316,56 @@ static sinew_result vk_create_pipeline(vk_skin* s)
     return SINEW_OK;
 }
 
-static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
-                               const sinew_rig_view* rig, const sinew_param* params,
-                               uint32_t param_count, const void* next, void** out_instance)
+/* The device buffers of skin s (rest mesh, padded joints and weights, transforms, its own
+ * output) with their contents uploaded; `rest` holds 8 floats per vertex (position, 1,
+ * normal, 0). The own output is read back by the host: cached host memory where there is
+ * some. */
+static sinew_result vk_create_buffers(vk_skin* s, const sinew_rig_view* rig, const float* rest)
 {
-    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (host->struct_size < sizeof(sinew_host_api)) return SINEW_ERROR_STRUCT_SIZE;
-    const char* name = ops->name;
-    if (!out_instance)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: out_instance is NULL",
-                               name);
-    *out_instance = NULL;
-    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", name);
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "%s: takes no typed parameters, but the next chain is not NULL",
-                               name);
-    sinew_vk_context* ctx = map_find(host);
-    if (!ctx)
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
-                               "%s: no Vulkan context is tied to this world "
-                               "(sinew_vk_register_backends)", name);
-    bool normals;
-    sinew_result r = vk_parse_params(host, name, params, param_count, &normals);
-    if (r == SINEW_OK) r = sinew_geo_check_rig(host, name, rig);
-    if (r != SINEW_OK) return r;
+    sinew_vk_context* ctx = s->ctx;
+    const uint32_t n = s->n;
+    VkBufferUsageFlags ssbo = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    const VkMemoryPropertyFlags dl = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    size_t wbytes = (size_t)n * s->width * 4u;
+    size_t tbytes = (size_t)s->joints * s->ops->transform_floats * sizeof(float);
+    VkDeviceSize pos_bytes = (VkDeviceSize)n * 12u;
+    s->own_normal_offset = (pos_bytes + 255u) / 256u * 256u;
+    sinew_result r = sinew_vk_buffer_create(ctx, (VkDeviceSize)n * 32u, ssbo, 0, dl,
+                                            "rest buffer", &s->rest);
+    if (r == SINEW_OK)
+        r = sinew_vk_buffer_create(ctx, wbytes, ssbo, 0, dl, "joint buffer", &s->joint_buf);
+    if (r == SINEW_OK)
+        r = sinew_vk_buffer_create(ctx, wbytes, ssbo, 0, dl, "weight buffer", &s->weight_buf);
+    if (r == SINEW_OK)
+        r = sinew_vk_buffer_create(ctx, tbytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, hv,
+                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, "transform buffer",
+                                   &s->transforms);
+    if (r == SINEW_OK)
+        r = sinew_vk_buffer_create(ctx, s->own_normal_offset + pos_bytes,
+                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                   hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT |
+                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                   "own output buffer", &s->own);
+    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->rest, 0, rest, (VkDeviceSize)n * 32u);
+    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->joint_buf, 0, rig->padded_joints, wbytes);
+    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->weight_buf, 0, rig->padded_weights, wbytes);
+    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->own, 0, rig->render_mesh.positions, pos_bytes);
+    if (r == SINEW_OK)
+        r = sinew_vk_buffer_upload(ctx, &s->own, s->own_normal_offset, rig->render_mesh.normals,
+                                   pos_bytes);
+    return r;
+}
 
+/* A skin instance of rig on ctx: its host state, the rest mesh interleaved for the device, and
+ * identity transforms until a pose arrives (a step before any pose writes the rest mesh). */
+static sinew_result vk_new_skin(const vk_ops* ops, const sinew_host_api* host,
+                                sinew_vk_context* ctx, const sinew_rig_view* rig, bool normals,
+                                vk_skin** out)
+{
+    const char* name = ops->name;
     vk_skin* s = sinew_host_calloc(host, 1, sizeof *s);
     if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", name);
     s->magic = VK_SKIN_MAGIC;
@@ -369,54 +393,53 @@ static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
         rest[8u * v + 3] = 1.0f;
         memcpy(rest + 8u * v + 4, rig->render_mesh.normals + 3u * v, 12u);
     }
-    /* Identity transforms until a pose arrives: a step before any pose writes the rest mesh. */
     float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
     for (uint32_t j = 0; j < s->joints; ++j) ops->convert_pose(identity, 1, s->latest + (size_t)j * ops->transform_floats);
     s->pose_pending = true;
-
-    VkBufferUsageFlags ssbo = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    const VkMemoryPropertyFlags dl = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-    size_t wbytes = (size_t)n * s->width * 4u;
-    VkDeviceSize pos_bytes = (VkDeviceSize)n * 12u;
-    s->own_normal_offset = (pos_bytes + 255u) / 256u * 256u;
-    r = sinew_vk_buffer_create(ctx, (VkDeviceSize)n * 32u, ssbo, 0, dl, "rest buffer", &s->rest);
-    if (r == SINEW_OK)
-        r = sinew_vk_buffer_create(ctx, wbytes, ssbo, 0, dl, "joint buffer", &s->joint_buf);
-    if (r == SINEW_OK)
-        r = sinew_vk_buffer_create(ctx, wbytes, ssbo, 0, dl, "weight buffer", &s->weight_buf);
-    if (r == SINEW_OK)
-        r = sinew_vk_buffer_create(ctx, tbytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, hv,
-                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, "transform buffer",
-                                   &s->transforms);
-    /* The own output is read back by the host: cached host memory where there is some. */
-    if (r == SINEW_OK)
-        r = sinew_vk_buffer_create(ctx, s->own_normal_offset + pos_bytes,
-                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                                   hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT |
-                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                   "own output buffer", &s->own);
-    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->rest, 0, rest, (VkDeviceSize)n * 32u);
+    sinew_result r = vk_create_buffers(s, rig, rest);
     sinew_host_free(host, rest);
-    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->joint_buf, 0, rig->padded_joints, wbytes);
-    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->weight_buf, 0, rig->padded_weights, wbytes);
-    if (r == SINEW_OK) r = sinew_vk_buffer_upload(ctx, &s->own, 0, rig->render_mesh.positions, pos_bytes);
-    if (r == SINEW_OK)
-        r = sinew_vk_buffer_upload(ctx, &s->own, s->own_normal_offset, rig->render_mesh.normals,
-                                   pos_bytes);
     if (r == SINEW_OK) r = vk_create_pipeline(s);
     if (r != SINEW_OK) {
         vk_destroy(s);
         return r;
     }
+    *out = s;
+    return SINEW_OK;
+}
+
+static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
+                               const sinew_rig_view* rig, const sinew_param* params,
+                               uint32_t param_count, const void* next, void** out_instance)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (host->struct_size < sizeof(sinew_host_api)) return SINEW_ERROR_STRUCT_SIZE;
+    const char* name = ops->name;
+    if (!out_instance)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: out_instance is NULL",
+                               name);
+    *out_instance = NULL;
+    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", name);
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "%s: takes no typed parameters, but the next chain is not NULL",
+                               name);
+    sinew_vk_context* ctx = map_find(host);
+    if (!ctx)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "%s: no Vulkan context is tied to this world "
+                               "(sinew_vk_register_backends)", name);
+    bool normals;
+    sinew_result r = vk_parse_params(host, name, params, param_count, &normals);
+    if (r == SINEW_OK) r = sinew_geo_check_rig(host, name, rig);
+    vk_skin* s = NULL;
+    if (r == SINEW_OK) r = vk_new_skin(ops, host, ctx, rig, normals, &s);
+    if (r != SINEW_OK) return r;
     s->target = TARGET_OWN;
     s->last_buffer = s->own.buffer;
     s->last_pos = 0;
     s->last_nrm = s->own_normal_offset;
-    sinew_host_log(host, SINEW_LOG_DEBUG, "%s: %u vertices, %u influences on %s", name, n,
-                   s->width, ctx->properties.deviceName);
+    sinew_host_log(host, SINEW_LOG_DEBUG, "%s: %u vertices, %u influences on %s", name,
+                   s->n, s->width, ctx->properties.deviceName);
     *out_instance = s;
     return SINEW_OK;
 }
