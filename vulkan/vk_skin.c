@@ -229,7 +229,9 @@ static sinew_result vk_parse_params(const sinew_host_api* host, const char* name
     return SINEW_OK;
 }
 
-static sinew_result vk_create_pipeline(vk_skin* s)
+/* The compute pipeline: six storage-buffer bindings, three push constants, the backend's
+ * SPIR-V. */
+static sinew_result vk_create_compute(vk_skin* s)
 {
     sinew_vk_context* ctx = s->ctx;
     VkDevice dev = ctx->device;
@@ -267,12 +269,20 @@ static sinew_result vk_create_pipeline(vk_skin* s)
     cp.layout = s->layout;
     vr = vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cp, NULL, &s->pipeline);
     if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreateComputePipelines");
+    return SINEW_OK;
+}
+
+/* The descriptor pool and set, the command pool with one command buffer, and the fence. */
+static sinew_result vk_create_objects(vk_skin* s)
+{
+    sinew_vk_context* ctx = s->ctx;
+    VkDevice dev = ctx->device;
     VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 6};
     VkDescriptorPoolCreateInfo dp = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     dp.maxSets = 1;
     dp.poolSizeCount = 1;
     dp.pPoolSizes = &ps;
-    vr = vkCreateDescriptorPool(dev, &dp, NULL, &s->pool);
+    VkResult vr = vkCreateDescriptorPool(dev, &dp, NULL, &s->pool);
     if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreateDescriptorPool");
     VkDescriptorSetAllocateInfo da = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     da.descriptorPool = s->pool;
@@ -294,8 +304,12 @@ static sinew_result vk_create_pipeline(vk_skin* s)
     VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     vr = vkCreateFence(dev, &fi, NULL, &s->fence);
     if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreateFence (skin)");
+    return SINEW_OK;
+}
 
-    /* The input bindings never change; the output pair is written when the target moves. */
+/* The input bindings, which never change; the output pair is written when the target moves. */
+static void vk_bind_inputs(vk_skin* s)
+{
     VkDescriptorBufferInfo info[4] = {
         {s->rest.buffer, 0, VK_WHOLE_SIZE},
         {s->joint_buf.buffer, 0, VK_WHOLE_SIZE},
@@ -312,8 +326,15 @@ static sinew_result vk_create_pipeline(vk_skin* s)
         w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         w[i].pBufferInfo = &info[i];
     }
-    vkUpdateDescriptorSets(dev, 4, w, 0, NULL);
-    return SINEW_OK;
+    vkUpdateDescriptorSets(s->ctx->device, 4, w, 0, NULL);
+}
+
+static sinew_result vk_create_pipeline(vk_skin* s)
+{
+    sinew_result r = vk_create_compute(s);
+    if (r == SINEW_OK) r = vk_create_objects(s);
+    if (r == SINEW_OK) vk_bind_inputs(s);
+    return r;
 }
 
 /* The device buffers of skin s (rest mesh, padded joints and weights, transforms, its own
