@@ -318,6 +318,102 @@ static sinew_result create_device(sinew_vk_context* ctx, const VkExtensionProper
     return SINEW_OK;
 }
 
+/* The descriptor, read into the temporary context's host as far as it goes (allocator,
+ * logger, log level raised to WARNING at least): extension chain, flags, and the caller's
+ * Vulkan objects all or none (and no validation flag with them). */
+static sinew_result check_context_desc(const sinew_vk_context_desc* desc, sinew_vk_context* tmp)
+{
+    if (desc->struct_size < sizeof(sinew_vk_context_desc))
+        return sinew_host_fail(&tmp->host, SINEW_ERROR_STRUCT_SIZE,
+                               "sinew_vk_context_create: struct_size %u < %zu",
+                               desc->struct_size, sizeof(sinew_vk_context_desc));
+    if (desc->allocator) {
+        if (!desc->allocator->alloc || !desc->allocator->free)
+            return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "sinew_vk_context_create: allocator needs alloc and free");
+        tmp->host.allocator = *desc->allocator;
+    }
+    if (desc->logger) tmp->host.logger = *desc->logger;
+    if ((uint32_t)desc->log_level > (uint32_t)SINEW_LOG_DEBUG)
+        return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_context_create: log_level %d out of range",
+                               (int)desc->log_level);
+    tmp->host.log_level = desc->log_level < SINEW_LOG_WARNING ? SINEW_LOG_WARNING
+                                                              : desc->log_level;
+    if (desc->next)
+        return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_context_create: unknown extension in next");
+    if (desc->flags & ~(uint32_t)(SINEW_VK_CONTEXT_VALIDATION | SINEW_VK_CONTEXT_GRAPHICS))
+        return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_context_create: unknown flags 0x%x", desc->flags);
+    int given = desc->instance != VK_NULL_HANDLE;
+    if (given != (desc->physical_device != VK_NULL_HANDLE) ||
+        given != (desc->device != VK_NULL_HANDLE) || given != (desc->queue != VK_NULL_HANDLE))
+        return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_context_create: give all of instance, "
+                               "physical_device, device and queue, or none");
+    if (given && (desc->flags & SINEW_VK_CONTEXT_VALIDATION))
+        return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_context_create: SINEW_VK_CONTEXT_VALIDATION applies "
+                               "to sinew's own instance only (enable the layer in yours)");
+    return SINEW_OK;
+}
+
+/* The physical device's extensions (*ext, calloc'ed, the caller frees; NULL when none). */
+static sinew_result device_extensions(sinew_vk_context* ctx, VkExtensionProperties** ext,
+                                      uint32_t* ext_count)
+{
+    sinew_result r = SINEW_OK;
+    *ext = NULL;
+    *ext_count = 0;
+    VkResult vr = vkEnumerateDeviceExtensionProperties(ctx->physical_device, NULL, ext_count,
+                                                       NULL);
+    if (vr == VK_SUCCESS && *ext_count) {
+        *ext = calloc(*ext_count, sizeof **ext);
+        if (!*ext) r = sinew_host_fail(&ctx->host, SINEW_ERROR_OUT_OF_MEMORY,
+                                       "sinew_vk_context_create: out of memory");
+        else vr = vkEnumerateDeviceExtensionProperties(ctx->physical_device, NULL, ext_count,
+                                                       *ext);
+    }
+    if (r == SINEW_OK && vr != VK_SUCCESS && vr != VK_INCOMPLETE)
+        r = sinew_vk_fail(ctx, vr, "vkEnumerateDeviceExtensionProperties");
+    return r;
+}
+
+/* The context's Vulkan objects: the caller's, or an instance, device and queue of its own;
+ * then its capabilities and a transient command pool. */
+static sinew_result open_device(sinew_vk_context* ctx, const sinew_vk_context_desc* desc)
+{
+    const int given = desc->instance != VK_NULL_HANDLE;
+    sinew_result r = SINEW_OK;
+    if (given) {
+        ctx->instance = desc->instance;
+        ctx->physical_device = desc->physical_device;
+        ctx->device = desc->device;
+        ctx->queue = desc->queue;
+        ctx->queue_family_index = desc->queue_family_index;
+    } else {
+        r = create_instance(ctx, desc->flags);
+        if (r == SINEW_OK)
+            r = pick_physical_device(ctx, (desc->flags & SINEW_VK_CONTEXT_GRAPHICS) != 0);
+    }
+    VkExtensionProperties* ext = NULL;
+    uint32_t ext_count = 0;
+    if (r == SINEW_OK) r = device_extensions(ctx, &ext, &ext_count);
+    if (r == SINEW_OK) r = read_caps(ctx, ext, ext_count);
+    if (r == SINEW_OK && !given) r = create_device(ctx, ext, ext_count);
+    free(ext);
+    if (r == SINEW_OK) {
+        VkCommandPoolCreateInfo pool = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT |
+                     VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+        pool.queueFamilyIndex = ctx->queue_family_index;
+        VkResult vr = vkCreateCommandPool(ctx->device, &pool, NULL, &ctx->command_pool);
+        if (vr != VK_SUCCESS) r = sinew_vk_fail(ctx, vr, "vkCreateCommandPool");
+    }
+    return r;
+}
+
 sinew_result sinew_vk_context_create(const sinew_vk_context_desc* desc,
                                      sinew_vk_context** out_context)
 {
@@ -335,83 +431,14 @@ sinew_result sinew_vk_context_create(const sinew_vk_context_desc* desc,
     if (!desc || !out_context)
         return sinew_host_fail(&tmp.host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_vk_context_create: desc and out_context are required");
-    if (desc->struct_size < sizeof(sinew_vk_context_desc))
-        return sinew_host_fail(&tmp.host, SINEW_ERROR_STRUCT_SIZE,
-                               "sinew_vk_context_create: struct_size %u < %zu",
-                               desc->struct_size, sizeof(sinew_vk_context_desc));
-    if (desc->allocator) {
-        if (!desc->allocator->alloc || !desc->allocator->free)
-            return sinew_host_fail(&tmp.host, SINEW_ERROR_INVALID_ARGUMENT,
-                                   "sinew_vk_context_create: allocator needs alloc and free");
-        tmp.host.allocator = *desc->allocator;
-    }
-    if (desc->logger) tmp.host.logger = *desc->logger;
-    if ((uint32_t)desc->log_level > (uint32_t)SINEW_LOG_DEBUG)
-        return sinew_host_fail(&tmp.host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_vk_context_create: log_level %d out of range",
-                               (int)desc->log_level);
-    tmp.host.log_level = desc->log_level < SINEW_LOG_WARNING ? SINEW_LOG_WARNING
-                                                             : desc->log_level;
-    if (desc->next)
-        return sinew_host_fail(&tmp.host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_vk_context_create: unknown extension in next");
-    if (desc->flags & ~(uint32_t)(SINEW_VK_CONTEXT_VALIDATION | SINEW_VK_CONTEXT_GRAPHICS))
-        return sinew_host_fail(&tmp.host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_vk_context_create: unknown flags 0x%x", desc->flags);
-    int given = desc->instance != VK_NULL_HANDLE;
-    if (given != (desc->physical_device != VK_NULL_HANDLE) ||
-        given != (desc->device != VK_NULL_HANDLE) || given != (desc->queue != VK_NULL_HANDLE))
-        return sinew_host_fail(&tmp.host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_vk_context_create: give all of instance, "
-                               "physical_device, device and queue, or none");
-    if (given && (desc->flags & SINEW_VK_CONTEXT_VALIDATION))
-        return sinew_host_fail(&tmp.host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_vk_context_create: SINEW_VK_CONTEXT_VALIDATION applies "
-                               "to sinew's own instance only (enable the layer in yours)");
-
+    sinew_result r = check_context_desc(desc, &tmp);
+    if (r != SINEW_OK) return r;
     sinew_vk_context* ctx = tmp.host.allocator.alloc(sizeof *ctx, 64, tmp.host.allocator.user);
     if (!ctx)
         return sinew_host_fail(&tmp.host, SINEW_ERROR_OUT_OF_MEMORY,
                                "sinew_vk_context_create: out of memory");
     *ctx = tmp;
-    sinew_result r = SINEW_OK;
-    VkExtensionProperties* ext = NULL;
-    uint32_t ext_count = 0;
-    if (given) {
-        ctx->instance = desc->instance;
-        ctx->physical_device = desc->physical_device;
-        ctx->device = desc->device;
-        ctx->queue = desc->queue;
-        ctx->queue_family_index = desc->queue_family_index;
-    } else {
-        r = create_instance(ctx, desc->flags);
-        if (r == SINEW_OK)
-            r = pick_physical_device(ctx, (desc->flags & SINEW_VK_CONTEXT_GRAPHICS) != 0);
-    }
-    if (r == SINEW_OK) {
-        VkResult vr = vkEnumerateDeviceExtensionProperties(ctx->physical_device, NULL,
-                                                           &ext_count, NULL);
-        if (vr == VK_SUCCESS && ext_count) {
-            ext = calloc(ext_count, sizeof *ext);
-            if (!ext) r = sinew_host_fail(&ctx->host, SINEW_ERROR_OUT_OF_MEMORY,
-                                          "sinew_vk_context_create: out of memory");
-            else vr = vkEnumerateDeviceExtensionProperties(ctx->physical_device, NULL,
-                                                           &ext_count, ext);
-        }
-        if (r == SINEW_OK && vr != VK_SUCCESS && vr != VK_INCOMPLETE)
-            r = sinew_vk_fail(ctx, vr, "vkEnumerateDeviceExtensionProperties");
-    }
-    if (r == SINEW_OK) r = read_caps(ctx, ext, ext_count);
-    if (r == SINEW_OK && !given) r = create_device(ctx, ext, ext_count);
-    free(ext);
-    if (r == SINEW_OK) {
-        VkCommandPoolCreateInfo pool = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-        pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT |
-                     VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-        pool.queueFamilyIndex = ctx->queue_family_index;
-        VkResult vr = vkCreateCommandPool(ctx->device, &pool, NULL, &ctx->command_pool);
-        if (vr != VK_SUCCESS) r = sinew_vk_fail(ctx, vr, "vkCreateCommandPool");
-    }
+    r = open_device(ctx, desc);
     if (r != SINEW_OK) {
         sinew_vk_context_destroy(ctx);
         return r;
