@@ -257,15 +257,12 @@ static void output_free(sinew_vk_output* out)
     sinew_host_free(&ctx->host, out);
 }
 
-sinew_result sinew_vk_output_create(sinew_vk_context* ctx, const sinew_vk_output_desc* desc,
-                                    sinew_vk_output** out_output)
+/* The descriptor against the context: size, chain, vertex capacity, slot count (0 for 2),
+ * flags, timeline semaphores, and exportable memory when asked. */
+static sinew_result check_output_desc(const sinew_vk_context* ctx,
+                                      const sinew_vk_output_desc* desc)
 {
-    if (out_output) *out_output = NULL;
-    if (!ctx) return SINEW_ERROR_INVALID_ARGUMENT; /* no logger without a context */
     const sinew_host_api* host = &ctx->host;
-    if (!desc || !out_output)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_vk_output_create: %s is NULL", desc ? "out_output" : "desc");
     if (desc->struct_size < OUTPUT_DESC_MIN_SIZE)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
                                "sinew_vk_output_create: struct_size %u is too small (at least "
@@ -297,43 +294,31 @@ sinew_result sinew_vk_output_create(sinew_vk_context* ctx, const sinew_vk_output
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "sinew_vk_output_create: SINEW_VK_OUTPUT_EXPORTABLE needs "
                                "VK_KHR_external_memory_fd, which the device lacks");
+    return SINEW_OK;
+}
 
-    sinew_vk_output* out = sinew_host_calloc(host, 1, sizeof *out);
-    if (!out)
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "sinew_vk_output_create: out of memory");
-    out->magic = SINEW_VK_OUTPUT_MAGIC;
-    out->ctx = ctx;
-    out->capacity = desc->vertex_capacity;
-    out->slot_count = slots;
-    out->flags = desc->flags;
-    /* Every region starts where a storage-buffer descriptor, a vertex binding and a
-     * non-coherent flush may all begin. */
-    const VkPhysicalDeviceLimits* lim = &ctx->properties.limits;
+/* The slots' regions in the one buffer: positions and normals of each slot, every region
+ * starting where a storage-buffer descriptor, a vertex binding and a non-coherent flush may
+ * all begin. */
+static void layout_slots(sinew_vk_output* out)
+{
+    const VkPhysicalDeviceLimits* lim = &out->ctx->properties.limits;
     VkDeviceSize align = 256u;
     if (lim->minStorageBufferOffsetAlignment > align) align = lim->minStorageBufferOffsetAlignment;
     if (lim->nonCoherentAtomSize > align) align = lim->nonCoherentAtomSize;
     out->slot_bytes = (VkDeviceSize)out->capacity * 12u;
     VkDeviceSize region = align_up(out->slot_bytes, align);
-    for (uint32_t k = 0; k < slots; ++k) {
+    for (uint32_t k = 0; k < out->slot_count; ++k) {
         out->position_offset[k] = 2u * k * region;
         out->normal_offset[k] = (2u * k + 1u) * region;
     }
-    out->buffer_size = 2u * slots * region;
-    VkBufferUsageFlags usage = VK_BUFFER_USAGE_VERTEX_BUFFER_BIT |
-                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                               VK_BUFFER_USAGE_TRANSFER_DST_BIT | desc->usage;
-    sinew_result r = output_allocate(out, usage);
-    out->semaphores_exportable = (desc->flags & SINEW_VK_OUTPUT_EXPORTABLE) &&
-                                 (ctx->caps & SINEW_VK_CAP_EXPORT_SEMAPHORE_FD);
-    if (r == SINEW_OK) r = create_semaphore(out, out->semaphores_exportable, &out->written);
-    if (r == SINEW_OK) r = create_semaphore(out, out->semaphores_exportable, &out->read);
-    if (r != SINEW_OK) {
-        output_free(out);
-        return r;
-    }
-    for (uint32_t k = 0; k < slots; ++k) {
+    out->buffer_size = 2u * out->slot_count * region;
+}
+
+/* Each slot's extension struct, which a skin's output desc chains to bind that slot. */
+static void fill_slot_exts(sinew_vk_output* out)
+{
+    for (uint32_t k = 0; k < out->slot_count; ++k) {
         sinew_vk_output_ext* e = &out->ext[k];
         e->header.struct_size = (uint32_t)sizeof *e;
         e->header.type = SINEW_EXT_VULKAN_OUTPUT;
@@ -344,6 +329,43 @@ sinew_result sinew_vk_output_create(sinew_vk_context* ctx, const sinew_vk_output
         e->position_offset = out->position_offset[k];
         e->normal_offset = out->normal_offset[k];
     }
+}
+
+sinew_result sinew_vk_output_create(sinew_vk_context* ctx, const sinew_vk_output_desc* desc,
+                                    sinew_vk_output** out_output)
+{
+    if (out_output) *out_output = NULL;
+    if (!ctx) return SINEW_ERROR_INVALID_ARGUMENT; /* no logger without a context */
+    const sinew_host_api* host = &ctx->host;
+    if (!desc || !out_output)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_vk_output_create: %s is NULL", desc ? "out_output" : "desc");
+    sinew_result r = check_output_desc(ctx, desc);
+    if (r != SINEW_OK) return r;
+    sinew_vk_output* out = sinew_host_calloc(host, 1, sizeof *out);
+    if (!out)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "sinew_vk_output_create: out of memory");
+    out->magic = SINEW_VK_OUTPUT_MAGIC;
+    out->ctx = ctx;
+    out->capacity = desc->vertex_capacity;
+    out->slot_count = desc->slot_count ? desc->slot_count : 2u;
+    out->flags = desc->flags;
+    layout_slots(out);
+    VkBufferUsageFlags usage = VK_BUFFER_USAGE_VERTEX_BUFFER_BIT |
+                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_DST_BIT | desc->usage;
+    r = output_allocate(out, usage);
+    out->semaphores_exportable = (desc->flags & SINEW_VK_OUTPUT_EXPORTABLE) &&
+                                 (ctx->caps & SINEW_VK_CAP_EXPORT_SEMAPHORE_FD);
+    if (r == SINEW_OK) r = create_semaphore(out, out->semaphores_exportable, &out->written);
+    if (r == SINEW_OK) r = create_semaphore(out, out->semaphores_exportable, &out->read);
+    if (r != SINEW_OK) {
+        output_free(out);
+        return r;
+    }
+    fill_slot_exts(out);
     out->next_output = ctx->outputs;
     ctx->outputs = out;
     *out_output = out;
