@@ -97,16 +97,9 @@ sinew_result sinew_png_write(const char* path, uint32_t width, uint32_t height,
     return SINEW_OK;
 }
 
-sinew_result sinew_png_read(const char* path, uint32_t* out_width, uint32_t* out_height,
-                            uint8_t** out_rgba, const sinew_logger* logger)
+/* Opens path and checks the PNG signature; the file is left after it. */
+static sinew_result open_png(const char* path, const sinew_logger* logger, FILE** out)
 {
-    if (out_rgba) *out_rgba = NULL;
-    if (out_width) *out_width = 0;
-    if (out_height) *out_height = 0;
-    if (!path || !out_width || !out_height || !out_rgba)
-        return png_fail(logger, SINEW_ERROR_INVALID_ARGUMENT,
-                        "sinew_png_read: path and the three outputs are required (path %s)",
-                        path ? path : "NULL");
     FILE* file = fopen(path, "rb");
     if (!file)
         return png_fail(logger, errno == ENOENT ? SINEW_ERROR_FILE_NOT_FOUND
@@ -118,6 +111,40 @@ sinew_result sinew_png_read(const char* path, uint32_t* out_width, uint32_t* out
         return png_fail(logger, SINEW_ERROR_FILE_FORMAT, "sinew_png_read: %s is not a PNG file",
                         path);
     }
+    *out = file;
+    return SINEW_OK;
+}
+
+/* libpng's transformations that make whatever the file holds 8-bit RGBA (called inside the
+ * reader's setjmp). */
+static void convert_to_rgba8(png_structp png, png_infop info)
+{
+    int color_type = png_get_color_type(png, info);
+    int depth = png_get_bit_depth(png, info);
+    if (depth == 16) png_set_strip_16(png);
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA)
+        png_set_gray_to_rgb(png);
+    if (!(color_type & PNG_COLOR_MASK_ALPHA)) png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+}
+
+sinew_result sinew_png_read(const char* path, uint32_t* out_width, uint32_t* out_height,
+                            uint8_t** out_rgba, const sinew_logger* logger)
+{
+    if (out_rgba) *out_rgba = NULL;
+    if (out_width) *out_width = 0;
+    if (out_height) *out_height = 0;
+    if (!path || !out_width || !out_height || !out_rgba)
+        return png_fail(logger, SINEW_ERROR_INVALID_ARGUMENT,
+                        "sinew_png_read: path and the three outputs are required (path %s)",
+                        path ? path : "NULL");
+    FILE* file = NULL;
+    sinew_result opened = open_png(path, logger, &file);
+    if (opened != SINEW_OK) return opened;
     png_io_state state;
     state.message[0] = '\0';
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &state, png_on_error,
@@ -150,18 +177,7 @@ sinew_result sinew_png_read(const char* path, uint32_t* out_width, uint32_t* out
         return png_fail(logger, SINEW_ERROR_LIMIT, "sinew_png_read: %s: size %ux%u over %u",
                         path, width, height, PNG_MAX_SIDE);
     }
-    int color_type = png_get_color_type(png, info);
-    int depth = png_get_bit_depth(png, info);
-    /* Whatever the file holds becomes 8-bit RGBA. */
-    if (depth == 16) png_set_strip_16(png);
-    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-    if (color_type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
-    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
-    if (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA)
-        png_set_gray_to_rgb(png);
-    if (!(color_type & PNG_COLOR_MASK_ALPHA)) png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
-    png_set_interlace_handling(png);
-    png_read_update_info(png, info);
+    convert_to_rgba8(png, info);
     if (png_get_rowbytes(png, info) != (size_t)width * 4u) {
         png_destroy_read_struct(&png, &info, NULL);
         fclose(file);
