@@ -738,8 +738,10 @@ static int stride_ok(size_t stride)
 }
 
 /* Checks one mesh; one log line for the first problem. */
-static sinew_result check_mesh(const sinew_renderer* r, const sinew_render_mesh* m, uint32_t i,
-                               uint32_t column_count)
+/* Mesh i's layout: sizes, where its positions and normals come from (host arrays or device
+ * buffers, with bounds and normals for a device buffer), strides and offsets. */
+static sinew_result check_mesh_layout(const sinew_renderer* r, const sinew_render_mesh* m,
+                                      uint32_t i)
 {
     const sinew_vk_context* ctx = r->context;
     if (m->struct_size < sizeof(sinew_render_mesh))
@@ -784,7 +786,17 @@ static sinew_result check_mesh(const sinew_renderer* r, const sinew_render_mesh*
                            "sinew_renderer_draw: mesh %u: buffer offsets %llu/%llu must be "
                            "multiples of 4", i, (unsigned long long)m->position_offset,
                            (unsigned long long)m->normal_offset);
-    /* The shader indexes floats with 32-bit integers. */
+    return SINEW_OK;
+}
+
+/* Mesh i: its layout (check_mesh_layout), then its data: reach within what the shader's 32-bit
+ * float indices address, column, colour, bounds, indices and host arrays. */
+static sinew_result check_mesh(const sinew_renderer* r, const sinew_render_mesh* m, uint32_t i,
+                               uint32_t column_count)
+{
+    const sinew_vk_context* ctx = r->context;
+    sinew_result result = check_mesh_layout(r, m, i);
+    if (result != SINEW_OK) return result;
     size_t ps = m->position_stride ? m->position_stride : 12u;
     size_t ns = m->normal_stride ? m->normal_stride : 12u;
     double last_p = (double)m->position_offset + (double)ps * (m->vertex_count - 1u) + 12.0;
