@@ -299,6 +299,43 @@ static inline sinew_result sinew_geo_check_rig(const sinew_host_api* host, const
     return SINEW_OK;
 }
 
+/* The kernel for *simd: for AUTO the best the CPU runs that the backend has (*simd resolved),
+ * else the one asked for, BACKEND_UNAVAILABLE when the CPU or the build lacks it. */
+static inline sinew_result sinew_geo_pick_kernel(const sinew_geo_ops* ops,
+                                                 const sinew_host_api* host, sinew_simd* simd)
+{
+    if (*simd == SINEW_SIMD_AUTO) {
+        *simd = sinew_simd_best();
+        while (*simd > SINEW_SIMD_SCALAR && !ops->kernels[*simd]) *simd = (sinew_simd)(*simd - 1);
+        return SINEW_OK;
+    }
+    if (!sinew_simd_supported(*simd) || !ops->kernels[*simd])
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "%s: simd=%s is not available on this CPU or in this build",
+                               ops->name, sinew_simd_name(*simd));
+    return SINEW_OK;
+}
+
+/* The instance's rest data: position and normal interleaved in 8 floats per vertex, each
+ * influence's offset into the transforms, and the rest shape as the first output. */
+static inline void sinew_geo_fill_rest(sinew_geo_instance* inst, const sinew_rig_view* rig)
+{
+    const uint32_t n = inst->vertex_count;
+    for (uint32_t v = 0; v < n; ++v) {
+        float* d = inst->rest + 8u * v;
+        memcpy(d, inst->rest_positions + 3u * v, 12u);
+        d[3] = 1.0f;
+        memcpy(d + 4, inst->rest_normals + 3u * v, 12u);
+        d[7] = 0.0f;
+    }
+    for (size_t i = 0; i < (size_t)n * inst->width; ++i)
+        inst->offsets[i] = rig->padded_joints[i] * inst->ops->transform_floats;
+    memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
+    memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
+    inst->positions_fresh = true;
+    inst->normals_fresh = true;
+}
+
 static inline sinew_result sinew_geo_prepare(const sinew_geo_ops* ops, const sinew_host_api* host,
                                              const sinew_rig_view* rig, const sinew_param* params,
                                              uint32_t param_count, const void* next,
@@ -322,15 +359,8 @@ static inline sinew_result sinew_geo_prepare(const sinew_geo_ops* ops, const sin
     bool want_normals;
     sinew_simd simd;
     sinew_result r = sinew_geo_parse_params(host, name, params, param_count, &want_normals, &simd);
+    if (r == SINEW_OK) r = sinew_geo_pick_kernel(ops, host, &simd);
     if (r != SINEW_OK) return r;
-    if (simd == SINEW_SIMD_AUTO) {
-        simd = sinew_simd_best();
-        while (simd > SINEW_SIMD_SCALAR && !ops->kernels[simd]) simd = (sinew_simd)(simd - 1);
-    } else if (!sinew_simd_supported(simd) || !ops->kernels[simd]) {
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
-                               "%s: simd=%s is not available on this CPU or in this build", name,
-                               sinew_simd_name(simd));
-    }
     r = sinew_geo_check_rig(host, name, rig);
     if (r != SINEW_OK) return r;
 
@@ -365,19 +395,7 @@ static inline sinew_result sinew_geo_prepare(const sinew_geo_ops* ops, const sin
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                "%s: out of memory for a mesh of %u vertices", name, n);
     }
-    for (uint32_t v = 0; v < n; ++v) {
-        float* d = inst->rest + 8u * v;
-        memcpy(d, inst->rest_positions + 3u * v, 12u);
-        d[3] = 1.0f;
-        memcpy(d + 4, inst->rest_normals + 3u * v, 12u);
-        d[7] = 0.0f;
-    }
-    for (size_t i = 0; i < (size_t)n * inst->width; ++i)
-        inst->offsets[i] = rig->padded_joints[i] * ops->transform_floats;
-    memcpy(inst->positions, inst->rest_positions, (size_t)n * 12u);
-    memcpy(inst->normals, inst->rest_normals, (size_t)n * 12u);
-    inst->positions_fresh = true;
-    inst->normals_fresh = true;
+    sinew_geo_fill_rest(inst, rig);
     sinew_host_log(host, SINEW_LOG_DEBUG, "%s: %u vertices, %u influences, simd=%s, normals=%d",
                    name, n, inst->width, sinew_simd_name(simd), (int)want_normals);
     *out_instance = inst;
