@@ -496,6 +496,156 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
     return SINEW_OK;
 }
 
+/* The plugin's own keys split off and fps's parsed, restricted to what the device runs (pcg
+ * with a fixed iteration count), and the device probed. */
+static sinew_result prepare_params(const sinew_host_api* host, const sinew_param* params,
+                                   uint32_t param_count, sinew_param* rest, uint32_t* rest_count,
+                                   int* ordinal, fpsc_launch* launch, char batch[64],
+                                   fps_params* fp)
+{
+    if (param_count > 1024u)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
+                               param_count);
+    sinew_result r = split_params(host, params, param_count, rest, rest_count, ordinal, launch,
+                                  batch);
+    if (r != SINEW_OK) return r;
+    r = fps_params_parse(host, rest, *rest_count, fp);
+    if (r != SINEW_OK) return r;
+    if (fp->solver != FPS_SOLVER_PCG)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps-cuda: solves with pcg only (solver=cholmod is fps's)");
+    if (fp->pcg_tolerance > 0.0)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: pcg_tolerance must be 0 (the device runs exactly "
+                               "pcg_iterations iterations)");
+    if (probe_device(host, *ordinal) != SINEW_OK)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps-cuda: no usable CUDA device %d", *ordinal);
+    return SINEW_OK;
+}
+
+/* The host-side copies the device needs from fps's model: the upsampling records and each
+ * skin vertex's joint, and the output arrays. */
+static sinew_result copy_model(const sinew_host_api* host, fpsc_plugin_instance* p,
+                               const ps_model* m)
+{
+    uint32_t n = m->n;
+    p->upsample = (fpsc_upsample*)sinew_host_calloc(host, m->render_count ? m->render_count : 1u,
+                                                    sizeof(fpsc_upsample));
+    p->skin_joint = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
+    p->positions = (float*)sinew_host_calloc(host, p->render_count, 12u);
+    p->normals = (float*)sinew_host_calloc(host, p->render_count, 12u);
+    if (!p->upsample || !p->skin_joint || !p->positions || !p->normals)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
+    for (uint32_t k = 0; k < m->render_count; ++k) {
+        const ps_upsample* u = &m->upsample[k];
+        fpsc_upsample* d = &p->upsample[k];
+        d->triangle = u->triangle == PS_NONE ? UINT32_MAX : u->triangle;
+        d->vertex = u->vertex;
+        memcpy(d->bary, u->bary, sizeof d->bary);
+        memcpy(d->offset, u->offset, sizeof d->offset);
+        memcpy(d->normal, u->normal, sizeof d->normal);
+    }
+    for (uint32_t i = 0; i < n; ++i) p->skin_joint[i] = m->bones[m->vertex_bone[i]].joint;
+    return SINEW_OK;
+}
+
+/* The device's description of the simulation: fps's arrays, the iteration counts, the model's
+ * skin and upsampling, and the MLS weights fps resolved for this rig and these parameters
+ * (upsampling=auto|normal|mls; auto = mls for a separate or decimated simulation mesh), so
+ * the device evaluates exactly what fps_sim_upsample does. */
+static sinew_result fill_desc(const sinew_host_api* host, fpsc_plugin_instance* p,
+                              const ps_model* m, const fps_params* fp, int ordinal, fpsc_desc* d)
+{
+    const fps_sim_arrays* a = &p->arrays;
+    memset(d, 0, sizeof *d);
+    d->ordinal = ordinal;
+    d->n = a->n;
+    d->N = a->N;
+    d->ns = a->ns;
+    d->prism_count = a->prism_count;
+    d->h = a->h;
+    d->damping = a->damping;
+    d->perm = a->perm;
+    d->inv = a->inv;
+    d->mass_h2 = a->mass_h2;
+    d->prisms = a->prisms;
+    d->gather_ptr = a->gather_ptr;
+    d->gather = a->gather;
+    d->A = a->A;
+    d->jinv = a->jinv;
+    d->Ksb = a->Ksb;
+    d->x = a->x;
+    d->v = a->v;
+    d->target = a->target;
+    d->skinning = a->skinning;
+    d->iterations = fp->iterations;
+    d->pcg_iterations = fp->pcg_iterations;
+    d->joint_count = p->joint_count;
+    d->render_count = m->render_count;
+    d->upsample = p->upsample;
+    d->triangle_count = m->triangle_count;
+    d->triangles = m->triangles;
+    d->vertex_tri_offsets = m->vertex_tri_offsets;
+    d->vertex_tris = m->vertex_tris;
+    d->skin_joint = p->skin_joint;
+    const sinew_mls_weights* mls = fps_sim_mls(p->sim);
+    if (!mls) return SINEW_OK;
+    if (mls->render_count != m->render_count || mls->simulation_count != m->n)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps-cuda: fps's MLS weights map %u simulation vertices to "
+                               "%u render vertices, the model has %u and %u",
+                               mls->simulation_count, mls->render_count, m->n, m->render_count);
+    d->mls_indices = mls->indices;
+    d->mls_weights = mls->weights;
+    d->mls_normal_weights = mls->normal_weights;
+    return SINEW_OK;
+}
+
+/* Sec. 6: fps prepared its collision state (fps_collide, none for a system without free
+ * rows); the device gets its static part here and the pairs per step. */
+static sinew_result attach_collisions(const sinew_host_api* host, fpsc_plugin_instance* p,
+                                      const fps_params* fp, fpsc_desc* d)
+{
+    if (!fp->collisions || !fps_sim_collide(p->sim)) return SINEW_OK;
+    fps_collide_data ex;
+    memset(&ex, 0, sizeof ex);
+    sinew_result r = fpsc_col_host_create(host, p->sim, &p->col);
+    if (r == SINEW_OK) r = fps_collide_get_data(host, fps_sim_collide(p->sim), &ex);
+    if (r != SINEW_OK) return r;
+    d->collisions = 1;
+    d->col_triangle_count = ex.triangle_count;
+    d->col_triangles = ex.triangles;
+    d->col_sign = ex.sign;
+    d->col_weight = ex.weight;
+    d->col_margin = ex.margin;
+    if (ex.cap_frame) { /* fps's limb capsules (capsules, on with collisions=1) */
+        d->col_bone_count = ex.bone_count;
+        d->col_cap_frame = ex.cap_frame;
+        d->col_cap_radii = ex.cap_radii;
+    }
+    return SINEW_OK;
+}
+
+/* The device state, in the named batch group or a batch of its own. */
+static sinew_result start_device(const sinew_host_api* host, fpsc_plugin_instance* p,
+                                 const fpsc_desc* d, int ordinal, fpsc_launch launch,
+                                 const char* batch, int profile)
+{
+    sinew_result r = fpsc_create(host, d, &p->dev);
+    if (r != SINEW_OK) return r;
+    p->profile = profile != 0;
+    if (batch[0]) {
+        r = group_join(p, batch, launch);
+        if (r == SINEW_OK && p->profile) r = fpsc_batch_set_profile(p->group->batch, 1);
+        return r;
+    }
+    r = fpsc_batch_create(host, ordinal, launch, &p->own_batch);
+    if (r == SINEW_OK) r = fpsc_batch_add(p->own_batch, p->dev);
+    if (r == SINEW_OK && p->profile) r = fpsc_batch_set_profile(p->own_batch, 1);
+    return r;
+}
+
 static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
                                  const sinew_param* params, uint32_t param_count,
                                  const void* next, void** out_instance)
@@ -505,30 +655,15 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps-cuda: out_instance is NULL");
     *out_instance = NULL;
-    if (param_count > 1024u)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
-                               param_count);
     sinew_param rest[1025]; /* the caller's and solver */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch = FPSC_LAUNCH_AUTO;
     char batch[64];
-    sinew_result r = split_params(host, params, param_count, rest, &rest_count, &ordinal,
-                                  &launch, batch);
-    if (r != SINEW_OK) return r;
     fps_params fp;
-    r = fps_params_parse(host, rest, rest_count, &fp);
+    sinew_result r = prepare_params(host, params, param_count, rest, &rest_count, &ordinal,
+                                    &launch, batch, &fp);
     if (r != SINEW_OK) return r;
-    if (fp.solver != FPS_SOLVER_PCG)
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
-                               "fps-cuda: solves with pcg only (solver=cholmod is fps's)");
-    if (fp.pcg_tolerance > 0.0)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "fps-cuda: pcg_tolerance must be 0 (the device runs exactly "
-                               "pcg_iterations iterations)");
-    if (probe_device(host, ordinal) != SINEW_OK)
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
-                               "fps-cuda: no usable CUDA device %d", ordinal);
     if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda: rig is NULL");
     fpsc_plugin_instance* p = (fpsc_plugin_instance*)sinew_host_calloc(host, 1, sizeof *p);
     if (!p) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
@@ -543,121 +678,19 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         strcmp(rig->baked_backend, FPSC_NAME) == 0)
         view.baked_backend = "fps";
     r = sinew_backend_fps.prepare(host, &view, rest, rest_count, next, &p->fps);
-    if (r != SINEW_OK) {
-        fpsc_destroy_instance(p);
-        return r;
-    }
-    p->sim = fps_instance_sim(p->fps);
-    const ps_model* m = fps_instance_model(p->fps);
-    fps_sim_arrays_get(p->sim, &p->arrays);
-    p->joint_count = rig->joint_count;
-    p->render_count = rig->render_mesh.vertex_count;
-    p->rest_positions = rig->render_mesh.positions;
-    p->rest_normals = rig->render_mesh.normals;
-    uint32_t n = m->n;
-    p->upsample = (fpsc_upsample*)sinew_host_calloc(host, m->render_count ? m->render_count : 1u,
-                                                    sizeof(fpsc_upsample));
-    p->skin_joint = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
-    p->positions = (float*)sinew_host_calloc(host, p->render_count, 12u);
-    p->normals = (float*)sinew_host_calloc(host, p->render_count, 12u);
-    if (!p->upsample || !p->skin_joint || !p->positions || !p->normals) {
-        fpsc_destroy_instance(p);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps-cuda: out of memory");
-    }
-    for (uint32_t k = 0; k < m->render_count; ++k) {
-        const ps_upsample* u = &m->upsample[k];
-        fpsc_upsample* d = &p->upsample[k];
-        d->triangle = u->triangle == PS_NONE ? UINT32_MAX : u->triangle;
-        d->vertex = u->vertex;
-        memcpy(d->bary, u->bary, sizeof d->bary);
-        memcpy(d->offset, u->offset, sizeof d->offset);
-        memcpy(d->normal, u->normal, sizeof d->normal);
-    }
-    for (uint32_t i = 0; i < n; ++i) p->skin_joint[i] = m->bones[m->vertex_bone[i]].joint;
     fpsc_desc d;
-    memset(&d, 0, sizeof d);
-    const fps_sim_arrays* a = &p->arrays;
-    d.ordinal = ordinal;
-    d.n = a->n;
-    d.N = a->N;
-    d.ns = a->ns;
-    d.prism_count = a->prism_count;
-    d.h = a->h;
-    d.damping = a->damping;
-    d.perm = a->perm;
-    d.inv = a->inv;
-    d.mass_h2 = a->mass_h2;
-    d.prisms = a->prisms;
-    d.gather_ptr = a->gather_ptr;
-    d.gather = a->gather;
-    d.A = a->A;
-    d.jinv = a->jinv;
-    d.Ksb = a->Ksb;
-    d.x = a->x;
-    d.v = a->v;
-    d.target = a->target;
-    d.skinning = a->skinning;
-    d.iterations = fp.iterations;
-    d.pcg_iterations = fp.pcg_iterations;
-    d.joint_count = rig->joint_count;
-    d.render_count = m->render_count;
-    d.upsample = p->upsample;
-    d.triangle_count = m->triangle_count;
-    d.triangles = m->triangles;
-    d.vertex_tri_offsets = m->vertex_tri_offsets;
-    d.vertex_tris = m->vertex_tris;
-    d.skin_joint = p->skin_joint;
-    /* The upsampling fps resolved for this rig and these parameters (upsampling=auto|normal|
-     * mls; auto = mls for a separate or decimated simulation mesh), with the weights fps baked
-     * or restored: the device then evaluates exactly what fps_sim_upsample does. */
-    const sinew_mls_weights* mls = fps_sim_mls(p->sim);
-    if (mls) {
-        if (mls->render_count != m->render_count || mls->simulation_count != n) {
-            fpsc_destroy_instance(p);
-            return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
-                                   "fps-cuda: fps's MLS weights map %u simulation vertices to "
-                                   "%u render vertices, the model has %u and %u",
-                                   mls->simulation_count, mls->render_count, n, m->render_count);
-        }
-        d.mls_indices = mls->indices;
-        d.mls_weights = mls->weights;
-        d.mls_normal_weights = mls->normal_weights;
-    }
-    /* Sec. 6: fps prepared its collision state (fps_collide, none for a system without free
-     * rows); the device gets its static part here and the pairs per step. */
-    fps_collide_data ex;
-    memset(&ex, 0, sizeof ex);
-    if (fp.collisions && fps_sim_collide(p->sim)) {
-        r = fpsc_col_host_create(host, p->sim, &p->col);
-        if (r == SINEW_OK) r = fps_collide_get_data(host, fps_sim_collide(p->sim), &ex);
-        if (r != SINEW_OK) {
-            fpsc_destroy_instance(p);
-            return r;
-        }
-        d.collisions = 1;
-        d.col_triangle_count = ex.triangle_count;
-        d.col_triangles = ex.triangles;
-        d.col_sign = ex.sign;
-        d.col_weight = ex.weight;
-        d.col_margin = ex.margin;
-        if (ex.cap_frame) { /* fps's limb capsules (capsules, on with collisions=1) */
-            d.col_bone_count = ex.bone_count;
-            d.col_cap_frame = ex.cap_frame;
-            d.col_cap_radii = ex.cap_radii;
-        }
-    }
-    r = fpsc_create(host, &d, &p->dev);
     if (r == SINEW_OK) {
-        p->profile = fp.profile != 0;
-        if (batch[0]) {
-            r = group_join(p, batch, launch);
-            if (r == SINEW_OK && p->profile) r = fpsc_batch_set_profile(p->group->batch, 1);
-        } else {
-            r = fpsc_batch_create(host, ordinal, launch, &p->own_batch);
-            if (r == SINEW_OK) r = fpsc_batch_add(p->own_batch, p->dev);
-            if (r == SINEW_OK && p->profile) r = fpsc_batch_set_profile(p->own_batch, 1);
-        }
+        p->sim = fps_instance_sim(p->fps);
+        fps_sim_arrays_get(p->sim, &p->arrays);
+        p->joint_count = rig->joint_count;
+        p->render_count = rig->render_mesh.vertex_count;
+        p->rest_positions = rig->render_mesh.positions;
+        p->rest_normals = rig->render_mesh.normals;
+        r = copy_model(host, p, fps_instance_model(p->fps));
     }
+    if (r == SINEW_OK) r = fill_desc(host, p, fps_instance_model(p->fps), &fp, ordinal, &d);
+    if (r == SINEW_OK) r = attach_collisions(host, p, &fp, &d);
+    if (r == SINEW_OK) r = start_device(host, p, &d, ordinal, launch, batch, fp.profile);
     if (r != SINEW_OK) {
         fpsc_destroy_instance(p);
         return r;
