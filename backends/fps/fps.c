@@ -57,6 +57,7 @@
  * the name "fps", and a rig baked for "ps" is restored as well, since the model is the same). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -166,6 +167,193 @@ static bool parse_flag(const char* text, int* out)
     return true;
 }
 
+/* How the value of one of fps's own keys is read (fps_key). */
+typedef enum fps_value_kind {
+    FPS_VALUE_COUNT,  /* a whole number in [lo, hi], into a uint32_t */
+    FPS_VALUE_REAL,   /* a number within lo and hi (each bound open or closed), into a double */
+    FPS_VALUE_FLAG,   /* 0 or 1, into an int */
+    FPS_VALUE_SOLVER, /* cholmod or pcg */
+    FPS_VALUE_SIMD,   /* auto, scalar, avx2 or avx512 */
+    FPS_VALUE_TEXT    /* bone_radii */
+} fps_value_kind;
+
+/* One of fps's own keys: its field of fps_params, its bounds and how its log line states the
+ * accepted values ("is not a whole number in <range>", "is not <range>"). */
+typedef struct fps_key {
+    const char* name;
+    fps_value_kind kind;
+    size_t offset;
+    double lo, hi;
+    bool lo_open, hi_open;
+    const char* range;
+} fps_key;
+
+#define FPS_KEY(name, kind, lo, hi, lo_open, hi_open, range) \
+    {#name, kind, offsetof(fps_params, name), lo, hi, lo_open, hi_open, range}
+
+static const fps_key fps_keys[] = {
+    FPS_KEY(iterations, FPS_VALUE_COUNT, 1.0, 1000.0, false, false, "1..1000"),
+    FPS_KEY(pcg_iterations, FPS_VALUE_COUNT, 1.0, 10000.0, false, false, "1..10000"),
+    FPS_KEY(pcg_tolerance, FPS_VALUE_REAL, 0.0, 1.0, false, true, "a number in [0, 1)"),
+    FPS_KEY(solver, FPS_VALUE_SOLVER, 0.0, 0.0, false, false, NULL),
+    FPS_KEY(timestep, FPS_VALUE_REAL, 0.0, 1.0, true, false,
+            "a number of seconds in (0, 1]"),
+    FPS_KEY(damping, FPS_VALUE_REAL, 0.0, 1.0, false, false, "a number in [0, 1]"),
+    FPS_KEY(strain_weight, FPS_VALUE_REAL, 0.0, 1e12, true, false,
+            "a positive number (at most 1e12)"),
+    FPS_KEY(mass, FPS_VALUE_REAL, 0.0, 1e12, true, false, "a positive number (at most 1e12)"),
+    FPS_KEY(sliding, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
+    FPS_KEY(profile, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
+    FPS_KEY(simd, FPS_VALUE_SIMD, 0.0, 0.0, false, false, NULL),
+    FPS_KEY(decimate_above, FPS_VALUE_COUNT, 0.0, 1e8, false, false, "0..100000000"),
+    FPS_KEY(simulation_vertices, FPS_VALUE_COUNT, 4.0, 1e8, false, false, "4..100000000"),
+    FPS_KEY(bone_radii, FPS_VALUE_TEXT, 0.0, 0.0, false, false, NULL),
+    FPS_KEY(collisions, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
+    FPS_KEY(collision_weight, FPS_VALUE_REAL, 0.0, 1e6, true, false, "a number in (0, 1e6]"),
+    FPS_KEY(capsules, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
+    FPS_KEY(joint_collisions, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
+};
+
+#undef FPS_KEY
+
+enum { FPS_KEY_COUNT = sizeof fps_keys / sizeof fps_keys[0] };
+
+/* Which keys a parameter list has given so far: each may be given once. */
+typedef struct fps_seen {
+    bool key[FPS_KEY_COUNT];
+    bool upsampling;
+    bool jump[2];
+    bool volume[2];
+} fps_seen;
+
+/* A number within the key's bounds (ps_parse_number takes only finite numbers). */
+static bool parse_real(const fps_key* key, const char* text, double* out)
+{
+    double v = 0.0;
+    if (!ps_parse_number(text, &v)) return false;
+    if (key->lo_open ? !(v > key->lo) : v < key->lo) return false;
+    if (key->hi_open ? !(v < key->hi) : v > key->hi) return false;
+    *out = v;
+    return true;
+}
+
+/* solver=cholmod or solver=pcg. */
+static bool parse_solver(const char* text, fps_solver_kind* out)
+{
+    if (strcmp(text, "cholmod") == 0) *out = FPS_SOLVER_CHOLMOD;
+    else if (strcmp(text, "pcg") == 0) *out = FPS_SOLVER_PCG;
+    else return false;
+    return true;
+}
+
+/* bone_radii, kept as text: its names are checked against the rig when the model is built. */
+static sinew_result parse_bone_radii(const sinew_host_api* host, const char* value,
+                                     fps_params* out)
+{
+    size_t len = strlen(value);
+    if (len == 0 || len >= sizeof out->bone_radii)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "fps: bone_radii=\"%.64s\" is empty or longer than %zu "
+                               "characters", value, sizeof out->bone_radii - 1u);
+    memcpy(out->bone_radii, value, len + 1u); /* names are checked against the rig */
+    return SINEW_OK;
+}
+
+/* The value of one of fps's own keys into its field of *out; a bad value is
+ * SINEW_ERROR_PARAMETER with one log line naming the accepted values. */
+static sinew_result parse_key_value(const sinew_host_api* host, const fps_key* key,
+                                    const char* value, fps_params* out)
+{
+    void* field = (char*)out + key->offset;
+    switch (key->kind) {
+    case FPS_VALUE_COUNT:
+        if (!parse_count(value, key->lo, key->hi, (uint32_t*)field))
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "fps: %s=\"%s\" is not a whole number in %s", key->name, value,
+                                   key->range);
+        return SINEW_OK;
+    case FPS_VALUE_REAL:
+        if (!parse_real(key, value, (double*)field))
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: %s=\"%s\" is not %s",
+                                   key->name, value, key->range);
+        return SINEW_OK;
+    case FPS_VALUE_FLAG:
+        if (!parse_flag(value, (int*)field))
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "fps: %s=\"%s\" is neither 0 nor 1", key->name, value);
+        return SINEW_OK;
+    case FPS_VALUE_SOLVER:
+        if (!parse_solver(value, &out->solver))
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "fps: solver=\"%s\" is neither cholmod nor pcg", value);
+        return SINEW_OK;
+    case FPS_VALUE_SIMD:
+        if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "fps: simd=\"%s\" is not one of auto, scalar, avx2, avx512",
+                                   value);
+        return SINEW_OK;
+    default:
+        return parse_bone_radii(host, value, out);
+    }
+}
+
+/* upsampling=auto, normal or mls, given at most once. */
+static sinew_result parse_upsampling(const sinew_host_api* host, const char* value,
+                                     fps_seen* seen, fps_params* out)
+{
+    fps_upsampling u;
+    if (seen->upsampling)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "fps: parameter \"upsampling\" is given twice");
+    if (!fps_upsampling_parse(value, &u))
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "fps: upsampling=\"%s\" is not one of auto, normal, mls", value);
+    seen->upsampling = true;
+    out->upsampling = (int)u;
+    return SINEW_OK;
+}
+
+/* One of fps's own keys (the table fps_keys), known and given once, with its value. */
+static sinew_result parse_own_key(const sinew_host_api* host, const char* key, const char* value,
+                                  fps_seen* seen, fps_params* out)
+{
+    int k = 0;
+    while (k < FPS_KEY_COUNT && strcmp(key, fps_keys[k].name) != 0) ++k;
+    if (k == FPS_KEY_COUNT)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "fps: unknown parameter \"%s\" (known: iterations, "
+                               "pcg_iterations, pcg_tolerance, solver, timestep, damping, "
+                               "strain_weight, mass, sliding, profile, simd, decimate_above, "
+                               "simulation_vertices, bone_radii, collisions, "
+                               "collision_weight, capsules, upsampling, jump_angle, "
+                               "jump_distance, volume_weight, volume_range, "
+                               "joint_collisions)", key);
+    if (seen->key[k])
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "fps: parameter \"%s\" is given twice", key);
+    seen->key[k] = true;
+    return parse_key_value(host, &fps_keys[k], value, out);
+}
+
+/* Parameter i: ps's jump and volume keys first (they parse and check their own values), then
+ * upsampling, then fps's own keys. */
+static sinew_result parse_param(const sinew_host_api* host, const sinew_param* param, uint32_t i,
+                                fps_seen* seen, fps_params* out)
+{
+    const char* key = param->key;
+    const char* value = param->value;
+    if (!key || !value)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: parameter %u has a NULL %s",
+                               i, key ? "value" : "key");
+    sinew_result jump_result;
+    if (ps_jump_parse(host, FPS_NAME, key, value, seen->jump, &out->jump, &jump_result) ||
+        ps_volume_parse(host, FPS_NAME, key, value, seen->volume, &out->volume, &jump_result))
+        return jump_result;
+    if (strcmp(key, "upsampling") == 0) return parse_upsampling(host, value, seen, out);
+    return parse_own_key(host, key, value, seen, out);
+}
+
 sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,
                               uint32_t count, fps_params* out)
 {
@@ -173,158 +361,11 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
     if (count > 0 && !params)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps: param_count is %u but params is NULL", count);
-    static const char* const keys[] = {"iterations", "pcg_iterations", "pcg_tolerance", "solver",
-                                       "timestep", "damping", "strain_weight", "mass", "sliding",
-                                       "profile", "simd", "decimate_above",
-                                       "simulation_vertices", "bone_radii", "collisions",
-                                       "collision_weight", "capsules", "joint_collisions"};
-    enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
-    bool seen[KEY_COUNT] = {false};
-    bool seen_upsampling = false;
-    bool seen_jump[2] = {false, false};
-    bool seen_volume[2] = {false, false};
+    fps_seen seen;
+    memset(&seen, 0, sizeof seen);
     for (uint32_t i = 0; i < count; ++i) {
-        const char* key = params[i].key;
-        const char* value = params[i].value;
-        if (!key || !value)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: parameter %u has a NULL %s",
-                                   i, key ? "value" : "key");
-        sinew_result jump_result;
-        if (ps_jump_parse(host, FPS_NAME, key, value, seen_jump, &out->jump, &jump_result) ||
-            ps_volume_parse(host, FPS_NAME, key, value, seen_volume, &out->volume, &jump_result)) {
-            if (jump_result != SINEW_OK) return jump_result;
-            continue;
-        }
-        if (strcmp(key, "upsampling") == 0) {
-            fps_upsampling u;
-            if (seen_upsampling)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: parameter \"upsampling\" is given twice");
-            if (!fps_upsampling_parse(value, &u))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: upsampling=\"%s\" is not one of auto, normal, mls",
-                                       value);
-            seen_upsampling = true;
-            out->upsampling = (int)u;
-            continue;
-        }
-        int k = 0;
-        while (k < KEY_COUNT && strcmp(key, keys[k]) != 0) ++k;
-        if (k == KEY_COUNT)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "fps: unknown parameter \"%s\" (known: iterations, "
-                                   "pcg_iterations, pcg_tolerance, solver, timestep, damping, "
-                                   "strain_weight, mass, sliding, profile, simd, decimate_above, "
-                                   "simulation_vertices, bone_radii, collisions, "
-                                   "collision_weight, capsules, upsampling, jump_angle, "
-                                   "jump_distance, volume_weight, volume_range, "
-                                   "joint_collisions)", key);
-        if (seen[k])
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "fps: parameter \"%s\" is given twice", key);
-        seen[k] = true;
-        double v = 0.0;
-        bool ok = ps_parse_number(value, &v);
-        switch (k) {
-        case 0:
-            if (!parse_count(value, 1.0, 1000.0, &out->iterations))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: iterations=\"%s\" is not a whole number in 1..1000",
-                                       value);
-            break;
-        case 1:
-            if (!parse_count(value, 1.0, 10000.0, &out->pcg_iterations))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: pcg_iterations=\"%s\" is not a whole number in "
-                                       "1..10000", value);
-            break;
-        case 2:
-            if (!ok || v < 0.0 || !(v < 1.0))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: pcg_tolerance=\"%s\" is not a number in [0, 1)", value);
-            out->pcg_tolerance = v;
-            break;
-        case 3:
-            if (strcmp(value, "cholmod") == 0) out->solver = FPS_SOLVER_CHOLMOD;
-            else if (strcmp(value, "pcg") == 0) out->solver = FPS_SOLVER_PCG;
-            else
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: solver=\"%s\" is neither cholmod nor pcg", value);
-            break;
-        case 4:
-            if (!ok || !(v > 0.0) || v > 1.0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: timestep=\"%s\" is not a number of seconds in (0, 1]",
-                                       value);
-            out->timestep = v;
-            break;
-        case 5:
-            if (!ok || v < 0.0 || v > 1.0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: damping=\"%s\" is not a number in [0, 1]", value);
-            out->damping = v;
-            break;
-        case 6:
-        case 7:
-            if (!ok || !(v > 0.0) || v > 1e12)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: %s=\"%s\" is not a positive number (at most 1e12)",
-                                       key, value);
-            if (k == 6) out->strain_weight = v;
-            else out->mass = v;
-            break;
-        case 8:
-        case 9:
-            if (!parse_flag(value, k == 8 ? &out->sliding : &out->profile))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: %s=\"%s\" is neither 0 nor 1", key, value);
-            break;
-        case 10:
-            if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: simd=\"%s\" is not one of auto, scalar, avx2, avx512",
-                                       value);
-            break;
-        case 11:
-        case 12:
-            if (!parse_count(value, k == 11 ? 0.0 : 4.0, 1e8,
-                             k == 11 ? &out->decimate_above : &out->simulation_vertices))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: %s=\"%s\" is not a whole number in %s..100000000",
-                                       key, value, k == 11 ? "0" : "4");
-            break;
-        case 14:
-            if (!parse_flag(value, &out->collisions))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: collisions=\"%s\" is neither 0 nor 1", value);
-            break;
-        case 15:
-            if (!ok || !(v > 0.0) || v > 1e6)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: collision_weight=\"%s\" is not a number in (0, 1e6]",
-                                       value);
-            out->collision_weight = v;
-            break;
-        case 16:
-            if (!parse_flag(value, &out->capsules))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: capsules=\"%s\" is neither 0 nor 1", value);
-            break;
-        case 17:
-            if (!parse_flag(value, &out->joint_collisions))
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: joint_collisions=\"%s\" is neither 0 nor 1", value);
-            break;
-        default: {
-            size_t len = strlen(value);
-            if (len == 0 || len >= sizeof out->bone_radii)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps: bone_radii=\"%.64s\" is empty or longer than %zu "
-                                       "characters", value, sizeof out->bone_radii - 1u);
-            memcpy(out->bone_radii, value, len + 1u); /* names are checked against the rig */
-            break;
-        }
-        }
+        sinew_result r = parse_param(host, &params[i], i, &seen, out);
+        if (r != SINEW_OK) return r;
     }
     if (out->capsules == 1 && !out->collisions)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -405,6 +446,88 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     return r;
 }
 
+/* The parameters and the checks that need no instance: a solver or SIMD kernels this build or
+ * CPU lacks, typed parameters (none are known) and the rig. */
+static sinew_result check_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                                  const sinew_param* params, uint32_t param_count,
+                                  const void* next, fps_params* p)
+{
+    sinew_result r = fps_params_parse(host, params, param_count, p);
+    if (r != SINEW_OK) return r;
+#if !defined(SINEW_HAVE_CHOLMOD)
+    if (p->solver == FPS_SOLVER_CHOLMOD)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps: solver=cholmod, but this build has no CHOLMOD (use pcg)");
+#endif
+    if (!sinew_polar3_batch_kernel(p->simd))
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+                               "fps: simd=%s is not available on this CPU or in this build",
+                               sinew_simd_name(p->simd));
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps: takes no typed parameters (next is not NULL)");
+    return ps_check_rig(host, rig, FPS_NAME);
+}
+
+/* The instance's model (build_model) and, when upsampling resolves to mls, its MLS weights
+ * (Sec. 5): restored with the model when baked, else computed now. */
+static sinew_result prepare_model(const sinew_host_api* host, const sinew_rig_view* rig,
+                                  fps_instance* inst, bool* baked)
+{
+    bool has_mls = false;
+    sinew_result r = build_model(host, rig, &inst->params, &inst->model, baked, &inst->mls,
+                                 &has_mls);
+    if (r != SINEW_OK) return r;
+    fps_upsampling up = fps_upsampling_resolve((fps_upsampling)inst->params.upsampling,
+                                               &inst->model);
+    if (up != FPS_UPSAMPLING_MLS) {
+        sinew_mls_free(host, &inst->mls);
+    } else if (!has_mls) {
+        /* Not in the baked data (or nothing baked): the weights of Sec. 5 now. */
+        r = fps_mls_bake(host, rig, &inst->model, &inst->mls);
+    }
+    return r;
+}
+
+/* The simulation on the model and what the steps need around it: the render-mesh output, the
+ * latest pose and the pose-jump detection. */
+static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_rig_view* rig,
+                                       fps_instance* inst)
+{
+    sinew_result r = fps_sim_create(host, &inst->model, &inst->params, &inst->sim);
+    if (r != SINEW_OK) return r;
+    fps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
+    r = ps_output_init(&inst->out, host, FPS_NAME, &rig->render_mesh, &fps_sim_ops,
+                       inst->sim);
+    if (r != SINEW_OK) return r;
+    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
+    if (!inst->latest)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
+    return ps_jump_init(&inst->jump, host, FPS_NAME, rig, &inst->model, &inst->params.jump);
+}
+
+/* One INFO line on the prepared instance: sizes of the model and of the reduced system, the
+ * solver, and how long the model (t0 to t1) and the system (t1 to now) took. */
+static void log_prepared(const sinew_host_api* host, const fps_instance* inst, bool baked,
+                         double t0, double t1)
+{
+    const ps_model* m = &inst->model;
+    const fps_params* p = &inst->params;
+    uint32_t ell;
+    size_t crs;
+    fps_sim_ellcrs_shape(inst->sim, &ell, &crs);
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "fps: %s %u skin vertices, %u bones, %u tets; reduced system %u unknowns, "
+                   "%zu nonzeros (ELL width %u, %zu CRS), solver %s%s%zu; model %.1f ms, "
+                   "system %.1f ms",
+                   baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
+                   m->tet_count, fps_sim_free_count(inst->sim), fps_sim_matrix_nnz(inst->sim), ell,
+                   crs, p->solver == FPS_SOLVER_PCG ? "pcg" : "cholmod",
+                   p->solver == FPS_SOLVER_PCG ? "" : " factor nonzeros ",
+                   p->solver == FPS_SOLVER_PCG ? (size_t)0 : fps_sim_factor_nnz(inst->sim),
+                   1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+}
+
 static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
                                 const sinew_param* params, uint32_t param_count, const void* next,
                                 void** out_instance)
@@ -414,21 +537,7 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: out_instance is NULL");
     *out_instance = NULL;
     fps_params p;
-    sinew_result r = fps_params_parse(host, params, param_count, &p);
-    if (r != SINEW_OK) return r;
-#if !defined(SINEW_HAVE_CHOLMOD)
-    if (p.solver == FPS_SOLVER_CHOLMOD)
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
-                               "fps: solver=cholmod, but this build has no CHOLMOD (use pcg)");
-#endif
-    if (!sinew_polar3_batch_kernel(p.simd))
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
-                               "fps: simd=%s is not available on this CPU or in this build",
-                               sinew_simd_name(p.simd));
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "fps: takes no typed parameters (next is not NULL)");
-    r = ps_check_rig(host, rig, FPS_NAME);
+    sinew_result r = check_prepare(host, rig, params, param_count, next, &p);
     if (r != SINEW_OK) return r;
     double t0 = seconds_now();
     fps_instance* inst = (fps_instance*)sinew_host_calloc(host, 1, sizeof(fps_instance));
@@ -439,60 +548,15 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
     inst->params = p;
     inst->joint_count = rig->joint_count;
     inst->render_indices = rig->render_mesh.indices;
-    bool baked = false, has_mls = false;
-    r = build_model(host, rig, &p, &inst->model, &baked, &inst->mls, &has_mls);
-    if (r != SINEW_OK) {
-        fps_destroy(inst);
-        return r;
-    }
-    fps_upsampling up = fps_upsampling_resolve((fps_upsampling)p.upsampling, &inst->model);
-    if (up != FPS_UPSAMPLING_MLS) {
-        sinew_mls_free(host, &inst->mls);
-    } else if (!has_mls) {
-        /* Not in the baked data (or nothing baked): the weights of Sec. 5 now. */
-        r = fps_mls_bake(host, rig, &inst->model, &inst->mls);
-        if (r != SINEW_OK) {
-            fps_destroy(inst);
-            return r;
-        }
-    }
+    bool baked = false;
+    r = prepare_model(host, rig, inst, &baked);
     double t1 = seconds_now();
-    r = fps_sim_create(host, &inst->model, &p, &inst->sim);
+    if (r == SINEW_OK) r = prepare_simulation(host, rig, inst);
     if (r != SINEW_OK) {
         fps_destroy(inst);
         return r;
     }
-    fps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
-    r = ps_output_init(&inst->out, host, FPS_NAME, &rig->render_mesh, &fps_sim_ops,
-                       inst->sim);
-    if (r != SINEW_OK) {
-        fps_destroy(inst);
-        return r;
-    }
-    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
-    if (!inst->latest) {
-        fps_destroy(inst);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
-    }
-    r = ps_jump_init(&inst->jump, host, FPS_NAME, rig, &inst->model, &p.jump);
-    if (r != SINEW_OK) {
-        fps_destroy(inst);
-        return r;
-    }
-    const ps_model* m = &inst->model;
-    uint32_t ell;
-    size_t crs;
-    fps_sim_ellcrs_shape(inst->sim, &ell, &crs);
-    sinew_host_log(host, SINEW_LOG_INFO,
-                   "fps: %s %u skin vertices, %u bones, %u tets; reduced system %u unknowns, "
-                   "%zu nonzeros (ELL width %u, %zu CRS), solver %s%s%zu; model %.1f ms, "
-                   "system %.1f ms",
-                   baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
-                   m->tet_count, fps_sim_free_count(inst->sim), fps_sim_matrix_nnz(inst->sim), ell,
-                   crs, p.solver == FPS_SOLVER_PCG ? "pcg" : "cholmod",
-                   p.solver == FPS_SOLVER_PCG ? "" : " factor nonzeros ",
-                   p.solver == FPS_SOLVER_PCG ? (size_t)0 : fps_sim_factor_nnz(inst->sim),
-                   1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+    log_prepared(host, inst, baked, t0, t1);
     *out_instance = inst;
     return SINEW_OK;
 }

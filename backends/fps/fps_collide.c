@@ -180,105 +180,158 @@ static int rest_skip(const fps_collide* c, const double* xr, const double p[3], 
     return triangle_distance(p, a, b, d) <= FPS_COLLIDE_TOUCH * c->edge;
 }
 
-/* The skip lists: triangles around v and its one-ring (sorted, unique), plus the triangles
- * whose prisms contain v at rest or whose skin it touches (rest_skip). */
-static sinew_result build_skip(fps_collide* c, const double* xr)
+/* The rest hash over the prisms' boxes, widened by the touching distance. */
+static sinew_result skip_hash(fps_collide* c, const double* xr)
 {
-    const sinew_host_api* host = c->host;
     const ps_model* m = c->m;
-    const uint32_t n = c->n;
-    sinew_result r = SINEW_OK;
-    /* the rest hash over the prisms' boxes, widened by the touching distance */
     const double touch = FPS_COLLIDE_TOUCH * c->edge;
     for (uint32_t p = 0; p < c->tri_count; ++p) {
         fps_collide_prism_box(xr, c->N, m->tets, p, c->boxes);
         for (int k = 0; k < 3; ++k) c->boxes[6u * p + k] -= touch, c->boxes[6u * p + 3 + k] += touch;
     }
-    r = sinew_spatial_hash_build(host, &c->hash, c->boxes, c->tri_count, c->cell,
-                                 FPS_COLLIDE_MAX_CELLS);
+    return sinew_spatial_hash_build(c->host, &c->hash, c->boxes, c->tri_count, c->cell,
+                                    FPS_COLLIDE_MAX_CELLS);
+}
+
+/* The growing buffers of build_skip: one vertex's list, the hash query's hits and every
+ * vertex's list in turn. */
+typedef struct skip_buffers {
+    uint32_t* list;
+    uint32_t list_cap;
+    uint32_t* found;
+    uint32_t found_cap;
+    uint32_t* all;
+    size_t total_cap, total;
+} skip_buffers;
+
+/* Doubles the vertex's list; false when out of memory. */
+static bool grow_list(const sinew_host_api* host, skip_buffers* w)
+{
+    uint32_t* grown = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)w->list_cap,
+                                                   sizeof(uint32_t));
+    if (!grown) return false;
+    memcpy(grown, w->list, w->list_cap * sizeof(uint32_t));
+    sinew_host_free(host, w->list);
+    w->list = grown;
+    w->list_cap *= 2u;
+    return true;
+}
+
+/* Appends the triangles around v and around each neighbour of v (the neighbours are the
+ * corners of v's triangles) to the list; false when out of memory. */
+static bool add_ring_triangles(const fps_collide* c, uint32_t v, skip_buffers* w, uint32_t* len)
+{
+    const ps_model* m = c->m;
+    for (uint32_t a = m->vertex_tri_offsets[v]; a < m->vertex_tri_offsets[v + 1]; ++a) {
+        const uint32_t* tri = m->triangles + 3u * m->vertex_tris[a];
+        for (int k = 0; k < 3; ++k) {
+            uint32_t u = tri[k];
+            for (uint32_t b = m->vertex_tri_offsets[u]; b < m->vertex_tri_offsets[u + 1]; ++b) {
+                if (*len == w->list_cap && !grow_list(c->host, w)) return false;
+                w->list[(*len)++] = m->vertex_tris[b];
+            }
+        }
+    }
+    return true;
+}
+
+/* Appends the prisms that contain p (skin vertex v at rest) or whose skin it touches, while
+ * the list has room; false when out of memory. */
+static bool add_rest_hits(const fps_collide* c, const double* xr,
+                          const sinew_spatial_hash_view* view, const double p[3],
+                          skip_buffers* w, uint32_t* len)
+{
+    const sinew_host_api* host = c->host;
+    uint32_t hits = sinew_spatial_hash_query_point(view, p, w->found, w->found_cap);
+    while (hits > w->found_cap) {
+        sinew_host_free(host, w->found);
+        w->found_cap = 2u * hits;
+        w->found = (uint32_t*)sinew_host_calloc(host, w->found_cap, sizeof(uint32_t));
+        if (!w->found) return false;
+        hits = sinew_spatial_hash_query_point(view, p, w->found, w->found_cap);
+    }
+    for (uint32_t h = 0; h < hits; ++h) {
+        uint32_t tri = w->found[h];
+        if (!rest_skip(c, xr, p, tri)) continue;
+        if (*len == w->list_cap) break; /* the ring lists filled it: v is on very many prisms */
+        w->list[(*len)++] = tri;
+    }
+    return true;
+}
+
+/* Sorts the first len entries of list and drops repeats; returns how many remain. */
+static uint32_t sort_unique(uint32_t* list, uint32_t len)
+{
+    qsort(list, len, sizeof(uint32_t), cmp_u32);
+    uint32_t unique = 0;
+    for (uint32_t i = 0; i < len; ++i)
+        if (unique == 0 || list[unique - 1] != list[i]) list[unique++] = list[i];
+    return unique;
+}
+
+/* Appends the first count entries of the vertex's list to all, growing it; false when out of
+ * memory. */
+static bool append_list(const sinew_host_api* host, skip_buffers* w, uint32_t count)
+{
+    if (w->total + count > w->total_cap) {
+        size_t cap = 2u * (w->total + count);
+        uint32_t* grown = (uint32_t*)sinew_host_calloc(host, cap, sizeof(uint32_t));
+        if (!grown) return false;
+        memcpy(grown, w->all, w->total * sizeof(uint32_t));
+        sinew_host_free(host, w->all);
+        w->all = grown;
+        w->total_cap = cap;
+    }
+    memcpy(w->all + w->total, w->list, count * sizeof(uint32_t));
+    w->total += count;
+    return true;
+}
+
+/* Skin vertex v's skip list (sorted, unique) appended to all; false when out of memory. */
+static bool vertex_skip_list(const fps_collide* c, const double* xr,
+                             const sinew_spatial_hash_view* view, uint32_t v, skip_buffers* w)
+{
+    uint32_t len = 0;
+    if (!add_ring_triangles(c, v, w, &len)) return false;
+    /* the prisms that contain v at rest or whose skin it touches */
+    double p[3] = {xr[v], xr[(size_t)c->N + v], xr[2u * (size_t)c->N + v]};
+    if (!add_rest_hits(c, xr, view, p, w, &len)) return false;
+    return append_list(c->host, w, sort_unique(w->list, len));
+}
+
+/* The skip lists: triangles around v and its one-ring (sorted, unique), plus the triangles
+ * whose prisms contain v at rest or whose skin it touches (rest_skip). */
+static sinew_result build_skip(fps_collide* c, const double* xr)
+{
+    const sinew_host_api* host = c->host;
+    const uint32_t n = c->n;
+    sinew_result r = skip_hash(c, xr);
     if (r != SINEW_OK) return r;
     sinew_spatial_hash_view view = sinew_spatial_hash_get_view(&c->hash);
 
-    uint32_t list_cap = 256, found_cap = 64;
-    uint32_t* list = (uint32_t*)sinew_host_calloc(host, list_cap, sizeof(uint32_t));
-    uint32_t* found = (uint32_t*)sinew_host_calloc(host, found_cap, sizeof(uint32_t));
-    size_t total_cap = (size_t)n * 24u + 16u, total = 0;
-    uint32_t* all = (uint32_t*)sinew_host_calloc(host, total_cap, sizeof(uint32_t));
+    skip_buffers w;
+    w.list_cap = 256;
+    w.found_cap = 64;
+    w.list = (uint32_t*)sinew_host_calloc(host, w.list_cap, sizeof(uint32_t));
+    w.found = (uint32_t*)sinew_host_calloc(host, w.found_cap, sizeof(uint32_t));
+    w.total_cap = (size_t)n * 24u + 16u;
+    w.total = 0;
+    w.all = (uint32_t*)sinew_host_calloc(host, w.total_cap, sizeof(uint32_t));
     c->skip_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)n + 1u, sizeof(uint32_t));
-    if (!list || !found || !all || !c->skip_ptr) {
+    bool ok = w.list && w.found && w.all && c->skip_ptr;
+    for (uint32_t v = 0; ok && v < n; ++v) {
+        ok = vertex_skip_list(c, xr, &view, v, &w);
+        if (ok) c->skip_ptr[v + 1] = (uint32_t)w.total;
+    }
+    if (ok) {
+        c->skip = w.all;
+        w.all = NULL;
+    } else {
         r = oom(host, "the neighbourhoods");
-        goto done;
     }
-    for (uint32_t v = 0; v < n; ++v) {
-        uint32_t len = 0;
-        /* triangles around v and around each neighbour of v (the neighbours are the corners
-         * of v's triangles) */
-        for (uint32_t a = m->vertex_tri_offsets[v]; a < m->vertex_tri_offsets[v + 1]; ++a) {
-            const uint32_t* tri = m->triangles + 3u * m->vertex_tris[a];
-            for (int k = 0; k < 3; ++k) {
-                uint32_t u = tri[k];
-                for (uint32_t b = m->vertex_tri_offsets[u]; b < m->vertex_tri_offsets[u + 1]; ++b) {
-                    if (len == list_cap) {
-                        uint32_t* grown = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)list_cap,
-                                                                       sizeof(uint32_t));
-                        if (!grown) {
-                            r = oom(host, "the neighbourhoods");
-                            goto done;
-                        }
-                        memcpy(grown, list, list_cap * sizeof(uint32_t));
-                        sinew_host_free(host, list);
-                        list = grown;
-                        list_cap *= 2u;
-                    }
-                    list[len++] = m->vertex_tris[b];
-                }
-            }
-        }
-        /* the prisms that contain v at rest or whose skin it touches */
-        double p[3] = {xr[v], xr[(size_t)c->N + v], xr[2u * (size_t)c->N + v]};
-        uint32_t hits = sinew_spatial_hash_query_point(&view, p, found, found_cap);
-        while (hits > found_cap) {
-            sinew_host_free(host, found);
-            found_cap = 2u * hits;
-            found = (uint32_t*)sinew_host_calloc(host, found_cap, sizeof(uint32_t));
-            if (!found) {
-                r = oom(host, "the neighbourhoods");
-                goto done;
-            }
-            hits = sinew_spatial_hash_query_point(&view, p, found, found_cap);
-        }
-        for (uint32_t h = 0; h < hits; ++h) {
-            uint32_t tri = found[h];
-            if (!rest_skip(c, xr, p, tri)) continue;
-            if (len == list_cap) break; /* the ring lists filled it: v is on very many prisms */
-            list[len++] = tri;
-        }
-        qsort(list, len, sizeof(uint32_t), cmp_u32);
-        uint32_t unique = 0;
-        for (uint32_t i = 0; i < len; ++i)
-            if (unique == 0 || list[unique - 1] != list[i]) list[unique++] = list[i];
-        if (total + unique > total_cap) {
-            size_t cap = 2u * (total + unique);
-            uint32_t* grown = (uint32_t*)sinew_host_calloc(host, cap, sizeof(uint32_t));
-            if (!grown) {
-                r = oom(host, "the neighbourhoods");
-                goto done;
-            }
-            memcpy(grown, all, total * sizeof(uint32_t));
-            sinew_host_free(host, all);
-            all = grown;
-            total_cap = cap;
-        }
-        memcpy(all + total, list, unique * sizeof(uint32_t));
-        total += unique;
-        c->skip_ptr[v + 1] = (uint32_t)total;
-    }
-    c->skip = all;
-    all = NULL;
-done:
-    sinew_host_free(host, list);
-    sinew_host_free(host, found);
-    sinew_host_free(host, all);
+    sinew_host_free(host, w.list);
+    sinew_host_free(host, w.found);
+    sinew_host_free(host, w.all);
     return r;
 }
 
@@ -385,11 +438,11 @@ static bool fan_bone(const ps_model* m, uint32_t b)
     return leaves > 3u;
 }
 
-/* The capsules' rest frames and radius tables, and which skin vertices never meet which. */
-static sinew_result capsule_build(fps_collide* c)
+/* The capsules' arrays (frames, radius tables, poses, boxes, the vertex-capsule skips and the
+ * contact lists), with no skin vertex held out of any capsule yet. */
+static sinew_result capsule_alloc(fps_collide* c)
 {
     const sinew_host_api* host = c->host;
-    const ps_model* m = c->m;
     const uint32_t B = c->bone_count, n = c->n;
     const size_t G = (size_t)CAP_SLICES * CAP_SECTORS;
     c->cap_frame = (double*)sinew_host_calloc(host, CAP_FRAME * (size_t)B + 1u, sizeof(double));
@@ -407,88 +460,137 @@ static sinew_result capsule_build(fps_collide* c)
         !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b || !c->cap_r || !c->cap_boxes)
         return oom(host, "the limb capsules");
     for (uint32_t v = 0; v < n; ++v) c->cap_bone[v] = c->cap_next[v] = FPS_COLLIDE_NONE;
-    for (uint32_t b = 0; b < B; ++b) {
-        const ps_bone* bone = &m->bones[b];
-        if (bone->end[0] == bone->end[1] || bone->joint >= m->joint_count) continue;
-        double a[3], e[3], u[3];
-        ps_joint_position(m, bone->end[0], a);
-        ps_joint_position(m, bone->end[1], e);
-        for (int i = 0; i < 3; ++i) u[i] = e[i] - a[i];
-        double len = sqrt(fps_col_dot(u, u));
-        if (!(len > 0.0) || !isfinite(len)) continue;
-        for (int i = 0; i < 3; ++i) u[i] /= len;
-        /* e1: the coordinate axis least along u, made perpendicular to it */
-        int k = fabs(u[0]) <= fabs(u[1]) && fabs(u[0]) <= fabs(u[2]) ? 0
-                : fabs(u[1]) <= fabs(u[2])                           ? 1
-                                                                     : 2;
-        double e1[3] = {0.0, 0.0, 0.0};
-        e1[k] = 1.0;
-        double dot = fps_col_dot(e1, u);
-        for (int i = 0; i < 3; ++i) e1[i] -= dot * u[i];
-        double l1 = sqrt(fps_col_dot(e1, e1));
-        for (int i = 0; i < 3; ++i) e1[i] /= l1;
-        double* fr = c->cap_frame + CAP_FRAME * (size_t)b;
-        for (int i = 0; i < 3; ++i) {
-            fr[i] = a[i];
-            fr[3 + i] = u[i];
-            fr[6 + i] = e1[i];
-        }
-        fr[9] = len;
-        fr[10] = m->joint_radius[bone->end[0]];
-        fr[11] = len - m->joint_radius[bone->end[1]];
-        if (!(fr[11] > fr[10])) continue;
-        /* the smallest radius of the bone's own skin per slice and sector */
-        double* R = c->cap_R + (size_t)b * G;
-        for (size_t i = 0; i < G; ++i) R[i] = HUGE_VAL;
-        for (uint32_t v = 0; v < n; ++v) {
-            if (m->vertex_bone[v] != b) continue;
-            const double* p = m->rest + 3u * v;
-            double d[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, dir[3];
-            double t = fps_col_dot(d, u);
-            if (!(t >= 0.0 && t <= len)) continue;
-            for (int i = 0; i < 3; ++i) dir[i] = d[i] - t * u[i];
-            double rad = sqrt(fps_col_dot(dir, dir));
-            if (!(rad > 0.0)) continue;
-            for (int i = 0; i < 3; ++i) dir[i] /= rad;
-            int ti = cap_bin(t / len * CAP_SLICES, CAP_SLICES);
-            int pi = cap_bin((fps_capsule_angle(u, e1, dir) + CAP_PI) / (2.0 * CAP_PI) *
-                                 CAP_SECTORS,
-                             CAP_SECTORS);
-            double* slot = R + ti * CAP_SECTORS + pi;
-            if (rad < *slot) *slot = rad;
-        }
-        int any = 0;
-        for (int ti = 0; ti < CAP_SLICES; ++ti) {
-            /* an empty sector takes the smallest radius of its slice (the flesh is there, no
-             * vertex happened to fall into it); an empty slice has no capsule */
-            double smallest = HUGE_VAL;
-            for (int pi = 0; pi < CAP_SECTORS; ++pi) smallest = fmin(smallest, R[ti * CAP_SECTORS + pi]);
-            for (int pi = 0; pi < CAP_SECTORS; ++pi) {
-                double* slot = R + ti * CAP_SECTORS + pi;
-                if (*slot == HUGE_VAL) *slot = smallest == HUGE_VAL ? 0.0 : smallest;
-                if (*slot > 0.0) any = 1;
-            }
-        }
-        c->cap_has[b] = (uint8_t)(any && !fan_bone(m, b));
-        double largest = 0.0;
-        for (size_t i = 0; i < G; ++i) largest = fmax(largest, R[i]);
-        fr[12] = largest + c->edge;
+    return SINEW_OK;
+}
+
+/* Bone b's rest frame into fr: its start a (fr[0..2]), unit axis u (fr[3..5]), e1 (fr[6..8],
+ * the coordinate axis least along u made perpendicular to it), length (fr[9]) and the active
+ * range between the joint regions (fr[10], fr[11]; possibly empty). False, fr untouched, for
+ * a bone without a joint or length. */
+static bool capsule_frame(const ps_model* m, uint32_t b, double* fr)
+{
+    const ps_bone* bone = &m->bones[b];
+    if (bone->end[0] == bone->end[1] || bone->joint >= m->joint_count) return false;
+    double a[3], e[3], u[3];
+    ps_joint_position(m, bone->end[0], a);
+    ps_joint_position(m, bone->end[1], e);
+    for (int i = 0; i < 3; ++i) u[i] = e[i] - a[i];
+    double len = sqrt(fps_col_dot(u, u));
+    if (!(len > 0.0) || !isfinite(len)) return false;
+    for (int i = 0; i < 3; ++i) u[i] /= len;
+    /* e1: the coordinate axis least along u, made perpendicular to it */
+    int k = fabs(u[0]) <= fabs(u[1]) && fabs(u[0]) <= fabs(u[2]) ? 0
+            : fabs(u[1]) <= fabs(u[2])                           ? 1
+                                                                 : 2;
+    double e1[3] = {0.0, 0.0, 0.0};
+    e1[k] = 1.0;
+    double dot = fps_col_dot(e1, u);
+    for (int i = 0; i < 3; ++i) e1[i] -= dot * u[i];
+    double l1 = sqrt(fps_col_dot(e1, e1));
+    for (int i = 0; i < 3; ++i) e1[i] /= l1;
+    for (int i = 0; i < 3; ++i) {
+        fr[i] = a[i];
+        fr[3 + i] = u[i];
+        fr[6 + i] = e1[i];
     }
+    fr[9] = len;
+    fr[10] = m->joint_radius[bone->end[0]];
+    fr[11] = len - m->joint_radius[bone->end[1]];
+    return true;
+}
+
+/* The smallest radius of bone b's own skin per slice and sector of its frame fr into R
+ * (HUGE_VAL where no vertex falls). */
+static void capsule_own_radii(const fps_collide* c, uint32_t b, const double* fr, double* R)
+{
+    const ps_model* m = c->m;
+    const double* a = fr;
+    const double* u = fr + 3;
+    const double* e1 = fr + 6;
+    const double len = fr[9];
+    for (size_t i = 0; i < (size_t)CAP_SLICES * CAP_SECTORS; ++i) R[i] = HUGE_VAL;
+    for (uint32_t v = 0; v < c->n; ++v) {
+        if (m->vertex_bone[v] != b) continue;
+        const double* p = m->rest + 3u * v;
+        double d[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, dir[3];
+        double t = fps_col_dot(d, u);
+        if (!(t >= 0.0 && t <= len)) continue;
+        for (int i = 0; i < 3; ++i) dir[i] = d[i] - t * u[i];
+        double rad = sqrt(fps_col_dot(dir, dir));
+        if (!(rad > 0.0)) continue;
+        for (int i = 0; i < 3; ++i) dir[i] /= rad;
+        int ti = cap_bin(t / len * CAP_SLICES, CAP_SLICES);
+        int pi = cap_bin((fps_capsule_angle(u, e1, dir) + CAP_PI) / (2.0 * CAP_PI) *
+                             CAP_SECTORS,
+                         CAP_SECTORS);
+        double* slot = R + ti * CAP_SECTORS + pi;
+        if (rad < *slot) *slot = rad;
+    }
+}
+
+/* Fills the empty slots of a radius table; returns whether any radius is positive. */
+static int capsule_fill_empty(double* R)
+{
+    int any = 0;
+    for (int ti = 0; ti < CAP_SLICES; ++ti) {
+        /* an empty sector takes the smallest radius of its slice (the flesh is there, no
+         * vertex happened to fall into it); an empty slice has no capsule */
+        double smallest = HUGE_VAL;
+        for (int pi = 0; pi < CAP_SECTORS; ++pi)
+            smallest = fmin(smallest, R[ti * CAP_SECTORS + pi]);
+        for (int pi = 0; pi < CAP_SECTORS; ++pi) {
+            double* slot = R + ti * CAP_SECTORS + pi;
+            if (*slot == HUGE_VAL) *slot = smallest == HUGE_VAL ? 0.0 : smallest;
+            if (*slot > 0.0) any = 1;
+        }
+    }
+    return any;
+}
+
+/* Bone b's capsule: its rest frame and radius table, whether it has one (a bone with a range,
+ * some flesh and not a fan's) and its reach (fr[12]: the largest radius plus an edge). */
+static void capsule_bone(fps_collide* c, uint32_t b)
+{
+    const size_t G = (size_t)CAP_SLICES * CAP_SECTORS;
+    double* fr = c->cap_frame + CAP_FRAME * (size_t)b;
+    if (!capsule_frame(c->m, b, fr) || !(fr[11] > fr[10])) return;
+    double* R = c->cap_R + (size_t)b * G;
+    capsule_own_radii(c, b, fr, R);
+    int any = capsule_fill_empty(R);
+    c->cap_has[b] = (uint8_t)(any && !fan_bone(c->m, b));
+    double largest = 0.0;
+    for (size_t i = 0; i < G; ++i) largest = fmax(largest, R[i]);
+    fr[12] = largest + c->edge;
+}
+
+/* The skin vertices that never meet capsule b: its own bone's, and those within an edge
+ * length of it at rest. */
+static void capsule_rest_skips(fps_collide* c, uint32_t b)
+{
+    const ps_model* m = c->m;
+    const double* f = c->cap_frame + CAP_FRAME * (size_t)b;
+    for (uint32_t v = 0; v < c->n; ++v) {
+        double t, rad, dir[3];
+        double R = capsule_eval(c, b, f, m->rest + 3u * v, &t, &rad, dir);
+        if (m->vertex_bone[v] == b || (R > 0.0 && rad < R + c->edge))
+            c->cap_skip[(size_t)v * c->bone_count + b] = 1;
+    }
+}
+
+/* The capsules' rest frames and radius tables, and which skin vertices never meet which. */
+static sinew_result capsule_build(fps_collide* c)
+{
+    const uint32_t B = c->bone_count;
+    sinew_result r = capsule_alloc(c);
+    if (r != SINEW_OK) return r;
+    for (uint32_t b = 0; b < B; ++b) capsule_bone(c, b);
     /* the capsules' hash: cubes twice the largest reach, so a capsule spans a few */
     double reach = 0.0;
     for (uint32_t b = 0; b < B; ++b)
         if (c->cap_has[b]) reach = fmax(reach, c->cap_frame[CAP_FRAME * (size_t)b + 12]);
     c->cap_cell = reach > 0.0 && isfinite(reach) ? 2.0 * reach : 1.0;
-    for (uint32_t b = 0; b < B; ++b) {
-        if (!c->cap_has[b]) continue;
-        const double* f = c->cap_frame + CAP_FRAME * (size_t)b;
-        for (uint32_t v = 0; v < n; ++v) {
-            double t, rad, dir[3];
-            double R = capsule_eval(c, b, f, m->rest + 3u * v, &t, &rad, dir);
-            if (m->vertex_bone[v] == b || (R > 0.0 && rad < R + c->edge))
-                c->cap_skip[(size_t)v * B + b] = 1;
-        }
-    }
+    for (uint32_t b = 0; b < B; ++b)
+        if (c->cap_has[b]) capsule_rest_skips(c, b);
     return SINEW_OK;
 }
 
@@ -560,13 +662,10 @@ static void capsule_target(const fps_collide* c, uint32_t v, uint32_t b, double 
                        c->margin, x, p);
 }
 
-sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_desc* desc,
-                                fps_collide** out)
+/* The description's checks: a complete model, 1 .. 2n free rows, a positive spring weight and
+ * a margin and retention that are finite and not negative. */
+static sinew_result check_desc(const sinew_host_api* host, const fps_collide_desc* desc)
 {
-    if (!host || !desc || !out)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps collisions: NULL %s",
-                               !desc ? "description" : !out ? "output" : "host");
-    *out = NULL;
     const ps_model* m = desc->model;
     if (!m || !m->rest || !m->tets || !m->triangles || !m->vertex_tri_offsets || m->n == 0 ||
         m->tet_count != 3u * m->triangle_count)
@@ -588,19 +687,14 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps collisions: retention %g is not a finite number >= 0",
                                desc->retain);
-    fps_collide* c = (fps_collide*)sinew_host_calloc(host, 1, sizeof *c);
-    if (!c) return oom(host, "its state");
-    c->host = host;
-    c->m = m;
-    c->n = m->n;
-    c->N = N;
-    c->n_free = desc->free_count;
-    c->tri_count = m->triangle_count;
-    c->tet_count = m->tet_count;
-    c->weight = desc->weight;
-    c->margin = desc->margin; /* relative; times the mean edge length below */
+    return SINEW_OK;
+}
 
-    double* xr = rest_columns(host, m, N);
+/* The per-triangle rest arrays, the per-vertex pair state and the A_col and right-hand side
+ * arrays of fixed size; false when one of them cannot be allocated. */
+static bool alloc_arrays(fps_collide* c)
+{
+    const sinew_host_api* host = c->host;
     const uint32_t tc = c->tri_count ? c->tri_count : 1u;
     c->tri_sign = (double*)sinew_host_calloc(host, tc, sizeof(double));
     c->tri_rest = (double*)sinew_host_calloc(host, FPS_COLLIDE_TRI_REST * (size_t)tc, sizeof(double));
@@ -613,118 +707,147 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
     c->a_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 1u, sizeof(uint32_t));
     c->t_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 2u, sizeof(uint32_t));
     c->extra = (double*)sinew_host_calloc(host, 3u * (size_t)c->n_free, sizeof(double));
-    if (!xr || !c->tri_sign || !c->tri_rest || !c->skin_rest || !c->boxes || !c->pair_tri || !c->next_tri || !c->next_kept ||
-        !c->gather_ptr || !c->a_ptr || !c->t_ptr || !c->extra) {
-        sinew_host_free(host, xr);
-        fps_collide_destroy(c);
-        return oom(host, "its arrays");
+    return c->tri_sign && c->tri_rest && c->skin_rest && c->boxes && c->pair_tri &&
+           c->next_tri && c->next_kept && c->gather_ptr && c->a_ptr && c->t_ptr && c->extra;
+}
+
+/* Whether row_of is a permutation of the N tissue vertices (else the rows would alias); seen:
+ * N zeroed bytes. */
+static sinew_result check_row_of(const sinew_host_api* host, const uint32_t* row_of, uint32_t N,
+                                 uint8_t* seen)
+{
+    for (uint32_t i = 0; i < N; ++i) {
+        uint32_t r = row_of[i];
+        if (r >= N || seen[r])
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "fps collisions: row_of[%u] = %u is %s", i, r,
+                                   r >= N ? "out of range" : "repeated");
+        seen[r] = 1;
     }
-    for (uint32_t v = 0; v < c->n; ++v) c->pair_tri[v] = FPS_COLLIDE_NONE;
+    return SINEW_OK;
+}
+
+/* The rows of x of the tets' and triangles' corners and of each skin vertex and the base
+ * vertex under it (row_of, or the model's numbering when NULL), with room for the tets' rest
+ * volumes. */
+static sinew_result map_rows(fps_collide* c, const uint32_t* row_of)
+{
+    const sinew_host_api* host = c->host;
+    const ps_model* m = c->m;
+    const uint32_t tc = c->tri_count ? c->tri_count : 1u;
     c->tets_r = (uint32_t*)sinew_host_calloc(host, 4u * (size_t)(c->tet_count ? c->tet_count : 1u),
                                              sizeof(uint32_t));
     c->tris_r = (uint32_t*)sinew_host_calloc(host, 3u * (size_t)tc, sizeof(uint32_t));
     c->skin_row = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
     c->base_row = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
     c->tet_rest = (double*)sinew_host_calloc(host, c->tet_count ? c->tet_count : 1u, sizeof(double));
-    uint8_t* seen = desc->row_of ? (uint8_t*)sinew_host_calloc(host, N, 1u) : NULL;
+    uint8_t* seen = row_of ? (uint8_t*)sinew_host_calloc(host, c->N, 1u) : NULL;
+    sinew_result r = SINEW_OK;
     if (!c->tets_r || !c->tris_r || !c->skin_row || !c->base_row || !c->tet_rest ||
-        (desc->row_of && !seen)) {
-        sinew_host_free(host, seen);
-        sinew_host_free(host, xr);
-        fps_collide_destroy(c);
-        return oom(host, "its arrays");
-    }
-    if (desc->row_of) {
-        /* a permutation of the tissue vertices, or the rows would alias */
-        for (uint32_t i = 0; i < N; ++i) {
-            uint32_t r = desc->row_of[i];
-            if (r >= N || seen[r]) {
-                sinew_host_free(host, seen);
-                sinew_host_free(host, xr);
-                fps_collide_destroy(c);
-                return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                                       "fps collisions: row_of[%u] = %u is %s", i, r,
-                                       r >= N ? "out of range" : "repeated");
-            }
-            seen[r] = 1;
-        }
-        sinew_host_free(host, seen);
-    }
+        (row_of && !seen))
+        r = oom(host, "its arrays");
+    else if (row_of)
+        r = check_row_of(host, row_of, c->N, seen);
+    sinew_host_free(host, seen);
+    if (r != SINEW_OK) return r;
     for (size_t k = 0; k < 4u * (size_t)c->tet_count; ++k)
-        c->tets_r[k] = desc->row_of ? desc->row_of[m->tets[k]] : m->tets[k];
+        c->tets_r[k] = row_of ? row_of[m->tets[k]] : m->tets[k];
+    for (size_t k = 0; k < 3u * (size_t)c->tri_count; ++k)
+        c->tris_r[k] = row_of ? row_of[m->triangles[k]] : m->triangles[k];
+    for (uint32_t v = 0; v < c->n; ++v) {
+        c->skin_row[v] = row_of ? row_of[v] : v;
+        c->base_row[v] = row_of ? row_of[c->n + v] : c->n + v; /* base of skin v: n + v */
+    }
+    return SINEW_OK;
+}
+
+/* 6 V of each tet at rest (fps_collide_tet_usable). */
+static void tet_rest_volumes(fps_collide* c, const double* xr)
+{
+    const ps_model* m = c->m;
     for (uint32_t t = 0; t < c->tet_count; ++t) {
         double q[4][3], e[3][3];
-        for (int k = 0; k < 4; ++k) fps_col_load(xr, N, m->tets[4u * t + (uint32_t)k], q[k]);
+        for (int k = 0; k < 4; ++k) fps_col_load(xr, c->N, m->tets[4u * t + (uint32_t)k], q[k]);
         for (int k = 0; k < 3; ++k)
             for (int i = 0; i < 3; ++i) e[k][i] = q[k + 1][i] - q[0][i];
         c->tet_rest[t] = fps_col_det3(e[0], e[1], e[2]);
     }
-    for (size_t k = 0; k < 3u * (size_t)c->tri_count; ++k)
-        c->tris_r[k] = desc->row_of ? desc->row_of[m->triangles[k]] : m->triangles[k];
-    for (uint32_t v = 0; v < c->n; ++v) {
-        c->skin_row[v] = desc->row_of ? desc->row_of[v] : v;
-        c->base_row[v] = desc->row_of ? desc->row_of[c->n + v] : c->n + v; /* base of skin v: n + v */
-    }
+}
 
-    /* Sec. 6: delta_col is relative to the mean edge length of the skin, and so are the hash's
-     * cubes: 1.5 edge lengths cost least on the male (prism boxes reach down to the bone, so
-     * one edge length lists each box in about 29 cubes and the build doubles; 2 or more
-     * lengthen every query's bucket). */
-    double edge_sum = 0.0;
-    for (uint32_t t = 0; t < c->tri_count; ++t) {
-        const uint32_t* tri = m->triangles + 3u * t;
-        double xa[3], xb[3], xc[3], down[3], nrm[3];
-        fps_col_load(xr, N, tri[0], xa);
-        fps_col_load(xr, N, tri[1], xb);
-        fps_col_load(xr, N, tri[2], xc);
-        for (int k = 0; k < 3; ++k) {
-            const double* e0 = k == 0 ? xa : k == 1 ? xb : xc;
-            const double* e1 = k == 0 ? xb : k == 1 ? xc : xa;
-            edge_sum += sqrt((e1[0] - e0[0]) * (e1[0] - e0[0]) + (e1[1] - e0[1]) * (e1[1] - e0[1]) +
-                             (e1[2] - e0[2]) * (e1[2] - e0[2]));
-        }
-        /* the orientation that puts the prism's base below the triangle */
-        fps_collide_normal(xa, xb, xc, 1.0, nrm);
-        for (int k = 0; k < 3; ++k) {
-            double base = (xr[(size_t)k * N + c->n + tri[0]] + xr[(size_t)k * N + c->n + tri[1]] +
-                           xr[(size_t)k * N + c->n + tri[2]]) / 3.0;
-            down[k] = base - (xa[k] + xb[k] + xc[k]) / 3.0;
-        }
-        c->tri_sign[t] = fps_col_dot(nrm, down) > 0.0 ? -1.0 : 1.0;
-        /* the column under the triangle (fps_collide_behind): as deep as the prism, as wide as
-         * twice the longest edge plus that depth */
-        double* tr = c->tri_rest + FPS_COLLIDE_TRI_REST * (size_t)t;
-        double depth = 0.0, longest = 0.0;
-        for (int k = 0; k < 3; ++k) {
-            tr[k] = c->tri_sign[t] * nrm[k];
-            tr[3 + k] = (xa[k] + xb[k] + xc[k]) / 3.0;
-        }
-        for (int k = 0; k < 3; ++k) {
-            double b[3], e[3];
-            fps_col_load(xr, N, c->n + tri[k], b);
-            for (int i = 0; i < 3; ++i) {
-                b[i] -= tr[3 + i];
-                e[i] = (k == 0 ? xb[i] - xa[i] : k == 1 ? xc[i] - xb[i] : xa[i] - xc[i]);
-            }
-            depth = fmax(depth, -fps_col_dot(b, tr));
-            longest = fmax(longest, sqrt(fps_col_dot(e, e)));
-        }
-        tr[6] = depth;
-        tr[7] = 2.0 * longest + depth;
+/* Adds the lengths of the edges a-b, b-c and c-a to *sum, one after the other. */
+static void add_edge_lengths(const double xa[3], const double xb[3], const double xc[3],
+                             double* sum)
+{
+    for (int k = 0; k < 3; ++k) {
+        const double* e0 = k == 0 ? xa : k == 1 ? xb : xc;
+        const double* e1 = k == 0 ? xb : k == 1 ? xc : xa;
+        *sum += sqrt((e1[0] - e0[0]) * (e1[0] - e0[0]) + (e1[1] - e0[1]) * (e1[1] - e0[1]) +
+                     (e1[2] - e0[2]) * (e1[2] - e0[2]));
     }
-    for (uint32_t v = 0; v < c->n; ++v)
-        for (int k = 0; k < 3; ++k) c->skin_rest[3u * v + (uint32_t)k] = m->rest[3u * v + (uint32_t)k];
-    /* the body parts (fps_collide_same_part): bones that share a joint are near */
-    c->same_part = desc->same_part != 0;
-    c->bone_count = m->bone_count;
-    c->skin_bone = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
-    c->bone_near = (uint8_t*)sinew_host_calloc(host, (size_t)c->bone_count * c->bone_count + 1u, 1u);
-    if (!c->skin_bone || !c->bone_near) {
-        sinew_host_free(host, xr);
-        fps_collide_destroy(c);
-        return oom(host, "its body parts");
+}
+
+/* The orientation of triangle t (normal nrm of its corners xa, xb, xc) that puts the prism's
+ * base below the triangle: -1 when the base's centroid lies on the normal's side, else 1. */
+static double triangle_sign(const fps_collide* c, const double* xr, const uint32_t* tri,
+                            const double xa[3], const double xb[3], const double xc[3],
+                            const double nrm[3])
+{
+    const uint32_t N = c->N;
+    double down[3];
+    for (int k = 0; k < 3; ++k) {
+        double base = (xr[(size_t)k * N + c->n + tri[0]] + xr[(size_t)k * N + c->n + tri[1]] +
+                       xr[(size_t)k * N + c->n + tri[2]]) / 3.0;
+        down[k] = base - (xa[k] + xb[k] + xc[k]) / 3.0;
     }
-    for (uint32_t v = 0; v < c->n; ++v) c->skin_bone[v] = m->vertex_bone[v] < m->bone_count ? m->vertex_bone[v] : 0u;
+    return fps_col_dot(nrm, down) > 0.0 ? -1.0 : 1.0;
+}
+
+/* The column under triangle t (fps_collide_behind) into tr (FPS_COLLIDE_TRI_REST values): its
+ * oriented normal and centroid, as deep as the prism, as wide as twice the longest edge plus
+ * that depth. */
+static void triangle_column(const fps_collide* c, const double* xr, const uint32_t* tri,
+                            const double xa[3], const double xb[3], const double xc[3],
+                            const double nrm[3], double sign, double* tr)
+{
+    double depth = 0.0, longest = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        tr[k] = sign * nrm[k];
+        tr[3 + k] = (xa[k] + xb[k] + xc[k]) / 3.0;
+    }
+    for (int k = 0; k < 3; ++k) {
+        double b[3], e[3];
+        fps_col_load(xr, c->N, c->n + tri[k], b);
+        for (int i = 0; i < 3; ++i) {
+            b[i] -= tr[3 + i];
+            e[i] = (k == 0 ? xb[i] - xa[i] : k == 1 ? xc[i] - xb[i] : xa[i] - xc[i]);
+        }
+        depth = fmax(depth, -fps_col_dot(b, tr));
+        longest = fmax(longest, sqrt(fps_col_dot(e, e)));
+    }
+    tr[6] = depth;
+    tr[7] = 2.0 * longest + depth;
+}
+
+/* Triangle t's rest data: its orientation and the column under it, its edge lengths added to
+ * *edge_sum. */
+static void triangle_rest(fps_collide* c, const double* xr, uint32_t t, double* edge_sum)
+{
+    const uint32_t* tri = c->m->triangles + 3u * t;
+    double xa[3], xb[3], xc[3], nrm[3];
+    fps_col_load(xr, c->N, tri[0], xa);
+    fps_col_load(xr, c->N, tri[1], xb);
+    fps_col_load(xr, c->N, tri[2], xc);
+    add_edge_lengths(xa, xb, xc, edge_sum);
+    fps_collide_normal(xa, xb, xc, 1.0, nrm);
+    c->tri_sign[t] = triangle_sign(c, xr, tri, xa, xb, xc, nrm);
+    triangle_column(c, xr, tri, xa, xb, xc, nrm, c->tri_sign[t],
+                    c->tri_rest + FPS_COLLIDE_TRI_REST * (size_t)t);
+}
+
+/* Which bones are near (fps_collide_same_part): a bone and those that share a joint with it. */
+static void bones_near(fps_collide* c)
+{
+    const ps_model* m = c->m;
     for (uint32_t a = 0; a < c->bone_count; ++a)
         for (uint32_t b = 0; b < c->bone_count; ++b) {
             const ps_bone* x = &m->bones[a];
@@ -736,27 +859,97 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
                 for (int k = 0; k < 4 && !near; ++k) near = jx[i] == jy[k];
             c->bone_near[(size_t)a * c->bone_count + b] = (uint8_t)near;
         }
-    if (c->bone_count <= 64u) {
-        /* the body-part test as a word per triangle: the near sets of its corners' bones */
-        c->tri_near = (uint64_t*)sinew_host_calloc(host, c->tri_count ? c->tri_count : 1u,
-                                                   sizeof(uint64_t));
-        if (!c->tri_near) {
-            sinew_host_free(host, xr);
-            fps_collide_destroy(c);
-            return oom(host, "its body parts");
+}
+
+/* The body-part test as a word per triangle (up to 64 bones): the near sets of its corners'
+ * bones. */
+static sinew_result triangle_near_sets(fps_collide* c)
+{
+    const ps_model* m = c->m;
+    c->tri_near = (uint64_t*)sinew_host_calloc(c->host, c->tri_count ? c->tri_count : 1u,
+                                               sizeof(uint64_t));
+    if (!c->tri_near) return oom(c->host, "its body parts");
+    for (uint32_t t = 0; t < c->tri_count; ++t)
+        for (int k = 0; k < 3; ++k) {
+            const uint32_t bc = c->skin_bone[m->triangles[3u * t + (uint32_t)k]];
+            for (uint32_t b = 0; b < c->bone_count; ++b)
+                if (c->bone_near[(size_t)bc * c->bone_count + b])
+                    c->tri_near[t] |= (uint64_t)1 << b;
         }
-        for (uint32_t t = 0; t < c->tri_count; ++t)
-            for (int k = 0; k < 3; ++k) {
-                const uint32_t bc = c->skin_bone[m->triangles[3u * t + (uint32_t)k]];
-                for (uint32_t b = 0; b < c->bone_count; ++b)
-                    if (c->bone_near[(size_t)bc * c->bone_count + b]) c->tri_near[t] |= (uint64_t)1 << b;
-            }
-    }
+    return SINEW_OK;
+}
+
+/* The body parts (fps_collide_same_part): each skin vertex's bone and which bones are near. */
+static sinew_result body_parts(fps_collide* c)
+{
+    const sinew_host_api* host = c->host;
+    const ps_model* m = c->m;
+    c->bone_count = m->bone_count;
+    c->skin_bone = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
+    c->bone_near =
+        (uint8_t*)sinew_host_calloc(host, (size_t)c->bone_count * c->bone_count + 1u, 1u);
+    if (!c->skin_bone || !c->bone_near) return oom(host, "its body parts");
+    for (uint32_t v = 0; v < c->n; ++v)
+        c->skin_bone[v] = m->vertex_bone[v] < m->bone_count ? m->vertex_bone[v] : 0u;
+    bones_near(c);
+    return c->bone_count <= 64u ? triangle_near_sets(c) : SINEW_OK;
+}
+
+/* Everything at rest (positions xr, NULL when they could not be allocated): the arrays, the
+ * rows, the tets' volumes, the triangles' orientations and columns, the body parts, the
+ * lengths relative to the mean edge, and the skip lists. */
+static sinew_result build_rest(fps_collide* c, const fps_collide_desc* desc, const double* xr)
+{
+    const ps_model* m = c->m;
+    bool arrays = alloc_arrays(c);
+    if (!xr || !arrays) return oom(c->host, "its arrays");
+    for (uint32_t v = 0; v < c->n; ++v) c->pair_tri[v] = FPS_COLLIDE_NONE;
+    sinew_result r = map_rows(c, desc->row_of);
+    if (r != SINEW_OK) return r;
+    tet_rest_volumes(c, xr);
+    /* Sec. 6: delta_col is relative to the mean edge length of the skin, and so are the hash's
+     * cubes: 1.5 edge lengths cost least on the male (prism boxes reach down to the bone, so
+     * one edge length lists each box in about 29 cubes and the build doubles; 2 or more
+     * lengthen every query's bucket). */
+    double edge_sum = 0.0;
+    for (uint32_t t = 0; t < c->tri_count; ++t) triangle_rest(c, xr, t, &edge_sum);
+    for (uint32_t v = 0; v < c->n; ++v)
+        for (int k = 0; k < 3; ++k)
+            c->skin_rest[3u * v + (uint32_t)k] = m->rest[3u * v + (uint32_t)k];
+    /* the body parts (fps_collide_same_part): bones that share a joint are near */
+    c->same_part = desc->same_part != 0;
+    r = body_parts(c);
+    if (r != SINEW_OK) return r;
     c->edge = c->tri_count ? edge_sum / (3.0 * c->tri_count) : 0.0;
     c->retain = (desc->retain > 0.0 ? desc->retain : 0.25) * c->edge;
     c->margin *= c->edge;
     c->cell = c->edge > 0.0 && isfinite(c->edge) ? 1.5 * c->edge : 1.0;
-    sinew_result r = build_skip(c, xr);
+    return build_skip(c, xr);
+}
+
+sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_desc* desc,
+                                fps_collide** out)
+{
+    if (!host || !desc || !out)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps collisions: NULL %s",
+                               !desc ? "description" : !out ? "output" : "host");
+    *out = NULL;
+    sinew_result r = check_desc(host, desc);
+    if (r != SINEW_OK) return r;
+    const ps_model* m = desc->model;
+    fps_collide* c = (fps_collide*)sinew_host_calloc(host, 1, sizeof *c);
+    if (!c) return oom(host, "its state");
+    c->host = host;
+    c->m = m;
+    c->n = m->n;
+    c->N = 2u * m->n;
+    c->n_free = desc->free_count;
+    c->tri_count = m->triangle_count;
+    c->tet_count = m->tet_count;
+    c->weight = desc->weight;
+    c->margin = desc->margin; /* relative; times the mean edge length below */
+    double* xr = rest_columns(host, m, c->N);
+    r = build_rest(c, desc, xr);
     sinew_host_free(host, xr);
     c->skinning = desc->skinning;
     if (r == SINEW_OK && c->skinning) r = capsule_build(c);
@@ -828,11 +1021,9 @@ static int reserve_pairs(fps_collide* c, uint32_t count)
     return 1;
 }
 
-/* The pair list, the gather lists of the right-hand side and A_col from pair_tri. */
-static void assemble(fps_collide* c)
+/* The pair list in vertex order from pair_tri. */
+static void list_pairs(fps_collide* c)
 {
-    const uint32_t nf = c->n_free;
-    const size_t S = c->pair_capacity;
     uint32_t P = 0;
     for (uint32_t v = 0; v < c->n; ++v) {
         if (c->pair_tri[v] == FPS_COLLIDE_NONE) continue;
@@ -842,6 +1033,11 @@ static void assemble(fps_collide* c)
         ++P;
     }
     c->pair_count = P;
+}
+
+/* The capsule contacts in vertex order from cap_bone (none without the limb capsules). */
+static void list_capsule_contacts(fps_collide* c)
+{
     uint32_t C = 0;
     if (c->skinning)
         for (uint32_t v = 0; v < c->n; ++v) {
@@ -852,8 +1048,14 @@ static void assemble(fps_collide* c)
             ++C;
         }
     c->cap_count = C;
+}
 
-    /* gather lists: per free row, its slots in pair order */
+/* The gather lists of the right-hand side: per free row, its slots in pair order (t_ptr is
+ * the cursor). */
+static void gather_lists(fps_collide* c)
+{
+    const uint32_t nf = c->n_free, P = c->pair_count;
+    const size_t S = c->pair_capacity;
     memset(c->gather_ptr, 0, ((size_t)nf + 1u) * sizeof(uint32_t));
     for (uint32_t p = 0; p < P; ++p) {
         const uint32_t* tri = c->tris_r + 3u * c->pair_t[p];
@@ -870,9 +1072,13 @@ static void assemble(fps_collide* c)
         for (uint32_t s = 0; s < 4; ++s)
             if (ends[s] < nf) c->gather[c->t_ptr[ends[s]]++] = (uint32_t)(3u * s * S) + p;
     }
+}
 
-    /* A_col: the pairs' entries bucketed by row (pair order), each row sorted by column
-     * (stable, so duplicates are summed in pair order) and merged. */
+/* A_col's entries bucketed by row into t_col and t_val, the pairs' in pair order, then a
+ * diagonal entry per capsule contact: afterwards t_ptr[i] .. t_ptr[i + 1] is row i. */
+static void bucket_entries(fps_collide* c)
+{
+    const uint32_t nf = c->n_free, P = c->pair_count, C = c->cap_count;
     memset(c->t_ptr, 0, ((size_t)nf + 2u) * sizeof(uint32_t));
     uint32_t rows[10], cols[10];
     double vals[10];
@@ -899,24 +1105,34 @@ static void assemble(fps_collide* c)
         c->t_col[at] = row;
         c->t_val[at] = c->weight;
     }
-    /* now t_ptr[i] .. t_ptr[i + 1] is row i */
+}
+
+/* Sorts the bucketed entries of row i by column (stable, so duplicates keep pair order). */
+static void sort_bucket(fps_collide* c, uint32_t i)
+{
+    uint32_t b = c->t_ptr[i], e = c->t_ptr[i + 1];
+    for (uint32_t j = b + 1; j < e; ++j) {
+        uint32_t col = c->t_col[j];
+        double val = c->t_val[j];
+        uint32_t k = j;
+        while (k > b && c->t_col[k - 1] > col) {
+            c->t_col[k] = c->t_col[k - 1];
+            c->t_val[k] = c->t_val[k - 1];
+            --k;
+        }
+        c->t_col[k] = col;
+        c->t_val[k] = val;
+    }
+}
+
+/* A_col from the bucketed entries: each row sorted by column and its duplicates summed. */
+static void merge_rows(fps_collide* c)
+{
     uint32_t out = 0;
     c->a_ptr[0] = 0;
-    for (uint32_t i = 0; i < nf; ++i) {
-        uint32_t b = c->t_ptr[i], e = c->t_ptr[i + 1];
-        for (uint32_t j = b + 1; j < e; ++j) {
-            uint32_t col = c->t_col[j];
-            double val = c->t_val[j];
-            uint32_t k = j;
-            while (k > b && c->t_col[k - 1] > col) {
-                c->t_col[k] = c->t_col[k - 1];
-                c->t_val[k] = c->t_val[k - 1];
-                --k;
-            }
-            c->t_col[k] = col;
-            c->t_val[k] = val;
-        }
-        for (uint32_t j = b; j < e; ++j) {
+    for (uint32_t i = 0; i < c->n_free; ++i) {
+        sort_bucket(c, i);
+        for (uint32_t j = c->t_ptr[i]; j < c->t_ptr[i + 1]; ++j) {
             if (out > c->a_ptr[i] && c->a_col[out - 1] == c->t_col[j]) {
                 c->a_val[out - 1] += c->t_val[j];
             } else {
@@ -927,6 +1143,94 @@ static void assemble(fps_collide* c)
         }
         c->a_ptr[i + 1] = out;
     }
+}
+
+/* The pair list, the gather lists of the right-hand side and A_col from pair_tri. */
+static void assemble(fps_collide* c)
+{
+    list_pairs(c);
+    list_capsule_contacts(c);
+    gather_lists(c);
+    /* A_col: the pairs' entries bucketed by row (pair order), each row sorted by column
+     * (stable, so duplicates are summed in pair order) and merged. */
+    bucket_entries(c);
+    merge_rows(c);
+}
+
+/* The prisms' boxes and hash at the positions c->x and, with the limb capsules, each bone's
+ * frame and box at the step's pose and the capsules' hash. */
+static sinew_result build_hashes(fps_collide* c)
+{
+    const sinew_host_api* host = c->host;
+    sinew_host_parallel_for(host, boxes_job, c, c->tri_count, 512);
+    sinew_result r = sinew_spatial_hash_build(host, &c->hash, c->boxes, c->tri_count, c->cell,
+                                              FPS_COLLIDE_MAX_CELLS);
+    if (r != SINEW_OK || !c->skinning) return r;
+    for (uint32_t b = 0; b < c->bone_count; ++b) {
+        if (c->cap_has[b]) capsule_pose(c, b);
+        capsule_box(c, b);
+    }
+    r = sinew_spatial_hash_build(host, &c->cap_hash, c->cap_boxes, c->bone_count, c->cap_cell,
+                                 4096u);
+    if (r == SINEW_OK) c->cap_view = sinew_spatial_hash_get_view(&c->cap_hash);
+    return r;
+}
+
+/* What the detection of each vertex reads (fps_collide_scene) at the positions c->x. */
+static void detect_scene(const fps_collide* c, fps_collide_scene* scene)
+{
+    scene->x = c->x;
+    scene->ldx = c->ldx;
+    scene->tets = c->tets_r;
+    scene->triangles = c->tris_r;
+    scene->skin_row = c->skin_row;
+    scene->tri_sign = c->tri_sign;
+    scene->skip_ptr = c->skip_ptr;
+    scene->skip = c->skip;
+    scene->hash = sinew_spatial_hash_get_view(&c->hash);
+    scene->retain = c->retain;
+    scene->skin_rest = c->skin_rest;
+    scene->tri_rest = c->tri_rest;
+    scene->skin_bone = c->same_part ? NULL : c->skin_bone;
+    scene->tri_skin = c->m->triangles;
+    scene->bone_near = c->bone_near;
+    scene->bone_count = c->bone_count;
+    scene->tri_near = c->same_part ? NULL : c->tri_near;
+    /* global pairs only: also drop pairs whose anchor went through (fps_collide_anchor_through)
+     * by more than half a mean edge length (2 delta_col). Measured on the male's arm swung into
+     * the torso over six poses: deeper allowances let the side entries crush the hand again
+     * (4 delta_col: 874 pairs at axis:0:1:0:30, 8: 1009), shallower ones drop contacts the
+     * front entries resolve (0 to 1 delta_col: 100 pairs of the forearm in the belly left at
+     * axis:-0.5:1:0:40, none at 2). */
+    scene->base_row = c->same_part ? NULL : c->base_row;
+    scene->base_depth = 2.0 * c->retain;
+    scene->tet_rest = c->same_part ? NULL : c->tet_rest;
+}
+
+/* Counts the detection's result: the pairs (*count) and capsule contacts (*caps) it found,
+ * the pairs newly detected and retained (c->detected, c->retained); returns whether it
+ * differs from the current pairs and contacts. */
+static int count_detected(fps_collide* c, uint32_t* count, uint32_t* caps)
+{
+    uint32_t detected = 0, retained = 0;
+    int differs = 0;
+    *count = *caps = 0;
+    for (uint32_t v = 0; v < c->n; ++v) {
+        uint32_t t = c->next_tri[v];
+        if (t != c->pair_tri[v]) differs = 1;
+        if (t == FPS_COLLIDE_NONE) continue;
+        ++*count;
+        if (c->next_kept[v]) ++retained;
+        else ++detected;
+    }
+    c->detected = detected;
+    c->retained = retained;
+    if (c->skinning)
+        for (uint32_t v = 0; v < c->n; ++v) {
+            if (c->cap_next[v] != c->cap_bone[v]) differs = 1;
+            if (c->cap_next[v] != FPS_COLLIDE_NONE) ++*caps;
+        }
+    return differs;
 }
 
 sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int* changed)
@@ -940,85 +1244,25 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
         return sinew_host_fail(c->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps collisions: position stride %zu below the %u tissue vertices",
                                ldx, c->N);
-    const sinew_host_api* host = c->host;
     c->x = x;
     c->ldx = ldx;
-    sinew_host_parallel_for(host, boxes_job, c, c->tri_count, 512);
-    sinew_result r = sinew_spatial_hash_build(host, &c->hash, c->boxes, c->tri_count, c->cell,
-                                              FPS_COLLIDE_MAX_CELLS);
+    sinew_result r = build_hashes(c);
     if (r != SINEW_OK) {
         fps_collide_reset(c);
         *changed = 1;
         return r;
     }
-    if (c->skinning) {
-        for (uint32_t b = 0; b < c->bone_count; ++b) {
-            if (c->cap_has[b]) capsule_pose(c, b);
-            capsule_box(c, b);
-        }
-        r = sinew_spatial_hash_build(host, &c->cap_hash, c->cap_boxes, c->bone_count, c->cap_cell,
-                                     4096u);
-        if (r != SINEW_OK) {
-            fps_collide_reset(c);
-            *changed = 1;
-            return r;
-        }
-        c->cap_view = sinew_spatial_hash_get_view(&c->cap_hash);
-    }
     detect_job job;
     job.c = c;
-    job.scene.x = x;
-    job.scene.ldx = ldx;
-    job.scene.tets = c->tets_r;
-    job.scene.triangles = c->tris_r;
-    job.scene.skin_row = c->skin_row;
-    job.scene.tri_sign = c->tri_sign;
-    job.scene.skip_ptr = c->skip_ptr;
-    job.scene.skip = c->skip;
-    job.scene.hash = sinew_spatial_hash_get_view(&c->hash);
-    job.scene.retain = c->retain;
-    job.scene.skin_rest = c->skin_rest;
-    job.scene.tri_rest = c->tri_rest;
-    job.scene.skin_bone = c->same_part ? NULL : c->skin_bone;
-    job.scene.tri_skin = c->m->triangles;
-    job.scene.bone_near = c->bone_near;
-    job.scene.bone_count = c->bone_count;
-    job.scene.tri_near = c->same_part ? NULL : c->tri_near;
-    /* global pairs only: also drop pairs whose anchor went through (fps_collide_anchor_through)
-     * by more than half a mean edge length (2 delta_col). Measured on the male's arm swung into
-     * the torso over six poses: deeper allowances let the side entries crush the hand again
-     * (4 delta_col: 874 pairs at axis:0:1:0:30, 8: 1009), shallower ones drop contacts the
-     * front entries resolve (0 to 1 delta_col: 100 pairs of the forearm in the belly left at
-     * axis:-0.5:1:0:40, none at 2). */
-    job.scene.base_row = c->same_part ? NULL : c->base_row;
-    job.scene.base_depth = 2.0 * c->retain;
-    job.scene.tet_rest = c->same_part ? NULL : c->tet_rest;
-    sinew_host_parallel_for(host, detect_range, &job, c->n, 256);
-
-    uint32_t count = 0, detected = 0, retained = 0;
-    int differs = 0;
-    for (uint32_t v = 0; v < c->n; ++v) {
-        uint32_t t = c->next_tri[v];
-        if (t != c->pair_tri[v]) differs = 1;
-        if (t == FPS_COLLIDE_NONE) continue;
-        ++count;
-        if (c->next_kept[v]) ++retained;
-        else ++detected;
-    }
-    c->detected = detected;
-    c->retained = retained;
-    uint32_t caps = 0;
-    if (c->skinning)
-        for (uint32_t v = 0; v < c->n; ++v) {
-            if (c->cap_next[v] != c->cap_bone[v]) differs = 1;
-            if (c->cap_next[v] != FPS_COLLIDE_NONE) ++caps;
-        }
-    if (!differs) return SINEW_OK;
+    detect_scene(c, &job.scene);
+    sinew_host_parallel_for(c->host, detect_range, &job, c->n, 256);
+    uint32_t count, caps;
+    if (!count_detected(c, &count, &caps)) return SINEW_OK;
     /* the capsule contacts take one triplet of A_col each: room as for that many pairs */
     if (!reserve_pairs(c, count + caps)) {
         fps_collide_reset(c);
         *changed = 1;
-        return oom(host, "the collision pairs");
+        return oom(c->host, "the collision pairs");
     }
     memcpy(c->pair_tri, c->next_tri, (size_t)c->n * sizeof(uint32_t));
     if (c->skinning) memcpy(c->cap_bone, c->cap_next, (size_t)c->n * sizeof(uint32_t));

@@ -236,14 +236,12 @@ static void number_vertices(fps_sim* s, const double* strain_diag)
         s->joint[j] = s->m->bones[s->m->vertex_bone[s->perm[j]]].joint;
 }
 
-/* Q^T Q over the tets, h^-2 M_s on the diagonal, split into K_ss and K_sb (new numbering);
- * within a row, duplicates are summed in the order the tets give them (mass first). */
-static sinew_result assemble(fps_sim* s, const double* mass)
+/* Row pointers (count[i + 1]: entries of free row i) of the unmerged K_ss | K_sb: the mass,
+ * then 4 per tet corner on that row. */
+static void count_row_entries(const fps_sim* s, uint32_t* count)
 {
     const ps_model* m = s->m;
     uint32_t ns = s->ns;
-    uint32_t* count = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
-    if (!count) return oom(s);
     for (uint32_t i = 0; i < ns; ++i) count[i + 1] = 1u;
     for (uint32_t t = 0; t < m->tet_count; ++t) {
         if (m->tet_excluded[t]) continue;
@@ -253,18 +251,15 @@ static sinew_result assemble(fps_sim* s, const double* mass)
         }
     }
     for (uint32_t i = 0; i < ns; ++i) count[i + 1] += count[i];
-    size_t total = count[ns];
-    uint32_t* cols = (uint32_t*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(uint32_t));
-    double* vals = (double*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(double));
-    uint32_t* cursor = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
-    if (!cols || !vals || !cursor) {
-        sinew_host_free(&s->host, count);
-        sinew_host_free(&s->host, cols);
-        sinew_host_free(&s->host, vals);
-        sinew_host_free(&s->host, cursor);
-        return oom(s);
-    }
-    memcpy(cursor, count, ((size_t)ns + 1u) * sizeof(uint32_t));
+}
+
+/* The unmerged entries of each free row: h^-2 m_i first, then w_t (A_t^T A_t)_ab per tet in
+ * tet order (cursor: count's copy, advanced per row). Sets mass_h2. */
+static void fill_row_entries(fps_sim* s, const double* mass, uint32_t* cursor, uint32_t* cols,
+                             double* vals)
+{
+    const ps_model* m = s->m;
+    uint32_t ns = s->ns;
     for (uint32_t i = 0; i < ns; ++i) {
         s->mass_h2[i] = mass[s->perm[i]] * s->inv_h2;
         cols[cursor[i]] = i;
@@ -286,9 +281,14 @@ static sinew_result assemble(fps_sim* s, const double* mass)
             }
         }
     }
-    sinew_host_free(&s->host, cursor);
-    /* Stable insertion sort per row, then duplicates summed and split at column ns. */
-    size_t nk = 0, nb = 0;
+}
+
+/* Sorts each row by column (stable insertion sort, so duplicates keep the tets' order) and
+ * counts the distinct columns below ns (*nk, K_ss) and from ns on (*nb, K_sb). */
+static void sort_rows(uint32_t ns, const uint32_t* count, uint32_t* cols, double* vals,
+                      size_t* nk, size_t* nb)
+{
+    *nk = *nb = 0;
     for (uint32_t i = 0; i < ns; ++i) {
         uint32_t lo = count[i], hi = count[i + 1];
         for (uint32_t e = lo + 1; e < hi; ++e) {
@@ -305,10 +305,18 @@ static sinew_result assemble(fps_sim* s, const double* mass)
         }
         for (uint32_t e = lo; e < hi; ++e) {
             if (e > lo && cols[e] == cols[e - 1]) continue;
-            if (cols[e] < ns) ++nk;
-            else ++nb;
+            if (cols[e] < ns) ++*nk;
+            else ++*nb;
         }
     }
+}
+
+/* K and Ksb from the sorted rows: duplicates summed in row order, the row split at column ns.
+ * False when their arrays cannot be allocated. */
+static bool split_rows(fps_sim* s, const uint32_t* count, const uint32_t* cols,
+                       const double* vals, size_t nk, size_t nb)
+{
+    uint32_t ns = s->ns;
     s->K.rows = s->Ksb.rows = ns;
     s->K.ptr = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
     s->K.col = (uint32_t*)sinew_host_calloc(&s->host, nk ? nk : 1u, sizeof(uint32_t));
@@ -316,12 +324,8 @@ static sinew_result assemble(fps_sim* s, const double* mass)
     s->Ksb.ptr = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
     s->Ksb.col = (uint32_t*)sinew_host_calloc(&s->host, nb ? nb : 1u, sizeof(uint32_t));
     s->Ksb.val = (double*)sinew_host_calloc(&s->host, nb ? nb : 1u, sizeof(double));
-    if (!s->K.ptr || !s->K.col || !s->K.val || !s->Ksb.ptr || !s->Ksb.col || !s->Ksb.val) {
-        sinew_host_free(&s->host, count);
-        sinew_host_free(&s->host, cols);
-        sinew_host_free(&s->host, vals);
-        return oom(s);
-    }
+    if (!s->K.ptr || !s->K.col || !s->K.val || !s->Ksb.ptr || !s->Ksb.col || !s->Ksb.val)
+        return false;
     uint32_t ck = 0, cb = 0;
     for (uint32_t i = 0; i < ns; ++i) {
         for (uint32_t e = count[i]; e < count[i + 1];) {
@@ -339,10 +343,39 @@ static sinew_result assemble(fps_sim* s, const double* mass)
         s->K.ptr[i + 1] = ck;
         s->Ksb.ptr[i + 1] = cb;
     }
+    return true;
+}
+
+/* Q^T Q over the tets, h^-2 M_s on the diagonal, split into K_ss and K_sb (new numbering);
+ * within a row, duplicates are summed in the order the tets give them (mass first). */
+static sinew_result assemble(fps_sim* s, const double* mass)
+{
+    uint32_t ns = s->ns;
+    uint32_t* count = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
+    if (!count) return oom(s);
+    count_row_entries(s, count);
+    size_t total = count[ns];
+    uint32_t* cols = (uint32_t*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(uint32_t));
+    double* vals = (double*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(double));
+    uint32_t* cursor = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
+    if (!cols || !vals || !cursor) {
+        sinew_host_free(&s->host, count);
+        sinew_host_free(&s->host, cols);
+        sinew_host_free(&s->host, vals);
+        sinew_host_free(&s->host, cursor);
+        return oom(s);
+    }
+    memcpy(cursor, count, ((size_t)ns + 1u) * sizeof(uint32_t));
+    fill_row_entries(s, mass, cursor, cols, vals);
+    sinew_host_free(&s->host, cursor);
+    /* Stable insertion sort per row, then duplicates summed and split at column ns. */
+    size_t nk, nb;
+    sort_rows(ns, count, cols, vals, &nk, &nb);
+    bool ok = split_rows(s, count, cols, vals, nk, nb);
     sinew_host_free(&s->host, count);
     sinew_host_free(&s->host, cols);
     sinew_host_free(&s->host, vals);
-    return SINEW_OK;
+    return ok ? SINEW_OK : oom(s);
 }
 
 /* The hybrid ELL/CRS copy of K_ss (Sec. 4.2) and the Jacobi preconditioner. */
@@ -403,12 +436,10 @@ static sinew_result build_gather(fps_sim* s)
     return SINEW_OK;
 }
 
-sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const fps_params* params,
-                            fps_sim** out)
+/* The sizes and constants of the simulation from the model and parameters. */
+static void sim_init(fps_sim* s, const sinew_host_api* host, const ps_model* m,
+                     const fps_params* params)
 {
-    *out = NULL;
-    fps_sim* s = (fps_sim*)sinew_host_calloc(host, 1, sizeof(fps_sim));
-    if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
     s->host = *host;
     s->m = m;
     s->p = *params;
@@ -416,27 +447,29 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     s->N = 2u * m->n;
     s->h = params->timestep;
     s->inv_h2 = 1.0 / (params->timestep * params->timestep);
-    uint32_t N = s->N, pc = m->triangle_count;
-    s->prism_count = pc;
+    s->prism_count = m->triangle_count;
     /* Whole blocks for the SIMD kernels: the padding prisms have G = 0, inv_w = 0 and vertex
      * 0, so they give F = 0, R = I and no share, and no free vertex gathers them. */
-    s->block_count = (pc + PS_LOCAL_BLOCK - 1u) / PS_LOCAL_BLOCK;
+    s->block_count = (s->prism_count + PS_LOCAL_BLOCK - 1u) / PS_LOCAL_BLOCK;
     s->stride = s->block_count ? (size_t)s->block_count * PS_LOCAL_BLOCK : PS_LOCAL_BLOCK;
-    size_t S = s->stride, N3 = 3u * (size_t)N;
+}
+
+/* The local step's kernels for the simd parameter (the solver too must be in the build):
+ * the batched polar decomposition and ps's gradient and projection of the same instruction
+ * set. */
+static sinew_result select_kernels(fps_sim* s)
+{
+    const fps_params* params = &s->p;
 #if !defined(SINEW_HAVE_CHOLMOD)
-    if (params->solver == FPS_SOLVER_CHOLMOD) {
-        fps_sim_destroy(s);
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+    if (params->solver == FPS_SOLVER_CHOLMOD)
+        return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "fps: solver=cholmod, but this build has no CHOLMOD (use pcg)");
-    }
 #endif
     s->polar = sinew_polar3_batch_kernel(params->simd);
-    if (!s->polar) {
-        fps_sim_destroy(s);
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
+    if (!s->polar)
+        return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "fps: simd=%s is not available on this CPU or in this build",
                                sinew_simd_name(params->simd));
-    }
     s->gradient = ps_local_gradient_scalar;
     s->project = ps_local_project_scalar;
 #if defined(SINEW_SKIN_X86)
@@ -453,6 +486,16 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
         break;
     }
 #endif
+    return SINEW_OK;
+}
+
+/* The per-vertex, per-prism and per-step arrays (the volume term's R only when it blends);
+ * false when one of them cannot be allocated. */
+static bool alloc_arrays(fps_sim* s)
+{
+    const sinew_host_api* host = &s->host;
+    uint32_t N = s->N;
+    size_t S = s->stride, N3 = 3u * (size_t)N;
     s->perm = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->inv = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
@@ -461,9 +504,10 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     s->G = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->inv_w = (float*)sinew_host_calloc(host, S, sizeof(float));
     s->F = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
-    ps_volume_blend(&params->volume, params->strain_weight, &s->prisms.volume_keep,
+    ps_volume_blend(&s->p.volume, s->p.strain_weight, &s->prisms.volume_keep,
                     &s->prisms.volume_lo, &s->prisms.volume_hi);
-    if (s->prisms.volume_keep < 1.0f) s->R = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
+    if (s->prisms.volume_keep < 1.0f)
+        s->R = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
     s->contrib = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->gather_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)N + 1u, sizeof(uint32_t));
     s->gather = (uint32_t*)sinew_host_calloc(host, 6u * S, sizeof(uint32_t));
@@ -478,18 +522,28 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     s->d = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->q = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->row_blocks = (N + FPS_ROW_BLOCK - 1u) / FPS_ROW_BLOCK;
-    s->partial = (double*)sinew_host_calloc(host, s->row_blocks ? s->row_blocks : 1u, 6u * sizeof(double));
-    s->skinning = (float*)sinew_host_calloc(host, m->joint_count, 16u * sizeof(float));
+    s->partial = (double*)sinew_host_calloc(host, s->row_blocks ? s->row_blocks : 1u,
+                                            6u * sizeof(double));
+    s->skinning = (float*)sinew_host_calloc(host, s->m->joint_count, 16u * sizeof(float));
     s->skin_f = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
     s->skin_n = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
-    double* strain_diag = (double*)sinew_host_calloc(host, N, sizeof(double));
-    double* mass = (double*)sinew_host_calloc(host, N, sizeof(double));
+    return s->perm && s->inv && s->joint && s->mass_h2 && s->pv && s->G && s->inv_w && s->F &&
+           !(s->prisms.volume_keep < 1.0f && !s->R) && s->contrib && s->gather_ptr &&
+           s->gather && s->x && s->v && s->x_prev && s->pred && s->target && s->rhs_const &&
+           s->b && s->r && s->d && s->q && s->partial && s->skinning && s->skin_f && s->skin_n;
+}
+
+/* The arrays, then the prisms, the numbering (free vertices first, Sec. 4.3), the reduced
+ * matrices, the right-hand side's gather lists and the ELL/CRS copy (Sec. 4.2); the strain
+ * diagonal and the lumped masses are scratch. */
+static sinew_result build_system(fps_sim* s)
+{
+    const sinew_host_api* host = &s->host;
+    bool arrays = alloc_arrays(s);
+    double* strain_diag = (double*)sinew_host_calloc(host, s->N, sizeof(double));
+    double* mass = (double*)sinew_host_calloc(host, s->N, sizeof(double));
     sinew_result r = SINEW_OK;
-    if (!s->perm || !s->inv || !s->joint || !s->mass_h2 || !s->pv || !s->G ||
-        !s->inv_w || !s->F || (s->prisms.volume_keep < 1.0f && !s->R) || !s->contrib || !s->gather_ptr || !s->gather || !s->x || !s->v ||
-        !s->x_prev || !s->pred || !s->target || !s->rhs_const || !s->b || !s->r || !s->d ||
-        !s->q || !s->partial || !s->skinning || !s->skin_f || !s->skin_n || !strain_diag || !mass)
-        r = oom(s);
+    if (!arrays || !strain_diag || !mass) r = oom(s);
     if (r == SINEW_OK) r = setup_prisms(s, strain_diag, mass);
     if (r == SINEW_OK) {
         number_vertices(s, strain_diag);
@@ -499,8 +553,48 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     sinew_host_free(host, mass);
     if (r == SINEW_OK) r = build_gather(s);
     if (r == SINEW_OK) r = build_ellcrs(s);
+    return r;
+}
+
+/* The global collisions (Sec. 6, fps_collide.c) on the reduced system, with the limb
+ * capsules when they are on; the joints' contacts keep their vertices free of the capsules.
+ * host: the caller's, which the collision state keeps. */
+static sinew_result create_collide(const sinew_host_api* host, fps_sim* s)
+{
+    const fps_params* params = &s->p;
+    /* Sec. 6: the springs' stiffness scales with the system's own (its mean diagonal) */
+    double mean = 0.0;
+    for (uint32_t i = 0; i < s->ns; ++i) mean += s->diag0[i];
+    fps_collide_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.model = s->m;
+    cd.free_count = s->ns;
+    cd.weight = params->collision_weight * mean / s->ns;
+    cd.row_of = s->inv;
+    /* targets a fifth of an edge above the plane: the render mesh, displaced from the
+     * simulated surface, still crossed the plane with the target on it (male, hand on the
+     * hip: 130 intersecting render pairs at 0, none at 0.18; 0.28 and more push the
+     * neighbouring prisms into each other and the pairs multiply) */
+    cd.margin = 0.2;
+    /* the limb capsules read the pose of each step from s->skinning (fps_collide.c) */
+    cd.skinning = params->capsules ? s->skinning : NULL;
+    sinew_result r = fps_collide_create(host, &cd, &s->col);
+    if (r == SINEW_OK && s->joints)
+        fps_collide_free_of_capsules(s->col, ps_collide_vertices(s->joints),
+                                     ps_collide_vertex_count(s->joints));
+    return r;
+}
+
+/* The solver and the constraints of the parameters: the CHOLMOD factor, skin sliding (2018
+ * Sec. 4.2), the joints' contacts (2018 Sec. 5) and the global collisions (Sec. 6), each
+ * given the caller's host. */
+static sinew_result create_solver_and_contacts(const sinew_host_api* host, fps_sim* s)
+{
+    const ps_model* m = s->m;
+    const fps_params* params = &s->p;
+    sinew_result r = SINEW_OK;
 #if defined(SINEW_HAVE_CHOLMOD)
-    if (r == SINEW_OK && params->solver == FPS_SOLVER_CHOLMOD && s->ns > 0) {
+    if (params->solver == FPS_SOLVER_CHOLMOD && s->ns > 0) {
         sinew_crs K = fps_csr_view(&s->K);
         r = fps_cholmod_create(host, &K, &s->chol);
     }
@@ -509,33 +603,17 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
         r = ps_slide_create(host, m, &s->slide);
     if (r == SINEW_OK && params->joint_collisions && m->collision_pair_count > 0)
         r = ps_collide_create(host, m, &s->joints);
-    if (r == SINEW_OK && params->collisions && s->ns > 0) {
-        /* Sec. 6: the springs' stiffness scales with the system's own (its mean diagonal) */
-        double mean = 0.0;
-        for (uint32_t i = 0; i < s->ns; ++i) mean += s->diag0[i];
-        fps_collide_desc cd;
-        memset(&cd, 0, sizeof cd);
-        cd.model = m;
-        cd.free_count = s->ns;
-        cd.weight = params->collision_weight * mean / s->ns;
-        cd.row_of = s->inv;
-        /* targets a fifth of an edge above the plane: the render mesh, displaced from the
-         * simulated surface, still crossed the plane with the target on it (male, hand on the
-         * hip: 130 intersecting render pairs at 0, none at 0.18; 0.28 and more push the
-         * neighbouring prisms into each other and the pairs multiply) */
-        cd.margin = 0.2;
-        /* the limb capsules read the pose of each step from s->skinning (fps_collide.c) */
-        cd.skinning = params->capsules ? s->skinning : NULL;
-        r = fps_collide_create(host, &cd, &s->col);
-        if (r == SINEW_OK && s->joints)
-            fps_collide_free_of_capsules(s->col, ps_collide_vertices(s->joints),
-                                         ps_collide_vertex_count(s->joints));
-    }
-    if (r != SINEW_OK) {
-        fps_sim_destroy(s);
-        return r;
-    }
-    s->prisms.stride = S;
+    if (r == SINEW_OK && params->collisions && s->ns > 0) r = create_collide(host, s);
+    return r;
+}
+
+/* The prisms' views for the kernels, and the state at rest: positions and targets on the rest
+ * shape, every skinning matrix the identity. */
+static void start_at_rest(fps_sim* s)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N;
+    s->prisms.stride = s->stride;
     s->prisms.pv = s->pv;
     s->prisms.G = s->G;
     s->prisms.inv_w = s->inv_w;
@@ -547,10 +625,27 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
         }
     for (uint32_t j = 0; j < m->joint_count; ++j)
         for (int k = 0; k < 16; ++k) s->skinning[16u * j + k] = (k % 5 == 0) ? 1.0f : 0.0f;
+}
+
+sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const fps_params* params,
+                            fps_sim** out)
+{
+    *out = NULL;
+    fps_sim* s = (fps_sim*)sinew_host_calloc(host, 1, sizeof(fps_sim));
+    if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
+    sim_init(s, host, m, params);
+    sinew_result r = select_kernels(s);
+    if (r == SINEW_OK) r = build_system(s);
+    if (r == SINEW_OK) r = create_solver_and_contacts(host, s);
+    if (r != SINEW_OK) {
+        fps_sim_destroy(s);
+        return r;
+    }
+    start_at_rest(s);
     sinew_host_log(host, SINEW_LOG_DEBUG,
                    "fps: reduced system of %u unknowns (of %u tissue vertices), %zu nonzeros, "
                    "ELL width %u, %zu CRS entries, factor %zu nonzeros",
-                   s->ns, N, fps_sim_matrix_nnz(s), s->ell_width, s->crs_count,
+                   s->ns, s->N, fps_sim_matrix_nnz(s), s->ell_width, s->crs_count,
                    fps_sim_factor_nnz(s));
     *out = s;
     return SINEW_OK;
