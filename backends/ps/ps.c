@@ -193,7 +193,6 @@ typedef sinew_result (*ps_param_parser)(const sinew_host_api* host, const char* 
 static sinew_result parse_iterations(const sinew_host_api* host, const char* key,
                                      const char* value, void* field)
 {
-    (void)key;
     double v = 0.0;
     bool ok = ps_parse_number(value, &v);
     ok = ok && v >= 1.0 && v <= 1000.0 && v == floor(v);
@@ -208,7 +207,6 @@ static sinew_result parse_iterations(const sinew_host_api* host, const char* key
 static sinew_result parse_timestep(const sinew_host_api* host, const char* key,
                                    const char* value, void* field)
 {
-    (void)key;
     double v = 0.0;
     bool ok = ps_parse_number(value, &v);
     if (!ok || !(v > 0.0) || v > 1.0)
@@ -222,7 +220,6 @@ static sinew_result parse_timestep(const sinew_host_api* host, const char* key,
 static sinew_result parse_damping(const sinew_host_api* host, const char* key,
                                   const char* value, void* field)
 {
-    (void)key;
     double v = 0.0;
     bool ok = ps_parse_number(value, &v);
     if (!ok || v < 0.0 || v > 1.0)
@@ -261,7 +258,6 @@ static sinew_result parse_switch(const sinew_host_api* host, const char* key, co
 static sinew_result parse_simd(const sinew_host_api* host, const char* key, const char* value,
                                void* field)
 {
-    (void)key;
     sinew_simd* simd = (sinew_simd*)field;
     if (!sinew_simd_parse(value, simd) || *simd == SINEW_SIMD_SSE41)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -273,7 +269,6 @@ static sinew_result parse_simd(const sinew_host_api* host, const char* key, cons
 static sinew_result parse_collision_weight(const sinew_host_api* host, const char* key,
                                            const char* value, void* field)
 {
-    (void)key;
     double v = 0.0;
     bool ok = ps_parse_number(value, &v);
     if (!ok || !(v > 0.0) || v > 1e6)
@@ -283,13 +278,13 @@ static sinew_result parse_collision_weight(const sinew_host_api* host, const cha
     return SINEW_OK;
 }
 
+/* The size of a text field of ps_params, terminating zero included. */
 #define PS_PARAM_TEXT_SIZE(member) sizeof(((ps_params*)0)->member)
 
 /* collision_joints: a comma-separated list of non-empty joint names that fits its field. */
 static sinew_result parse_joint_list(const sinew_host_api* host, const char* key,
                                      const char* value, void* field)
 {
-    (void)key;
     const size_t size = PS_PARAM_TEXT_SIZE(collision_joints);
     size_t len = strlen(value);
     bool empty_name = len == 0 || value[0] == ',' || value[len - 1] == ',' ||
@@ -336,7 +331,6 @@ static sinew_result parse_simulation_vertices(const sinew_host_api* host, const 
 static sinew_result parse_bone_radii(const sinew_host_api* host, const char* key,
                                      const char* value, void* field)
 {
-    (void)key;
     const size_t size = PS_PARAM_TEXT_SIZE(bone_radii);
     size_t len = strlen(value);
     if (len == 0 || len >= size)
@@ -351,7 +345,6 @@ static sinew_result parse_bone_radii(const sinew_host_api* host, const char* key
 static sinew_result parse_collision_test(const sinew_host_api* host, const char* key,
                                          const char* value, void* field)
 {
-    (void)key;
     if (strcmp(value, "plane") != 0 && strcmp(value, "angle") != 0)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "ps: collision_test=\"%s\" is neither plane nor angle", value);
@@ -363,7 +356,6 @@ static sinew_result parse_collision_test(const sinew_host_api* host, const char*
 static sinew_result parse_collision_candidates(const sinew_host_api* host, const char* key,
                                                const char* value, void* field)
 {
-    (void)key;
     if (strcmp(value, "near") != 0 && strcmp(value, "poses") != 0)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "ps: collision_candidates=\"%s\" is neither near nor poses",
@@ -380,6 +372,7 @@ typedef struct ps_param_key {
     size_t field;
 } ps_param_key;
 
+/* A key named after the field it sets. */
 #define PS_PARAM_KEY(name, parse) {#name, parse, offsetof(ps_params, name)}
 
 static const ps_param_key ps_param_keys[] = {

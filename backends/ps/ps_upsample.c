@@ -133,7 +133,8 @@ static sinew_result upsample_closest(const sinew_host_api* host, upsample_ctx* c
     const ps_model* m = c->m;
     ps_grid grid;
     sinew_result r = ps_grid_build(host, m->rest, m->n, m->triangles, m->triangle_count, &grid);
-    if (r != SINEW_OK) return sinew_host_fail(host, r, "ps: out of memory for the upsampling grid");
+    if (r != SINEW_OK)
+        return sinew_host_fail(host, r, "ps: out of memory for the upsampling grid");
     c->grid = &grid;
     sinew_host_parallel_for(host, upsample_range, c, rc, 256u);
     ps_grid_free(host, &grid);
