@@ -184,6 +184,226 @@ void ps_params_default(ps_params* p)
     ps_volume_params_default(&p->volume);
 }
 
+/* Each parser checks one key's value and stores it in its field of ps_params; a bad value is
+ * SINEW_ERROR_PARAMETER with one log line naming the key. */
+typedef sinew_result (*ps_param_parser)(const sinew_host_api* host, const char* key,
+                                        const char* value, void* field);
+
+/* iterations: a whole number of local/global iterations in 1..1000 (Sec. 4). */
+static sinew_result parse_iterations(const sinew_host_api* host, const char* key,
+                                     const char* value, void* field)
+{
+    double v = 0.0;
+    bool ok = ps_parse_number(value, &v);
+    ok = ok && v >= 1.0 && v <= 1000.0 && v == floor(v);
+    if (!ok)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: iterations=\"%s\" is not a whole number in 1..1000", value);
+    *(uint32_t*)field = (uint32_t)v;
+    return SINEW_OK;
+}
+
+/* timestep: h of the mass term in seconds, in (0, 1]. */
+static sinew_result parse_timestep(const sinew_host_api* host, const char* key,
+                                   const char* value, void* field)
+{
+    double v = 0.0;
+    bool ok = ps_parse_number(value, &v);
+    if (!ok || !(v > 0.0) || v > 1.0)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: timestep=\"%s\" is not a number of seconds in (0, 1]", value);
+    *(double*)field = v;
+    return SINEW_OK;
+}
+
+/* damping: lambda of the velocity update, in [0, 1]. */
+static sinew_result parse_damping(const sinew_host_api* host, const char* key,
+                                  const char* value, void* field)
+{
+    double v = 0.0;
+    bool ok = ps_parse_number(value, &v);
+    if (!ok || v < 0.0 || v > 1.0)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: damping=\"%s\" is not a number in [0, 1]", value);
+    *(double*)field = v;
+    return SINEW_OK;
+}
+
+/* strain_weight, anchor_weight, mass: a positive number, at most 1e12. */
+static sinew_result parse_positive(const sinew_host_api* host, const char* key,
+                                   const char* value, void* field)
+{
+    double v = 0.0;
+    bool ok = ps_parse_number(value, &v);
+    if (!ok || !(v > 0.0) || v > 1e12)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: %s=\"%s\" is not a positive number (at most 1e12)", key,
+                               value);
+    *(double*)field = v;
+    return SINEW_OK;
+}
+
+/* collisions, profile, sliding: exactly "0" or "1". */
+static sinew_result parse_switch(const sinew_host_api* host, const char* key, const char* value,
+                                 void* field)
+{
+    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: %s=\"%s\" is neither 0 nor 1",
+                               key, value);
+    *(int*)field = value[0] == '1';
+    return SINEW_OK;
+}
+
+/* simd: the local step's kernels; SSE has none of its own, so it is not accepted. */
+static sinew_result parse_simd(const sinew_host_api* host, const char* key, const char* value,
+                               void* field)
+{
+    sinew_simd* simd = (sinew_simd*)field;
+    if (!sinew_simd_parse(value, simd) || *simd == SINEW_SIMD_SSE41)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: simd=\"%s\" is not one of auto, scalar, avx2, avx512", value);
+    return SINEW_OK;
+}
+
+/* collision_weight: the weight of the collision constraints (Sec. 5.3), in (0, 1e6]. */
+static sinew_result parse_collision_weight(const sinew_host_api* host, const char* key,
+                                           const char* value, void* field)
+{
+    double v = 0.0;
+    bool ok = ps_parse_number(value, &v);
+    if (!ok || !(v > 0.0) || v > 1e6)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: collision_weight=\"%s\" is not a number in (0, 1e6]", value);
+    *(double*)field = v;
+    return SINEW_OK;
+}
+
+/* The size of a text field of ps_params, terminating zero included. */
+#define PS_PARAM_TEXT_SIZE(member) sizeof(((ps_params*)0)->member)
+
+/* collision_joints: a comma-separated list of non-empty joint names that fits its field. */
+static sinew_result parse_joint_list(const sinew_host_api* host, const char* key,
+                                     const char* value, void* field)
+{
+    const size_t size = PS_PARAM_TEXT_SIZE(collision_joints);
+    size_t len = strlen(value);
+    bool empty_name = len == 0 || value[0] == ',' || value[len - 1] == ',' ||
+                      strstr(value, ",,") != NULL;
+    if (len >= size || empty_name)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: collision_joints=\"%.64s\" is not a comma-separated "
+                               "list of joint names (at most %zu characters)", value, size - 1u);
+    memcpy(field, value, len + 1u);
+    return SINEW_OK;
+}
+
+/* decimate_above (from 0) and simulation_vertices (from 4): a whole vertex count up to 1e8. */
+static sinew_result parse_vertex_count(const sinew_host_api* host, const char* key,
+                                       const char* value, uint32_t least, uint32_t* field)
+{
+    double v = 0.0;
+    bool ok = ps_parse_number(value, &v);
+    ok = ok && v >= (double)least && v <= 1e8 && v == floor(v);
+    if (!ok)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: %s=\"%s\" is not a whole number in %u..100000000", key,
+                               value, least);
+    *field = (uint32_t)v;
+    return SINEW_OK;
+}
+
+/* decimate_above: 0 (never) or the render vertex count above which the mesh is decimated. */
+static sinew_result parse_decimate_above(const sinew_host_api* host, const char* key,
+                                         const char* value, void* field)
+{
+    return parse_vertex_count(host, key, value, 0u, (uint32_t*)field);
+}
+
+/* simulation_vertices: the target size of the decimated simulation mesh, at least 4. */
+static sinew_result parse_simulation_vertices(const sinew_host_api* host, const char* key,
+                                              const char* value, void* field)
+{
+    return parse_vertex_count(host, key, value, 4u, (uint32_t*)field);
+}
+
+/* bone_radii: a non-empty text that fits its field; the names are checked against the rig
+ * (Sec. 3.1, user-given radii). */
+static sinew_result parse_bone_radii(const sinew_host_api* host, const char* key,
+                                     const char* value, void* field)
+{
+    const size_t size = PS_PARAM_TEXT_SIZE(bone_radii);
+    size_t len = strlen(value);
+    if (len == 0 || len >= size)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: bone_radii=\"%.64s\" is empty or longer than %zu "
+                               "characters", value, size - 1u);
+    memcpy(field, value, len + 1u); /* names are checked against the rig */
+    return SINEW_OK;
+}
+
+/* collision_test: plane (the side test) or angle (Fig. 10 gates the projections). */
+static sinew_result parse_collision_test(const sinew_host_api* host, const char* key,
+                                         const char* value, void* field)
+{
+    if (strcmp(value, "plane") != 0 && strcmp(value, "angle") != 0)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: collision_test=\"%s\" is neither plane nor angle", value);
+    *(int*)field = value[0] == 'a';
+    return SINEW_OK;
+}
+
+/* collision_candidates: near (the skin near each folding joint) or poses (Sec. 5.1). */
+static sinew_result parse_collision_candidates(const sinew_host_api* host, const char* key,
+                                               const char* value, void* field)
+{
+    if (strcmp(value, "near") != 0 && strcmp(value, "poses") != 0)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: collision_candidates=\"%s\" is neither near nor poses",
+                               value);
+    *(int*)field = value[0] == 'p';
+    return SINEW_OK;
+}
+
+/* The keys of ps_params_parse (jump_* and volume_* apart), each with its parser and the
+ * offset of the field it sets. */
+typedef struct ps_param_key {
+    const char* name;
+    ps_param_parser parse;
+    size_t field;
+} ps_param_key;
+
+/* A key named after the field it sets. */
+#define PS_PARAM_KEY(name, parse) {#name, parse, offsetof(ps_params, name)}
+
+static const ps_param_key ps_param_keys[] = {
+    PS_PARAM_KEY(iterations, parse_iterations),
+    PS_PARAM_KEY(timestep, parse_timestep),
+    PS_PARAM_KEY(damping, parse_damping),
+    PS_PARAM_KEY(strain_weight, parse_positive),
+    PS_PARAM_KEY(anchor_weight, parse_positive),
+    PS_PARAM_KEY(mass, parse_positive),
+    PS_PARAM_KEY(collisions, parse_switch),
+    PS_PARAM_KEY(profile, parse_switch),
+    PS_PARAM_KEY(simd, parse_simd),
+    PS_PARAM_KEY(collision_weight, parse_collision_weight),
+    PS_PARAM_KEY(collision_joints, parse_joint_list),
+    PS_PARAM_KEY(sliding, parse_switch),
+    PS_PARAM_KEY(decimate_above, parse_decimate_above),
+    PS_PARAM_KEY(simulation_vertices, parse_simulation_vertices),
+    PS_PARAM_KEY(bone_radii, parse_bone_radii),
+    {"collision_test", parse_collision_test, offsetof(ps_params, collision_angle_test)},
+    {"collision_candidates", parse_collision_candidates, offsetof(ps_params, collision_poses)},
+};
+enum { PS_PARAM_KEY_COUNT = sizeof ps_param_keys / sizeof ps_param_keys[0] };
+
+/* The index of `key` in ps_param_keys; PS_PARAM_KEY_COUNT when it is none of them. */
+static int find_param_key(const char* key)
+{
+    int k = 0;
+    while (k < PS_PARAM_KEY_COUNT && strcmp(key, ps_param_keys[k].name) != 0) ++k;
+    return k;
+}
+
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
                              uint32_t count, ps_params* out)
 {
@@ -191,13 +411,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
     if (count > 0 && !params)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "ps: param_count is %u but params is NULL", count);
-    static const char* const keys[] = {"iterations", "timestep",   "damping",    "strain_weight",
-                                       "anchor_weight", "mass",    "collisions", "profile",
-                                       "simd", "collision_weight", "collision_joints",
-                                       "sliding", "decimate_above", "simulation_vertices",
-                                       "bone_radii", "collision_test", "collision_candidates"};
-    enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
-    bool seen[KEY_COUNT] = {false};
+    bool seen[PS_PARAM_KEY_COUNT] = {false};
     bool seen_jump[2] = {false, false};
     bool seen_volume[2] = {false, false};
     for (uint32_t i = 0; i < count; ++i) {
@@ -212,9 +426,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             if (jump_result != SINEW_OK) return jump_result;
             continue;
         }
-        int k = 0;
-        while (k < KEY_COUNT && strcmp(key, keys[k]) != 0) ++k;
-        if (k == KEY_COUNT)
+        int k = find_param_key(key);
+        if (k == PS_PARAM_KEY_COUNT)
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: unknown parameter \"%s\" (known: iterations, timestep, "
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
@@ -228,118 +441,9 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: parameter \"%s\" is given twice", key);
         seen[k] = true;
-        double v = 0.0;
-        bool ok = ps_parse_number(value, &v);
-        switch (k) {
-        case 0:
-            ok = ok && v >= 1.0 && v <= 1000.0 && v == floor(v);
-            if (!ok)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: iterations=\"%s\" is not a whole number in 1..1000",
-                                       value);
-            out->iterations = (uint32_t)v;
-            break;
-        case 1:
-            if (!ok || !(v > 0.0) || v > 1.0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: timestep=\"%s\" is not a number of seconds in (0, 1]",
-                                       value);
-            out->timestep = v;
-            break;
-        case 2:
-            if (!ok || v < 0.0 || v > 1.0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: damping=\"%s\" is not a number in [0, 1]", value);
-            out->damping = v;
-            break;
-        case 3:
-        case 4:
-        case 5:
-            if (!ok || !(v > 0.0) || v > 1e12)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: %s=\"%s\" is not a positive number (at most 1e12)",
-                                       key, value);
-            if (k == 3) out->strain_weight = v;
-            if (k == 4) out->anchor_weight = v;
-            if (k == 5) out->mass = v;
-            break;
-        case 6:
-            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: collisions=\"%s\" is neither 0 nor 1", value);
-            out->collisions = value[0] == '1';
-            break;
-        case 7:
-            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: profile=\"%s\" is neither 0 nor 1", value);
-            out->profile = value[0] == '1';
-            break;
-        case 9:
-            if (!ok || !(v > 0.0) || v > 1e6)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: collision_weight=\"%s\" is not a number in (0, 1e6]",
-                                       value);
-            out->collision_weight = v;
-            break;
-        case 10: {
-            size_t len = strlen(value);
-            bool empty_name = len == 0 || value[0] == ',' || value[len - 1] == ',' ||
-                              strstr(value, ",,") != NULL;
-            if (len >= sizeof out->collision_joints || empty_name)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: collision_joints=\"%.64s\" is not a comma-separated "
-                                       "list of joint names (at most %zu characters)", value,
-                                       sizeof out->collision_joints - 1u);
-            memcpy(out->collision_joints, value, len + 1u);
-            break;
-        }
-        case 11:
-            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: sliding=\"%s\" is neither 0 nor 1", value);
-            out->sliding = value[0] == '1';
-            break;
-        case 12:
-        case 13:
-            ok = ok && v >= (k == 12 ? 0.0 : 4.0) && v <= 1e8 && v == floor(v);
-            if (!ok)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: %s=\"%s\" is not a whole number in %s..100000000",
-                                       key, value, k == 12 ? "0" : "4");
-            if (k == 12) out->decimate_above = (uint32_t)v;
-            else out->simulation_vertices = (uint32_t)v;
-            break;
-        case 14: {
-            size_t len = strlen(value);
-            if (len == 0 || len >= sizeof out->bone_radii)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: bone_radii=\"%.64s\" is empty or longer than %zu "
-                                       "characters", value, sizeof out->bone_radii - 1u);
-            memcpy(out->bone_radii, value, len + 1u); /* names are checked against the rig */
-            break;
-        }
-        case 15:
-            if (strcmp(value, "plane") != 0 && strcmp(value, "angle") != 0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: collision_test=\"%s\" is neither plane nor angle",
-                                       value);
-            out->collision_angle_test = value[0] == 'a';
-            break;
-        case 16:
-            if (strcmp(value, "near") != 0 && strcmp(value, "poses") != 0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: collision_candidates=\"%s\" is neither near nor poses",
-                                       value);
-            out->collision_poses = value[0] == 'p';
-            break;
-        default:
-            if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "ps: simd=\"%s\" is not one of auto, scalar, avx2, avx512",
-                                       value);
-            break;
-        }
+        sinew_result r = ps_param_keys[k].parse(host, key, value,
+                                                (char*)out + ps_param_keys[k].field);
+        if (r != SINEW_OK) return r;
     }
     return SINEW_OK;
 }

@@ -112,7 +112,8 @@ static uint64_t rig_fingerprint(const sinew_rig_view* rig)
     return f.h;
 }
 
-static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m, uint64_t print)
+/* The header: magic, version, the rig's fingerprint and the counts. */
+static void put_header(bake_out* o, const sinew_rig_view* rig, const ps_model* m, uint64_t print)
 {
     const sinew_mesh_view* sim = ps_sim_mesh(rig);
     bool has_sim = rig->simulation_mesh.vertex_count > 0;
@@ -127,6 +128,11 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
     put_u32(o, m->n);
     put_u32(o, m->triangle_count);
     put_u32(o, m->bone_count);
+}
+
+/* The volumetric skeleton: bones, joint radii and joint representatives. */
+static void put_skeleton(bake_out* o, const ps_model* m)
+{
     for (uint32_t b = 0; b < m->bone_count; ++b) {
         put_u32(o, m->bones[b].joint);
         put_u32(o, m->bones[b].child);
@@ -136,6 +142,11 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
     }
     for (uint32_t j = 0; j < m->joint_count; ++j) put_f64(o, m->joint_radius[j]);
     for (uint32_t j = 0; j < m->joint_count; ++j) put_u32(o, m->joint_rep[j]);
+}
+
+/* The welded skin, its shrunken copy with each vertex's bone, and the shrinking figures. */
+static void put_skin(bake_out* o, const ps_model* m)
+{
     for (uint32_t v = 0; v < m->source_vertex_count; ++v) put_u32(o, m->weld[v]);
     for (size_t k = 0; k < 3u * (size_t)m->triangle_count; ++k) put_u32(o, m->triangles[k]);
     for (size_t k = 0; k < 6u * (size_t)m->n; ++k) put_f64(o, m->rest[k]);
@@ -145,6 +156,13 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
     put_u32(o, m->inside_count);
     put_f64(o, m->thickness);
     put_f64(o, m->diagonal);
+}
+
+/* The upsampling records, and with a simulation mesh (own or decimated) the restore records
+ * of the skin vertices. */
+static void put_upsampling(bake_out* o, const sinew_rig_view* rig, const ps_model* m)
+{
+    bool has_sim = rig->simulation_mesh.vertex_count > 0;
     for (uint32_t r = 0; r < m->render_count; ++r) {
         const ps_upsample* u = &m->upsample[r];
         put_u32(o, u->triangle);
@@ -161,6 +179,12 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
             for (int k = 0; k < 3; ++k) put_f32(o, rs->offset[k]);
         }
     }
+}
+
+/* The "PCOL" section when the model has candidate pairs (Sec. 5.1), and the "PSPL" section
+ * when it has a prism split. */
+static void put_collisions_and_split(bake_out* o, const ps_model* m)
+{
     if (m->has_collision_pairs) {
         put_u32(o, PS_BAKE_TAG_COLLISIONS);
         put_u32(o, m->collision_pair_count);
@@ -179,6 +203,11 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
         for (uint32_t p = 0; p < m->triangle_count; ++p) put_bytes_le(o, m->prism_split[p], 1);
         for (uint32_t p = m->triangle_count; p % 4u; ++p) put_bytes_le(o, 0, 1);
     }
+}
+
+/* The "PSLD" section: skin sliding's anchors and records (Sec. 4.2). */
+static void put_sliding(bake_out* o, const ps_model* m)
+{
     put_u32(o, PS_BAKE_TAG_SLIDING);
     put_u32(o, m->slide_anchor_count);
     for (uint32_t a = 0; a < m->slide_anchor_count; ++a) {
@@ -200,6 +229,17 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
         for (int k = 0; k < 4; ++k) put_f64(o, v->weight[k]);
         for (int k = 0; k < 3; ++k) put_f64(o, v->p0[k]);
     }
+}
+
+/* The whole blob in the layout above (counting only while o->data is NULL). */
+static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m, uint64_t print)
+{
+    put_header(o, rig, m, print);
+    put_skeleton(o, m);
+    put_skin(o, m);
+    put_upsampling(o, rig, m);
+    put_collisions_and_split(o, m);
+    put_sliding(o, m);
     put_u32(o, PS_BAKE_END);
 }
 
@@ -370,11 +410,13 @@ static sinew_result read_sliding(const sinew_host_api* host, bake_in* in, ps_mod
     return SINEW_OK;
 }
 
-static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view* rig,
-                               bake_in* in, ps_model* m)
+/* The header: magic, version, the rig's fingerprint and counts that match the rig; sets the
+ * model's counts. *has_sim: restore records follow the upsampling records. */
+static sinew_result read_header(const sinew_host_api* host, const sinew_rig_view* rig,
+                                bake_in* in, ps_model* m, bool* has_sim)
 {
     const sinew_mesh_view* sim = ps_sim_mesh(rig);
-    bool has_sim = rig->simulation_mesh.vertex_count > 0;
+    *has_sim = rig->simulation_mesh.vertex_count > 0;
     uint32_t magic = get_u32(in), version = get_u32(in);
     if (in->short_read) return BAD("%zu bytes are too few for a header", in->size);
     if (magic != PS_BAKE_MAGIC) return BAD("wrong magic number 0x%08x", magic);
@@ -388,17 +430,17 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
         return BAD("made for a different rig (its skeleton or meshes differ)");
     /* hs 2: a simulation mesh decimated from the render mesh at bake time (ps_decimate.c);
      * the blob carries everything the model needs of it. */
-    bool decimated = hs == 2u && !has_sim;
+    bool decimated = hs == 2u && !*has_sim;
     if (decimated) {
         if (svc == 0 || svc > rig->render_mesh.vertex_count || stc == 0 || stc > 4u * svc)
             return BAD("a decimated mesh of %u vertices and %u triangles for a render mesh of %u "
                        "vertices", svc, stc, rig->render_mesh.vertex_count);
         m->decimated_triangles = stc;
-        has_sim = true; /* restore records follow */
+        *has_sim = true; /* restore records follow */
     }
     if (jc != rig->joint_count || rc != rig->render_mesh.vertex_count ||
         (!decimated && (svc != sim->vertex_count || stc != sim->triangle_count ||
-                        hs != (has_sim ? 1u : 0u))))
+                        hs != (*has_sim ? 1u : 0u))))
         return BAD("counts (%u joints, %u/%u simulated vertices/triangles, %u render vertices) "
                    "do not match the rig", jc, svc, stc, rc);
     if (n == 0 || n > svc || tc > stc || bc == 0 || bc > jc)
@@ -410,6 +452,15 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
     m->triangle_count = tc;
     m->bone_count = bc;
     m->render_count = rc;
+    return SINEW_OK;
+}
+
+/* Allocates the model's arrays for the header's counts, once the bones are known to fit. */
+static sinew_result alloc_model(const sinew_host_api* host, const bake_in* in, ps_model* m,
+                                bool has_sim)
+{
+    uint32_t jc = m->joint_count, svc = m->source_vertex_count, n = m->n;
+    uint32_t tc = m->triangle_count, bc = m->bone_count, rc = m->render_count;
     if (!room_for(in, bc, 24u)) return BAD("truncated in the bones");
     m->bones = (ps_bone*)sinew_host_calloc(host, bc, sizeof(ps_bone));
     m->joint_radius = (double*)sinew_host_calloc(host, jc, sizeof(double));
@@ -423,7 +474,15 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
     if (!m->bones || !m->joint_radius || !m->joint_rep || !m->weld || !m->triangles || !m->rest ||
         !m->vertex_bone || !m->upsample || (has_sim && !m->restore))
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps baked data: out of memory");
-    for (uint32_t b = 0; b < bc; ++b) {
+    return SINEW_OK;
+}
+
+/* The volumetric skeleton: bones with joints in range and non-negative finite radii, joint
+ * radii, joint representatives. */
+static sinew_result read_skeleton(const sinew_host_api* host, bake_in* in, ps_model* m)
+{
+    uint32_t jc = m->joint_count;
+    for (uint32_t b = 0; b < m->bone_count; ++b) {
         ps_bone* bone = &m->bones[b];
         bone->joint = get_u32(in);
         bone->child = get_u32(in);
@@ -441,6 +500,14 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
     }
     for (uint32_t j = 0; j < jc; ++j)
         if ((m->joint_rep[j] = get_u32(in)) >= jc) return BAD("joint %u: bad representative", j);
+    return SINEW_OK;
+}
+
+/* The welded skin: the weld map, triangles in range and not collapsed, finite vertices (skin
+ * then base), each vertex's bone, and the shrinking figures. */
+static sinew_result read_skin(const sinew_host_api* host, bake_in* in, ps_model* m)
+{
+    uint32_t svc = m->source_vertex_count, n = m->n, tc = m->triangle_count, bc = m->bone_count;
     if (!room_for(in, svc, 4u)) return BAD("truncated in the weld map");
     for (uint32_t v = 0; v < svc; ++v)
         if ((m->weld[v] = get_u32(in)) >= n) return BAD("vertex %u welds to %u of %u", v, m->weld[v], n);
@@ -467,6 +534,15 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
     if (!isfinite(m->shrink_residual) || !(m->thickness > 0.0) || !isfinite(m->thickness) ||
         !(m->diagonal > 0.0) || !isfinite(m->diagonal) || m->inside_count > n)
         return BAD("bad shrinking figures");
+    return SINEW_OK;
+}
+
+/* The upsampling records, in range and finite, and with a simulation mesh the restore
+ * records of the skin vertices. */
+static sinew_result read_upsampling(const sinew_host_api* host, const sinew_rig_view* rig,
+                                    bake_in* in, ps_model* m, bool has_sim)
+{
+    uint32_t n = m->n, tc = m->triangle_count, rc = m->render_count;
     if (!room_for(in, rc, 44u)) return BAD("truncated in the upsampling records");
     for (uint32_t r = 0; r < rc; ++r) {
         ps_upsample* u = &m->upsample[r];
@@ -490,6 +566,12 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
             if (!ok) return BAD("restore record %u is out of range or not finite", i);
         }
     }
+    return SINEW_OK;
+}
+
+/* The optional tagged sections, then the end marker, with nothing after it. */
+static sinew_result read_sections(const sinew_host_api* host, bake_in* in, ps_model* m)
+{
     uint32_t end = get_u32(in);
     while (!in->short_read && (end == PS_BAKE_TAG_COLLISIONS || end == PS_BAKE_TAG_SLIDING ||
                                end == PS_BAKE_TAG_SPLIT)) {
@@ -503,6 +585,20 @@ static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view*
     if (end != PS_BAKE_END) return BAD("end marker 0x%08x is wrong", end);
     if (in->pos != in->size) return BAD("%zu bytes follow the end marker", in->size - in->pos);
     return SINEW_OK;
+}
+
+/* The whole blob in the layout above, every field checked. */
+static sinew_result read_model(const sinew_host_api* host, const sinew_rig_view* rig,
+                               bake_in* in, ps_model* m)
+{
+    bool has_sim = false;
+    sinew_result r = read_header(host, rig, in, m, &has_sim);
+    if (r == SINEW_OK) r = alloc_model(host, in, m, has_sim);
+    if (r == SINEW_OK) r = read_skeleton(host, in, m);
+    if (r == SINEW_OK) r = read_skin(host, in, m);
+    if (r == SINEW_OK) r = read_upsampling(host, rig, in, m, has_sim);
+    if (r == SINEW_OK) r = read_sections(host, in, m);
+    return r;
 }
 
 sinew_result ps_bake_read(const sinew_host_api* host, const sinew_rig_view* rig,

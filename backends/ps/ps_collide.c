@@ -462,15 +462,12 @@ static void rest_side(const ps_contact* k, const double* p, double gap, ps_side*
     if (!k->valid) out->side = 0.0; /* no plane at rest: never constrained */
 }
 
-sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps_collide** out)
+/* Allocates the per-pair arrays and the (vertex slot, contact) tuples of every pair's two
+ * vertices; false when any is missing. */
+static bool alloc_pair_arrays(ps_collide* c, uint32_t** tuples)
 {
-    *out = NULL;
-    ps_collide* c = (ps_collide*)sinew_host_calloc(host, 1, sizeof *c);
-    if (!c) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
-    c->host = *host;
-    c->m = m;
-    c->pair_count = m->collision_pair_count;
-    c->pairs = m->collision_pairs;
+    const sinew_host_api* host = &c->host;
+    const ps_model* m = c->m;
     uint32_t pc = c->pair_count ? c->pair_count : 1u;
     c->slot = (uint32_t*)sinew_host_alloc(host, (size_t)(m->n ? m->n : 1u) * sizeof(uint32_t));
     c->vertices = (uint32_t*)sinew_host_calloc(host, m->n ? m->n : 1u, sizeof(uint32_t));
@@ -482,14 +479,16 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
     c->pair_active = (uint8_t*)sinew_host_calloc(host, pc, 1);
     c->act = (uint32_t*)sinew_host_calloc(host, pc, sizeof(uint32_t));
     c->ep = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)pc, sizeof(uint32_t));
-    uint32_t* tuples = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)pc, 2u * sizeof(uint32_t));
-    if (!c->slot || !c->vertices || !c->bone_pos || !c->pair_contact || !c->contacts || !tuples ||
-        !c->frames || !c->pair_active || !c->act || !c->ep) {
-        sinew_host_free(host, tuples);
-        ps_collide_destroy(c);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
-    }
-    for (uint32_t i = 0; i < m->n; ++i) c->slot[i] = PS_NONE;
+    *tuples = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)pc, 2u * sizeof(uint32_t));
+    return c->slot && c->vertices && c->bone_pos && c->pair_contact && c->contacts && *tuples &&
+           c->frames && c->pair_active && c->act && c->ep;
+}
+
+/* Each pair's contact (bone_i, bone_j, joint), the constrained vertices with their slots,
+ * and a (slot, contact) tuple for each of the pair's two vertices. */
+static void index_pairs(ps_collide* c, uint32_t* tuples)
+{
+    for (uint32_t i = 0; i < c->m->n; ++i) c->slot[i] = PS_NONE;
     /* Pairs are sorted by (i, j, bone_i, bone_j, joint), so contacts are found by a scan over
      * the few distinct ones. */
     for (uint32_t k = 0; k < c->pair_count; ++k) {
@@ -516,14 +515,29 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
             tuples[4u * k + 2u * e + 1u] = q;
         }
     }
-    uint32_t tc = 2u * c->pair_count, u = 0;
-    qsort(tuples, tc, 2u * sizeof(uint32_t), side_cmp);
-    for (uint32_t t = 0; t < tc; ++t)
+}
+
+/* Sorts the `count` (slot, contact) tuples and keeps one of each: the side entries, grouped
+ * by vertex. Returns how many remain. */
+static uint32_t unique_tuples(uint32_t* tuples, uint32_t count)
+{
+    uint32_t u = 0;
+    qsort(tuples, count, 2u * sizeof(uint32_t), side_cmp);
+    for (uint32_t t = 0; t < count; ++t)
         if (u == 0 || side_cmp(tuples + 2u * t, tuples + 2u * (u - 1u)) != 0) {
             tuples[2u * u] = tuples[2u * t];
             tuples[2u * u + 1u] = tuples[2u * t + 1u];
             ++u;
         }
+    return u;
+}
+
+/* Allocates the arrays of the u side entries and of the angle test; false when any is
+ * missing. */
+static bool alloc_entry_arrays(ps_collide* c, uint32_t u)
+{
+    const sinew_host_api* host = &c->host;
+    uint32_t pc = c->pair_count ? c->pair_count : 1u;
     uint32_t vc = c->vertex_count ? c->vertex_count : 1u;
     c->side_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)vc + 1u, sizeof(uint32_t));
     c->skin_sides = (ps_side*)sinew_host_calloc(host, u ? u : 1u, sizeof(ps_side));
@@ -535,13 +549,15 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
     c->pair_entry = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)pc, sizeof(uint32_t));
     c->ep_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)(u ? u : 1u) + 1u, sizeof(uint32_t));
     c->entry_active = (uint8_t*)sinew_host_calloc(host, u ? u : 1u, 1);
-    if (!c->side_offsets || !c->skin_sides || !c->base_sides || !c->entry_vertex ||
-        !c->entry_cos || !c->entry_side || !c->pair_entry || !c->ep_offsets || !c->entry_active) {
-        sinew_host_free(host, tuples);
-        ps_collide_destroy(c);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
-    }
-    /* The rest planes give every vertex its side and margin. */
+    return c->side_offsets && c->skin_sides && c->base_sides && c->entry_vertex &&
+           c->entry_cos && c->entry_side && c->pair_entry && c->ep_offsets && c->entry_active;
+}
+
+/* The rest planes give every vertex its side and margin, for the skin vertex and its base
+ * vertex of each of the u entries; side_offsets become the entries' rows per vertex. */
+static void rest_sides(ps_collide* c, const uint32_t* tuples, uint32_t u)
+{
+    const ps_model* m = c->m;
     ps_collide_pose(c, NULL);
     /* The float local step leaves a resting skin within about 1e-7 of its rest shape. */
     c->slack = 1e-4 * m->thickness;
@@ -561,7 +577,11 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
         if (bv != k->bone_i && bv != k->bone_j) c->skin_sides[t].side = c->base_sides[t].side = 0.0;
     }
     for (uint32_t s = 0; s < c->vertex_count; ++s) c->side_offsets[s + 1u] += c->side_offsets[s];
-    /* Each pair's two entries: its vertices' entries for its contact (a vertex has few). */
+}
+
+/* Each pair's two entries: its vertices' entries for its contact (a vertex has few). */
+static void pair_entries(ps_collide* c)
+{
     for (uint32_t k = 0; k < c->pair_count; ++k) {
         uint32_t v[2] = {c->slot[c->pairs[k].i], c->slot[c->pairs[k].j]};
         for (int e = 0; e < 2; ++e) {
@@ -570,10 +590,14 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
             c->pair_entry[2u * k + (uint32_t)e] = t;
         }
     }
-    /* The pairs that can act: a pair whose two vertices have no side for its contact (both of
-     * other bones) can activate nothing, so the angle test skips it. Its vertices stay
-     * constrained all the same (the do-nothing projection of the second matrix), as every
-     * candidate vertex is. */
+}
+
+/* The pairs that can act: a pair whose two vertices have no side for its contact (both of
+ * other bones) can activate nothing, so the angle test skips it. Its vertices stay
+ * constrained all the same (the do-nothing projection of the second matrix), as every
+ * candidate vertex is. Also each of the u entries' acting pairs (compressed rows). */
+static void acting_pairs(ps_collide* c, uint32_t u)
+{
     for (uint32_t k = 0; k < c->pair_count; ++k) {
         uint32_t ti = c->pair_entry[2u * k], tj = c->pair_entry[2u * k + 1u];
         if (c->skin_sides[ti].side == 0.0 && c->skin_sides[tj].side == 0.0) continue;
@@ -589,7 +613,34 @@ sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps
     }
     for (uint32_t t = u; t > 0; --t) c->ep_offsets[t] = c->ep_offsets[t - 1u];
     c->ep_offsets[0] = 0;
+}
+
+sinew_result ps_collide_create(const sinew_host_api* host, const ps_model* m, ps_collide** out)
+{
+    *out = NULL;
+    ps_collide* c = (ps_collide*)sinew_host_calloc(host, 1, sizeof *c);
+    if (!c) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
+    c->host = *host;
+    c->m = m;
+    c->pair_count = m->collision_pair_count;
+    c->pairs = m->collision_pairs;
+    uint32_t* tuples = NULL;
+    uint32_t u = 0;
+    bool ok = alloc_pair_arrays(c, &tuples);
+    if (ok) {
+        index_pairs(c, tuples);
+        u = unique_tuples(tuples, 2u * c->pair_count);
+        ok = alloc_entry_arrays(c, u);
+    }
+    if (!ok) {
+        sinew_host_free(host, tuples);
+        ps_collide_destroy(c);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
+    }
+    rest_sides(c, tuples, u);
     sinew_host_free(host, tuples);
+    pair_entries(c);
+    acting_pairs(c, u);
     sinew_host_log(host, SINEW_LOG_INFO,
                    "ps collisions: %u of %u candidate pairs can act (a vertex of one of their "
                    "bones), %u constrained vertices, %u contacts",

@@ -294,127 +294,213 @@ static sinew_result collect_pose(const sinew_host_api* host, const ps_model* m, 
     return SINEW_OK;
 }
 
+/* The offline search of Sec. 5.1: the rig and model, the offline simulation, the scratch of
+ * one joint's poses (per joint: chosen, in the bent subtree; per skin vertex: on the bent
+ * side, colliding, near the joint, hit, listed) and the pairs found so far. */
+typedef struct poses_search {
+    const sinew_host_api* host;
+    const sinew_rig_view* rig;
+    ps_model* m;
+    ps_sim* sim;
+    uint8_t* chosen;
+    uint8_t* subtree;
+    uint8_t* moved;
+    uint8_t* mark;
+    uint8_t* near;
+    uint8_t* hit;
+    uint32_t* list;
+    float* pose; /* skinning matrices of the current bent pose */
+    float* skin; /* the rest skin, where every pose's simulation starts */
+    ps_pair_list pairs;
+} poses_search;
+
+/* One chosen joint as its extreme poses see it: its representative, incoming and outgoing
+ * bones, rest position, the far end of the incoming bone, and two unit axes perpendicular
+ * to the child bone that the bend axes are combined from. */
+typedef struct joint_bend {
+    uint32_t rep, in, out;
+    double jr[3], far_in[3], u[3], w[3];
+} joint_bend;
+
+/* Allocates the scratch of the search; false when any of it is missing. */
+static bool search_alloc(poses_search* s)
+{
+    uint32_t jn = s->m->joint_count, n = s->m->n;
+    s->chosen = (uint8_t*)sinew_host_calloc(s->host, jn, 1);
+    s->subtree = (uint8_t*)sinew_host_calloc(s->host, jn, 1);
+    s->moved = (uint8_t*)sinew_host_calloc(s->host, n, 1);
+    s->mark = (uint8_t*)sinew_host_calloc(s->host, n, 1);
+    s->near = (uint8_t*)sinew_host_calloc(s->host, n ? n : 1u, 1);
+    s->hit = (uint8_t*)sinew_host_calloc(s->host, n ? n : 1u, 1);
+    s->list = (uint32_t*)sinew_host_calloc(s->host, n, sizeof(uint32_t));
+    s->pose = (float*)sinew_host_calloc(s->host, jn, 16u * sizeof(float));
+    s->skin = (float*)sinew_host_calloc(s->host, n, 3u * sizeof(float));
+    return s->chosen && s->subtree && s->moved && s->mark && s->near && s->hit && s->list &&
+           s->pose && s->skin;
+}
+
+/* Frees the offline simulation, the pairs found and the scratch. */
+static void search_free(poses_search* s)
+{
+    ps_sim_destroy(s->sim);
+    sinew_host_free(s->host, s->pairs.items);
+    sinew_host_free(s->host, s->chosen);
+    sinew_host_free(s->host, s->subtree);
+    sinew_host_free(s->host, s->moved);
+    sinew_host_free(s->host, s->mark);
+    sinew_host_free(s->host, s->near);
+    sinew_host_free(s->host, s->hit);
+    sinew_host_free(s->host, s->list);
+    sinew_host_free(s->host, s->pose);
+    sinew_host_free(s->host, s->skin);
+}
+
+/* The subtree of j: descendants of j (parents precede nothing in particular, so iterate to a
+ * fixed point). */
+static void joint_subtree(const sinew_rig_view* rig, uint32_t j, uint8_t* subtree)
+{
+    uint32_t jn = rig->joint_count;
+    memset(subtree, 0, jn);
+    subtree[j] = 1;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (uint32_t q = 0; q < jn; ++q)
+            if (!subtree[q] && rig->parents[q] >= 0 && subtree[rig->parents[q]])
+                subtree[q] = 1, grew = true;
+    }
+}
+
+/* The skin vertices near the joint at jr: the reach of the bent side is its farthest skin
+ * vertex from the joint (a rotation about the joint keeps that distance), plus room for the
+ * tissue's own give. */
+static void near_vertices(const ps_model* m, const uint8_t* moved, const double jr[3],
+                          uint8_t* near)
+{
+    double reach = 0.0;
+    for (uint32_t i = 0; i < m->n; ++i) {
+        if (!moved[i]) continue;
+        double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
+                        m->rest[3u * i + 2] - jr[2]};
+        reach = fmax(reach, ps_dot3(dd, dd));
+    }
+    reach = 1.1 * sqrt(reach) + 2.0 * m->thickness;
+    for (uint32_t i = 0; i < m->n; ++i) {
+        double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
+                        m->rest[3u * i + 2] - jr[2]};
+        near[i] = ps_dot3(dd, dd) <= reach * reach;
+    }
+}
+
+/* Joint j's bones and position, the far end of its incoming bone, and the axes u, w
+ * perpendicular to its child bone. */
+static void joint_bend_setup(const ps_model* m, uint32_t j, joint_bend* b)
+{
+    uint32_t cc;
+    b->rep = m->joint_rep[j];
+    ps_joint_bones(m, j, &b->in, &b->out, &cc);
+    double child[3], d[3];
+    ps_joint_position(m, b->rep, b->jr);
+    ps_joint_position(m, m->bones[b->in].end[0], b->far_in);
+    ps_joint_position(m, m->bones[b->out].end[1], child);
+    for (int k = 0; k < 3; ++k) d[k] = child[k] - b->jr[k];
+    ps_normalize3(d);
+    double ref[3] = {1.0, 0.0, 0.0};
+    if (fabs(d[0]) > 0.9) ref[0] = 0.0, ref[1] = 1.0;
+    ps_cross3(d, ref, b->u);
+    ps_normalize3(b->u);
+    ps_cross3(d, b->u, b->w);
+}
+
+/* One extreme pose of Sec. 5.1: the subtree bent by `degrees` about `axis`, ramped over
+ * PS_COLLIDE_RAMP steps from the rest skin and then held, the colliding vertices detected
+ * along the way and in the end, then split and paired (collect_pose). */
+static sinew_result extreme_pose(poses_search* c, const joint_bend* b, const double axis[3],
+                                 double degrees)
+{
+    const ps_model* m = c->m;
+    ps_sim_set_skin(c->sim, c->skin, NULL);
+    memset(c->mark, 0, m->n);
+    double R[9];
+    sinew_result r = SINEW_OK;
+    for (int s = 1; s <= PS_COLLIDE_RAMP + PS_COLLIDE_HOLD && r == SINEW_OK; ++s) {
+        double f = s < PS_COLLIDE_RAMP ? (double)s / PS_COLLIDE_RAMP : 1.0;
+        rotation(axis, f * degrees, R);
+        bent_pose(c->rig, c->subtree, R, b->jr, c->pose);
+        ps_sim_set_pose(c->sim, c->pose);
+        r = ps_sim_step(c->sim, NULL);
+        /* Detection along the ramp too: a vertex that has gone through the other
+         * side's tissue layer into its bone is inside no tet any more, so the
+         * extreme pose alone misses the deepest part of the fold. */
+        if (r == SINEW_OK && s <= PS_COLLIDE_RAMP + 1)
+            r = detect_pose(c->host, m, ps_sim_positions(c->sim), c->moved, c->near, c->hit,
+                            c->mark);
+    }
+    if (r == SINEW_OK)
+        r = detect_pose(c->host, m, ps_sim_positions(c->sim), c->moved, c->near, c->hit, c->mark);
+    if (r == SINEW_OK)
+        r = collect_pose(c->host, m, ps_sim_positions(c->sim), b->jr, b->jr, axis, b->far_in,
+                         b->in, b->out, b->rep, c->mark, c->list, &c->pairs);
+    return r;
+}
+
+/* The candidates of chosen joint j: its subtree bent to every angle about every axis. */
+static sinew_result joint_candidates(poses_search* c, uint32_t j)
+{
+    const ps_model* m = c->m;
+    joint_bend b;
+    joint_bend_setup(m, j, &b);
+    joint_subtree(c->rig, j, c->subtree);
+    for (uint32_t i = 0; i < m->n; ++i)
+        c->moved[i] = c->subtree[m->bones[m->vertex_bone[i]].joint];
+    near_vertices(m, c->moved, b.jr, c->near);
+    sinew_result r = SINEW_OK;
+    for (uint32_t a = 0; a < PS_COLLIDE_AXES && r == SINEW_OK; ++a) {
+        double phi = 2.0 * 3.14159265358979323846 * a / PS_COLLIDE_AXES;
+        double axis[3];
+        for (int k = 0; k < 3; ++k) axis[k] = cos(phi) * b.u[k] + sin(phi) * b.w[k];
+        for (int g = 0; g < PS_COLLIDE_ANGLE_COUNT && r == SINEW_OK; ++g)
+            r = extreme_pose(c, &b, axis, ps_collide_angles[g]);
+    }
+    return r;
+}
+
+/* The offline simulation: quasi-static (no momentum), no collisions. */
+static sinew_result offline_sim(poses_search* c, const ps_params* params)
+{
+    ps_params sp = *params;
+    sp.collisions = 0;
+    sp.damping = 0.0;
+    sp.profile = 0;
+    return ps_sim_create(c->host, c->m, &sp, &c->sim);
+}
+
 sinew_result ps_collide_candidates(const sinew_host_api* host, const sinew_rig_view* rig,
                                    ps_model* m, const ps_params* params)
 {
-    uint32_t jn = m->joint_count, n = m->n;
-    uint8_t* chosen = (uint8_t*)sinew_host_calloc(host, jn, 1);
-    uint8_t* subtree = (uint8_t*)sinew_host_calloc(host, jn, 1);
-    uint8_t* moved = (uint8_t*)sinew_host_calloc(host, n, 1);
-    uint8_t* mark = (uint8_t*)sinew_host_calloc(host, n, 1);
-    uint8_t* near = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1);
-    uint8_t* hit = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1);
-    uint32_t* list = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
-    float* pose = (float*)sinew_host_calloc(host, jn, 16u * sizeof(float));
-    float* skin = (float*)sinew_host_calloc(host, n, 3u * sizeof(float));
-    ps_pair_list pairs = {NULL, 0, 0};
-    ps_sim* sim = NULL;
+    poses_search c;
+    memset(&c, 0, sizeof c);
+    c.host = host;
+    c.rig = rig;
+    c.m = m;
     sinew_result r = SINEW_OK;
-    if (!chosen || !subtree || !moved || !mark || !near || !hit || !list || !pose || !skin) {
+    if (!search_alloc(&c))
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
-        goto done;
-    }
     uint32_t joint_count = 0;
-    r = ps_collide_select(host, rig, m, params->collision_joints, chosen, &joint_count);
-    if (r != SINEW_OK) goto done;
-    if (joint_count > 0) {
-        /* The offline simulation: quasi-static (no momentum), no collisions. */
-        ps_params sp = *params;
-        sp.collisions = 0;
-        sp.damping = 0.0;
-        sp.profile = 0;
-        r = ps_sim_create(host, m, &sp, &sim);
-        if (r != SINEW_OK) goto done;
-    }
-    for (uint32_t i = 0; i < n; ++i)
-        for (int c = 0; c < 3; ++c) skin[3u * i + c] = (float)m->rest[3u * i + c];
-    for (uint32_t j = 0; j < jn && r == SINEW_OK; ++j) {
-        if (!chosen[j]) continue;
-        uint32_t in, out, cc, rep = m->joint_rep[j];
-        ps_joint_bones(m, j, &in, &out, &cc);
-        /* The subtree of j: descendants of j (parents precede nothing in particular, so
-         * iterate to a fixed point). */
-        memset(subtree, 0, jn);
-        subtree[j] = 1;
-        for (bool grew = true; grew;) {
-            grew = false;
-            for (uint32_t q = 0; q < jn; ++q)
-                if (!subtree[q] && rig->parents[q] >= 0 && subtree[rig->parents[q]])
-                    subtree[q] = 1, grew = true;
-        }
-        for (uint32_t i = 0; i < n; ++i) moved[i] = subtree[m->bones[m->vertex_bone[i]].joint];
-        double jr[3], far_in[3], child[3], d[3], u[3], w[3];
-        ps_joint_position(m, rep, jr);
-        /* The reach of the bent side: its farthest skin vertex from the joint (a rotation about
-         * the joint keeps that distance), plus room for the tissue's own give. */
-        double reach = 0.0;
-        for (uint32_t i = 0; i < n; ++i) {
-            if (!moved[i]) continue;
-            double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
-                            m->rest[3u * i + 2] - jr[2]};
-            reach = fmax(reach, ps_dot3(dd, dd));
-        }
-        reach = 1.1 * sqrt(reach) + 2.0 * m->thickness;
-        for (uint32_t i = 0; i < n; ++i) {
-            double dd[3] = {m->rest[3u * i] - jr[0], m->rest[3u * i + 1] - jr[1],
-                            m->rest[3u * i + 2] - jr[2]};
-            near[i] = ps_dot3(dd, dd) <= reach * reach;
-        }
-        ps_joint_position(m, m->bones[in].end[0], far_in);
-        ps_joint_position(m, m->bones[out].end[1], child);
-        for (int k = 0; k < 3; ++k) d[k] = child[k] - jr[k];
-        ps_normalize3(d);
-        double ref[3] = {1.0, 0.0, 0.0};
-        if (fabs(d[0]) > 0.9) ref[0] = 0.0, ref[1] = 1.0;
-        ps_cross3(d, ref, u);
-        ps_normalize3(u);
-        ps_cross3(d, u, w);
-        for (uint32_t a = 0; a < PS_COLLIDE_AXES && r == SINEW_OK; ++a) {
-            double phi = 2.0 * 3.14159265358979323846 * a / PS_COLLIDE_AXES;
-            double axis[3];
-            for (int k = 0; k < 3; ++k) axis[k] = cos(phi) * u[k] + sin(phi) * w[k];
-            for (int g = 0; g < PS_COLLIDE_ANGLE_COUNT && r == SINEW_OK; ++g) {
-                ps_sim_set_skin(sim, skin, NULL);
-                memset(mark, 0, n);
-                double R[9];
-                for (int s = 1; s <= PS_COLLIDE_RAMP + PS_COLLIDE_HOLD && r == SINEW_OK; ++s) {
-                    double f = s < PS_COLLIDE_RAMP ? (double)s / PS_COLLIDE_RAMP : 1.0;
-                    rotation(axis, f * ps_collide_angles[g], R);
-                    bent_pose(rig, subtree, R, jr, pose);
-                    ps_sim_set_pose(sim, pose);
-                    r = ps_sim_step(sim, NULL);
-                    /* Detection along the ramp too: a vertex that has gone through the other
-                     * side's tissue layer into its bone is inside no tet any more, so the
-                     * extreme pose alone misses the deepest part of the fold. */
-                    if (r == SINEW_OK && s <= PS_COLLIDE_RAMP + 1)
-                        r = detect_pose(host, m, ps_sim_positions(sim), moved, near, hit, mark);
-                }
-                if (r == SINEW_OK)
-                    r = detect_pose(host, m, ps_sim_positions(sim), moved, near, hit, mark);
-                if (r != SINEW_OK) break;
-                r = collect_pose(host, m, ps_sim_positions(sim), jr, jr, axis, far_in,
-                                 in, out, rep, mark, list, &pairs);
-            }
-        }
-    }
-    if (r == SINEW_OK) r = ps_pair_store(host, &pairs, m);
+    if (r == SINEW_OK)
+        r = ps_collide_select(host, rig, m, params->collision_joints, c.chosen, &joint_count);
+    if (r == SINEW_OK && joint_count > 0) r = offline_sim(&c, params);
+    if (r == SINEW_OK)
+        for (uint32_t i = 0; i < m->n; ++i)
+            for (int k = 0; k < 3; ++k) c.skin[3u * i + k] = (float)m->rest[3u * i + k];
+    for (uint32_t j = 0; j < m->joint_count && r == SINEW_OK; ++j)
+        if (c.chosen[j]) r = joint_candidates(&c, j);
+    if (r == SINEW_OK) r = ps_pair_store(host, &c.pairs, m);
     if (r == SINEW_OK) {
         sinew_host_log(host, SINEW_LOG_INFO,
                        "ps collisions: %u candidate pairs from %u joints x %u extreme poses",
                        m->collision_pair_count, joint_count,
                        PS_COLLIDE_AXES * (uint32_t)PS_COLLIDE_ANGLE_COUNT);
     }
-done:
-    ps_sim_destroy(sim);
-    sinew_host_free(host, pairs.items);
-    sinew_host_free(host, chosen);
-    sinew_host_free(host, subtree);
-    sinew_host_free(host, moved);
-    sinew_host_free(host, mark);
-    sinew_host_free(host, near);
-    sinew_host_free(host, hit);
-    sinew_host_free(host, list);
-    sinew_host_free(host, pose);
-    sinew_host_free(host, skin);
+    search_free(&c);
     return r;
 }

@@ -261,12 +261,11 @@ static sinew_result factor_collisions(ps_sim* s)
     return SINEW_OK;
 }
 
-sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const ps_params* params,
-                           ps_sim** out)
+/* The simulation's sizes and constants: the time step, the prism blocks of the local step and
+ * the volume term's blend (volume3.h). */
+static void sim_init(ps_sim* s, const sinew_host_api* host, const ps_model* m,
+                     const ps_params* params)
 {
-    *out = NULL;
-    ps_sim* s = (ps_sim*)sinew_host_calloc(host, 1, sizeof(ps_sim));
-    if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     s->host = *host;
     s->m = m;
     s->p = *params;
@@ -274,16 +273,32 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->N = 2u * m->n;
     s->h = params->timestep;
     s->inv_h2 = 1.0 / (params->timestep * params->timestep);
-    uint32_t N = s->N, pc = m->triangle_count;
-    s->prism_count = pc;
-    size_t N3 = 3u * (size_t)N;
+    s->prism_count = m->triangle_count;
+    s->block_count = (s->prism_count + PS_LOCAL_BLOCK - 1u) / PS_LOCAL_BLOCK;
+    s->stride = (size_t)s->block_count * PS_LOCAL_BLOCK;
+    ps_volume_blend(&params->volume, params->strain_weight, &s->volume_keep, &s->volume_lo,
+                    &s->volume_hi);
+    s->tissue_weight = params->strain_weight + params->volume.weight;
+    s->simd = params->simd;
+}
+
+/* The room of the strided per-prism arrays: whole blocks, at least one. */
+static size_t sim_prism_room(const ps_sim* s)
+{
+    return s->stride ? s->stride : PS_LOCAL_BLOCK;
+}
+
+/* Allocates the per-vertex weights and the per-prism data of the local step (zeroed); the
+ * caller checks them all at once. */
+static void sim_alloc_prisms(ps_sim* s)
+{
+    const sinew_host_api* host = &s->host;
+    uint32_t N = s->N, pc = s->prism_count;
+    size_t S = sim_prism_room(s);
     s->mass = (double*)sinew_host_calloc(host, N, sizeof(double));
     s->anchor_w = (double*)sinew_host_calloc(host, N, sizeof(double));
     s->anchor_joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->anchored = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
-    s->block_count = (pc + PS_LOCAL_BLOCK - 1u) / PS_LOCAL_BLOCK;
-    s->stride = (size_t)s->block_count * PS_LOCAL_BLOCK;
-    size_t S = s->stride ? s->stride : PS_LOCAL_BLOCK;
     s->prism_v = (uint32_t*)sinew_host_calloc(host, pc ? pc : 1u, 6u * sizeof(uint32_t));
     s->prism_Gd = (double*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(double));
     s->prism_w = (double*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(double));
@@ -291,17 +306,16 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->G_soa = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->inv_w = (float*)sinew_host_calloc(host, S, sizeof(float));
     s->F_soa = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
-    ps_volume_blend(&params->volume, params->strain_weight, &s->volume_keep, &s->volume_lo,
-                    &s->volume_hi);
-    s->tissue_weight = params->strain_weight + params->volume.weight;
     if (s->volume_keep < 1.0f) s->R_soa = (float*)sinew_host_calloc(host, S, 9u * sizeof(float));
     s->contrib = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
-    s->simd = params->simd;
-    sinew_result rs = ps_simd_resolve(host, &s->simd);
-    if (rs != SINEW_OK) {
-        ps_sim_destroy(s);
-        return rs;
-    }
+}
+
+/* Resolves the `simd` request and picks the local step's kernels and the batched polar
+ * decomposition for it. */
+static sinew_result sim_pick_kernels(ps_sim* s)
+{
+    sinew_result r = ps_simd_resolve(&s->host, &s->simd);
+    if (r != SINEW_OK) return r;
     s->gradient = ps_local_gradient_scalar;
     s->project = ps_local_project_scalar;
 #if defined(SINEW_SKIN_X86)
@@ -314,6 +328,16 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     }
 #endif
     s->polar = sinew_polar3_batch_kernel(s->simd);
+    return SINEW_OK;
+}
+
+/* Allocates the right-hand side's gather lists, the state columns, the pose and the
+ * upsampling scratch (zeroed); the caller checks them all at once. */
+static void sim_alloc_state(ps_sim* s)
+{
+    const sinew_host_api* host = &s->host;
+    uint32_t N = s->N, pc = s->prism_count;
+    size_t N3 = 3u * (size_t)N;
     s->gather_offsets = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
     s->gather = (uint32_t*)sinew_host_calloc(host, pc ? 6u * (size_t)pc : 1u, sizeof(uint32_t));
     s->x = (double*)sinew_host_calloc(host, N3, sizeof(double));
@@ -322,27 +346,29 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->x_prev = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->rhs_const = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->target = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->skinning = (float*)sinew_host_calloc(host, m->joint_count, 16u * sizeof(float));
+    s->skinning = (float*)sinew_host_calloc(host, s->m->joint_count, 16u * sizeof(float));
     s->skin_f = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
     s->skin_n = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
-    double* strain_diag = (double*)sinew_host_calloc(host, N, sizeof(double));
-    double* volume = (double*)sinew_host_calloc(host, N, sizeof(double));
-    if (!s->mass || !s->anchor_w || !s->anchor_joint || !s->anchored || !s->prism_v ||
-        !s->prism_Gd || !s->prism_w || !s->pv_soa || !s->G_soa || !s->inv_w || !s->F_soa ||
-        (s->volume_keep < 1.0f && !s->R_soa) ||
-        !s->contrib || !s->polar || !s->gather_offsets ||
-        !s->gather || !s->x || !s->v || !s->pred || !s->x_prev || !s->rhs_const || !s->target ||
-        !s->skinning || !s->skin_f || !s->skin_n || !strain_diag || !volume) {
-        sinew_host_free(host, strain_diag);
-        sinew_host_free(host, volume);
-        ps_sim_destroy(s);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for a tissue "
-                               "mesh of %u vertices", N);
-    }
+}
 
-    /* Per-prism G_p and the diagonal of the strain part of the matrix. */
-    double ws = params->strain_weight + params->volume.weight;
-    for (uint32_t p = 0; p < pc; ++p) {
+/* Whether every array of sim_alloc_prisms and sim_alloc_state is there (and the kernels). */
+static bool sim_allocated(const ps_sim* s)
+{
+    return s->mass && s->anchor_w && s->anchor_joint && s->anchored && s->prism_v &&
+           s->prism_Gd && s->prism_w && s->pv_soa && s->G_soa && s->inv_w && s->F_soa &&
+           !(s->volume_keep < 1.0f && !s->R_soa) && s->contrib && s->polar &&
+           s->gather_offsets && s->gather && s->x && s->v && s->pred && s->x_prev &&
+           s->rhs_const && s->target && s->skinning && s->skin_f && s->skin_n;
+}
+
+/* Per-prism G_p and the diagonal of the strain part of the matrix (Sec. 4.1, one rotation per
+ * prism as in Sec. 6); also each vertex's quarter of its tets' volumes. */
+static void sim_prism_data(ps_sim* s, double* strain_diag, double* volume)
+{
+    const ps_model* m = s->m;
+    size_t S = sim_prism_room(s);
+    double ws = s->p.strain_weight + s->p.volume.weight;
+    for (uint32_t p = 0; p < s->prism_count; ++p) {
         uint32_t* v = s->prism_v + 6u * p;
         prism_slots(m, p, v);
         double* Gd = s->prism_Gd + 18u * p;
@@ -370,14 +396,21 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
         for (int k = 0; k < 6; ++k) s->pv_soa[(size_t)k * S + p] = (int32_t)v[k];
         s->inv_w[p] = wsum > 0.0 ? (float)(1.0 / wsum) : 0.0f;
     }
-    /* Lumped masses: a quarter of each tet's volume per vertex, density `mass` in units of the
-     * tissue thickness (ps.c explains the scaling). Vertices without volume get a small mass
-     * so that the matrix stays positive definite. */
+}
+
+/* Lumped masses: a quarter of each tet's volume per vertex, density `mass` in units of the
+ * tissue thickness (ps.c explains the scaling). Vertices without volume get a small mass
+ * so that the matrix stays positive definite. Returns the mean strain diagonal, which the
+ * anchors are relative to. */
+static double sim_masses(ps_sim* s, const double* strain_diag, const double* volume)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N;
     double l2 = m->thickness * m->thickness;
     double msum = 0.0, dsum = 0.0;
     uint32_t dcount = 0;
     for (uint32_t i = 0; i < N; ++i) {
-        s->mass[i] = params->mass * volume[i] / l2;
+        s->mass[i] = s->p.mass * volume[i] / l2;
         msum += s->mass[i];
         if (strain_diag[i] > 0.0) {
             dsum += strain_diag[i];
@@ -385,39 +418,67 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
         }
     }
     double mmean = N ? msum / N : 0.0;
-    if (!(mmean > 0.0)) mmean = params->mass > 0.0 ? params->mass : 1.0;
+    if (!(mmean > 0.0)) mmean = s->p.mass > 0.0 ? s->p.mass : 1.0;
     for (uint32_t i = 0; i < N; ++i) s->mass[i] = fmax(s->mass[i], 1e-3 * mmean);
-    double dmean = dcount ? dsum / dcount : mmean * s->inv_h2;
-    /* Anchors: every base vertex, plus skin vertices that no tet holds (isolated vertices,
-     * or all their tets degenerate), which then move rigidly with their bone. */
-    for (uint32_t i = 0; i < N; ++i) {
+    return dcount ? dsum / dcount : mmean * s->inv_h2;
+}
+
+/* Anchors: every base vertex, plus skin vertices that no tet holds (isolated vertices,
+ * or all their tets degenerate), which then move rigidly with their bone. */
+static void sim_anchors(ps_sim* s, const double* strain_diag, double dmean)
+{
+    const ps_model* m = s->m;
+    for (uint32_t i = 0; i < s->N; ++i) {
         bool base = i >= s->n;
         if (!base && strain_diag[i] > 0.0) continue;
-        s->anchor_w[i] = params->anchor_weight * fmax(strain_diag[i], dmean);
+        s->anchor_w[i] = s->p.anchor_weight * fmax(strain_diag[i], dmean);
         s->anchor_joint[i] = m->bones[m->vertex_bone[i]].joint;
         s->anchored[s->anchored_count++] = i;
     }
-    sinew_host_free(host, volume);
+}
 
-    /* Which prism slots feed each vertex's right-hand side. */
+/* The rest data of the prisms, the masses and the anchors, with the strain diagonal and the
+ * vertex volumes as scratch. */
+static sinew_result sim_rest_data(ps_sim* s)
+{
+    const sinew_host_api* host = &s->host;
+    double* strain_diag = (double*)sinew_host_calloc(host, s->N, sizeof(double));
+    double* volume = (double*)sinew_host_calloc(host, s->N, sizeof(double));
+    sinew_result r = SINEW_OK;
+    if (!strain_diag || !volume) {
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for a tissue "
+                            "mesh of %u vertices", s->N);
+    } else {
+        sim_prism_data(s, strain_diag, volume);
+        sim_anchors(s, strain_diag, sim_masses(s, strain_diag, volume));
+    }
+    sinew_host_free(host, strain_diag);
+    sinew_host_free(host, volume);
+    return r;
+}
+
+/* Which prism slots feed each vertex's right-hand side (compressed rows of contrib
+ * offsets). */
+static sinew_result sim_gather(ps_sim* s)
+{
+    uint32_t N = s->N, pc = s->prism_count;
+    size_t S = sim_prism_room(s);
     for (uint32_t p = 0; p < pc; ++p)
         for (int k = 0; k < 6; ++k) s->gather_offsets[s->prism_v[6u * p + k] + 1]++;
     for (uint32_t i = 0; i < N; ++i) s->gather_offsets[i + 1] += s->gather_offsets[i];
-    {
-        uint32_t* cursor = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
-        if (!cursor) {
-            sinew_host_free(host, strain_diag);
-            ps_sim_destroy(s);
-            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-        }
-        memcpy(cursor, s->gather_offsets, (N + 1u) * sizeof(uint32_t));
-        for (uint32_t p = 0; p < pc; ++p)
-            for (uint32_t k = 0; k < 6; ++k)
-                s->gather[cursor[s->prism_v[6u * p + k]]++] = (uint32_t)(3u * k * S + p);
-        sinew_host_free(host, cursor);
-    }
+    uint32_t* cursor = (uint32_t*)sinew_host_calloc(&s->host, N + 1u, sizeof(uint32_t));
+    if (!cursor) return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    memcpy(cursor, s->gather_offsets, (N + 1u) * sizeof(uint32_t));
+    for (uint32_t p = 0; p < pc; ++p)
+        for (uint32_t k = 0; k < 6; ++k)
+            s->gather[cursor[s->prism_v[6u * p + k]]++] = (uint32_t)(3u * k * S + p);
+    sinew_host_free(&s->host, cursor);
+    return SINEW_OK;
+}
 
-    /* CHOLMOD: simplicial LDL^T, AMD ordering only, quiet (errors come back as status). */
+/* CHOLMOD: simplicial LDL^T, AMD ordering only, quiet (errors come back as status). */
+static void sim_start_cholmod(ps_sim* s)
+{
     cholmod_start(&s->cc);
     s->cc_started = 1;
     s->cc.print = 0;
@@ -426,33 +487,65 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     s->cc.nmethods = 1;
     s->cc.method[0].ordering = CHOLMOD_AMD;
     s->cc.postorder = 1;
-    sinew_host_free(host, strain_diag);
-    sinew_result r = factor_system(s);
-    if (r != SINEW_OK) {
-        ps_sim_destroy(s);
-        return r;
-    }
+}
 
-    if (params->collisions && m->collision_pair_count > 0) {
+/* The parts that only some models use: the collision matrix of Sec. 5.3 and the sliding
+ * skeleton of Sec. 4.2. */
+static sinew_result sim_optional_parts(ps_sim* s)
+{
+    const ps_model* m = s->m;
+    sinew_result r = SINEW_OK;
+    if (s->p.collisions && m->collision_pair_count > 0) {
         r = factor_collisions(s);
-        if (r == SINEW_OK) ps_collide_use_angle_test(s->col, params->collision_angle_test);
+        if (r == SINEW_OK) ps_collide_use_angle_test(s->col, s->p.collision_angle_test);
     }
-    if (r == SINEW_OK && params->sliding && m->slide_vertex_count > 0)
-        r = ps_slide_create(host, m, &s->slide);
-    if (r != SINEW_OK) {
-        ps_sim_destroy(s);
-        return r;
-    }
+    if (r == SINEW_OK && s->p.sliding && m->slide_vertex_count > 0)
+        r = ps_slide_create(&s->host, m, &s->slide);
+    return r;
+}
 
-    /* Start at rest. */
+/* Start at rest: the rest positions as targets and the identity pose. */
+static void sim_start_at_rest(ps_sim* s)
+{
+    const ps_model* m = s->m;
+    uint32_t N = s->N;
     for (uint32_t i = 0; i < N; ++i)
         for (int c = 0; c < 3; ++c) s->x[(size_t)c * N + i] = m->rest[3u * i + c];
-    memcpy(s->target, s->x, N3 * sizeof(double));
+    memcpy(s->target, s->x, 3u * (size_t)N * sizeof(double));
     for (uint32_t j = 0; j < m->joint_count; ++j)
         for (int k = 0; k < 16; ++k) s->skinning[16u * j + k] = (k % 5 == 0) ? 1.0f : 0.0f;
+}
+
+sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const ps_params* params,
+                           ps_sim** out)
+{
+    *out = NULL;
+    ps_sim* s = (ps_sim*)sinew_host_calloc(host, 1, sizeof(ps_sim));
+    if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    sim_init(s, host, m, params);
+    sim_alloc_prisms(s);
+    sinew_result r = sim_pick_kernels(s);
+    if (r == SINEW_OK) {
+        sim_alloc_state(s);
+        if (!sim_allocated(s))
+            r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for a tissue "
+                                "mesh of %u vertices", s->N);
+    }
+    if (r == SINEW_OK) r = sim_rest_data(s);
+    if (r == SINEW_OK) r = sim_gather(s);
+    if (r == SINEW_OK) {
+        sim_start_cholmod(s);
+        r = factor_system(s);
+    }
+    if (r == SINEW_OK) r = sim_optional_parts(s);
+    if (r != SINEW_OK) {
+        ps_sim_destroy(s);
+        return r;
+    }
+    sim_start_at_rest(s);
     sinew_host_log(host, SINEW_LOG_DEBUG,
                    "ps: system of %u unknowns, %zu nonzeros, LDL^T factor with %zu nonzeros",
-                   N, ps_sim_matrix_nnz(s), ps_sim_factor_nnz(s));
+                   s->N, ps_sim_matrix_nnz(s), ps_sim_factor_nnz(s));
     *out = s;
     return SINEW_OK;
 }
@@ -612,35 +705,47 @@ double ps_sim_energy(ps_sim* s)
     return e;
 }
 
-sinew_result ps_sim_step(ps_sim* s, double* energies)
+/* Seconds spent in the phases of one step (profile=1). */
+typedef struct step_times {
+    double local, rhs, solve, collide, solve2;
+} step_times;
+
+/* A new pose moves the anchor targets and, with collisions, the contact planes that clamp
+ * the base targets (Sec. 5). */
+static void step_pose(ps_sim* s, step_times* t)
+{
+    if (!s->pose_dirty) return;
+    update_targets(s);
+    if (s->col) {
+        double a = s->p.profile ? now_seconds() : 0.0;
+        ps_collide_pose(s->col, s->skinning);
+        ps_collide_clamp_targets(s->col, s->target, s->N);
+        if (s->p.profile) t->collide += now_seconds() - a;
+    }
+    s->pose_dirty = 0;
+}
+
+/* After set_state the anchored vertices jump to their targets, at rest. */
+static void step_snap(ps_sim* s)
+{
+    if (!s->snap) return;
+    uint32_t N = s->N;
+    for (uint32_t a = 0; a < s->anchored_count; ++a) {
+        uint32_t i = s->anchored[a];
+        for (int c = 0; c < 3; ++c) {
+            s->x[(size_t)c * N + i] = s->target[(size_t)c * N + i];
+            s->v[(size_t)c * N + i] = 0.0;
+        }
+    }
+    s->snap = 0;
+}
+
+/* Alg. 1, line 1-2: the inertial prediction s = x + h v, which also starts the iteration
+ * (anchored vertices start at their targets, where they will end up), and the constant
+ * part of the right-hand side of eq. (6): M s / h^2 + W_anchor T q. */
+static void step_predict(ps_sim* s)
 {
     uint32_t N = s->N;
-    size_t N3 = 3u * (size_t)N;
-    double t0 = s->p.profile ? now_seconds() : 0.0;
-    double t_collide = 0.0, t_solve2 = 0.0;
-    if (s->pose_dirty) {
-        update_targets(s);
-        if (s->col) {
-            double a = s->p.profile ? now_seconds() : 0.0;
-            ps_collide_pose(s->col, s->skinning);
-            ps_collide_clamp_targets(s->col, s->target, N);
-            if (s->p.profile) t_collide += now_seconds() - a;
-        }
-        s->pose_dirty = 0;
-    }
-    if (s->snap) {
-        for (uint32_t a = 0; a < s->anchored_count; ++a) {
-            uint32_t i = s->anchored[a];
-            for (int c = 0; c < 3; ++c) {
-                s->x[(size_t)c * N + i] = s->target[(size_t)c * N + i];
-                s->v[(size_t)c * N + i] = 0.0;
-            }
-        }
-        s->snap = 0;
-    }
-    /* Alg. 1, line 1-2: the inertial prediction s = x + h v, which also starts the iteration
-     * (anchored vertices start at their targets, where they will end up), and the constant
-     * part of the right-hand side of eq. (6): M s / h^2 + W_anchor T q. */
     double h = s->h;
     for (int c = 0; c < 3; ++c) {
         size_t o = (size_t)c * N;
@@ -662,42 +767,50 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
         uint32_t i = s->anchored[a];
         for (int c = 0; c < 3; ++c) s->x[(size_t)c * N + i] = s->target[(size_t)c * N + i];
     }
-    if (energies) energies[0] = ps_sim_energy(s);
+}
+
+/* Local/global iteration `it`: the prisms' rotations, the right-hand side and the solve. */
+static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
+{
+    uint32_t N = s->N;
     local_ctx ctx = {s};
-    double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
-    for (uint32_t it = 0; it < s->p.iterations; ++it) {
-        double a = s->p.profile ? now_seconds() : 0.0;
-        sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 8u);
-        double b = s->p.profile ? now_seconds() : 0.0;
-        sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
-        double c = s->p.profile ? now_seconds() : 0.0;
-        /* Sec. 5.3: the first k/2 iterations without collisions, the rest with the second
-         * matrix and the collision projections of the current positions. */
-        cholmod_factor* L = s->L;
-        double c2 = c;
-        if (s->col && it >= s->p.iterations / 2u) {
-            /* Fig. 10 once per step, on the preliminary shape of the first k/2 iterations. */
-            if (it == s->p.iterations / 2u && s->p.collision_angle_test)
-                ps_collide_detect(s->col, s->x, N);
-            ps_collide_project(s->col, s->x, N, s->col_w, (double*)s->B->x);
-            L = s->L2;
-            if (s->p.profile) c2 = now_seconds();
-        }
-        if (!cholmod_solve2(CHOLMOD_A, L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
-            return ps_cholmod_fail(s, "solve");
-        memcpy(s->x, s->X->x, N3 * sizeof(double));
-        if (s->p.profile) {
-            double d = now_seconds();
-            t_local += b - a;
-            t_rhs += c - b;
-            t_solve += d - c;
-            t_collide += c2 - c;
-            if (L == s->L2) t_solve2 += d - c2;
-        }
-        if (energies) energies[it + 1] = ps_sim_energy(s);
+    double a = s->p.profile ? now_seconds() : 0.0;
+    sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 8u);
+    double b = s->p.profile ? now_seconds() : 0.0;
+    sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
+    double c = s->p.profile ? now_seconds() : 0.0;
+    /* Sec. 5.3: the first k/2 iterations without collisions, the rest with the second
+     * matrix and the collision projections of the current positions. */
+    cholmod_factor* L = s->L;
+    double c2 = c;
+    if (s->col && it >= s->p.iterations / 2u) {
+        /* Fig. 10 once per step, on the preliminary shape of the first k/2 iterations. */
+        if (it == s->p.iterations / 2u && s->p.collision_angle_test)
+            ps_collide_detect(s->col, s->x, N);
+        ps_collide_project(s->col, s->x, N, s->col_w, (double*)s->B->x);
+        L = s->L2;
+        if (s->p.profile) c2 = now_seconds();
     }
-    /* Alg. 1, line 7: v = lambda (x_{t+1} - x_t) / h. */
-    double f = s->p.damping / h;
+    if (!cholmod_solve2(CHOLMOD_A, L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
+        return ps_cholmod_fail(s, "solve");
+    memcpy(s->x, s->X->x, 3u * (size_t)N * sizeof(double));
+    if (s->p.profile) {
+        double d = now_seconds();
+        t->local += b - a;
+        t->rhs += c - b;
+        t->solve += d - c;
+        t->collide += c2 - c;
+        if (L == s->L2) t->solve2 += d - c2;
+    }
+    return SINEW_OK;
+}
+
+/* Alg. 1, line 7: v = lambda (x_{t+1} - x_t) / h. A non-finite result restores the previous
+ * shape and clears the velocities. */
+static sinew_result step_velocities(ps_sim* s)
+{
+    size_t N3 = 3u * (size_t)s->N;
+    double f = s->p.damping / s->h;
     double check = 0.0;
     for (size_t k = 0; k < N3; ++k) {
         s->v[k] = f * (s->x[k] - s->x_prev[k]);
@@ -710,15 +823,37 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
                                "ps: the step produced a non-finite position; the shape is kept "
                                "and the velocities are cleared");
     }
-    if (s->p.profile) {
-        s->profile[0] += t_local;
-        s->profile[1] += t_rhs;
-        s->profile[2] += t_solve;
-        s->profile_collide[0] += t_collide;
-        s->profile_collide[1] += t_solve2;
-        s->profile[4] += now_seconds() - t0;
-        s->profile_steps++;
+    return SINEW_OK;
+}
+
+/* Adds one step's phase times to the profile (profile=1). */
+static void step_profile(ps_sim* s, const step_times* t, double t0)
+{
+    s->profile[0] += t->local;
+    s->profile[1] += t->rhs;
+    s->profile[2] += t->solve;
+    s->profile_collide[0] += t->collide;
+    s->profile_collide[1] += t->solve2;
+    s->profile[4] += now_seconds() - t0;
+    s->profile_steps++;
+}
+
+sinew_result ps_sim_step(ps_sim* s, double* energies)
+{
+    double t0 = s->p.profile ? now_seconds() : 0.0;
+    step_times t = {0.0, 0.0, 0.0, 0.0, 0.0};
+    step_pose(s, &t);
+    step_snap(s);
+    step_predict(s);
+    if (energies) energies[0] = ps_sim_energy(s);
+    for (uint32_t it = 0; it < s->p.iterations; ++it) {
+        sinew_result r = step_iterate(s, it, &t);
+        if (r != SINEW_OK) return r;
+        if (energies) energies[it + 1] = ps_sim_energy(s);
     }
+    sinew_result r = step_velocities(s);
+    if (r != SINEW_OK) return r;
+    if (s->p.profile) step_profile(s, &t, t0);
     return SINEW_OK;
 }
 

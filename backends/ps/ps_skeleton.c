@@ -170,25 +170,13 @@ static sinew_result user_radii(const sinew_host_api* host, const sinew_rig_view*
     return SINEW_OK;
 }
 
-sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view* rig,
-                               const char* bone_radii, ps_model* m)
+/* Parents may come in any order: settle joints whose parent is settled until all are (the
+ * runtime has checked that the graph is a forest). A joint at its parent's position takes the
+ * parent's representative; `order` receives the joints in settling order. */
+static sinew_result settle_joints(const sinew_host_api* host, const sinew_rig_view* rig,
+                                  ps_model* m, uint32_t* order, uint8_t* done)
 {
-    uint32_t jn = rig->joint_count;
-    m->joint_count = jn;
-    m->joint_rest = rig->bind_matrices;
-    m->joint_rep = (uint32_t*)sinew_host_calloc(host, jn, sizeof(uint32_t));
-    m->joint_radius = (double*)sinew_host_calloc(host, jn, sizeof(double));
-    m->bones = (ps_bone*)sinew_host_calloc(host, jn, sizeof(ps_bone));
-    uint32_t* order = (uint32_t*)sinew_host_calloc(host, jn, sizeof(uint32_t));
-    uint8_t* done = (uint8_t*)sinew_host_calloc(host, jn, 1u);
-    if (!m->joint_rep || !m->joint_radius || !m->bones || !order || !done) {
-        sinew_host_free(host, order);
-        sinew_host_free(host, done);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for %u joints",
-                               jn);
-    }
-    /* Parents may come in any order: settle joints whose parent is settled until all are (the
-     * runtime has checked that the graph is a forest). */
+    uint32_t jn = m->joint_count;
     double extent = 0.0;
     for (uint32_t j = 0; j < jn; ++j) {
         double p[3];
@@ -213,14 +201,17 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
             done[j] = 1;
             order[settled++] = j;
         }
-        if (settled == before) {
-            sinew_host_free(host, order);
-            sinew_host_free(host, done);
+        if (settled == before)
             return sinew_host_fail(host, SINEW_ERROR_SKELETON, "ps: the skeleton has a cycle");
-        }
     }
-    sinew_host_free(host, done);
-    uint32_t bc = 0;
+    return SINEW_OK;
+}
+
+/* A bone per segment from a joint to a child at a different position, in settling order;
+ * spheres where there is no segment at all. */
+static void make_bones(const sinew_rig_view* rig, ps_model* m, const uint32_t* order)
+{
+    uint32_t jn = m->joint_count, bc = 0;
     for (uint32_t i = 0; i < jn; ++i) {
         uint32_t c = order[i];
         int32_t p = rig->parents[c];
@@ -243,72 +234,111 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
             b->end[0] = b->end[1] = j;
         }
     }
-    sinew_host_free(host, order);
     m->bone_count = bc;
+}
 
-    /* Bone radius: 75 % of the closest distance to the skin surface. Each triangle is skipped
-     * when its bounding sphere is farther than the best distance found so far. */
-    uint32_t tc = m->triangle_count;
-    double* spheres = (double*)sinew_host_calloc(host, tc ? tc : 1u, 4u * sizeof(double));
-    if (!spheres) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-    for (uint32_t t = 0; t < tc; ++t) {
+/* The joints' representatives and the bones (Sec. 3.1), with the settling order and flags
+ * as scratch. */
+static sinew_result joints_and_bones(const sinew_host_api* host, const sinew_rig_view* rig,
+                                     ps_model* m)
+{
+    uint32_t jn = m->joint_count;
+    m->joint_rep = (uint32_t*)sinew_host_calloc(host, jn, sizeof(uint32_t));
+    m->joint_radius = (double*)sinew_host_calloc(host, jn, sizeof(double));
+    m->bones = (ps_bone*)sinew_host_calloc(host, jn, sizeof(ps_bone));
+    uint32_t* order = (uint32_t*)sinew_host_calloc(host, jn, sizeof(uint32_t));
+    uint8_t* done = (uint8_t*)sinew_host_calloc(host, jn, 1u);
+    sinew_result r = SINEW_OK;
+    if (!m->joint_rep || !m->joint_radius || !m->bones || !order || !done)
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for %u joints",
+                            jn);
+    if (r == SINEW_OK) r = settle_joints(host, rig, m, order, done);
+    if (r == SINEW_OK) make_bones(rig, m, order);
+    sinew_host_free(host, order);
+    sinew_host_free(host, done);
+    return r;
+}
+
+/* The centre and radius of each skin triangle's bounding sphere, 4 doubles per triangle. */
+static void triangle_spheres(const ps_model* m, double* spheres)
+{
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
         const double* v[3];
         for (int k = 0; k < 3; ++k) v[k] = m->rest + 3u * m->triangles[3u * t + k];
         double* s = spheres + 4u * t;
         for (int k = 0; k < 3; ++k) s[k] = (v[0][k] + v[1][k] + v[2][k]) / 3.0;
         s[3] = sqrt(fmax(dist2(s, v[0]), fmax(dist2(s, v[1]), dist2(s, v[2]))));
     }
-    for (uint32_t bi = 0; bi < bc; ++bi) {
+}
+
+/* The squared closest distance of segment [a, e] to the skin surface; each triangle is
+ * skipped when its bounding sphere is farther than the best distance found so far. */
+static double skin_dist2(const ps_model* m, const double* spheres, const double a[3],
+                         const double e[3])
+{
+    uint32_t tc = m->triangle_count;
+    double best = DBL_MAX;
+    for (uint32_t t = 0; t < tc; ++t) {
+        const double* s = spheres + 4u * t;
+        double q[3];
+        ps_closest_on_segment(s, a, e, q);
+        double lb = sqrt(dist2(s, q)) - s[3];
+        if (lb > 0.0 && lb * lb >= best) continue;
+        const uint32_t* tri = m->triangles + 3u * t;
+        double d = ps_segment_triangle_dist2(a, e, m->rest + 3u * tri[0],
+                                             m->rest + 3u * tri[1], m->rest + 3u * tri[2]);
+        if (d < best) best = d;
+    }
+    if (tc == 0) {
+        /* No surface: the closest skin vertex stands in for it. */
+        for (uint32_t i = 0; i < m->n; ++i) {
+            double q[3];
+            ps_closest_on_segment(m->rest + 3u * i, a, e, q);
+            best = fmin(best, dist2(m->rest + 3u * i, q));
+        }
+    }
+    return best;
+}
+
+/* Bone radius: 75 % of the closest distance to the skin surface (Sec. 3.1). */
+static sinew_result skin_radii(const sinew_host_api* host, ps_model* m)
+{
+    uint32_t tc = m->triangle_count;
+    double* spheres = (double*)sinew_host_calloc(host, tc ? tc : 1u, 4u * sizeof(double));
+    if (!spheres) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    triangle_spheres(m, spheres);
+    for (uint32_t bi = 0; bi < m->bone_count; ++bi) {
         ps_bone* b = &m->bones[bi];
         double a[3], e[3];
         ps_joint_position(m, b->end[0], a);
         ps_joint_position(m, b->end[1], e);
-        double best = DBL_MAX;
-        for (uint32_t t = 0; t < tc; ++t) {
-            const double* s = spheres + 4u * t;
-            double q[3];
-            ps_closest_on_segment(s, a, e, q);
-            double lb = sqrt(dist2(s, q)) - s[3];
-            if (lb > 0.0 && lb * lb >= best) continue;
-            const uint32_t* tri = m->triangles + 3u * t;
-            double d = ps_segment_triangle_dist2(a, e, m->rest + 3u * tri[0],
-                                                 m->rest + 3u * tri[1], m->rest + 3u * tri[2]);
-            if (d < best) best = d;
-        }
-        if (tc == 0) {
-            /* No surface: the closest skin vertex stands in for it. */
-            for (uint32_t i = 0; i < m->n; ++i) {
-                double q[3];
-                ps_closest_on_segment(m->rest + 3u * i, a, e, q);
-                best = fmin(best, dist2(m->rest + 3u * i, q));
-            }
-        }
+        double best = skin_dist2(m, spheres, a, e);
         b->radius = best < DBL_MAX ? PS_RADIUS_FRACTION * sqrt(best) : 0.0;
     }
     sinew_host_free(host, spheres);
-    uint8_t* given = NULL;
-    if (bone_radii && bone_radii[0]) {
-        given = (uint8_t*)sinew_host_calloc(host, bc ? bc : 1u, 1u);
-        if (!given) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-        sinew_result r = user_radii(host, rig, m, bone_radii, given);
-        if (r != SINEW_OK) {
-            sinew_host_free(host, given);
-            return r;
-        }
-    }
-    /* Joint radius: the largest radius of the incident bones. */
-    for (uint32_t bi = 0; bi < bc; ++bi)
+    return SINEW_OK;
+}
+
+/* Joint radius: the largest radius of the incident bones. */
+static void joint_radii(ps_model* m)
+{
+    for (uint32_t bi = 0; bi < m->bone_count; ++bi)
         for (int k = 0; k < 2; ++k) {
             uint32_t j = m->bones[bi].end[k];
             m->joint_radius[j] = fmax(m->joint_radius[j], m->bones[bi].radius);
         }
-    /* Eq. (1): r1 + r2 + 2 rb <= lb, by scaling the three radii of a bone that does not fit;
-     * radii only shrink, so repeated passes settle. User-given radii obey it too. */
+}
+
+/* Eq. (1): r1 + r2 + 2 rb <= lb, by scaling the three radii of a bone that does not fit;
+ * radii only shrink, so repeated passes settle. User-given radii (`given`, may be NULL) obey
+ * it too, with one WARNING when any had to shrink. */
+static void fit_radii(const sinew_host_api* host, ps_model* m, const uint8_t* given)
+{
     uint32_t given_scaled = 0;
     double given_scaled_min = DBL_MAX;
     for (uint32_t pass = 0; pass < 1000u; ++pass) {
         bool changed = false;
-        for (uint32_t bi = 0; bi < bc; ++bi) {
+        for (uint32_t bi = 0; bi < m->bone_count; ++bi) {
             ps_bone* b = &m->bones[bi];
             if (b->end[0] == b->end[1]) continue;
             double a[3], e[3];
@@ -318,7 +348,8 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
             double sum = m->joint_radius[b->end[0]] + m->joint_radius[b->end[1]] + 2.0 * b->radius;
             if (sum <= len * (1.0 + 1e-9)) continue;
             double f = len / sum;
-            if (given && given[bi] && b->radius * f < given_scaled_min) given_scaled_min = b->radius * f;
+            if (given && given[bi] && b->radius * f < given_scaled_min)
+                given_scaled_min = b->radius * f;
             if (given && given[bi]) ++given_scaled;
             b->radius *= f;
             m->joint_radius[b->end[0]] *= f;
@@ -332,6 +363,35 @@ sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view*
                        "ps: bone_radii: %u scalings of user-given bone radii were needed to fit "
                        "the bones (eq. 1: r1 + r2 + 2 rb <= lb); the smallest is now %g",
                        given_scaled, given_scaled_min);
+}
+
+/* The radii of Sec. 3.1: from the skin, the user-given ones (bone_radii: NULL or "" for
+ * none) over them, the joints' from their bones, then all fitted to eq. (1). */
+static sinew_result bone_and_joint_radii(const sinew_host_api* host, const sinew_rig_view* rig,
+                                         const char* bone_radii, ps_model* m)
+{
+    sinew_result r = skin_radii(host, m);
+    if (r != SINEW_OK) return r;
+    uint8_t* given = NULL;
+    if (bone_radii && bone_radii[0]) {
+        given = (uint8_t*)sinew_host_calloc(host, m->bone_count ? m->bone_count : 1u, 1u);
+        if (!given) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+        r = user_radii(host, rig, m, bone_radii, given);
+    }
+    if (r == SINEW_OK) {
+        joint_radii(m);
+        fit_radii(host, m, given);
+    }
     sinew_host_free(host, given);
-    return SINEW_OK;
+    return r;
+}
+
+sinew_result ps_skeleton_build(const sinew_host_api* host, const sinew_rig_view* rig,
+                               const char* bone_radii, ps_model* m)
+{
+    m->joint_count = rig->joint_count;
+    m->joint_rest = rig->bind_matrices;
+    sinew_result r = joints_and_bones(host, rig, m);
+    if (r == SINEW_OK) r = bone_and_joint_radii(host, rig, bone_radii, m);
+    return r;
 }

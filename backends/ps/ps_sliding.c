@@ -385,11 +385,163 @@ static bool affine_weights(const double* A[4], const double x[3], double w[4])
 
 static sinew_result sliding_finish(const sinew_host_api* host, ps_model* m);
 
+/* A full turn and the angle between neighbouring anchors of a ring. */
+static const double two_pi = 6.283185307179586;
+static const double ring_step = 6.283185307179586 / PS_SLIDE_RING;
+
+/* An orthonormal frame (dir, u, v) around the unit bone direction dir. */
+static void bone_frame(const double dir[3], double u[3], double v[3])
+{
+    double a[3] = {0.0, 0.0, 0.0};
+    int least = fabs(dir[0]) <= fabs(dir[1]) ? (fabs(dir[0]) <= fabs(dir[2]) ? 0 : 2)
+                                             : (fabs(dir[1]) <= fabs(dir[2]) ? 1 : 2);
+    a[least] = 1.0;
+    ps_cross3(dir, a, u);
+    double ul = sqrt(ps_dot3(u, u));
+    for (int k = 0; k < 3; ++k) u[k] /= ul;
+    ps_cross3(dir, u, v);
+}
+
+/* The joint ring and the bone ring of bone b at its end e (Fig. 7), appended at
+ * m->slide_anchors + *ac: the joint ring on the joint sphere moves with the half rotation of
+ * the joint's incoming bone and outgoing skinning matrix, the bone ring on the capsule with
+ * the bone. Returns the first anchor, or PS_NONE where the pair gets no rings. */
+static uint32_t add_rings(ps_model* m, uint32_t b, uint32_t e, const uint32_t* in_bone,
+                          const uint32_t* out_joint, uint32_t* ac)
+{
+    const ps_bone* bone = &m->bones[b];
+    uint32_t j = bone->end[e];
+    if (bone->end[0] == bone->end[1] || in_bone[j] == PS_NONE || out_joint[j] == PS_NONE)
+        return PS_NONE;
+    double c[3], o[3], dir[3];
+    ps_joint_position(m, j, c);
+    ps_joint_position(m, bone->end[e ^ 1u], o);
+    for (int k = 0; k < 3; ++k) dir[k] = o[k] - c[k];
+    double len = sqrt(ps_dot3(dir, dir));
+    double rj = m->joint_radius[j];
+    double reach = fmin(PS_SLIDE_REACH * rj, 0.5 * len);
+    if (!(len > 0.0) || !(rj > 0.0) || !(reach > 0.0)) return PS_NONE;
+    for (int k = 0; k < 3; ++k) dir[k] /= len;
+    /* a frame around the bone's axis */
+    double u[3], v[3];
+    bone_frame(dir, u, v);
+    uint32_t first = *ac;
+    uint32_t half[2] = {m->bones[in_bone[j]].joint, out_joint[j]};
+    for (uint32_t r = 0; r < 2u * PS_SLIDE_RING; ++r) {
+        ps_slide_anchor* an = &m->slide_anchors[(*ac)++];
+        bool joint_ring = r < PS_SLIDE_RING;
+        double th = joint_ring ? ring_step * r : ring_step * ((double)(r - PS_SLIDE_RING) + 0.5);
+        double rad = joint_ring ? rj : bone->radius;
+        double ax = joint_ring ? 0.0 : reach;
+        for (int k = 0; k < 3; ++k)
+            an->rest[k] = c[k] + ax * dir[k] + rad * (cos(th) * u[k] + sin(th) * v[k]);
+        an->center = j;
+        an->joint[0] = joint_ring ? half[0] : bone->joint;
+        an->joint[1] = joint_ring ? half[1] : bone->joint;
+        /* the frame of the pair, kept for the vertices below */
+        if (r == 0) {
+            memcpy(an->axis, dir, sizeof an->axis);
+            memcpy(an->ref, u, sizeof an->ref);
+            an->reach = reach;
+        }
+    }
+    return first;
+}
+
+/* Rings per (bone, end): anchors 2 K from pair_of[2 b + e] (PS_NONE: no rings). */
+static void build_rings(ps_model* m, uint32_t* pair_of, const uint32_t* in_bone,
+                        const uint32_t* out_joint)
+{
+    uint32_t ac = 0;
+    for (uint32_t b = 0; b < m->bone_count; ++b)
+        for (uint32_t e = 0; e < 2; ++e)
+            pair_of[2u * b + e] = add_rings(m, b, e, in_bone, out_joint, &ac);
+    m->slide_anchor_count = ac;
+}
+
+/* Base vertices between a joint centre and a bone ring: of the joints at the ends of the
+ * vertex's bone, the nearest, and at that joint the bone whose direction is closest to
+ * the vertex's (a vertex on the parent's side of the sphere slides with the parent's
+ * rings even when it was bound to the child). False when base vertex t is in no such
+ * place; else the bone and its end in *b and *end. */
+static bool slide_pair(const ps_model* m, const uint32_t* pair_of, uint32_t t, uint32_t* b,
+                       uint32_t* end)
+{
+    const double* q = m->rest + 3u * t;
+    const ps_bone* own = &m->bones[m->vertex_bone[t]];
+    double best_dist = DBL_MAX;
+    *b = PS_NONE;
+    *end = PS_NONE;
+    for (uint32_t oe = 0; oe < 2; ++oe) {
+        uint32_t j = own->end[oe];
+        double c[3], d[3];
+        ps_joint_position(m, j, c);
+        for (int k = 0; k < 3; ++k) d[k] = q[k] - c[k];
+        double dist = sqrt(ps_dot3(d, d));
+        double top = -DBL_MAX;
+        uint32_t tb = PS_NONE, te = PS_NONE;
+        for (uint32_t bb = 0; bb < m->bone_count; ++bb)
+            for (uint32_t e = 0; e < 2; ++e) {
+                if (m->bones[bb].end[e] != j || pair_of[2u * bb + e] == PS_NONE) continue;
+                const ps_slide_anchor* f = &m->slide_anchors[pair_of[2u * bb + e]];
+                double axial = ps_dot3(d, f->axis);
+                if (axial > top) top = axial, tb = bb, te = e;
+            }
+        if (tb == PS_NONE) continue;
+        const ps_slide_anchor* f = &m->slide_anchors[pair_of[2u * tb + te]];
+        if (top < 0.0 || top > f->reach || dist >= best_dist) continue;
+        best_dist = dist, *b = tb, *end = te;
+    }
+    return *b != PS_NONE;
+}
+
+/* The record of base vertex t sliding with bone b's rings at its end e: the two joint-ring
+ * and the two bone-ring anchors around its angle, and its affine weights in them. False when
+ * those four are too flat to trust. */
+static bool make_record(const ps_model* m, const uint32_t* pair_of, uint32_t t, uint32_t b,
+                        uint32_t e, ps_slide_vertex* sv)
+{
+    const double* q = m->rest + 3u * t;
+    const ps_bone* bone = &m->bones[b];
+    uint32_t p0 = pair_of[2u * b + e];
+    const ps_slide_anchor* f = &m->slide_anchors[p0];
+    double c[3], d[3], v[3];
+    ps_joint_position(m, bone->end[e], c);
+    for (int k = 0; k < 3; ++k) d[k] = q[k] - c[k];
+    ps_cross3(f->axis, f->ref, v);
+    double phi = atan2(ps_dot3(d, v), ps_dot3(d, f->ref));
+    if (phi < 0.0) phi += two_pi;
+    uint32_t k0 = (uint32_t)floor(phi / ring_step) % PS_SLIDE_RING;
+    double pb = phi - 0.5 * ring_step;
+    if (pb < 0.0) pb += two_pi;
+    uint32_t m0 = (uint32_t)floor(pb / ring_step) % PS_SLIDE_RING;
+    sv->vertex = t;
+    sv->joint = bone->end[e];
+    sv->anchor[0] = p0 + k0;
+    sv->anchor[1] = p0 + (k0 + 1u) % PS_SLIDE_RING;
+    sv->anchor[2] = p0 + PS_SLIDE_RING + m0;
+    sv->anchor[3] = p0 + PS_SLIDE_RING + (m0 + 1u) % PS_SLIDE_RING;
+    const double* A[4];
+    for (int a = 0; a < 4; ++a) A[a] = m->slide_anchors[sv->anchor[a]].rest;
+    return affine_weights(A, q, sv->weight);
+}
+
+/* A record for every base vertex that slides (slide_pair) and has trustworthy weights. */
+static void build_records(ps_model* m, const uint32_t* pair_of)
+{
+    uint32_t vc = 0;
+    for (uint32_t i = 0; i < m->n; ++i) {
+        uint32_t t = m->n + i, b, e;
+        if (!slide_pair(m, pair_of, t, &b, &e)) continue;
+        if (!make_record(m, pair_of, t, b, e, &m->slide_vertices[vc])) continue;
+        ++vc;
+    }
+    m->slide_vertex_count = vc;
+}
+
 sinew_result ps_sliding_build(const sinew_host_api* host, ps_model* m)
 {
     uint32_t n = m->n, jc = m->joint_count, bc = m->bone_count;
-    const double two_pi = 6.283185307179586;
-    const double step = two_pi / PS_SLIDE_RING;
     /* Pairs (joint, bone at it) that get rings: at most 2 per bone. */
     uint32_t* pair_of = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)bc + 1u, sizeof(uint32_t));
     uint32_t* in_bone = (uint32_t*)sinew_host_calloc(host, jc, sizeof(uint32_t));
@@ -397,125 +549,18 @@ sinew_result ps_sliding_build(const sinew_host_api* host, ps_model* m)
     m->slide_anchors = (ps_slide_anchor*)sinew_host_calloc(
         host, 2u * (size_t)bc * 2u * PS_SLIDE_RING + 1u, sizeof(ps_slide_anchor));
     m->slide_vertices = (ps_slide_vertex*)sinew_host_calloc(host, n ? n : 1u, sizeof(ps_slide_vertex));
+    sinew_result r = SINEW_OK;
     if (!pair_of || !in_bone || !out_joint || !m->slide_anchors || !m->slide_vertices) {
-        sinew_host_free(host, pair_of);
-        sinew_host_free(host, in_bone);
-        sinew_host_free(host, out_joint);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps sliding: out of memory");
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps sliding: out of memory");
+    } else {
+        for (uint32_t j = 0; j < jc; ++j) joint_pairs(m, j, &in_bone[j], &out_joint[j]);
+        build_rings(m, pair_of, in_bone, out_joint);
+        build_records(m, pair_of);
     }
-    for (uint32_t j = 0; j < jc; ++j) joint_pairs(m, j, &in_bone[j], &out_joint[j]);
-    /* Rings per (bone, end): anchors 2 K from pair_of[2 b + e] (PS_NONE: no rings). */
-    uint32_t ac = 0;
-    for (uint32_t b = 0; b < bc; ++b)
-        for (uint32_t e = 0; e < 2; ++e) {
-            pair_of[2u * b + e] = PS_NONE;
-            const ps_bone* bone = &m->bones[b];
-            uint32_t j = bone->end[e];
-            if (bone->end[0] == bone->end[1] || in_bone[j] == PS_NONE || out_joint[j] == PS_NONE)
-                continue;
-            double c[3], o[3], dir[3];
-            ps_joint_position(m, j, c);
-            ps_joint_position(m, bone->end[e ^ 1u], o);
-            for (int k = 0; k < 3; ++k) dir[k] = o[k] - c[k];
-            double len = sqrt(ps_dot3(dir, dir));
-            double rj = m->joint_radius[j];
-            double reach = fmin(PS_SLIDE_REACH * rj, 0.5 * len);
-            if (!(len > 0.0) || !(rj > 0.0) || !(reach > 0.0)) continue;
-            for (int k = 0; k < 3; ++k) dir[k] /= len;
-            /* a frame around the bone's axis */
-            double a[3] = {0.0, 0.0, 0.0}, u[3], v[3];
-            int least = fabs(dir[0]) <= fabs(dir[1]) ? (fabs(dir[0]) <= fabs(dir[2]) ? 0 : 2)
-                                                     : (fabs(dir[1]) <= fabs(dir[2]) ? 1 : 2);
-            a[least] = 1.0;
-            ps_cross3(dir, a, u);
-            double ul = sqrt(ps_dot3(u, u));
-            for (int k = 0; k < 3; ++k) u[k] /= ul;
-            ps_cross3(dir, u, v);
-            pair_of[2u * b + e] = ac;
-            uint32_t half[2] = {m->bones[in_bone[j]].joint, out_joint[j]};
-            for (uint32_t r = 0; r < 2u * PS_SLIDE_RING; ++r) {
-                ps_slide_anchor* an = &m->slide_anchors[ac++];
-                bool joint_ring = r < PS_SLIDE_RING;
-                double th = joint_ring ? step * r : step * ((double)(r - PS_SLIDE_RING) + 0.5);
-                double rad = joint_ring ? rj : bone->radius;
-                double ax = joint_ring ? 0.0 : reach;
-                for (int k = 0; k < 3; ++k)
-                    an->rest[k] = c[k] + ax * dir[k] + rad * (cos(th) * u[k] + sin(th) * v[k]);
-                an->center = j;
-                an->joint[0] = joint_ring ? half[0] : bone->joint;
-                an->joint[1] = joint_ring ? half[1] : bone->joint;
-                /* the frame of the pair, kept for the vertices below */
-                if (r == 0) {
-                    memcpy(an->axis, dir, sizeof an->axis);
-                    memcpy(an->ref, u, sizeof an->ref);
-                    an->reach = reach;
-                }
-            }
-        }
-    m->slide_anchor_count = ac;
-
-    /* Base vertices between a joint centre and a bone ring: of the joints at the ends of the
-     * vertex's bone, the nearest, and at that joint the bone whose direction is closest to
-     * the vertex's (a vertex on the parent's side of the sphere slides with the parent's
-     * rings even when it was bound to the child). */
-    uint32_t vc = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t t = n + i;
-        const double* q = m->rest + 3u * t;
-        const ps_bone* own = &m->bones[m->vertex_bone[t]];
-        double best_dist = DBL_MAX;
-        uint32_t b = PS_NONE, best_e = PS_NONE;
-        for (uint32_t oe = 0; oe < 2; ++oe) {
-            uint32_t j = own->end[oe];
-            double c[3], d[3];
-            ps_joint_position(m, j, c);
-            for (int k = 0; k < 3; ++k) d[k] = q[k] - c[k];
-            double dist = sqrt(ps_dot3(d, d));
-            double top = -DBL_MAX;
-            uint32_t tb = PS_NONE, te = PS_NONE;
-            for (uint32_t bb = 0; bb < bc; ++bb)
-                for (uint32_t e = 0; e < 2; ++e) {
-                    if (m->bones[bb].end[e] != j || pair_of[2u * bb + e] == PS_NONE) continue;
-                    const ps_slide_anchor* f = &m->slide_anchors[pair_of[2u * bb + e]];
-                    double axial = ps_dot3(d, f->axis);
-                    if (axial > top) top = axial, tb = bb, te = e;
-                }
-            if (tb == PS_NONE) continue;
-            const ps_slide_anchor* f = &m->slide_anchors[pair_of[2u * tb + te]];
-            if (top < 0.0 || top > f->reach || dist >= best_dist) continue;
-            best_dist = dist, b = tb, best_e = te;
-        }
-        if (b == PS_NONE) continue;
-        const ps_bone* bone = &m->bones[b];
-        uint32_t p0 = pair_of[2u * b + best_e];
-        const ps_slide_anchor* f = &m->slide_anchors[p0];
-        double c[3], d[3], v[3];
-        ps_joint_position(m, bone->end[best_e], c);
-        for (int k = 0; k < 3; ++k) d[k] = q[k] - c[k];
-        ps_cross3(f->axis, f->ref, v);
-        double phi = atan2(ps_dot3(d, v), ps_dot3(d, f->ref));
-        if (phi < 0.0) phi += two_pi;
-        uint32_t k0 = (uint32_t)floor(phi / step) % PS_SLIDE_RING;
-        double pb = phi - 0.5 * step;
-        if (pb < 0.0) pb += two_pi;
-        uint32_t m0 = (uint32_t)floor(pb / step) % PS_SLIDE_RING;
-        ps_slide_vertex* sv = &m->slide_vertices[vc];
-        sv->vertex = t;
-        sv->joint = bone->end[best_e];
-        sv->anchor[0] = p0 + k0;
-        sv->anchor[1] = p0 + (k0 + 1u) % PS_SLIDE_RING;
-        sv->anchor[2] = p0 + PS_SLIDE_RING + m0;
-        sv->anchor[3] = p0 + PS_SLIDE_RING + (m0 + 1u) % PS_SLIDE_RING;
-        const double* A[4];
-        for (int a = 0; a < 4; ++a) A[a] = m->slide_anchors[sv->anchor[a]].rest;
-        if (!affine_weights(A, q, sv->weight)) continue;
-        ++vc;
-    }
-    m->slide_vertex_count = vc;
     sinew_host_free(host, pair_of);
     sinew_host_free(host, in_bone);
     sinew_host_free(host, out_joint);
-    return sliding_finish(host, m);
+    return r == SINEW_OK ? sliding_finish(host, m) : r;
 }
 
 static sinew_result sliding_finish(const sinew_host_api* host, ps_model* m)

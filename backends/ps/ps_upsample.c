@@ -101,6 +101,81 @@ static void restore_range(void* data, uint32_t begin, uint32_t end)
     }
 }
 
+/* The render mesh is simulated itself: each vertex is a corner of a skin triangle
+ * around its welded vertex (barycentric 1 reproduces it bit for bit). */
+static void upsample_welded(const upsample_ctx* c, const sinew_mesh_view* render)
+{
+    const ps_model* m = c->m;
+    for (uint32_t v = 0; v < render->vertex_count; ++v) {
+        uint32_t i = m->weld[v];
+        ps_upsample* out = &m->upsample[v];
+        const float* x = render->positions + 3u * v;
+        const float* nr = render->normals + 3u * v;
+        if (m->vertex_tri_offsets[i] == m->vertex_tri_offsets[i + 1]) {
+            out->triangle = PS_NONE;
+            out->vertex = i;
+            for (int k = 0; k < 3; ++k) out->offset[k] = x[k] - c->skin[3u * i + k];
+            memcpy(out->normal, nr, sizeof out->normal);
+            continue;
+        }
+        uint32_t tri = m->vertex_tris[m->vertex_tri_offsets[i]];
+        float b[3] = {0.0f, 0.0f, 0.0f};
+        for (int k = 0; k < 3; ++k)
+            if (m->triangles[3u * tri + k] == i) b[k] = 1.0f;
+        make_record(c, tri, b, x, nr, out);
+    }
+}
+
+/* Each render vertex of a separate simulation mesh from the closest point of the rest skin,
+ * found through a grid over the skin triangles. */
+static sinew_result upsample_closest(const sinew_host_api* host, upsample_ctx* c, uint32_t rc)
+{
+    const ps_model* m = c->m;
+    ps_grid grid;
+    sinew_result r = ps_grid_build(host, m->rest, m->n, m->triangles, m->triangle_count, &grid);
+    if (r != SINEW_OK)
+        return sinew_host_fail(host, r, "ps: out of memory for the upsampling grid");
+    c->grid = &grid;
+    sinew_host_parallel_for(host, upsample_range, c, rc, 256u);
+    ps_grid_free(host, &grid);
+    c->grid = NULL;
+    return SINEW_OK;
+}
+
+/* The way back, for set_state: each skin vertex on the render surface. */
+static sinew_result build_restore(const sinew_host_api* host, ps_model* m, upsample_ctx* c,
+                                  const sinew_mesh_view* render)
+{
+    uint32_t n = m->n, rc = render->vertex_count;
+    m->restore = (ps_restore*)sinew_host_calloc(host, n ? n : 1u, sizeof(ps_restore));
+    double* render_d = (double*)sinew_host_calloc(host, rc, 3u * sizeof(double));
+    if (!m->restore || !render_d) {
+        sinew_host_free(host, render_d);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    }
+    for (size_t k = 0; k < 3u * (size_t)rc; ++k) render_d[k] = render->positions[k];
+    ps_grid rgrid;
+    sinew_result r = ps_grid_build(host, render_d, rc, render->indices, render->triangle_count,
+                                   &rgrid);
+    if (r != SINEW_OK) {
+        sinew_host_free(host, render_d);
+        return sinew_host_fail(host, r, "ps: out of memory for the render grid");
+    }
+    c->render_grid = &rgrid;
+    c->render_f = render->positions;
+    c->render_indices = render->indices;
+    if (render->triangle_count > 0) {
+        sinew_host_parallel_for(host, restore_range, c, n, 256u);
+    } else {
+        /* no render triangles: restore from the closest render vertex (a point triangle) */
+        for (uint32_t i = 0; i < n; ++i) m->restore[i].triangle = PS_NONE;
+    }
+    ps_grid_free(host, &rgrid);
+    c->render_grid = NULL;
+    sinew_host_free(host, render_d);
+    return SINEW_OK;
+}
+
 sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view* rig,
                                ps_model* m)
 {
@@ -113,78 +188,23 @@ sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view*
     sinew_result r = SINEW_OK;
     if (!m->upsample || !skin || !normals) {
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for upsampling");
-        goto done;
-    }
-    for (size_t k = 0; k < 3u * (size_t)n; ++k) skin[k] = (float)m->rest[k];
-    for (uint32_t i = 0; i < n; ++i) ps_vertex_normal(m, skin, i, normals + 3u * i);
-    upsample_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.m = m;
-    ctx.skin = skin;
-    ctx.normals = normals;
-    ctx.render_positions = render->positions;
-    ctx.render_normals = render->normals;
-    if (rig->simulation_mesh.vertex_count == 0) {
-        /* The render mesh is simulated itself: each vertex is a corner of a skin triangle
-         * around its welded vertex (barycentric 1 reproduces it bit for bit). */
-        for (uint32_t v = 0; v < rc; ++v) {
-            uint32_t i = m->weld[v];
-            ps_upsample* out = &m->upsample[v];
-            const float* x = render->positions + 3u * v;
-            const float* nr = render->normals + 3u * v;
-            if (m->vertex_tri_offsets[i] == m->vertex_tri_offsets[i + 1]) {
-                out->triangle = PS_NONE;
-                out->vertex = i;
-                for (int k = 0; k < 3; ++k) out->offset[k] = x[k] - skin[3u * i + k];
-                memcpy(out->normal, nr, sizeof out->normal);
-                continue;
-            }
-            uint32_t tri = m->vertex_tris[m->vertex_tri_offsets[i]];
-            float b[3] = {0.0f, 0.0f, 0.0f};
-            for (int k = 0; k < 3; ++k)
-                if (m->triangles[3u * tri + k] == i) b[k] = 1.0f;
-            make_record(&ctx, tri, b, x, nr, out);
-        }
-        goto done;
-    }
-    ps_grid grid;
-    r = ps_grid_build(host, m->rest, n, m->triangles, m->triangle_count, &grid);
-    if (r != SINEW_OK) {
-        r = sinew_host_fail(host, r, "ps: out of memory for the upsampling grid");
-        goto done;
-    }
-    ctx.grid = &grid;
-    sinew_host_parallel_for(host, upsample_range, &ctx, rc, 256u);
-    ps_grid_free(host, &grid);
-
-    /* The way back, for set_state: each skin vertex on the render surface. */
-    m->restore = (ps_restore*)sinew_host_calloc(host, n ? n : 1u, sizeof(ps_restore));
-    double* render_d = (double*)sinew_host_calloc(host, rc, 3u * sizeof(double));
-    if (!m->restore || !render_d) {
-        sinew_host_free(host, render_d);
-        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-        goto done;
-    }
-    for (size_t k = 0; k < 3u * (size_t)rc; ++k) render_d[k] = render->positions[k];
-    ps_grid rgrid;
-    r = ps_grid_build(host, render_d, rc, render->indices, render->triangle_count, &rgrid);
-    if (r != SINEW_OK) {
-        sinew_host_free(host, render_d);
-        r = sinew_host_fail(host, r, "ps: out of memory for the render grid");
-        goto done;
-    }
-    ctx.render_grid = &rgrid;
-    ctx.render_f = render->positions;
-    ctx.render_indices = render->indices;
-    if (render->triangle_count > 0) {
-        sinew_host_parallel_for(host, restore_range, &ctx, n, 256u);
     } else {
-        /* no render triangles: restore from the closest render vertex (a point triangle) */
-        for (uint32_t i = 0; i < n; ++i) m->restore[i].triangle = PS_NONE;
+        for (size_t k = 0; k < 3u * (size_t)n; ++k) skin[k] = (float)m->rest[k];
+        for (uint32_t i = 0; i < n; ++i) ps_vertex_normal(m, skin, i, normals + 3u * i);
+        upsample_ctx ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.m = m;
+        ctx.skin = skin;
+        ctx.normals = normals;
+        ctx.render_positions = render->positions;
+        ctx.render_normals = render->normals;
+        if (rig->simulation_mesh.vertex_count == 0) {
+            upsample_welded(&ctx, render);
+        } else {
+            r = upsample_closest(host, &ctx, rc);
+            if (r == SINEW_OK) r = build_restore(host, m, &ctx, render);
+        }
     }
-    ps_grid_free(host, &rgrid);
-    sinew_host_free(host, render_d);
-done:
     sinew_host_free(host, skin);
     sinew_host_free(host, normals);
     return r;
