@@ -3,10 +3,8 @@
  *
  * A "vector" of the kernel is two ymm registers side by side, 16 matrices: every operation is
  * issued for both, which gives the out-of-order core two independent chains to overlap (a
- * Newton step is one long dependent chain per register). Measured with sinew-polar-microbench
- * (Newton-only batch): one register 15.5 ns per matrix, two 12.1 ns; three and four, tried as an
- * array of registers, were slower (13 and 37 ns: spills). FMA, tried, gained 3 % and would
- * give up the scalar code's bits. */
+ * Newton step is one long dependent chain per register); more registers spill. No FMA, so that
+ * the bits stay the scalar code's (sinew-polar-microbench measures the kernels). */
 #include <immintrin.h>
 
 #include "polar3_batch.h"

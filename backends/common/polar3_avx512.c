@@ -3,10 +3,9 @@
  *
  * A "vector" of the kernel is two zmm registers side by side, 32 matrices, with the lane masks
  * of both in one word: every operation is issued for both, which gives the out-of-order core
- * two independent chains to overlap (a Newton step is one long dependent chain per register).
- * Measured with sinew-polar-microbench (Newton-only batch): one register 10.3 ns per matrix,
- * two 8.5 ns; three and four, tried as an array of registers, were slower (11.5 and 12 ns).
- * FMA, tried, gained 3 % and would give up the scalar code's bits. */
+ * two independent chains to overlap (a Newton step is one long dependent chain per register);
+ * more registers spill. No FMA, so that the bits stay the scalar code's (sinew-polar-microbench
+ * measures the kernels). */
 #include <immintrin.h>
 
 #include "polar3_batch.h"

@@ -18,11 +18,8 @@
  * the scalar one. Matrices that need the SVD are queued and decomposed a full vector at a
  * time, so a few flat or inverted elements cost little. The objects live in the
  * sinew_math_simd object library (backends/common/CMakeLists.txt), which the runtime links in.
- *
- * Cost on the development machine (AMD EPYC with AVX-512, one thread, sinew-polar-microbench,
- * 9300 matrices, medians): stretches of projective dynamics (singular values 0.85-1.15, 3
- * Newton steps): scalar 107 ns per matrix, AVX2 12.1 ns, AVX-512 8.5 ns; the same with 1 %
- * flat or inverted: 110 / 12.7 / 9.0 ns; nothing but inverted (all SVD): 416 / 36 / 23.5 ns. */
+ * sinew-polar-microbench measures the kernels on stretches like those of projective dynamics,
+ * with and without flat or inverted elements. */
 #ifndef SINEW_COMMON_POLAR3_BATCH_H
 #define SINEW_COMMON_POLAR3_BATCH_H
 

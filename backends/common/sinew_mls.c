@@ -299,8 +299,8 @@ static void store_vertex(const bake_ctx* c, uint32_t j, const sinew_geodesic_hit
         if (i < count) {
             idx[i] = hits[i].vertex;
             /* Weights below 1e-15 (a neighbour just inside rho) change no float sum, but their
-             * products with small coordinates are subnormal, which costs x86 cores about a
-             * hundred cycles each: stored as 0. */
+             * products with small coordinates are subnormal, which x86 cores compute slowly:
+             * stored as 0. */
             wp[i] = fabs(n_ij[i]) < MLS_TINY_WEIGHT ? 0.0f : (float)n_ij[i];
             wn[i] = fabs(nn_ij[i]) < MLS_TINY_WEIGHT ? 0.0f : (float)nn_ij[i];
             l1 += fabs(n_ij[i]);

@@ -126,9 +126,7 @@ void sinew_mls_free(const sinew_host_api* host, sinew_mls_weights* weights);
  * sim_positions or sim_normals: nothing is written).
  * Runs the widest kernel this CPU has (sinew_mls_apply_simd with SINEW_SIMD_AUTO); with normals
  * the AVX2 kernel takes sinew_mls_scratch_size(weights) bytes from the host allocator for the
- * call (pass a buffer to sinew_mls_apply_simd to avoid that). Cost on male (23,259 render from
- * 4,651 simulation vertices, one thread of an AMD EPYC, CPU time, medians): positions 0.18 ms
- * (scalar 0.30), positions and normals 0.25 ms (scalar 0.85). */
+ * call (pass a buffer to sinew_mls_apply_simd to avoid that). */
 sinew_result sinew_mls_apply(const sinew_host_api* host, const sinew_mls_weights* weights,
                              uint32_t simulation_count, const float* sim_positions,
                              const float* sim_normals, float* out_positions,
@@ -197,7 +195,7 @@ void sinew_mls_pack_avx2(const float* positions, const float* normals, uint32_t 
 
 /* Area-weighted vertex normals (the normalised sum of the incident triangles' cross products;
  * (0, 0, 1) for a vertex without area): the normals to give sinew_mls_apply as sim_normals
- * for a bake that computed its own. Serial; about 30 us for 9,300 triangles. Errors:
+ * for a bake that computed its own. Serial. Errors:
  * INVALID_ARGUMENT (NULL arrays), EMPTY_MESH (no vertices or triangles), VERTEX_INDEX. */
 sinew_result sinew_mls_vertex_normals(const sinew_host_api* host, const float* positions,
                                       uint32_t vertex_count, const uint32_t* indices,

@@ -31,9 +31,8 @@
 /* Phases of a step whose whole work is a few tens of microseconds on one core (the vector
  * updates, the right-hand side's gather: a character has a few thousand free vertices) run on
  * the calling thread: a job dispatch costs microseconds on an idle machine, but on a loaded
- * one a worker preempted inside its chunk holds the caller up for a scheduler time slice
- * (male, 2 threads, load 6 on 2 cores: the right-hand side took 0.2-0.3 ms per iteration
- * dispatched, 0.045 ms on one thread). The local step and PCG stay on the job system. */
+ * one a worker preempted inside its chunk holds the caller up for a scheduler time slice. The
+ * local step and PCG stay on the job system. */
 #define FPS_INLINE(fn, ctx, count) fn((ctx), 0u, (count))
 
 struct fps_sim {
@@ -892,10 +891,9 @@ static void pcg_solve(fps_sim* s, const double* b, double* x, size_t ldx, double
         }
     /* The grain: blocks per job, at least FPS_PCG_MIN_BLOCKS, and two jobs at most. Each
      * PCG iteration dispatches four kernels of a few microseconds per thousand rows, so a
-     * character's system (male: 4651 rows, 19 blocks) runs on the calling thread: split over
-     * 2 threads it took 13.5-14.7 ms of solve per step against 6.0-7.3 ms on one (this 2-core
-     * machine, load 5-7); a system of several tens of thousands of rows is split. The sums
-     * are per fixed block either way, so the bits are the same. */
+     * character's system (a few thousand rows) runs on the calling thread, where a split
+     * costs more in dispatch than it gains; a system of several tens of thousands of rows is
+     * split. The sums are per fixed block either way, so the bits are the same. */
     uint32_t grain = blocks > 1u ? (blocks + 1u) / 2u : 1u;
     if (grain < FPS_PCG_MIN_BLOCKS) grain = FPS_PCG_MIN_BLOCKS;
     double delta[3], gamma[3], tmp[3], rel = 0.0;
