@@ -11,11 +11,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sinew/sinew_host.h>
 
 #include "fps_cuda_collide.h"
 #include "fps_cuda_device.h"
 #include "fps_cuda_stage.h"
-#include "sinew_host.h"
 #include "sinew_mls_eval.h"
 
 namespace cg = cooperative_groups;

@@ -4,9 +4,9 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <sinew/sinew_host.h>
 
 #include "sinew_cuda.h"
-#include "sinew_host.h"
 
 static sinew_result cuda_fail(const sinew_host_api* host, cudaError_t e, const char* what)
 {

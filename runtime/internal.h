@@ -9,7 +9,7 @@
 #include <sinew/sinew.h>
 #include <sinew/sinew_plugin.h>
 
-#include "sinew_host.h"
+#include <sinew/sinew_host.h>
 
 /* ---- thread pool (pool.c) ---- */
 typedef struct sinew_pool sinew_pool;

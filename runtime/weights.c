@@ -47,6 +47,8 @@
  *    joint's weight (a warning says so should the limiter ever stop short). Rows are sorted
  *    by decreasing weight.
  */
+#include <sinew/sinew_host.h>
+
 #include "weights.h"
 
 #include <float.h>
@@ -54,7 +56,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinew_host.h"
 
 /* Influences a vertex keeps while smoothing: more than the output's 4 or 8, so truncation
  * happens once, at the end. */

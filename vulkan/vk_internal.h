@@ -4,7 +4,7 @@
 
 #include <sinew/sinew_vulkan.h>
 
-#include "sinew_host.h"
+#include <sinew/sinew_host.h>
 
 struct sinew_vk_context {
     /* Allocator and logger as a host table, so the common log/alloc helpers apply (its job

@@ -1,11 +1,12 @@
 /* Dispatch and validation of the batched polar decomposition, and its scalar kernel.
  * SPDX-License-Identifier: MIT */
+#include <sinew/sinew_host.h>
+
 #include "polar3_batch.h"
 
 #include <stdint.h>
 
 #include "polar3.h"
-#include "sinew_host.h"
 
 /* The reference: gather one matrix, sinew_polar3, scatter. */
 void sinew_polar3_batch_scalar(const float* F_soa, float* R_soa, size_t stride, uint32_t begin,

@@ -1,10 +1,11 @@
 /* Decimating a render mesh into a simulation mesh (see sinew_decimate.h).
  * SPDX-License-Identifier: MIT */
+#include <sinew/sinew_host.h>
+
 #include "sinew_decimate.h"
 
 #include <math.h>
 
-#include "sinew_host.h"
 
 #if defined(SINEW_HAVE_MESHOPTIMIZER)
 #  include <meshoptimizer.h>

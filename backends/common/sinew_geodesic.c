@@ -1,12 +1,13 @@
 /* Geodesic neighbourhoods: the refined graph, the triangle grid and Dijkstra from a surface
  * point (see sinew_geodesic.h for the construction and why). SPDX-License-Identifier: MIT */
+#include <sinew/sinew_host.h>
+
 #include "sinew_geodesic.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinew_host.h"
 
 /* ---- small vector helpers ---- */
 

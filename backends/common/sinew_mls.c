@@ -1,12 +1,13 @@
 /* MLS upsampling: baking the weights, evaluating them per frame, and their blob (see
  * sinew_mls.h; fast-projective-skinning-2019 Sec. 5). SPDX-License-Identifier: MIT */
+#include <sinew/sinew_host.h>
+
 #include "sinew_mls.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "sinew_geodesic.h"
-#include "sinew_host.h"
 
 #define MLS_QUADRATIC_TERMS 10
 #define MLS_LINEAR_TERMS 4

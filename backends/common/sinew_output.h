@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sinew_host.h"
+#include <sinew/sinew_host.h>
 
 /* Checks that `out` can take `vertex_count` vertices: struct size, no extension chain (CPU
  * backends write host arrays only), capacity, positions present, strides multiples of 4 and

@@ -1,10 +1,11 @@
 /* The host-side build of the spatial hash of boxes (sinew_spatial_hash.h): a counting sort of
  * (box, cube) entries into buckets. SPDX-License-Identifier: MIT */
+#include <sinew/sinew_host.h>
+
 #include "sinew_spatial_hash.h"
 
 #include <string.h>
 
-#include "sinew_host.h"
 
 #define SINEW_SPATIAL_HASH_DEFAULT_MAX_CELLS 512u
 #define SINEW_SPATIAL_HASH_MAX_TABLE (1u << 30)

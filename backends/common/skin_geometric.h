@@ -43,9 +43,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sinew/sinew_host.h>
 
 #include "cpu_features.h"
-#include "sinew_host.h"
 #include "sinew_output.h"
 #include "skin_job.h"
 

@@ -7,6 +7,8 @@
  * prisms already overlaps at rest in concave places (armpits, crotch), so every (vertex,
  * triangle) pair found inside at rest is skipped too: these are the same side's neighbours,
  * not a collision. */
+#include <sinew/sinew_host.h>
+
 #include "fps_collide.h"
 
 #include <math.h>
@@ -14,7 +16,6 @@
 #include <string.h>
 
 #include "fps_collide_kernels.h"
-#include "sinew_host.h"
 #include "sinew_spatial_hash.h"
 
 /* Boxes spanning more cubes than this go to the hash's list of large boxes. */

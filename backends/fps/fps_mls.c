@@ -1,8 +1,8 @@
 /* MLS upsampling for fps and its bake blob (fps_mls.h). SPDX-License-Identifier: MIT */
 #include <string.h>
+#include <sinew/sinew_host.h>
 
 #include "fps_mls.h"
-#include "sinew_host.h"
 
 bool fps_upsampling_parse(const char* text, fps_upsampling* out)
 {

@@ -28,9 +28,9 @@
  *   u32 end marker "PEND". */
 #include <math.h>
 #include <string.h>
+#include <sinew/sinew_result_names.h>
 
 #include "ps_internal.h"
-#include "sinew_result_names.h"
 
 #define PS_BAKE_END 0x444e4550u
 #define PS_BAKE_TAG_COLLISIONS 0x4c4f4350u /* "PCOL" */

@@ -2,10 +2,10 @@
  * skinning Sec. 6: simulate a coarser skin, upsample to the render mesh by normal
  * displacement). SPDX-License-Identifier: MIT */
 #include <string.h>
+#include <sinew/sinew_result_names.h>
 
 #include "ps_internal.h"
 #include "sinew_decimate.h"
-#include "sinew_result_names.h"
 
 sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* rig,
                               const ps_params* params, sinew_rig_view* view,

@@ -16,10 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <sinew/sinew_host.h>
 
 #include "cpu_features.h"
 #include "sinew_decimate.h"
-#include "sinew_host.h"
 
 #define PS_NAME "ps"
 #define PS_NONE UINT32_MAX

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include <sinew/sinew_import.h>
+#include <sinew/sinew_host.h>
 
 #include "sample_metrics.h"
 #include "sinew_decimate.h"
-#include "sinew_host.h"
 #include "test_support.h"
 
 static sinew_test_log g_log;

@@ -6,11 +6,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sinew/sinew_host.h>
 
 #include "test_support.h"
 
 #include "fps_collide_kernels.h"
-#include "sinew_host.h"
 #include "sinew_spatial_hash.h"
 
 /* ---- a malloc host with the capture logger ---- */

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include <sinew/sinew_import.h>
+#include <sinew/sinew_host.h>
 
-#include "sinew_host.h"
 #include "test_support.h"
 #include "weights.h"
 

@@ -1,10 +1,10 @@
-/* Result names for every layer: the runtime's sinew_result_string returns these, and
- * backends and plugins name results in their messages through it without calling into the
+/* Result names, header-only: the runtime's sinew_result_string returns these, and backends and
+ * plugins name results in their messages through sinew_result_name without calling into the
  * runtime. SPDX-License-Identifier: MIT */
 #ifndef SINEW_RESULT_NAMES_H
 #define SINEW_RESULT_NAMES_H
 
-#include <sinew/sinew.h>
+#include "sinew.h"
 
 static inline const char* sinew_result_name(sinew_result result)
 {

@@ -1,13 +1,15 @@
-/* Helpers over sinew_host_api shared by the runtime, built-in backends and plugins.
- * SPDX-License-Identifier: MIT */
-#ifndef SINEW_COMMON_HOST_H
-#define SINEW_COMMON_HOST_H
+/* Helpers over sinew_host_api for backends and plugins, and for the runtime and the Vulkan
+ * module, which hand the same table to them: logging, failing with one line, allocation
+ * through the host allocator, the host's parallel_for. Header-only (static inline), so using
+ * them adds no symbol a plugin must find in the runtime. SPDX-License-Identifier: MIT */
+#ifndef SINEW_SINEW_HOST_H
+#define SINEW_SINEW_HOST_H
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <sinew/sinew_plugin.h>
+#include "sinew_plugin.h"
 
 #if defined(__GNUC__)
 #  define SINEW_PRINTF(a, b) __attribute__((format(printf, a, b)))
