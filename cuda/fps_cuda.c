@@ -9,77 +9,17 @@
  * ps's sliding code (on the host, as fps does: fps_sim_update_targets); fps_cuda_device.cu
  * copies all of it to the device once and runs every step there (see fps_cuda_device.h).
  *
- * Parameters: those of fps (backends/fps/fps.c, the same keys, defaults and checks, collisions
- * and collision_weight included; solver is pcg, and solver=cholmod or pcg_tolerance > 0 are
- * refused: the device runs a fixed number of PCG iterations without reading residuals back;
- * fps's limb capsules included: on with collisions=1 unless capsules=0, their targets
- * computed on the device, fps_cuda_collide.h),
- * plus:
- *
- *   key     default  meaning
- *   device  0        CUDA device ordinal
- *   launch  auto     auto: a persistent cooperative kernel where the device has cooperative
- *                    launch and the batch fits in one wave of blocks, else a CUDA Graph;
- *                    graph, cooperative, stream (plain launches)
- *   batch   ""       a name: every fps-cuda skin of the process with this name (same device,
- *                    same iteration counts) is stepped in the same launches (see below)
- *
- * Batching. Skins sharing a batch name form a group. The world steps its skins as jobs; each
- * fps-cuda step marks its skin ready, and the step that completes the group (every member
- * ready) launches one step for all and waits. A skin stepped twice before its group completed,
- * or read in between (read_output, get_state, set_state, bind_output, destroy), first flushes
- * the ready members (the others sit that step out). So a group behaves exactly like separate
- * skins; it is faster only when all members step in every update (one world, one update).
- * A skin bound to a Vulkan output needs its vertices by the end of the update: it works in a
- * group (the last member's step writes all of them, still inside sinew_world_update) as long
- * as every member steps in each update.
- *
- * Global collisions (collisions=1, 2019 Sec. 6; fps_cuda_collide.h). Detection stays on the
- * host, as in the paper ("Collision detection is done on the CPU"): each step the device copies
- * its state down after the step (pinned, inside the graph or after the cooperative kernel), and
- * the next step predicts from it on the host with the device's own arithmetic (fps_predict_row
- * and the same targets), runs fps's fps_collide_update there and, when the pairs changed, fps's
- * fps_sim_set_collision_matrix (A_col's diagonal into A and J) and uploads the pairs, their
- * gather lists, A's diagonal, J and A's CRS part followed by A_col's off-diagonal entries per
- * row, on the batch's stream before the step. Per PD iteration the device runs the pairs'
- * projections and right-hand-side shares (one thread per pair) next to the local step, adds
- * each row's Q_col^T p_col in the right-hand-side phase, and every product row reads the
- * merged CRS part (staged in shared memory where it fits): fps's PCG arithmetic in fps's order.
- * The pair count and the contrib stride are read from device memory and the arrays keep their
- * addresses (room for one pair per skin vertex), so a captured graph and the cooperative
- * kernel's table stay valid when the pairs change; if an array must grow, the batch rebuilds its
- * tables and re-captures at the next step. Batches work with collisions (each member its own
- * pairs and detection); set_state forgets the contacts on both sides, as fps does.
- *
- * Pose discontinuities (fps's jump_angle, jump_distance and SINEW_POSE_DISCONTINUOUS): set_pose
- * hands the pose to fps too, and each step starts with fps's fps_instance_begin_step on the
- * host: when the pose jumps, fps's host state restarts from the pose and forgets its contacts,
- * and the device takes both over (fpsc_upload_state, upload_collisions, as set_state does). fps
- * zeroes the velocities right after its restart's step; here the device's are zeroed before
- * the next step or read (the step may still wait for its group), which the next step and
- * get_state see alike.
- *
- * Upsampling: by the method fps resolved (fps_sim_mls): MLS (2019 Sec. 5) with fps's baked
- * weights whenever fps uses them (upsampling=auto on a separate or decimated simulation mesh,
- * or upsampling=mls), else ps's normal displacement; both on the device.
- *
- * Output. Host arrays (read_output, bind_output with host pointers): the device output is
- * copied down after each step. A Vulkan output (SINEW_EXT_VULKAN_OUTPUT in the chain): the
- * plugin exports the output's memory (sinew_vk_output_export_memory, looked up in
- * the process, so that the plugin needs no Vulkan to build or load), checks that the Vulkan
- * device is this CUDA device (UUID), imports the fd (cudaImportExternalMemory) and the kernels
- * write the slot directly. It also imports the two timeline semaphores
- * (sinew_vk_output_export_semaphores, cudaImportExternalSemaphore) and registers as the
- * output's external writer: each step then waits for `read` on its stream before writing the
- * slot and signals `written` after (sinew_vk_output_external_frame), and returns without
- * waiting for the GPU; the wait (and the check for non-finite values, whose failure is then
- * reported by the call that waits) happens before the next step or read. Where semaphores
- * cannot be exported, the step waits for its stream before returning, so
- * sinew_vk_output_end_frame's host signal of `written` covers the writes. Where the memory
- * cannot be imported (no export, another device, lavapipe) the binding falls back to the
- * mapped host pointers with one INFO line. Queue family ownership of the slots (acquire from
- * and release to VK_QUEUE_FAMILY_EXTERNAL) is the reader's side: sinew_vk_output_cmd_acquire /
- * _release, which sinew_render records itself. */
+ * This file is the plugin's host half: the parameters (fps's, with solver fixed to pcg, plus
+ * device, launch and batch), batch groups (skins with one batch name step in the same launches,
+ * issued by the step that completes the group; a skin stepped twice or read before that
+ * flushes the ready members first), the host side of the global collisions (fps's detection
+ * at the device's prediction, the new pairs and the merged matrix uploaded before the step:
+ * 2019 Sec. 6, fps_cuda_collide.h) and of pose discontinuities (fps's restart on the host,
+ * its state and emptied contacts uploaded), the upsampling method fps resolved (MLS, 2019
+ * Sec. 5, or ps's normal displacement, both run on the device), and the output: host arrays
+ * copied down after each step, or a Vulkan output whose memory and timeline semaphores the
+ * plugin imports so that the kernels write the slot directly. cuda/README.md describes each
+ * (parameters, "Launch modes and batching", "Global collisions", "Output and interop"). */
 #define _GNU_SOURCE /* dlsym(RTLD_DEFAULT) */
 #include <dlfcn.h>
 #include <math.h>

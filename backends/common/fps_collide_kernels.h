@@ -334,9 +334,9 @@ static inline SINEW_HD int fps_collide_behind(const fps_collide_scene* S, uint32
  * plane for that part's surface; an inverted or grossly stretched prism is neither. Such
  * prisms appear wherever the skin cannot follow its bones within a step (a pose that jumps:
  * the base vertices are at the new pose, the skin is not), they span space the tissue does
- * not fill, and vertices found inside them were projected onto planes that face the wrong
- * way, holding the tangle instead of letting the skin return (measured on the male's
- * animations, which jump back to their first key at every loop: backends/fps/README.md). */
+ * not fill, and vertices found inside them would be projected onto planes that face the wrong
+ * way, holding the tangle instead of letting the skin return (the male's animations, which
+ * jump back to their first key at every loop: backends/fps/README.md, "Poses that jump"). */
 static inline SINEW_HD int fps_collide_tet_usable(const fps_collide_scene* S, uint32_t t,
                                                   const double c[4][3])
 {
@@ -416,9 +416,8 @@ static inline SINEW_HD int fps_collide_near(const fps_collide_scene* S, uint32_t
  * base_depth below triangle tri's plane. Then the bone itself has passed through the other
  * surface, and no target above the plane can be reached without stretching v's own prism from
  * the bone to beyond the plane: projecting v there crushes a thin part between the other body
- * and its own bones (measured on the male with the hand swung into the side of the hip, sinew-
- * quality --pose axis:0:1:0:30 --joint l_shoulder: 2956 intersecting pairs, edges stretched
- * 105-fold, against 422 without collisions). Such a pair is left to the other side: the other
+ * and its own bones (the male's hand swung into the side of the hip: backends/fps/README.md,
+ * the arm-into-torso acceptance test). Such a pair is left to the other side: the other
  * part's skin vertices inside this part's prisms are still projected out of them. */
 static inline SINEW_HD int fps_collide_anchor_through(const fps_collide_scene* S, uint32_t v,
                                                       uint32_t tri)

@@ -68,7 +68,8 @@ static inline SINEW_HD void sinew_polar3_svd(const float F[9], float R[9])
 }
 
 /* t[0] + ... + t[8] as a tree of depth 4 rather than a chain of 8: a Newton step is one long
- * chain of dependent operations, and this shortens it (1-2 % faster, measured). */
+ * chain of dependent operations, and this shortens it
+ * (docs/decisions/2026-11-26-polar-newton-step.md). */
 static inline SINEW_HD float sinew_polar3_sum9(const float t[9])
 {
     return ((t[0] + t[1]) + (t[2] + t[3])) + (((t[4] + t[5]) + (t[6] + t[7])) + t[8]);
@@ -98,8 +99,9 @@ static inline SINEW_HD float sinew_polar3_newton_step(float X[9])
     }
     float nx = sinew_polar3_sum9(x2);
     float nc = sinew_polar3_sum9(c2);
-    /* |X^-1|_F = |C|_F / |det|, so g^2 = sqrt(nc / nx) / |det| (Higham 1986, Sec. 3.3). Fewer
-     * square roots and divisions (one division for all three) measured no faster. */
+    /* |X^-1|_F = |C|_F / |det|, so g^2 = sqrt(nc / nx) / |det| (Higham 1986, Sec. 3.3),
+     * computed as written: fewer square roots and divisions gain nothing
+     * (docs/decisions/2026-11-26-polar-newton-step.md). */
     float g = sqrtf(sqrtf(nc / nx) / fabsf(det));
     float a = 0.5f * g;
     float b = 0.5f / (g * det);

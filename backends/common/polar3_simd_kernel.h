@@ -8,8 +8,8 @@
  * become masks: the Newton iteration runs until every lane has converged, freezing each lane
  * at its own stopping step; the matrices that need the SVD instead (det < 1e-5, no
  * convergence, or a reflection) are queued and decomposed a full vector at a time (a block of
- * nothing but such matrices directly). Running the SVD for every block with one such lane, and
- * selecting, is the simpler alternative; measured, it cost 50 % more with 1 % of them.
+ * nothing but such matrices directly), which costs less than running the SVD for every block
+ * with one such lane and selecting (docs/decisions/2026-11-26-polar-simd-kernels.md).
  *
  * The including file defines:
  *   POLAR3_W                 lanes per vector

@@ -7,7 +7,8 @@
  * sum of the deformed simulation positions (eq. 8), and weights Ñ_ij for the normals (linear
  * MLS on the normals, the formula after eq. 8). Evaluation is then a gather and a sum
  * (sinew_mls_eval.h, shared with CUDA), run over the host's job system here; on x86-64 CPUs
- * with AVX2 an AVX kernel (sinew_mls_avx2.c) gives the same bits about four times faster.
+ * with AVX2 an AVX kernel (sinew_mls_avx2.c) gives the same bits faster (backends/fps/README.md,
+ * "Figures").
  *
  * How the weights are baked (all in double precision, stored as float):
  *  1. The render vertex is located on the simulation surface (closest point of its triangles).

@@ -16,12 +16,11 @@
  * independent chains hide the add latency. With normals, when the caller's inputs have been
  * interleaved into per-frame records and the weights carry packed entries (sinew_mls.h), one
  * 256-bit register holds a vertex's position and normal sums side by side: per entry one
- * offset, one 8-byte weight-pair broadcast, one record load, one multiply and one add: on
- * male, positions and normals then cost 1.3 times positions alone (2.2 without). Lanes across
- * render vertices (one gather per component) would need six gathers per entry, slower than
- * these loads on current x86 cores; that is also why 512-bit registers would not help. Tried
- * without gain on the development machine (AMD EPYC, AVX-512): eight render vertices at a
- * time, four weight pairs per load spread by permutes, records ordered by first use. */
+ * offset, one 8-byte weight-pair broadcast, one record load, one multiply and one add. Lanes
+ * across render vertices (one gather per component) would need six gathers per entry, slower
+ * than these loads on current x86 cores; that is also why 512-bit registers would not help.
+ * The figures are in backends/fps/README.md ("Figures"), the variants that gained nothing in
+ * docs/decisions/2026-11-26-mls-avx2-kernel.md. */
 #include <immintrin.h>
 
 #include "sinew_mls.h"

@@ -52,7 +52,7 @@
  *   volume_weight   0        as ps: the volume term (volume3.h), 0 = none
  *   volume_range    0.01     as ps: the band of det F it leaves alone
  *
- * Contract: that of ps (backends/ps/ps.c, README.md) with these differences: base vertices sit
+ * Contract: that of ps (backends/ps/README.md) with these differences: base vertices sit
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
  * the name "fps", and a rig baked for "ps" is restored as well, since the model is the same). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */

@@ -80,7 +80,7 @@ sinew_result fps_cholmod_create(const sinew_host_api* host, const sinew_crs* K, 
     cholmod_start(&c->cc);
     c->started = 1;
     /* Quiet (errors come back as status); simplicial LDL^T with AMD only: on these shell-like
-     * meshes it solves 3-4 times faster than a supernodal factor (NOTES.md). */
+     * meshes it solves faster than a supernodal factor (README.md, "Figures"). */
     c->cc.print = 0;
     c->cc.supernodal = CHOLMOD_SIMPLICIAL;
     c->cc.final_ll = 0;

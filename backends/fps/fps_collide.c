@@ -355,11 +355,12 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
  * capsule at rest (the parts' flesh meets there), and a vertex whose anchor is inside the
  * capsule (the bone went through that flesh, as in fps_collide_anchor_through), and the skin
  * of a part whose own tube's largest radius is below half the tube's radius there (a finger
- * in a leg). Measured on the male (sinew-quality, 90 settling steps): the arm-into-torso pose
- * from 207 render pairs to 0 (since the tet test, fps_collide_tet_usable: from 222 to 19); the
- * grid (6 slices, 8 sectors), the weight (one edge spring's) and the rest margin (one edge)
- * are the measured best of a small sweep. On with collisions=1 (fps's default): over the
- * male's six animations they lower the pairs; the groin and the knee gain some (README.md). */
+ * in a leg). The grid (FPS_CAP_SLICES x FPS_CAP_SECTORS), the weight (one edge spring's) and
+ * the rest margin (one edge) are the best of a small sweep
+ * (docs/decisions/2026-11-26-fps-capsule-parameters.md). On with collisions=1 (fps's
+ * default): they resolve the crease at the arm-into-torso pose, and over the male's six
+ * animations they lower the pairs; the groin and the knee gain some (README.md, "Limb
+ * capsules"). */
 
 #define CAP_SLICES FPS_CAP_SLICES
 #define CAP_SECTORS FPS_CAP_SECTORS
@@ -629,9 +630,9 @@ static uint32_t capsule_detect(const fps_collide* c, uint32_t v, uint32_t previo
         if (!(R > 0.0)) continue;
         /* a part less than half as thick as the tube where it enters (a finger in a leg) is
          * not held out: its bone is what went in, and lifting its skin out by more than the
-         * part is thick stretches its prisms apart (measured on the male's anim 3 at step 90:
-         * 4392 render pairs, edges 53-fold, against 2289 and 6.2-fold with this test, 2185 and
-         * 6.2-fold without capsules); its skin is left to the prism pairs */
+         * part is thick stretches its prisms apart
+         * (docs/decisions/2026-11-26-fps-capsule-parameters.md); its skin is left to the prism
+         * pairs */
         const uint32_t bv = c->skin_bone[v];
         const double own = c->cap_has[bv] ? c->cap_frame[CAP_FRAME * (size_t)bv + 12] - c->edge : 0.0;
         if (own < CAP_THINNER * R) continue;
@@ -909,9 +910,9 @@ static sinew_result build_rest(fps_collide* c, const fps_collide_desc* desc, con
     if (r != SINEW_OK) return r;
     tet_rest_volumes(c, xr);
     /* Sec. 6: delta_col is relative to the mean edge length of the skin, and so are the hash's
-     * cubes: 1.5 edge lengths cost least on the male (prism boxes reach down to the bone, so
-     * one edge length lists each box in about 29 cubes and the build doubles; 2 or more
-     * lengthen every query's bucket). */
+     * cubes: prism boxes reach down to the bone, so smaller cubes list each box in many cubes
+     * and larger ones lengthen every query's bucket (README.md has the figures, with where a
+     * step with collisions goes). */
     double edge_sum = 0.0;
     for (uint32_t t = 0; t < c->tri_count; ++t) triangle_rest(c, xr, t, &edge_sum);
     for (uint32_t v = 0; v < c->n; ++v)
@@ -1198,11 +1199,9 @@ static void detect_scene(const fps_collide* c, fps_collide_scene* scene)
     scene->bone_count = c->bone_count;
     scene->tri_near = c->same_part ? NULL : c->tri_near;
     /* global pairs only: also drop pairs whose anchor went through (fps_collide_anchor_through)
-     * by more than half a mean edge length (2 delta_col). Measured on the male's arm swung into
-     * the torso over six poses: deeper allowances let the side entries crush the hand again
-     * (4 delta_col: 874 pairs at axis:0:1:0:30, 8: 1009), shallower ones drop contacts the
-     * front entries resolve (0 to 1 delta_col: 100 pairs of the forearm in the belly left at
-     * axis:-0.5:1:0:40, none at 2). */
+     * by more than half a mean edge length (2 delta_col): deeper allowances let the side
+     * entries crush the hand again, shallower ones drop contacts the front entries resolve
+     * (docs/decisions/2026-11-26-fps-anchor-depth.md). */
     scene->base_row = c->same_part ? NULL : c->base_row;
     scene->base_depth = 2.0 * c->retain;
     scene->tet_rest = c->same_part ? NULL : c->tet_rest;

@@ -990,8 +990,8 @@ sinew_result fps_sim_step(fps_sim* s)
         double a = prof ? now_seconds() : 0.0;
         sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 32u);
         /* Sec. 6: the collision projection is part of the local step, its targets from the
-         * current iterate (fixing them once per step measured worse: the penetration a spring
-         * of fixed target leaves builds up over the steps and the pairs multiply) */
+         * current iterate (a spring whose target is fixed once per step leaves a penetration
+         * that builds up over the steps, and the pairs multiply) */
         s->col_extra = s->col && fps_collide_rhs(s->col, s->x, N) ? fps_collide_extra(s->col) : NULL;
         double b = prof ? now_seconds() : 0.0;
         FPS_INLINE(rhs_range, &ctx, ns);

@@ -5,107 +5,13 @@
  * to the render mesh (Sec. 6). No skin weights are needed.
  * SPDX-License-Identifier: MIT
  *
- * Parameters (sinew_param strings; an unknown or repeated key or a bad value is
- * SINEW_ERROR_PARAMETER with one log line):
- *
- *   key            default  meaning
- *   iterations     10       local/global iterations per step (1..1000), Sec. 4
- *   timestep       1/60     h of the mass term, seconds (0 < h <= 1). The system matrix holds
- *                           M / h^2 and is factored once, so h is fixed at prepare: every step
- *                           call advances the simulation by h, whatever dt it is given (dt is
- *                           only checked: finite and >= 0). Call step once per frame of h.
- *   damping        0.95     lambda of v = lambda (x_{t+1} - x_t) / h (2019 paper, Sec. 3):
- *                           1 keeps all momentum (no damping), 0 keeps none (quasi-static);
- *                           0..1. 0.95 lets a swing die out within about two seconds
- *   strain_weight  1        stiffness of the strain constraints per unit rest volume (> 0);
- *                           only its ratio to mass and anchor_weight matters
- *   anchor_weight  1000     stiffness of the soft anchors that pull each base vertex to its
- *                           bone, relative to the strain stiffness at that vertex (> 0)
- *   mass           0.001    tissue density (> 0). The mass of a vertex is mass * its share of
- *                           the tet volumes / T^2, T the mean tissue thickness of the rig, so
- *                           that the tissue's wobble does not depend on the rig's units; its
- *                           frequency goes with sqrt(strain_weight / mass) (with the defaults
- *                           the cylinder's forearm swings back at about 2-3 Hz; larger mass:
- *                           slower, longer secondary motion)
- *   collisions     1        local collisions (Sec. 5, ps_collide.c): candidate pairs near each
- *                           folding joint (collision_candidates), a contact plane per joint,
- *                           anchors and skin kept on their side of it, a second prefactored
- *                           matrix; 0: none
- *   collision_candidates near  near: the skin of each folding joint's two bones within the
- *                           fold's reach, paired at rest (milliseconds); poses: Sec. 5.1's
- *                           vertices that simulated extreme poses bring into contact (seconds)
- *   collision_weight 10     weight of each collision constraint of the second matrix (Sec.
- *                           5.3), relative to that vertex's diagonal of the system matrix (as
- *                           anchor_weight is); (0, 1e6]
- *   collision_joints ""     comma-separated joint names whose extreme poses give candidates;
- *                           empty: automatic (names containing elbow, knee, shoulder, hip,
- *                           spine, forearm, lowerarm, upperarm, calf, thigh, upleg, leg, or
- *                           H-Anim vertebrae vl1.., vt1..; without any such name, every joint
- *                           with one child bone within 0.5..2 times its incoming bone's length).
- *                           A name the rig lacks, or a joint that does not join two bones, is
- *                           SINEW_ERROR_PARAMETER at prepare and bake
- *   collision_test plane    which collisions the projections of the second half resolve:
- *                           plane: every constrained vertex that has crossed (or come within
- *                           its margin of) one of its contact planes; angle: only where the
- *                           angle test of Fig. 10, run once per step on the preliminary shape,
- *                           reports a pair of that contact as crossed (the paper's use; loses
- *                           at the male's shoulder, README.md "Local collisions")
- *   profile        0        1: time the local step, right-hand side, solve and upsampling of
- *                           every step and report the means in one INFO line when the skin is
- *                           destroyed
- *   simd           auto     kernels of the local step and its polar decomposition: auto (the
- *                           widest this CPU runs), scalar, avx2, avx512 (all give the same
- *                           bits); one the CPU lacks is SINEW_ERROR_BACKEND_UNAVAILABLE
- *   sliding        1        skin sliding at joints (Sec. 4.2, ps_sliding.c): base vertices near
- *                           a joint follow anchor rings on the half-rotated joint sphere and on
- *                           the bones, projected back onto the posed skeleton; 0: they follow
- *                           one bone rigidly
- *   decimate_above 12000    a rig without a simulation mesh whose render mesh has more
- *                           vertices simulates a mesh decimated from it (meshoptimizer, Sec. 6)
- *                           and upsamples; 0: never. Without meshoptimizer in the build: one
- *                           WARNING and the full mesh
- *   simulation_vertices 4000  target vertex count of that decimated mesh (>= 4)
- *   bone_radii     ""       joint:radius,joint:radius,... (joint names): the radius of the bones
- *                           that start at each named joint, instead of 75 % of the closest skin
- *                           distance (Sec. 3.1); still scaled down (with a WARNING) where eq. (1)
- *                           needs it. An unknown name, a joint that starts no bone or a radius
- *                           that is not a positive number is SINEW_ERROR_PARAMETER
- *   jump_angle     45       degrees in [0, 180]: a step whose pose turns a joint more than this
- *                           relative to its parent is a pose jump (ps_jump.c); 0: never
- *   jump_distance  0.5      rig heights in [0, 1e6]: a step whose pose moves a joint more than
- *                           this relative to its parent (a root: in model space) is a pose
- *                           jump; 0: never. A jump, or a pose flagged SINEW_POSE_DISCONTINUOUS,
- *                           restarts the tissue from the pose (ps_jump.c)
- *   volume_weight  0        the volume term's stiffness per unit rest volume, >= 0 (Bouaziz et
- *                           al. 2014 Sec. 5; volume3.h): each prism's target blends its rotation
- *                           with F projected to det F in the band below; 0: the paper's energy
- *   volume_range   0.01     the band [1 - range, 1 + range] of det F the term leaves alone, [0, 1)
- *
- * Contract (what the vtable documentation leaves to the backend):
- * - Rig: any skeleton with at least one joint (bones are the segments between a joint and each
- *   child at a different position); the skin weights choose each skin vertex's bones for the
- *   shrinking (ps_skin_joints.c), none are needed. The simulated mesh is the rig's
- *   simulation mesh when it has one (upsampled to the render mesh), else the render mesh;
- *   coincident vertices are welded first so that seams do not tear.
- * - Poses: each bone moves with its parent joint's skinning matrix, taken as affine.
- * - Before any step the output is the rest mesh. set_pose records the pose; the next step
- *   simulates one time step of h towards it, or, when the pose does not continue the previous
- *   one (flagged, or a jump by jump_angle / jump_distance), restarts the tissue from it: the
- *   pose's linear-blend shape, velocities zero, a quasi-static step (ps_jump.c). Outputs are
- *   positions and normals of the render mesh: normals are the rest normals carried by the
- *   rotation of the simulated surface.
- * - State: get_state gives the current render positions and velocities interpolated from the
- *   simulated skin. set_state takes a render-mesh shape (e.g. from lbs when swapping backends):
- *   the skin vertices start from it (with a separate simulation mesh: from the rest-pose
- *   position of each simulation vertex on the render surface, carried along with the given
- *   shape), base vertices jump to their anchors at the next step, velocities are the given
- *   ones (or zero). Until the next step the output is exactly the given positions.
- * - Output and binding behave like the geometric backends (backends/common/skin_geometric.h):
- *   a bound step writes only the caller's arrays, the own buffers are refreshed on demand.
- * - Baking: `bake` writes the pose-independent model (skeleton, shrunken skin and its bone
- *   assignment, welded triangles, upsampling data) little-endian; prepare restores it when the
- *   rig carries a "ps" blob and then only rebuilds the tetrahedra's rest data and the factor.
- * - CHOLMOD allocates its factor with the C library's malloc, not the host allocator. */
+ * This file parses the parameters (each parser below says what it accepts; README.md,
+ * "Parameters", has them with their defaults and meaning) and implements the backend's vtable:
+ * prepare (the tissue model, built by ps_model.c or restored from a baked "ps" blob by
+ * ps_bake.c; the local collisions' candidates, ps_collide.c; the simulation, ps_sim.c),
+ * set_pose and step (one time step of h towards the pose, or a restart from it after a pose
+ * jump, ps_jump.c), output and state (ps_output.c) and bake. What the backend promises about
+ * rigs, poses, output, state and baking is README.md, "Contract". */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <stdlib.h>

@@ -6,15 +6,15 @@
  * The paper's candidates from simulated extreme poses (Sec. 5.1) are ps_collide_poses.c.
  * SPDX-License-Identifier: MIT
  *
- * Where this departs from the paper, measured on the cylinder (README.md, "Local collisions"):
+ * Where this departs from the paper (README.md, "Local collisions", has the figures):
  * - The plane of a pair is the plane that halves the fold at the pair's joint (normal
  *   u_i - u_j of the bone directions), not the mid-plane of the two vertices with averaged
  *   normals: in a symmetric fold they coincide, but the latter follows noisy normals and far
  *   pairs, and made overlapping sheets. A vertex keeps the side of that plane it has at rest.
  * - The default test is that side test per vertex (a few flops). The angle test of Fig. 10 runs
  *   where the paper runs it with collision_test=angle (once per step, it decides which pairs'
- *   planes act), but as that gate it lost at the male's shoulder (71 intersecting pairs
- *   against 32 at r_shoulder bend:120) and changed nothing on the cylinder.
+ *   planes act), but as that gate it lost at the male's shoulder and changed nothing on the
+ *   cylinder (README.md, "The angle test of Fig. 10").
  * - The inner (base) layer is kept on its side too: in a deep bend the capsules of the two
  *   bones overlap, so anchors that follow their bone (or slide onto the capsules' union, which
  *   pushes crease anchors out along the groove) cross the plane, and the skin above them
@@ -24,7 +24,7 @@
  * - The default candidates are the skin of each folding joint's two bones within the fold's
  *   reach (ps_collide_candidates_near), not the vertices that simulated extreme poses bring
  *   into contact: the run time constrains the same kind of vertices, and the search through
- *   88 simulated poses costs seconds at prepare (collision_candidates=poses keeps it).
+ *   the simulated poses costs seconds at prepare (collision_candidates=poses keeps it).
  *
  * Joints (Sec. 5.1 names elbows, shoulders, hip/crotch and knees): `collision_joints` names them
  * explicitly; otherwise every joint whose name contains one of the common fold names (H-Anim,
@@ -41,9 +41,7 @@
 #define PS_COLLIDE_NEAR 8.0
 /* Margins to a contact plane in tissue thicknesses (capped by each vertex's rest distance):
  * the skin keeps a small gap; the base layer stays a thickness away, so that the tissue over
- * it keeps room. Measured on the cylinder at bend:135: base gap 0.3 / 0.5 / 1 / 1.5 gave
- * 22-40 / 6 / 0 / 0 intersecting pairs, volume ratio 0.94 / 0.94 / 0.93 / 0.91; the skin gap
- * (0.02 to 0.3) changed little. */
+ * it keeps room (README.md, "Local collisions", has the margins' figures). */
 #define PS_COLLIDE_SKIN_GAP 0.1
 #define PS_COLLIDE_BASE_GAP 1.0
 
@@ -251,9 +249,10 @@ bool ps_pair_sort_unique(const sinew_host_api* host, ps_pair_list* l)
 /* Candidates without the offline simulation: around each chosen joint, the skin of its
  * incoming and outgoing bones within the fold's reach (PS_COLLIDE_NEAR joint radii: a bent
  * elbow lays the forearm onto the upper arm about that far from the joint; README.md has the
- * measurements), each vertex paired with the closest vertex of the other bone at rest. The run time constrains exactly these vertices
- * (Sec. 5.2: each keeps the side of the joint's plane it has at rest), the kind of vertices
- * the simulated extreme poses find on a limb, at a fraction of the cost. */
+ * measurements), each vertex paired with the closest vertex of the other bone at rest. The
+ * run time constrains exactly these vertices (Sec. 5.2: each keeps the side of the joint's
+ * plane it has at rest), the kind of vertices the simulated extreme poses find on a limb, at a
+ * fraction of the cost. */
 static sinew_result near_joint(const sinew_host_api* host, const ps_model* m, uint32_t j,
                                double reach_radii, uint32_t* list, uint8_t* side,
                                ps_pair_list* out)

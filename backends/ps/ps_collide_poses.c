@@ -7,7 +7,7 @@
  * the other side of the joint (vertex-in-tet through a spatial hash), detected at every ramp
  * step too (a vertex that has gone through the other side's thin tissue layer is inside no tet
  * any more), split by the plane through the joint and paired with the closest vertex of the
- * other patch: 88 simulated poses on the male.
+ * other patch (README.md, `collision_candidates`, has the count and the cost on the male).
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdlib.h>

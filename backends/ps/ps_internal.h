@@ -24,7 +24,7 @@
 #define PS_NAME "ps"
 #define PS_NONE UINT32_MAX
 
-/* ---- parameters (defaults and meaning: the table at the top of ps.c) ---- */
+/* ---- parameters (defaults and meaning: README.md, "Parameters"; parsed in ps.c) ---- */
 
 /* When a step's pose counts as a jump (ps_jump.c; parameters jump_angle and jump_distance of
  * ps and fps). */
@@ -50,7 +50,7 @@ typedef struct ps_params {
     double damping;       /* lambda of the velocity update, 1 = none */
     double strain_weight; /* stiffness of the strain constraints per unit rest volume */
     double anchor_weight; /* anchor stiffness relative to the base vertex's strain stiffness */
-    double mass;          /* tissue density, see ps.c */
+    double mass;          /* tissue density, see README.md */
     int collisions;       /* 1: local collisions (Sec. 5) */
     double collision_weight; /* collision constraint weight relative to the vertex's diagonal */
     char collision_joints[1024]; /* "" (automatic) or comma-separated joint names */

@@ -2,7 +2,7 @@
  * skin vertex, smoothed over the skin, then the vertex moved toward it until it meets the
  * volumetric skeleton; that meeting point is the base vertex.
  *
- * Where this departs from the paper, and why (measured on the male and BCN_Epileptic.X):
+ * Where this departs from the paper, and why (README.md, "The tissue mesh", has the figures):
  * - A vertex's foot point lies on the bones of the joints that carry a good share of its skin
  *   weight (ps_skin_joints.c; the bones each moves and those ending at it), not anywhere on
  *   the skeleton: real rigs hold helper bones through flesh they do not move. Without
@@ -10,8 +10,8 @@
  * - The smoothing of eq. (2) is screened: each step also pulls a foot point toward its first,
  *   closest one (weight PS_SHRINK_DATA_WEIGHT against the neighbours' mean). Iterated to
  *   convergence, the plain diffusion lets foot points drift along the bones and across joints
- *   (the skin below an elbow ended up with its base 0.9 units up the upper arm), and the
- *   prisms it gives are slanted, inverted or crushed when the joint bends.
+ *   (the skin below an elbow gets its base up the upper arm), and the prisms it gives are
+ *   slanted, inverted or crushed when the joint bends.
  * - The base vertex stays on its own bones: the ray meets only their capsules and the spheres
  *   at their ends, and the anchor follows the foot point's bone. SPDX-License-Identifier: MIT */
 #include <float.h>

@@ -14,9 +14,9 @@
  * and G_p^T R^T is the prism's share of the right-hand side of eq. (6).
  *
  * The global matrix h^-2 M + sum_t w_t S^T A^T A S + W_anchor is constant: it is factored once
- * with CHOLMOD as a simplicial LDL^T with AMD ordering (measured 3-4 times faster to solve
- * than the supernodal factor on these shell-like meshes, NOTES.md), and every iteration solves
- * the three coordinates in one call with a 3-column right-hand side. Only CHOLMOD's Core and
+ * with CHOLMOD as a simplicial LDL^T with AMD ordering (faster to solve than a supernodal
+ * factor on these shell-like meshes: README.md, "Figures"), and every iteration solves the
+ * three coordinates in one call with a 3-column right-hand side. Only CHOLMOD's Core and
  * Cholesky modules are used (analyze, factorize, solve2 and Core utilities). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <float.h>
@@ -399,9 +399,9 @@ static void sim_prism_data(ps_sim* s, double* strain_diag, double* volume)
 }
 
 /* Lumped masses: a quarter of each tet's volume per vertex, density `mass` in units of the
- * tissue thickness (ps.c explains the scaling). Vertices without volume get a small mass
- * so that the matrix stays positive definite. Returns the mean strain diagonal, which the
- * anchors are relative to. */
+ * tissue thickness (README.md, `mass`, explains the scaling). Vertices without volume get a
+ * small mass so that the matrix stays positive definite. Returns the mean strain diagonal,
+ * which the anchors are relative to. */
 static double sim_masses(ps_sim* s, const double* strain_diag, const double* volume)
 {
     const ps_model* m = s->m;

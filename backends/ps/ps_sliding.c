@@ -25,10 +25,9 @@
 
 /* Anchors per ring: 16 keep the chord of the ring within 2 % of the radius. */
 #define PS_SLIDE_RING 16u
-/* The bone ring's distance from the joint centre, in joint radii (capped at half the bone).
- * Measured on the cylinder at bend:90 (tests/ps/test_ps_sliding.c): 1, 1.5, 2, 3 radii cut
- * the largest base-edge stretch from 2.38 to 0.86, 0.69, 0.59, 0.51 but raise the mean from
- * 0.057 to 0.062, 0.070, 0.083 (rigid: 0.060): farther rings spread the stretch wider. */
+/* The bone ring's distance from the joint centre, in joint radii (capped at half the bone):
+ * one radius, where the capsule leaves the sphere. Farther rings lower the largest base-edge
+ * stretch but spread the stretch wider (docs/decisions/2026-11-26-ps-sliding-reach.md). */
 #define PS_SLIDE_REACH 1.0
 
 /* Affine transform of p by a column-major 4x4 float matrix (the rest pose: identity, exact). */
