@@ -51,6 +51,8 @@
  *                            (backends/ps/ps_collide.c); 0: none
  *   volume_weight   0        as ps: the volume term (volume3.h), 0 = none
  *   volume_range    0.01     as ps: the band of det F it leaves alone
+ *   upsampling      auto     auto (mls for a separate or decimated simulation mesh, else
+ *                            normal), normal (2018 Sec. 6) or mls (2019 Sec. 5), fps_mls.h
  *
  * Contract: that of ps (backends/ps/README.md) with these differences: base vertices sit
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
