@@ -435,15 +435,8 @@ static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     if (host->struct_size < sizeof(sinew_host_api)) return SINEW_ERROR_STRUCT_SIZE;
     const char* name = ops->name;
-    if (!out_instance)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: out_instance is NULL",
-                               name);
-    *out_instance = NULL;
-    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", name);
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "%s: takes no typed parameters, but the next chain is not NULL",
-                               name);
+    sinew_result checked = sinew_geo_check_prepare(host, name, rig, next, out_instance);
+    if (checked != SINEW_OK) return checked;
     sinew_vk_context* ctx = map_find(host);
     if (!ctx)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,

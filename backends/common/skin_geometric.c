@@ -178,15 +178,8 @@ sinew_result sinew_geo_prepare(const sinew_geo_ops* ops, const sinew_host_api* h
     if (!host->allocator.alloc || !host->allocator.free || !host->jobs.parallel_for)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "%s: the host API lacks an allocator or parallel_for", name);
-    if (!out_instance)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: out_instance is NULL",
-                               name);
-    *out_instance = NULL;
-    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", name);
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "%s: takes no typed parameters, but the next chain is not NULL",
-                               name);
+    sinew_result checked = sinew_geo_check_prepare(host, name, rig, next, out_instance);
+    if (checked != SINEW_OK) return checked;
     bool want_normals;
     sinew_simd simd;
     sinew_result r = sinew_geo_parse_params(host, name, params, param_count, &want_normals, &simd);

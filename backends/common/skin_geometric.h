@@ -111,6 +111,24 @@ static inline bool sinew_geo_finite(const float* v, size_t count)
     return true;
 }
 
+/* The arguments every geometric prepare (CPU and Vulkan) checks alike: an output pointer
+ * (cleared), a rig, and no typed-parameter chain, which these backends do not take. */
+static inline sinew_result sinew_geo_check_prepare(const sinew_host_api* host, const char* name,
+                                                   const sinew_rig_view* rig, const void* next,
+                                                   void** out_instance)
+{
+    if (!out_instance)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: out_instance is NULL",
+                               name);
+    *out_instance = NULL;
+    if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", name);
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "%s: takes no typed parameters, but the next chain is not NULL",
+                               name);
+    return SINEW_OK;
+}
+
 /* Checks the rig view: everything the kernels index must be in range, finite and present. */
 static inline sinew_result sinew_geo_check_rig(const sinew_host_api* host, const char* name,
                                                const sinew_rig_view* rig)
