@@ -1132,17 +1132,10 @@ void fps_sim_profile(const fps_sim* s, double seconds[6], uint64_t* steps)
  * ps_upsample.c and the frame of ps_internal.h); MLS upsampling (2019 Sec. 5) comes here as
  * a second kind of record. ---- */
 
-typedef struct up_ctx {
-    fps_sim* s;
-    float* positions;
-    size_t position_stride;
-    float* normals;
-    size_t normal_stride;
-} up_ctx;
-
+/* The skin's float positions in the model's numbering (x is in the solver's). */
 static void skin_float_range(void* data, uint32_t begin, uint32_t end)
 {
-    fps_sim* s = ((const up_ctx*)data)->s;
+    fps_sim* s = (fps_sim*)data;
     uint32_t N = s->N;
     for (uint32_t i = begin; i < end; ++i) {
         uint32_t j = s->inv[i];
@@ -1150,44 +1143,20 @@ static void skin_float_range(void* data, uint32_t begin, uint32_t end)
     }
 }
 
-static void skin_normal_range(void* data, uint32_t begin, uint32_t end)
-{
-    fps_sim* s = ((const up_ctx*)data)->s;
-    for (uint32_t i = begin; i < end; ++i) ps_vertex_normal(s->m, s->skin_f, i, s->skin_n + 3u * i);
-}
-
-static inline float* at_stride(float* base, size_t stride, uint32_t i)
-{
-    return (float*)((char*)base + stride * i);
-}
-
-static void render_range(void* data, uint32_t begin, uint32_t end)
-{
-    const up_ctx* c = (const up_ctx*)data;
-    const fps_sim* s = c->s;
-    const ps_model* m = s->m;
-    for (uint32_t r = begin; r < end; ++r) {
-        float pos[3], nrm[3];
-        ps_upsample_vertex(m, s->skin_f, s->skin_n, s->skinning, r, pos, nrm);
-        if (c->positions) memcpy(at_stride(c->positions, c->position_stride, r), pos, sizeof pos);
-        if (c->normals) memcpy(at_stride(c->normals, c->normal_stride, r), nrm, sizeof nrm);
-    }
-}
-
 void fps_sim_upsample(fps_sim* s, float* positions, size_t position_stride, float* normals,
                       size_t normal_stride)
 {
     double t0 = s->p.profile ? now_seconds() : 0.0;
-    up_ctx c = {s, positions, position_stride, normals, normal_stride};
-    FPS_INLINE(skin_float_range, &c, s->n);
-    sinew_host_parallel_for(&s->host, skin_normal_range, &c, s->n, 1024u);
+    FPS_INLINE(skin_float_range, s, s->n);
+    ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
     if (s->mls) {
         /* eq. 8: positions as weighted sums; normals by linear MLS of the skin's normals. The
          * inputs are finite (the step checked them), so apply cannot refuse them. */
         sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, normals ? s->skin_n : NULL,
                         positions, position_stride, normals, normal_stride);
     } else {
-        sinew_host_parallel_for(&s->host, render_range, &c, s->m->render_count, 1024u);
+        ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
+                           position_stride, normals, normal_stride);
     }
     if (s->p.profile) s->profile[3] += now_seconds() - t0;
 }

@@ -241,6 +241,14 @@ sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* ri
  * triangle follow their bone's skinning matrix (16 floats per joint). */
 void ps_upsample_vertex(const ps_model* m, const float* skin_f, const float* skin_n,
                         const float* skinning, uint32_t r, float pos[3], float nrm[3]);
+/* The skin's vertex normals (ps_vertex_normal) from its float positions, over the job system. */
+void ps_skin_normals(const sinew_host_api* host, const ps_model* m, const float* skin_f,
+                     float* skin_n);
+/* Every render vertex by ps_upsample_vertex, over the job system, into strided arrays (byte
+ * strides; either array may be NULL). */
+void ps_upsample_render(const sinew_host_api* host, const ps_model* m, const float* skin_f,
+                        const float* skin_n, const float* skinning, float* positions,
+                        size_t position_stride, float* normals, size_t normal_stride);
 
 /* Skin vertex values from render-vertex values (a backend's set_state): with a separate
  * simulation mesh through the restore records (offsets: positions, with the normal offsets of

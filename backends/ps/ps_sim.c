@@ -897,55 +897,23 @@ void ps_sim_profile_collisions(const ps_sim* s, double seconds[2])
 
 /* ---- upsampling (Sec. 6) ---- */
 
-typedef struct up_ctx {
-    ps_sim* s;
-    float* positions;
-    size_t position_stride;
-    float* normals;
-    size_t normal_stride;
-    float* velocities;
-} up_ctx;
-
+/* The skin's float positions (the sim's numbering is the model's). */
 static void skin_float_range(void* data, uint32_t begin, uint32_t end)
 {
-    ps_sim* s = ((const up_ctx*)data)->s;
+    ps_sim* s = (ps_sim*)data;
     uint32_t N = s->N;
     for (uint32_t i = begin; i < end; ++i)
         for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->x[(size_t)c * N + i];
-}
-
-static void skin_normal_range(void* data, uint32_t begin, uint32_t end)
-{
-    ps_sim* s = ((const up_ctx*)data)->s;
-    for (uint32_t i = begin; i < end; ++i) ps_vertex_normal(s->m, s->skin_f, i, s->skin_n + 3u * i);
-}
-
-static inline float* at_stride(float* base, size_t stride, uint32_t i)
-{
-    return (float*)((char*)base + stride * i);
-}
-
-static void render_range(void* data, uint32_t begin, uint32_t end)
-{
-    const up_ctx* c = (const up_ctx*)data;
-    const ps_sim* s = c->s;
-    const ps_model* m = s->m;
-    for (uint32_t r = begin; r < end; ++r) {
-        float pos[3], nrm[3];
-        ps_upsample_vertex(m, s->skin_f, s->skin_n, s->skinning, r, pos, nrm);
-        if (c->positions) memcpy(at_stride(c->positions, c->position_stride, r), pos, sizeof pos);
-        if (c->normals) memcpy(at_stride(c->normals, c->normal_stride, r), nrm, sizeof nrm);
-    }
 }
 
 void ps_sim_upsample(ps_sim* s, float* positions, size_t position_stride, float* normals,
                      size_t normal_stride)
 {
     double t0 = s->p.profile ? now_seconds() : 0.0;
-    up_ctx c = {s, positions, position_stride, normals, normal_stride, NULL};
-    sinew_host_parallel_for(&s->host, skin_float_range, &c, s->n, 2048u);
-    sinew_host_parallel_for(&s->host, skin_normal_range, &c, s->n, 1024u);
-    sinew_host_parallel_for(&s->host, render_range, &c, s->m->render_count, 1024u);
+    sinew_host_parallel_for(&s->host, skin_float_range, s, s->n, 2048u);
+    ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
+    ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
+                       position_stride, normals, normal_stride);
     if (s->p.profile) s->profile[3] += now_seconds() - t0;
 }
 

@@ -237,6 +237,56 @@ void ps_upsample_vertex(const ps_model* m, const float* skin_f, const float* ski
     }
 }
 
+/* The job of ps_skin_normals and ps_upsample_render. */
+typedef struct upsample_job {
+    const ps_model* m;
+    const float* skin_f;
+    float* skin_n;
+    const float* skinning;
+    float* positions;
+    size_t position_stride;
+    float* normals;
+    size_t normal_stride;
+} upsample_job;
+
+static void skin_normal_range(void* data, uint32_t begin, uint32_t end)
+{
+    const upsample_job* j = (const upsample_job*)data;
+    for (uint32_t i = begin; i < end; ++i) ps_vertex_normal(j->m, j->skin_f, i, j->skin_n + 3u * i);
+}
+
+void ps_skin_normals(const sinew_host_api* host, const ps_model* m, const float* skin_f,
+                     float* skin_n)
+{
+    upsample_job j = {m, skin_f, skin_n, NULL, NULL, 0u, NULL, 0u};
+    sinew_host_parallel_for(host, skin_normal_range, &j, m->n, 1024u);
+}
+
+static inline float* at_stride(float* base, size_t stride, uint32_t i)
+{
+    return (float*)((char*)base + stride * i);
+}
+
+static void render_range(void* data, uint32_t begin, uint32_t end)
+{
+    const upsample_job* j = (const upsample_job*)data;
+    for (uint32_t r = begin; r < end; ++r) {
+        float pos[3], nrm[3];
+        ps_upsample_vertex(j->m, j->skin_f, j->skin_n, j->skinning, r, pos, nrm);
+        if (j->positions) memcpy(at_stride(j->positions, j->position_stride, r), pos, sizeof pos);
+        if (j->normals) memcpy(at_stride(j->normals, j->normal_stride, r), nrm, sizeof nrm);
+    }
+}
+
+void ps_upsample_render(const sinew_host_api* host, const ps_model* m, const float* skin_f,
+                        const float* skin_n, const float* skinning, float* positions,
+                        size_t position_stride, float* normals, size_t normal_stride)
+{
+    upsample_job j = {m,         skin_f,          (float*)skin_n, skinning,
+                      positions, position_stride, normals,        normal_stride};
+    sinew_host_parallel_for(host, render_range, &j, m->render_count, 1024u);
+}
+
 void ps_render_to_skin(const ps_model* m, const uint32_t* render_indices, const float* render,
                        float* skin, bool offsets)
 {
