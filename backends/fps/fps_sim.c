@@ -25,6 +25,10 @@
 /* Rows per block of the PCG's partial sums (a CUDA thread block's rows); fixed, so the sums
  * and hence the results do not depend on the thread count. */
 #define FPS_ROW_BLOCK 256u
+/* One-rings over which the local collisions' clamp of the anchors is spread (ps_clamp_spread.c;
+ * backends/fps/README.md, joint_collisions, has the measurements behind the choice). */
+#define FPS_CLAMP_SPREAD_RINGS 8u
+
 /* Fewest row blocks per PCG job (see pcg_solve). */
 #define FPS_PCG_MIN_BLOCKS 64u
 
@@ -88,6 +92,7 @@ struct fps_sim {
     double* pred;
     double* target; /* N x 3, model numbering (ps_slide_targets writes it) */
     ps_collide* joints; /* the joints' contacts (2018 Sec. 5) that keep anchors on their side */
+    ps_clamp_spread* spread; /* their clamp spread around the clamped anchors (hard here) */
     double* rhs_const; /* ns x 3 */
     double* b;
     double* r;
@@ -122,6 +127,7 @@ void fps_sim_destroy(fps_sim* s)
     fps_cholmod_destroy(s->chol);
 #endif
     ps_slide_destroy(s->slide);
+    ps_clamp_spread_destroy(s->spread);
     ps_collide_destroy(s->joints);
     fps_collide_destroy(s->col);
     fps_csr_free(&host, &s->K);
@@ -602,6 +608,8 @@ static sinew_result create_solver_and_contacts(const sinew_host_api* host, fps_s
         r = ps_slide_create(host, m, &s->slide);
     if (r == SINEW_OK && params->joint_collisions && m->collision_pair_count > 0)
         r = ps_collide_create(host, m, &s->joints);
+    if (r == SINEW_OK && s->joints)
+        r = ps_clamp_spread_create(host, m, s->joints, FPS_CLAMP_SPREAD_RINGS, &s->spread);
     if (r == SINEW_OK && params->collisions && s->ns > 0) r = create_collide(host, s);
     return r;
 }
@@ -713,7 +721,7 @@ static void update_targets(fps_sim* s)
      * plane, so that the crease's skin is not pressed through itself */
     if (s->joints) {
         ps_collide_pose(s->joints, s->skinning);
-        ps_collide_clamp_targets(s->joints, s->target, N);
+        ps_clamp_spread_apply(s->spread, s->joints, s->target, N);
     }
 }
 
