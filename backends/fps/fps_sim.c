@@ -609,7 +609,7 @@ static sinew_result create_solver_and_contacts(const sinew_host_api* host, fps_s
     if (r == SINEW_OK && params->joint_collisions && m->collision_pair_count > 0)
         r = ps_collide_create(host, m, &s->joints);
     if (r == SINEW_OK && s->joints)
-        r = ps_clamp_spread_create(host, m, s->joints, FPS_CLAMP_SPREAD_RINGS, &s->spread);
+        r = ps_clamp_spread_create(host, m, FPS_CLAMP_SPREAD_RINGS, &s->spread);
     if (r == SINEW_OK && params->collisions && s->ns > 0) r = create_collide(host, s);
     return r;
 }

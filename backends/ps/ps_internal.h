@@ -667,11 +667,11 @@ void ps_collide_use_angle_test(ps_collide* c, int on);
  * columns) on their side of the contact planes of the current pose. */
 void ps_collide_clamp_targets(ps_collide* c, double* target, uint32_t N);
 /* ps_collide_clamp_targets for hard anchors (ps_clamp_spread.c): the clamp's offsets of the base
- * targets spread over `rings` one-rings around the constrained skin, so that a clamped anchor
- * does not pull a pit into the skin over it. The state lists that region once. */
+ * targets spread over `rings` one-rings around the clamped skin, so that a clamped anchor does
+ * not pull a pit into the skin over it. The state holds the scratch of that spreading. */
 typedef struct ps_clamp_spread ps_clamp_spread;
 sinew_result ps_clamp_spread_create(const sinew_host_api* host, const ps_model* m,
-                                    const ps_collide* c, uint32_t rings, ps_clamp_spread** out);
+                                    uint32_t rings, ps_clamp_spread** out);
 void ps_clamp_spread_destroy(ps_clamp_spread* s);
 void ps_clamp_spread_apply(ps_clamp_spread* s, ps_collide* c, double* target, uint32_t N);
 
