@@ -109,44 +109,41 @@ static sinew_result parse_iterations(const sinew_host_api* host, const char* key
     return SINEW_OK;
 }
 
+/* A number above lo (or at it, unless lo_open) and at most hi into the double *field; else
+ * PARAMETER with the line "ps: KEY=\"VALUE\" is not WHAT". */
+static sinew_result parse_bounded(const sinew_host_api* host, const char* key, const char* value,
+                                  double lo, bool lo_open, double hi, const char* what,
+                                  void* field)
+{
+    double v = 0.0;
+    bool ok = ps_parse_number(value, &v);
+    if (!ok || (lo_open ? !(v > lo) : v < lo) || v > hi)
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: %s=\"%s\" is not %s", key,
+                               value, what);
+    *(double*)field = v;
+    return SINEW_OK;
+}
+
 /* timestep: h of the mass term in seconds, in (0, 1]. */
 static sinew_result parse_timestep(const sinew_host_api* host, const char* key,
                                    const char* value, void* field)
 {
-    double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
-    if (!ok || !(v > 0.0) || v > 1.0)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: timestep=\"%s\" is not a number of seconds in (0, 1]", value);
-    *(double*)field = v;
-    return SINEW_OK;
+    return parse_bounded(host, key, value, 0.0, true, 1.0, "a number of seconds in (0, 1]", field);
 }
 
 /* damping: lambda of the velocity update, in [0, 1]. */
 static sinew_result parse_damping(const sinew_host_api* host, const char* key,
                                   const char* value, void* field)
 {
-    double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
-    if (!ok || v < 0.0 || v > 1.0)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: damping=\"%s\" is not a number in [0, 1]", value);
-    *(double*)field = v;
-    return SINEW_OK;
+    return parse_bounded(host, key, value, 0.0, false, 1.0, "a number in [0, 1]", field);
 }
 
 /* strain_weight, anchor_weight, mass: a positive number, at most 1e12. */
 static sinew_result parse_positive(const sinew_host_api* host, const char* key,
                                    const char* value, void* field)
 {
-    double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
-    if (!ok || !(v > 0.0) || v > 1e12)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: %s=\"%s\" is not a positive number (at most 1e12)", key,
-                               value);
-    *(double*)field = v;
-    return SINEW_OK;
+    return parse_bounded(host, key, value, 0.0, true, 1e12, "a positive number (at most 1e12)",
+                         field);
 }
 
 /* collisions, profile, sliding: exactly "0" or "1". */
@@ -175,13 +172,7 @@ static sinew_result parse_simd(const sinew_host_api* host, const char* key, cons
 static sinew_result parse_collision_weight(const sinew_host_api* host, const char* key,
                                            const char* value, void* field)
 {
-    double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
-    if (!ok || !(v > 0.0) || v > 1e6)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: collision_weight=\"%s\" is not a number in (0, 1e6]", value);
-    *(double*)field = v;
-    return SINEW_OK;
+    return parse_bounded(host, key, value, 0.0, true, 1e6, "a number in (0, 1e6]", field);
 }
 
 /* The size of a text field of ps_params, terminating zero included. */

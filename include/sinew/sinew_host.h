@@ -17,17 +17,24 @@
 #  define SINEW_PRINTF(a, b)
 #endif
 
+/* Formats one line and hands it to the host's logger when `level` passes the host's filter. */
+static inline void sinew_host_vlog(const sinew_host_api* host, sinew_log_level level,
+                                   const char* fmt, va_list args)
+{
+    if (!host || !host->logger.func || level > host->log_level) return;
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, args);
+    host->logger.func(level, line, host->logger.user);
+}
+
 /* Logs one line through the host's logger when `level` passes the host's filter. */
 static inline SINEW_PRINTF(3, 4) void sinew_host_log(const sinew_host_api* host,
                                                      sinew_log_level level, const char* fmt, ...)
 {
-    if (!host || !host->logger.func || level > host->log_level) return;
-    char line[1024];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(line, sizeof line, fmt, args);
+    sinew_host_vlog(host, level, fmt, args);
     va_end(args);
-    host->logger.func(level, line, host->logger.user);
 }
 
 /* Logs an error line and returns `result`, so a failure path reads
@@ -36,14 +43,10 @@ static inline SINEW_PRINTF(3, 4) sinew_result sinew_host_fail(const sinew_host_a
                                                               sinew_result result,
                                                               const char* fmt, ...)
 {
-    if (host && host->logger.func && host->log_level >= SINEW_LOG_ERROR) {
-        char line[1024];
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(line, sizeof line, fmt, args);
-        va_end(args);
-        host->logger.func(SINEW_LOG_ERROR, line, host->logger.user);
-    }
+    va_list args;
+    va_start(args, fmt);
+    sinew_host_vlog(host, SINEW_LOG_ERROR, fmt, args);
+    va_end(args);
     return result;
 }
 
