@@ -22,7 +22,7 @@
  *                            whatever dt it is given (dt is only checked)
  *   damping         0.95     lambda of v = lambda (x_{t+1} - x_t) / h (Sec. 3): 1 = no damping
  *   strain_weight   1        strain stiffness per unit rest volume (> 0)
- *   mass            0.001    tissue density (> 0), scaled as in ps (by the squared mean tissue
+ *   mass            0.0005   tissue density (> 0), scaled as in ps (by the squared mean tissue
  *                            thickness, so that the wobble does not depend on the rig's units)
  *   sliding         1        skin sliding at joints (2018 Sec. 4.2) for the base vertices
  *   collisions      1        1: global collisions (Sec. 6): skin vertices found inside another
@@ -124,7 +124,7 @@ void fps_params_default(fps_params* p)
     p->timestep = 1.0 / 60.0;
     p->damping = 0.95;
     p->strain_weight = 1.0;
-    p->mass = 0.001;
+    p->mass = 0.0005;
 #if defined(SINEW_HAVE_CHOLMOD)
     p->solver = FPS_SOLVER_CHOLMOD;
 #else

@@ -74,7 +74,7 @@ void ps_params_default(ps_params* p)
     p->damping = 0.95;
     p->strain_weight = 1.0;
     p->anchor_weight = 1000.0;
-    p->mass = 0.001;
+    p->mass = 0.0005;
     p->collisions = 1;
     p->collision_weight = 10.0;
     p->collision_joints[0] = '\0';

@@ -197,8 +197,11 @@ static void test_arm_into_torso(void** state)
     /* collisions=1 with fps's defaults: the prism pairs of Sec. 6 and the limb capsules */
     const sinew_param on[] = {{"collisions", "1"}};
     const arm_count fps = measure(&male, "fps", on, 1);
-    const sinew_param pairs_only[] = {{"collisions", "1"}, {"capsules", "0"}};
-    const arm_count pairs = measure(&male, "fps", pairs_only, 2);
+    /* The prism pairs alone, with tissue that lags the bone as at mass 0.001: at the default
+     * mass the skin follows the hand into the torso until its anchors pass the torso's
+     * surface, where the pairs give way, and the capsules (asserted below) hold the arm. */
+    const sinew_param pairs_only[] = {{"collisions", "1"}, {"capsules", "0"}, {"mass", "0.001"}};
+    const arm_count pairs = measure(&male, "fps", pairs_only, 3);
     const sinew_param off[] = {{"collisions", "0"}};
     const arm_count plain = measure(&male, "fps", off, 1);
     /* without global collisions the body parts do intersect, so the comparison is not vacuous */
