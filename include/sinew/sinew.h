@@ -161,8 +161,9 @@ typedef struct sinew_world_desc {
     const sinew_logger* logger;       /* NULL: stderr, warnings and errors only */
     const sinew_job_system* jobs;     /* NULL: built-in persistent pthread pool */
     uint32_t thread_count;            /* built-in pool only; 0: one thread per core */
-    sinew_log_level log_level;        /* messages above this level are dropped;
-                                         0 (ERROR) is raised to WARNING, the default */
+    sinew_log_level log_level;        /* messages above this level are dropped; ERROR (0)
+                                         keeps errors only. SINEW_WORLD_DESC_INIT sets
+                                         WARNING, the default */
 } sinew_world_desc;
 
 #define SINEW_WORLD_DESC_INIT \
