@@ -42,9 +42,20 @@ extern "C" {
 #  define SINEW_API
 #endif
 
+/* The version these headers describe; the CMake package version is read from these lines. */
 #define SINEW_VERSION_MAJOR 0
 #define SINEW_VERSION_MINOR 1
 #define SINEW_VERSION_PATCH 0
+
+/* A version packed in 32 bits (major: 10 bits, minor: 10, patch: 12, Vulkan's layout), so
+ * versions compare as integers. */
+#define SINEW_MAKE_VERSION(major, minor, patch) \
+    ((((uint32_t)(major)) << 22) | (((uint32_t)(minor)) << 12) | ((uint32_t)(patch)))
+#define SINEW_VERSION_GET_MAJOR(version) ((uint32_t)(version) >> 22)
+#define SINEW_VERSION_GET_MINOR(version) (((uint32_t)(version) >> 12) & 0x3FFu)
+#define SINEW_VERSION_GET_PATCH(version) ((uint32_t)(version) & 0xFFFu)
+#define SINEW_VERSION \
+    SINEW_MAKE_VERSION(SINEW_VERSION_MAJOR, SINEW_VERSION_MINOR, SINEW_VERSION_PATCH)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Results                                                                                  */
@@ -86,6 +97,12 @@ typedef enum sinew_result {
 
 /* A static string naming the result, e.g. "SINEW_ERROR_NONFINITE". Never NULL. */
 SINEW_API const char* sinew_result_string(sinew_result result);
+
+/* The version of the library loaded at run time, packed as SINEW_MAKE_VERSION: compare it with
+ * SINEW_VERSION, the headers' version, to find a library older than the headers. */
+SINEW_API uint32_t sinew_version(void);
+/* The same version as "MAJOR.MINOR.PATCH", a static string. Never NULL. */
+SINEW_API const char* sinew_version_string(void);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Extension chains                                                                         */
