@@ -21,6 +21,12 @@ install(TARGETS ${SINEW_INSTALL_TARGETS} EXPORT sinewTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The fps-cuda plugin (built when nvcc is found): loaded, not linked, so it is no part of the
+# CMake package. <libdir>/sinew is the runtime's plugin folder: sinew_world_load_plugin finds a
+# bare file name there through libsinew's own location.
+if(TARGET sinew_fps_cuda)
+  install(TARGETS sinew_fps_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/sinew)
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sinew DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/sinew)
 

@@ -194,7 +194,12 @@ SINEW_API uint32_t sinew_world_thread_count(const sinew_world* world);
 
 /* Loads a backend plugin (a shared library exporting SINEW_PLUGIN_ENTRY_NAME, see
  * sinew_plugin.h) and registers its backends. A plugin with the wrong ABI is refused with
- * SINEW_ERROR_PLUGIN_ABI and nothing is registered. */
+ * SINEW_ERROR_PLUGIN_ABI and nothing is registered.
+ * A path with a '/' is opened as given. A bare file name (e.g. "libsinew_fps_cuda.so") is
+ * looked for, first match wins, in: each folder of $SINEW_PLUGIN_PATH (':'-separated), the
+ * plugin folder of the installed runtime ("sinew" beside the libsinew file, i.e.
+ * <prefix>/lib/sinew), the executable's folder; failing those, the dynamic loader's own
+ * search (LD_LIBRARY_PATH, runpath, system folders). */
 SINEW_API sinew_result sinew_world_load_plugin(sinew_world* world, const char* path);
 
 /* Number of registered backends, and the name of backend i (NULL when out of range). */
