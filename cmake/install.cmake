@@ -33,7 +33,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}
 set(SINEW_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/sinew)
 install(EXPORT sinewTargets NAMESPACE sinew:: DESTINATION ${SINEW_CMAKE_DIR})
 set(SINEW_CONFIG_NEEDS_ASSIMP OFF)
-if(NOT SINEW_SHARED AND TARGET sinew_import AND TARGET assimp::assimp)
+# assimp::assimp is imported in runtime/import's scope only: its cache flag says it is linked.
+if(NOT SINEW_SHARED AND TARGET sinew_import AND SINEW_IMPORT_HAS_ASSIMP)
   set(SINEW_CONFIG_NEEDS_ASSIMP ON)
 endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sinewConfig.cmake.in
