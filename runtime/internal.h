@@ -52,6 +52,10 @@ sinew_result sinew_validate_backend_table(const sinew_host_api* host,
 typedef struct sinew_world sinew_world;
 /* dlcloses every plugin of the world (after its skins are gone). */
 void sinew_plugins_unload(sinew_world* world);
+/* The file sinew_world_load_plugin opens for `path` (plugin_path.c): `path` itself when it
+ * holds a '/', else the first match along the plugin search path written into `buffer`, else
+ * `path` for the dynamic loader's own search. */
+const char* sinew_plugin_find(const char* path, char* buffer, size_t size);
 
 /* ---- world (world.c) ---- */
 typedef struct sinew_rig_slot {

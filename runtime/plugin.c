@@ -141,6 +141,8 @@ sinew_result sinew_world_load_plugin(sinew_world* world, const char* path)
     const sinew_host_api* host = &world->host;
     if (!path || !*path)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "plugin: path is empty");
+    char found[4096];
+    path = sinew_plugin_find(path, found, sizeof found);
     sinew_result r = sinew_grow(host, (void**)&world->plugins, &world->plugin_capacity,
                                 world->plugin_count + 1u, sizeof(void*));
     if (r != SINEW_OK) return r;

@@ -125,7 +125,7 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
 
     sinew_host_api host = boot;
     host.struct_size = (uint32_t)sizeof(sinew_host_api);
-    host.log_level = desc->log_level == SINEW_LOG_ERROR ? SINEW_LOG_WARNING : desc->log_level;
+    host.log_level = desc->log_level;
     host.allocator.alloc = default_alloc;
     host.allocator.free = default_free;
     host.allocator.user = NULL;

@@ -338,8 +338,7 @@ static sinew_result check_context_desc(const sinew_vk_context_desc* desc, sinew_
         return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_vk_context_create: log_level %d out of range",
                                (int)desc->log_level);
-    tmp->host.log_level = desc->log_level < SINEW_LOG_WARNING ? SINEW_LOG_WARNING
-                                                              : desc->log_level;
+    tmp->host.log_level = desc->log_level;
     if (desc->next)
         return sinew_host_fail(&tmp->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_vk_context_create: unknown extension in next");

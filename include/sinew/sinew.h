@@ -42,9 +42,20 @@ extern "C" {
 #  define SINEW_API
 #endif
 
+/* The version these headers describe; the CMake package version is read from these lines. */
 #define SINEW_VERSION_MAJOR 0
 #define SINEW_VERSION_MINOR 1
 #define SINEW_VERSION_PATCH 0
+
+/* A version packed in 32 bits (major: 10 bits, minor: 10, patch: 12, Vulkan's layout), so
+ * versions compare as integers. */
+#define SINEW_MAKE_VERSION(major, minor, patch) \
+    ((((uint32_t)(major)) << 22) | (((uint32_t)(minor)) << 12) | ((uint32_t)(patch)))
+#define SINEW_VERSION_GET_MAJOR(version) ((uint32_t)(version) >> 22)
+#define SINEW_VERSION_GET_MINOR(version) (((uint32_t)(version) >> 12) & 0x3FFu)
+#define SINEW_VERSION_GET_PATCH(version) ((uint32_t)(version) & 0xFFFu)
+#define SINEW_VERSION \
+    SINEW_MAKE_VERSION(SINEW_VERSION_MAJOR, SINEW_VERSION_MINOR, SINEW_VERSION_PATCH)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Results                                                                                  */
@@ -86,6 +97,12 @@ typedef enum sinew_result {
 
 /* A static string naming the result, e.g. "SINEW_ERROR_NONFINITE". Never NULL. */
 SINEW_API const char* sinew_result_string(sinew_result result);
+
+/* The version of the library loaded at run time, packed as SINEW_MAKE_VERSION: compare it with
+ * SINEW_VERSION, the headers' version, to find a library older than the headers. */
+SINEW_API uint32_t sinew_version(void);
+/* The same version as "MAJOR.MINOR.PATCH", a static string. Never NULL. */
+SINEW_API const char* sinew_version_string(void);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Extension chains                                                                         */
@@ -161,8 +178,9 @@ typedef struct sinew_world_desc {
     const sinew_logger* logger;       /* NULL: stderr, warnings and errors only */
     const sinew_job_system* jobs;     /* NULL: built-in persistent pthread pool */
     uint32_t thread_count;            /* built-in pool only; 0: one thread per core */
-    sinew_log_level log_level;        /* messages above this level are dropped;
-                                         0 (ERROR) is raised to WARNING, the default */
+    sinew_log_level log_level;        /* messages above this level are dropped; ERROR (0)
+                                         keeps errors only. SINEW_WORLD_DESC_INIT sets
+                                         WARNING, the default */
 } sinew_world_desc;
 
 #define SINEW_WORLD_DESC_INIT \
@@ -176,7 +194,12 @@ SINEW_API uint32_t sinew_world_thread_count(const sinew_world* world);
 
 /* Loads a backend plugin (a shared library exporting SINEW_PLUGIN_ENTRY_NAME, see
  * sinew_plugin.h) and registers its backends. A plugin with the wrong ABI is refused with
- * SINEW_ERROR_PLUGIN_ABI and nothing is registered. */
+ * SINEW_ERROR_PLUGIN_ABI and nothing is registered.
+ * A path with a '/' is opened as given. A bare file name (e.g. "libsinew_fps_cuda.so") is
+ * looked for, first match wins, in: each folder of $SINEW_PLUGIN_PATH (':'-separated), the
+ * plugin folder of the installed runtime ("sinew" beside the libsinew file, i.e.
+ * <prefix>/lib/sinew), the executable's folder; failing those, the dynamic loader's own
+ * search (LD_LIBRARY_PATH, runpath, system folders). */
 SINEW_API sinew_result sinew_world_load_plugin(sinew_world* world, const char* path);
 
 /* Number of registered backends, and the name of backend i (NULL when out of range). */

@@ -67,8 +67,13 @@ SINEW_API void sinew_import_free(sinew_character* character);
 SINEW_API sinew_result sinew_animation_sample(const sinew_animation* animation, float time,
                                               int loop, float* out_local);
 
-/* The test data folder: $SINEW_DATA_DIR when set, else the build's default
- * (../shared/data beside the source checkout). Never NULL. */
+/* The test data folder (characters/...), looked for at run time, first match wins:
+ *   1. $SINEW_DATA_DIR when set and not empty (returned as given, present or not);
+ *   2. <executable's folder>/../share/sinew/data, where an install puts it beside bin/
+ *      (a build tree links it to ../shared/data beside the source checkout);
+ *   3. ../shared/data relative to the working directory (a program run from a checkout).
+ * When neither default exists, the last one is returned, so that a message can name it.
+ * $SINEW_DATA_DIR is read at every call, the defaults are looked for once. Never NULL. */
 SINEW_API const char* sinew_import_data_dir(void);
 
 #ifdef __cplusplus

@@ -1,18 +1,22 @@
 /* The importer's public entry: argument checks, dispatch by file type, ownership.
  * SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L /* readlink, pthread_once */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "import_internal.h"
 
-#ifndef SINEW_DEFAULT_DATA_DIR
-#  define SINEW_DEFAULT_DATA_DIR "../shared/data"
-#endif
+/* The test data folder's defaults (sinew_import.h): beside an install's bin/, and beside the
+ * checkout for a program run from its root. */
+#define DATA_DIR_BESIDE_EXECUTABLE "/../share/sinew/data"
+#define DATA_DIR_FROM_WORKING_DIR "../shared/data"
 
 /* Files larger than this are refused before reading: no test character comes near it, and
  * the bound keeps a wrong path (a disk image, a device) from exhausting memory. */
@@ -163,11 +167,39 @@ SINEW_API void sinew_import_free(sinew_character* character)
     free(character);
 }
 
+static char g_default_data_dir[4096];
+static pthread_once_t g_default_data_dir_once = PTHREAD_ONCE_INIT;
+
+static int is_directory(const char* path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* <executable's folder>/../share/sinew/data when that folder exists, else the folder relative
+ * to the working directory. The executable comes from /proc/self/exe (Linux). */
+static void find_default_data_dir(void)
+{
+    snprintf(g_default_data_dir, sizeof g_default_data_dir, "%s", DATA_DIR_FROM_WORKING_DIR);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return;
+    exe[n] = '\0';
+    char* slash = strrchr(exe, '/');
+    if (!slash) return;
+    *slash = '\0';
+    char candidate[sizeof exe + sizeof DATA_DIR_BESIDE_EXECUTABLE];
+    snprintf(candidate, sizeof candidate, "%s%s", exe, DATA_DIR_BESIDE_EXECUTABLE);
+    if (is_directory(candidate) && strlen(candidate) < sizeof g_default_data_dir)
+        memcpy(g_default_data_dir, candidate, strlen(candidate) + 1);
+}
+
 SINEW_API const char* sinew_import_data_dir(void)
 {
     const char* dir = getenv("SINEW_DATA_DIR");
     if (dir && *dir) return dir;
-    return SINEW_DEFAULT_DATA_DIR;
+    pthread_once(&g_default_data_dir_once, find_default_data_dir);
+    return g_default_data_dir;
 }
 
 /* ---------------------------------------------------------------------------------------- */

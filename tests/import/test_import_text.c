@@ -1,5 +1,7 @@
 /* The text-format characters of ../shared/data: counts, bounds, hierarchy, and posed joints
  * checked against values worked out from the files' numbers. SPDX-License-Identifier: MIT */
+#define _XOPEN_SOURCE 700 /* realpath, setenv, strdup */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,14 +375,28 @@ static void test_every_frame_matches_reference(void** state)
     check_character_against_files("characters/male", "male.ini", "male.skel");
 }
 
+/* $SINEW_DATA_DIR wins when set; unset, the build tree's share/sinew/data beside bin/ leads
+ * to the build's data folder, and with no data at all the path relative to the working
+ * directory is named. */
 static void test_data_dir(void** state)
 {
     (void)state;
+    char* saved = getenv("SINEW_DATA_DIR") ? strdup(getenv("SINEW_DATA_DIR")) : NULL;
+    setenv("SINEW_DATA_DIR", "/some/data", 1);
+    assert_string_equal(sinew_import_data_dir(), "/some/data");
+    unsetenv("SINEW_DATA_DIR");
     const char* dir = sinew_import_data_dir();
     assert_non_null(dir);
-    const char* env = getenv("SINEW_DATA_DIR");
-    if (env && *env) assert_string_equal(dir, env);
-    else assert_string_equal(dir, SINEW_DEFAULT_DATA_DIR);
+    char found[PATH_MAX], expected[PATH_MAX];
+    if (realpath(SINEW_DEFAULT_DATA_DIR, expected)) {
+        assert_non_null(realpath(dir, found));
+        assert_string_equal(found, expected);
+        assert_non_null(strstr(dir, "/share/sinew/data"));
+    } else {
+        assert_string_equal(dir, "../shared/data");
+    }
+    if (saved) setenv("SINEW_DATA_DIR", saved, 1);
+    free(saved);
 }
 
 int main(void)

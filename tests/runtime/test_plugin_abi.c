@@ -1,7 +1,9 @@
 /* The plugin ABI: a backend built as a separate shared library is loaded, negotiated and run;
  * plugins with a wrong ABI, no entry point, a NULL or short table are refused without a
  * crash and without registering anything. SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sinew/sinew_plugin.h>
@@ -89,6 +91,25 @@ static void test_duplicate_name(void** state) { (void)state; expect_refused("dup
 static void test_no_entry(void** state) { (void)state; expect_refused("no_entry", SINEW_ERROR_PLUGIN_LOAD); }
 static void test_missing_file(void** state) { (void)state; expect_refused(NULL, SINEW_ERROR_PLUGIN_LOAD); }
 
+/* A bare file name is looked for along $SINEW_PLUGIN_PATH (empty and missing folders
+ * skipped); a name found nowhere fails like a missing file. */
+static void test_search_path(void** state)
+{
+    (void)state;
+    sinew_test_log_init(&g_log);
+    sinew_world* world = sinew_test_world(&g_log, 1);
+    setenv("SINEW_PLUGIN_PATH", "/nonexistent::" PLUGIN_DIR, 1);
+    assert_int_equal(sinew_world_load_plugin(world, "test_plugin_good.so"), SINEW_OK);
+    assert_int_equal(sinew_world_probe_backend(world, "test-rigid"), SINEW_OK);
+    sinew_test_log_reset(&g_log);
+    assert_int_equal(sinew_world_load_plugin(world, "test_plugin_absent.so"),
+                     SINEW_ERROR_PLUGIN_LOAD);
+    assert_int_equal(g_log.count[SINEW_LOG_ERROR], 1);
+    assert_non_null(strstr(g_log.last, "test_plugin_absent.so"));
+    unsetenv("SINEW_PLUGIN_PATH");
+    sinew_world_destroy(world);
+}
+
 /* Tables registered directly are held to the same rules. */
 static sinew_result probe_ok(const sinew_host_api* host) { (void)host; return SINEW_OK; }
 
@@ -122,6 +143,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_name),
         cmocka_unit_test(test_no_entry),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_search_path),
         cmocka_unit_test(test_register_bad_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
