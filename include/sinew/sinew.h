@@ -81,6 +81,10 @@ typedef enum sinew_result {
     SINEW_ERROR_NO_DEVICE = -26,         /* no usable GPU: no driver, no device, no loader */
     SINEW_ERROR_DEVICE = -27,            /* a Vulkan or CUDA call failed (device lost,
                                             out of device memory, validation failure) */
+    SINEW_ERROR_BUSY = -28,              /* the world is updating: called from a job or
+                                            callback inside sinew_world_update */
+    SINEW_ERROR_FILE_PATH = -29,         /* a file named by another file lies outside the
+                                            folder it may name (absolute, or with ..) */
     SINEW_RESULT_MAX_ENUM = 0x7FFFFFFF
 } sinew_result;
 
