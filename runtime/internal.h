@@ -20,9 +20,12 @@ sinew_job_system sinew_pool_job_system(sinew_pool* pool);
 
 /* ---- handles ---- */
 /* A handle id is (generation << 16) | (slot + 1): 0 is never valid, and a slot reused after a
- * destroy gets a new generation, so stale handles are caught. */
+ * destroy gets a new generation, so stale handles are caught. Generations run from 1 to
+ * SINEW_HANDLE_MAX_GENERATION and never wrap: a slot that has reached the last one is retired
+ * when freed (see world.c). */
 #define SINEW_HANDLE_SLOT_BITS 16u
 #define SINEW_HANDLE_MAX_SLOTS ((1u << SINEW_HANDLE_SLOT_BITS) - 1u)
+#define SINEW_HANDLE_MAX_GENERATION ((1u << (32u - SINEW_HANDLE_SLOT_BITS)) - 1u)
 
 /* ---- rigs (rig.c) ---- */
 typedef struct sinew_rig_data {

@@ -279,6 +279,15 @@ static bool split_id(uint32_t id, uint32_t* slot, uint32_t* generation)
     return true;
 }
 
+/* Whether a free slot may take a new object. The id has 16 bits of generation and widening
+ * them would take bits from the slot index (the id is a public uint32_t), so a slot whose
+ * generation has reached the last value is retired instead of wrapping to a generation a
+ * stale handle may still carry. Each slot serves 65535 objects before it retires. */
+static bool slot_reusable(uint32_t generation)
+{
+    return generation < SINEW_HANDLE_MAX_GENERATION;
+}
+
 static sinew_rig_data* rig_get(const sinew_world* world, sinew_rig rig, uint32_t* out_slot)
 {
     uint32_t slot, gen;
@@ -326,10 +335,14 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
         return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT, "rig: out_rig is NULL");
     out_rig->id = 0;
     uint32_t slot = 0;
-    while (slot < world->rig_slot_count && world->rigs[slot].rig) ++slot;
+    while (slot < world->rig_slot_count &&
+           (world->rigs[slot].rig || !slot_reusable(world->rigs[slot].generation)))
+        ++slot;
     if (slot >= SINEW_HANDLE_MAX_SLOTS)
-        return sinew_host_fail(&world->host, SINEW_ERROR_LIMIT, "rig: at most %u rigs per world",
-                               SINEW_HANDLE_MAX_SLOTS);
+        return sinew_host_fail(&world->host, SINEW_ERROR_LIMIT,
+                               "rig: no rig slot left (at most %u live rigs per world, each "
+                               "slot serving %u rigs over the world's life)",
+                               SINEW_HANDLE_MAX_SLOTS, SINEW_HANDLE_MAX_GENERATION);
     sinew_result r = sinew_grow(&world->host, (void**)&world->rigs, &world->rig_slot_capacity,
                                 slot + 1u, sizeof(sinew_rig_slot));
     if (r != SINEW_OK) return r;
@@ -338,8 +351,7 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
     if (r != SINEW_OK) return r;
     if (slot == world->rig_slot_count) world->rig_slot_count++;
     sinew_rig_slot* s = &world->rigs[slot];
-    s->generation = (s->generation + 1u) & 0xFFFFu;
-    if (s->generation == 0) s->generation = 1;
+    s->generation++;
     s->rig = rig;
     out_rig->id = make_id(slot, s->generation);
     return SINEW_OK;
@@ -523,10 +535,14 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     if (r != SINEW_OK) return r;
 
     uint32_t slot = 0;
-    while (slot < world->skin_slot_count && world->skins[slot].skin) ++slot;
+    while (slot < world->skin_slot_count &&
+           (world->skins[slot].skin || !slot_reusable(world->skins[slot].generation)))
+        ++slot;
     if (slot >= SINEW_HANDLE_MAX_SLOTS)
-        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "at most %u skins per world",
-                               SINEW_HANDLE_MAX_SLOTS);
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                               "sinew_world_add_skin: no skin slot left (at most %u live skins "
+                               "per world, each slot serving %u skins over the world's life)",
+                               SINEW_HANDLE_MAX_SLOTS, SINEW_HANDLE_MAX_GENERATION);
     r = sinew_grow(host, (void**)&world->skins, &world->skin_slot_capacity, slot + 1u,
                    sizeof(sinew_skin_slot));
     if (r != SINEW_OK) return r;
@@ -552,8 +568,7 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     }
     if (slot == world->skin_slot_count) world->skin_slot_count++;
     sinew_skin_slot* s = &world->skins[slot];
-    s->generation = (s->generation + 1u) & 0xFFFFu;
-    if (s->generation == 0) s->generation = 1;
+    s->generation++;
     s->skin = skin;
     out_skin->id = make_id(slot, s->generation);
     return SINEW_OK;

@@ -16,7 +16,8 @@
  * - Matrices are 4x4, column-major, 16 floats (OpenGL / cglm layout); translation in
  *   elements 12..14.
  * - Handles (sinew_rig, sinew_skin) are an index plus a generation: a destroyed handle is
- *   detected and refused with SINEW_ERROR_INVALID_HANDLE.
+ *   detected and refused with SINEW_ERROR_INVALID_HANDLE, however many objects were created
+ *   since (a slot is retired rather than given a generation it had before).
  * - Thread safety: a world is externally synchronised. Calls on one world must not overlap;
  *   the world itself uses the job system inside sinew_world_update.
  */
