@@ -85,6 +85,7 @@ struct sinew_world {
 
     sinew_skin_data** update_list; /* scratch for sinew_world_update */
     uint32_t update_capacity;
+    const char* stepping;        /* the stepping call running (its name), or NULL */
 };
 
 /* Grows an array of elem_size items to hold at least `needed`. */
@@ -96,6 +97,9 @@ sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vta
                                      uint32_t plugin);
 
 bool sinew_matrix_finite(const float* m, uint32_t count);
+
+/* SINEW_OK, or SINEW_ERROR_BUSY with one line naming `fn` while the world steps (world.c). */
+sinew_result sinew_world_check_idle(const sinew_world* world, const char* fn);
 
 /* The live rig of a handle, or NULL (world.c). */
 sinew_rig_data* sinew_world_get_rig(const sinew_world* world, sinew_rig rig);

@@ -139,9 +139,11 @@ sinew_result sinew_world_load_plugin(sinew_world* world, const char* path)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     const sinew_host_api* host = &world->host;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_load_plugin");
+    if (r != SINEW_OK) return r;
     if (!path || !*path)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "plugin: path is empty");
-    sinew_result r = sinew_grow(host, (void**)&world->plugins, &world->plugin_capacity,
+    r = sinew_grow(host, (void**)&world->plugins, &world->plugin_capacity,
                                 world->plugin_count + 1u, sizeof(void*));
     if (r != SINEW_OK) return r;
     void* lib = NULL;

@@ -171,9 +171,20 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
 
 static void skin_free(sinew_world* world, sinew_skin_data* skin);
 
+/* Calls that change the world are refused while it steps: a job, or another callback of the
+ * host's services, could otherwise free or replace a skin or rig that the step is using. The
+ * stepping calls set one field, so the check costs a load. */
+sinew_result sinew_world_check_idle(const sinew_world* world, const char* fn)
+{
+    if (!world->stepping) return SINEW_OK;
+    return sinew_host_fail(&world->host, SINEW_ERROR_BUSY,
+                           "%s: called while %s is running (from one of its jobs or callbacks); "
+                           "the world is left as it was", fn, world->stepping);
+}
+
 void sinew_world_destroy(sinew_world* world)
 {
-    if (!world) return;
+    if (!world || sinew_world_check_idle(world, "sinew_world_destroy") != SINEW_OK) return;
     const sinew_host_api* host = &world->host;
     for (uint32_t i = 0; i < world->skin_slot_count; ++i) {
         if (world->skins[i].skin) skin_free(world, world->skins[i].skin);
@@ -225,6 +236,8 @@ sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vta
 sinew_result sinew_world_register_backend(sinew_world* world, const sinew_backend_vtable* backend)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_register_backend");
+    if (r != SINEW_OK) return r;
     return sinew_world_add_backend(world, backend, 0);
 }
 
@@ -334,6 +347,8 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
     if (!out_rig)
         return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT, "rig: out_rig is NULL");
     out_rig->id = 0;
+    sinew_result r = sinew_world_check_idle(world, "sinew_rig_create");
+    if (r != SINEW_OK) return r;
     uint32_t slot = 0;
     while (slot < world->rig_slot_count &&
            (world->rigs[slot].rig || !slot_reusable(world->rigs[slot].generation)))
@@ -343,8 +358,8 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
                                "rig: no rig slot left (at most %u live rigs per world, each "
                                "slot serving %u rigs over the world's life)",
                                SINEW_HANDLE_MAX_SLOTS, SINEW_HANDLE_MAX_GENERATION);
-    sinew_result r = sinew_grow(&world->host, (void**)&world->rigs, &world->rig_slot_capacity,
-                                slot + 1u, sizeof(sinew_rig_slot));
+    r = sinew_grow(&world->host, (void**)&world->rigs, &world->rig_slot_capacity, slot + 1u,
+                   sizeof(sinew_rig_slot));
     if (r != SINEW_OK) return r;
     sinew_rig_data* rig = NULL;
     r = sinew_rig_data_create(&world->host, desc, &rig);
@@ -359,6 +374,9 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
 
 sinew_result sinew_rig_destroy(sinew_world* world, sinew_rig rig)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_rig_destroy");
+    if (r != SINEW_OK) return r;
     uint32_t slot;
     sinew_rig_data* data = rig_get(world, rig, &slot);
     if (!data) return bad_rig(world, rig, "sinew_rig_destroy");
@@ -520,6 +538,8 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_world_add_skin: %s is NULL",
                                desc ? "out_skin" : "desc");
     out_skin->id = 0;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_add_skin");
+    if (r != SINEW_OK) return r;
     if (desc->struct_size < SKIN_DESC_MIN_SIZE)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
                                "sinew_world_add_skin: struct_size %u is too small (at least %u; "
@@ -527,7 +547,7 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     uint32_t rig_slot;
     sinew_rig_data* rig = rig_get(world, desc->rig, &rig_slot);
     if (!rig) return bad_rig(world, desc->rig, "sinew_world_add_skin");
-    sinew_result r = check_params(world, desc->params, desc->param_count, "sinew_world_add_skin");
+    r = check_params(world, desc->params, desc->param_count, "sinew_world_add_skin");
     if (r == SINEW_OK) r = check_chain(world, desc->next, "sinew_world_add_skin");
     if (r != SINEW_OK) return r;
     const sinew_backend_vtable* vt;
@@ -576,6 +596,9 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
 
 sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_remove_skin");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_world_remove_skin");
     uint32_t slot = (skin.id & SINEW_HANDLE_MAX_SLOTS) - 1u;
@@ -587,10 +610,13 @@ sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin)
 sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const char* backend,
                                     const sinew_param* params, uint32_t param_count)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_backend");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_set_backend");
     const sinew_host_api* host = &world->host;
-    sinew_result r = check_params(world, params, param_count, "sinew_skin_set_backend");
+    r = check_params(world, params, param_count, "sinew_skin_set_backend");
     if (r != SINEW_OK) return r;
     const sinew_backend_vtable* vt;
     r = lookup_backend(world, backend, &vt);
@@ -628,6 +654,9 @@ const char* sinew_skin_backend(const sinew_world* world, sinew_skin skin)
 
 sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sinew_pose_desc* pose)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_pose");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_set_pose");
     const sinew_host_api* host = &world->host;
@@ -714,7 +743,8 @@ static sinew_result check_dt(const sinew_world* world, float dt, const char* fn)
 sinew_result sinew_world_update(sinew_world* world, float dt)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_dt(world, dt, "sinew_world_update");
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_update");
+    if (r == SINEW_OK) r = check_dt(world, dt, "sinew_world_update");
     if (r != SINEW_OK) return r;
     r = sinew_grow(&world->host, (void**)&world->update_list, &world->update_capacity,
                    world->skin_slot_count, sizeof(sinew_skin_data*));
@@ -729,11 +759,13 @@ sinew_result sinew_world_update(sinew_world* world, float dt)
     /* With at least as many skins as threads, skins are the unit of work and each backend
      * runs inline on its thread; with fewer, skins go one by one and each backend splits its
      * vertices over the threads. */
+    world->stepping = "sinew_world_update";
     if (n >= world->host.jobs.thread_count) {
         sinew_host_parallel_for(&world->host, step_job, world->update_list, n, 1);
     } else {
         step_job(world->update_list, 0, n);
     }
+    world->stepping = NULL;
     for (uint32_t i = 0; i < n; ++i) {
         if (world->update_list[i]->step_result != SINEW_OK) return world->update_list[i]->step_result;
     }
@@ -742,11 +774,17 @@ sinew_result sinew_world_update(sinew_world* world, float dt)
 
 sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_update");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_update");
-    sinew_result r = check_dt(world, dt, "sinew_skin_update");
+    r = check_dt(world, dt, "sinew_skin_update");
     if (r != SINEW_OK) return r;
-    return step_one(data, dt);
+    world->stepping = "sinew_skin_update";
+    r = step_one(data, dt);
+    world->stepping = NULL;
+    return r;
 }
 
 /* ---- output ---- */
@@ -856,15 +894,18 @@ sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
 sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
                                     const sinew_output_desc* desc)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_bind_output");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_bind_output");
     if (!desc) {
-        sinew_result r = data->vt->bind_output(data->instance, NULL);
+        r = data->vt->bind_output(data->instance, NULL);
         if (r == SINEW_OK) data->bound = false;
         return r;
     }
     sinew_output_view view;
-    sinew_result r = make_output_view(world, data, desc, "sinew_skin_bind_output", &view);
+    r = make_output_view(world, data, desc, "sinew_skin_bind_output", &view);
     if (r == SINEW_OK) r = bind_backend_output(world, data->vt, data->instance, &view);
     if (r != SINEW_OK) return r;
     data->bound = true;

@@ -19,7 +19,10 @@
  *   detected and refused with SINEW_ERROR_INVALID_HANDLE, however many objects were created
  *   since (a slot is retired rather than given a generation it had before).
  * - Thread safety: a world is externally synchronised. Calls on one world must not overlap;
- *   the world itself uses the job system inside sinew_world_update.
+ *   the world itself uses the job system inside sinew_world_update. A call that would change
+ *   the world made while sinew_world_update or sinew_skin_update runs (from a job or another
+ *   host callback) is refused with SINEW_ERROR_BUSY and changes nothing; sinew_world_destroy
+ *   then logs the refusal and returns.
  */
 #ifndef SINEW_SINEW_H
 #define SINEW_SINEW_H
@@ -354,7 +357,8 @@ SINEW_API sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin,
                                            const sinew_pose_desc* pose);
 
 /* Steps every skin by dt seconds (dt > 0 and finite; geometric backends ignore it), in
- * parallel through the job system. Returns the first failure; other skins still step. */
+ * parallel through the job system. Returns the first failure; other skins still step. Its
+ * jobs and callbacks must not change the world: such calls get SINEW_ERROR_BUSY. */
 SINEW_API sinew_result sinew_world_update(sinew_world* world, float dt);
 /* Steps one skin only. */
 SINEW_API sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt);
