@@ -48,6 +48,11 @@ typedef struct sinew_backend_entry {
     uint32_t plugin;             /* index into plugins + 1, 0 for built-in */
 } sinew_backend_entry;
 
+/* A backend function's result as the runtime passes it on: r when it is a sinew_result, else
+ * BACKEND_FAILED with one line naming the backend, its `function` and the raw value. */
+sinew_result sinew_backend_result(const sinew_host_api* host, const sinew_backend_vtable* vt,
+                                  const char* function, sinew_result r);
+
 /* Checks a backend table against this host's ABI; logs and returns PLUGIN_ABI when bad. */
 sinew_result sinew_validate_backend_table(const sinew_host_api* host,
                                           const sinew_backend_vtable* vt, const char* origin);

@@ -22,6 +22,7 @@
 #define RIG_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_rig_info, submesh_count) + sizeof(uint32_t)))
 
 struct sinew_skin_data {
+    const sinew_host_api* host;  /* the world's, for lines logged while stepping */
     uint32_t rig_slot;
     sinew_rig_data* rig;
     const sinew_backend_vtable* vt;
@@ -506,19 +507,21 @@ static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
                                 uint32_t param_count, const void* next,
                                 const sinew_state_view* state, void** out_instance)
 {
+    const sinew_host_api* host = &world->host;
     void* inst = NULL;
-    sinew_result r = vt->prepare(&world->host, &skin->rig->view, params, param_count, next, &inst);
+    sinew_result r = vt->prepare(host, &skin->rig->view, params, param_count, next, &inst);
+    r = sinew_backend_result(host, vt, "prepare", r);
     if (r == SINEW_OK && !inst)
-        r = sinew_host_fail(&world->host, SINEW_ERROR_BACKEND_FAILED,
+        r = sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
                             "backend \"%s\": prepare succeeded but returned no instance", vt->name);
     if (r != SINEW_OK) return r;
-    if (state) r = vt->set_state(inst, state);
+    if (state) r = sinew_backend_result(host, vt, "set_state", vt->set_state(inst, state));
     if (r == SINEW_OK && skin->has_pose) {
         /* A discontinuity the old backend never stepped is the new one's to handle. */
         sinew_pose_view pose = { (uint32_t)sizeof(sinew_pose_view), skin->rig->view.joint_count,
                                  skin->model, skin->skinning,
                                  skin->pose_dirty ? skin->pose_flags : 0u };
-        r = vt->set_pose(inst, &pose);
+        r = sinew_backend_result(host, vt, "set_pose", vt->set_pose(inst, &pose));
     }
     if (r == SINEW_OK && skin->bound) r = bind_backend_output(world, vt, inst, &skin->bound_view);
     if (r != SINEW_OK) {
@@ -576,6 +579,7 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
         skin_free(world, skin);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "skin: out of memory");
     }
+    skin->host = host;
     skin->rig = rig;
     skin->rig_slot = rig_slot;
     rig->users++;
@@ -632,7 +636,8 @@ sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const c
         sinew_host_free(host, state.velocities);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "sinew_skin_set_backend: out of memory");
     }
-    r = data->vt->get_state(data->instance, &state);
+    r = sinew_backend_result(host, data->vt, "get_state",
+                             data->vt->get_state(data->instance, &state));
     void* inst = NULL;
     if (r == SINEW_OK) r = instantiate(world, data, vt, params, param_count, NULL, &state, &inst);
     sinew_host_free(host, state.positions);
@@ -718,11 +723,13 @@ static sinew_result step_one(sinew_skin_data* skin, float dt)
     if (skin->pose_dirty) {
         sinew_pose_view pose = { (uint32_t)sizeof(sinew_pose_view), skin->rig->view.joint_count,
                                  skin->model, skin->skinning, skin->pose_flags };
-        r = skin->vt->set_pose(skin->instance, &pose);
+        r = sinew_backend_result(skin->host, skin->vt, "set_pose",
+                                 skin->vt->set_pose(skin->instance, &pose));
         skin->pose_dirty = false;
         skin->pose_flags = 0;
     }
-    if (r == SINEW_OK) r = skin->vt->step(skin->instance, dt);
+    if (r == SINEW_OK)
+        r = sinew_backend_result(skin->host, skin->vt, "step", skin->vt->step(skin->instance, dt));
     return r;
 }
 
@@ -859,16 +866,17 @@ static sinew_result make_output_view(const sinew_world* world, const sinew_skin_
 static sinew_result bind_backend_output(const sinew_world* world, const sinew_backend_vtable* vt,
                                         void* instance, const sinew_output_view* view)
 {
+    const sinew_host_api* host = &world->host;
     if (!view || !view->next || (vt->flags & SINEW_BACKEND_FLAG_GPU))
-        return vt->bind_output(instance, view);
+        return sinew_backend_result(host, vt, "bind_output", vt->bind_output(instance, view));
     if (!view->positions)
-        return sinew_host_fail(&world->host, SINEW_ERROR_OUTPUT_BINDING,
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
                                "backend \"%s\" runs on the CPU, and the external output has no "
                                "host-visible memory to write (bind it to a GPU backend or use "
                                "host-visible memory)", vt->name);
     sinew_output_view host_view = *view;
     host_view.next = NULL;
-    return vt->bind_output(instance, &host_view);
+    return sinew_backend_result(host, vt, "bind_output", vt->bind_output(instance, &host_view));
 }
 
 sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
@@ -888,7 +896,8 @@ sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
                                "sinew_skin_read_output: the external output has no host "
                                "pointers to copy into");
     view.next = NULL;
-    return data->vt->read_output(data->instance, &view);
+    return sinew_backend_result(&world->host, data->vt, "read_output",
+                                data->vt->read_output(data->instance, &view));
 }
 
 sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
@@ -900,7 +909,7 @@ sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_bind_output");
     if (!desc) {
-        r = data->vt->bind_output(data->instance, NULL);
+        r = bind_backend_output(world, data->vt, data->instance, NULL);
         if (r == SINEW_OK) data->bound = false;
         return r;
     }
