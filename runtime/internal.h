@@ -33,6 +33,7 @@ typedef struct sinew_rig_data {
     char* name;
     uint32_t* fk_order;          /* joints with every parent before its children */
     uint32_t users;              /* skins using this rig */
+    float pose_size;             /* the size poses are measured against (pose_range.c) */
     void* block;                 /* one allocation holding every array of the rig */
 } sinew_rig_data;
 
@@ -41,6 +42,15 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
 void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig);
 /* model = FK(local); both 16 floats per joint. */
 void sinew_rig_data_local_to_model(const sinew_rig_data* rig, const float* local, float* model);
+
+/* ---- the range of a pose (pose_range.c) ---- */
+/* The diagonal of the box around the rest meshes, the joints' rest positions and the origin
+ * (1 when that box is a point): SINEW_POSE_MAX_REACH is measured in it. */
+float sinew_rig_pose_size(const sinew_rig_view* view);
+/* SINEW_OK when every skinning transform (16 floats per joint) lies in the range of sinew.h;
+ * else NONFINITE (overflowed) or INVALID_ARGUMENT, with one line naming `fn` and the joint. */
+sinew_result sinew_pose_check_range(const sinew_host_api* host, const sinew_rig_data* rig,
+                                    const float* skinning, const char* fn);
 
 /* ---- plugins and registry (plugin.c) ---- */
 typedef struct sinew_backend_entry {

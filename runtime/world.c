@@ -29,6 +29,7 @@ struct sinew_skin_data {
     void* instance;
     float* model;                /* 16 per joint: the last pose, model space */
     float* skinning;             /* 16 per joint: model * inverse bind */
+    float* scratch;              /* 32 per joint: a pose being checked (model, skinning) */
     bool has_pose;
     bool pose_dirty;             /* not yet handed to the backend */
     uint32_t pose_flags;         /* SINEW_POSE_* of the poses not yet handed over, or-ed */
@@ -468,6 +469,7 @@ static void skin_free(sinew_world* world, sinew_skin_data* skin)
     if (skin->rig) skin->rig->users--;
     sinew_host_free(host, skin->model);
     sinew_host_free(host, skin->skinning);
+    sinew_host_free(host, skin->scratch);
     sinew_host_free(host, skin);
 }
 
@@ -575,7 +577,8 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     if (!skin) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "skin: out of memory");
     skin->model = (float*)sinew_host_alloc(host, (size_t)jn * 64u);
     skin->skinning = (float*)sinew_host_alloc(host, (size_t)jn * 64u);
-    if (!skin->model || !skin->skinning) {
+    skin->scratch = (float*)sinew_host_alloc(host, (size_t)jn * 128u);
+    if (!skin->model || !skin->skinning || !skin->scratch) {
         skin_free(world, skin);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "skin: out of memory");
     }
@@ -657,14 +660,11 @@ const char* sinew_skin_backend(const sinew_world* world, sinew_skin skin)
     return data ? data->vt->name : NULL;
 }
 
-sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sinew_pose_desc* pose)
+/* Everything about a pose desc but its range: size, space, joint count, flags, finite
+ * matrices. Sets *flags to the pose's SINEW_POSE_* bits. */
+static sinew_result check_pose_desc(const sinew_host_api* host, const sinew_skin_data* data,
+                                    const sinew_pose_desc* pose, uint32_t* flags)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_pose");
-    if (r != SINEW_OK) return r;
-    sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_skin_set_pose");
-    const sinew_host_api* host = &world->host;
     if (!pose)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_skin_set_pose: pose is NULL");
     if (pose->struct_size < POSE_DESC_MIN_SIZE)
@@ -683,33 +683,54 @@ sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sine
     if (!pose->matrices)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_skin_set_pose: matrices is NULL");
-    uint32_t flags = pose->struct_size >= POSE_DESC_FLAGS_SIZE ? pose->flags : 0u;
-    if (flags & ~POSE_FLAGS_KNOWN)
+    *flags = pose->struct_size >= POSE_DESC_FLAGS_SIZE ? pose->flags : 0u;
+    if (*flags & ~POSE_FLAGS_KNOWN)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_skin_set_pose: flags 0x%x has unknown bits 0x%x (known: "
-                               "SINEW_POSE_DISCONTINUOUS)", flags, flags & ~POSE_FLAGS_KNOWN);
+                               "SINEW_POSE_DISCONTINUOUS)", *flags, *flags & ~POSE_FLAGS_KNOWN);
     for (uint32_t j = 0; j < jn; ++j) {
         if (!sinew_matrix_finite(pose->matrices + 16u * j, 1))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "sinew_skin_set_pose: the transform of joint %u (%s) is not "
                                    "finite", j, data->rig->view.names[j]);
     }
+    return SINEW_OK;
+}
+
+sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sinew_pose_desc* pose)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_pose");
+    if (r != SINEW_OK) return r;
+    sinew_skin_data* data = skin_get(world, skin);
+    if (!data) return bad_skin(world, skin, "sinew_skin_set_pose");
+    const sinew_host_api* host = &world->host;
+    uint32_t flags = 0;
+    r = check_pose_desc(host, data, pose, &flags);
+    if (r != SINEW_OK) return r;
+    /* The new pose is built in scratch and checked there, so a refused one leaves the last
+     * good pose in place. */
+    uint32_t jn = data->rig->view.joint_count;
+    float* model = data->scratch;
+    float* skinning = data->scratch + 16u * jn;
     if (pose->space == SINEW_POSE_LOCAL) {
-        sinew_rig_data_local_to_model(data->rig, pose->matrices, data->model);
+        sinew_rig_data_local_to_model(data->rig, pose->matrices, model);
         /* Finite locals can still overflow when multiplied down a long chain. */
-        if (!sinew_matrix_finite(data->model, jn)) {
-            data->has_pose = false;
+        if (!sinew_matrix_finite(model, jn))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "sinew_skin_set_pose: forward kinematics overflowed");
-        }
     } else {
-        memcpy(data->model, pose->matrices, (size_t)jn * 64u);
+        memcpy(model, pose->matrices, (size_t)jn * 64u);
     }
     const float* inv = data->rig->view.inverse_bind_matrices;
     for (uint32_t j = 0; j < jn; ++j) {
-        glm_mat4_mul((vec4*)(data->model + 16u * j), (vec4*)(inv + 16u * j),
-                     (vec4*)(data->skinning + 16u * j));
+        glm_mat4_mul((vec4*)(model + 16u * j), (vec4*)(inv + 16u * j),
+                     (vec4*)(skinning + 16u * j));
     }
+    r = sinew_pose_check_range(host, data->rig, skinning, "sinew_skin_set_pose");
+    if (r != SINEW_OK) return r;
+    memcpy(data->model, model, (size_t)jn * 64u);
+    memcpy(data->skinning, skinning, (size_t)jn * 64u);
     /* Poses set between two steps collapse into the last one, with all their flags. */
     data->pose_flags = (data->pose_dirty ? data->pose_flags : 0u) | flags;
     data->has_pose = true;

@@ -57,7 +57,8 @@ extern "C" {
 /* 0 is success, negative values are errors. Pinned to 32 bits. */
 typedef enum sinew_result {
     SINEW_OK = 0,
-    SINEW_ERROR_INVALID_ARGUMENT = -1,   /* NULL where a value is required, bad enum value */
+    SINEW_ERROR_INVALID_ARGUMENT = -1,   /* NULL where a value is required, bad enum value,
+                                            a value outside its documented range */
     SINEW_ERROR_STRUCT_SIZE = -2,        /* struct_size 0 or too small */
     SINEW_ERROR_OUT_OF_MEMORY = -3,
     SINEW_ERROR_INVALID_HANDLE = -4,     /* destroyed or never created handle */
@@ -349,8 +350,20 @@ typedef struct sinew_pose_desc {
 
 #define SINEW_POSE_DESC_INIT { (uint32_t)sizeof(sinew_pose_desc), SINEW_POSE_MODEL, 0u, NULL, 0u }
 
+/* The range of a pose. Each joint's skinning transform (its model-space transform times its
+ * inverse bind matrix: what backends apply to the rest mesh) must have every entry of its 3x3
+ * linear part within +-SINEW_POSE_MAX_LINEAR, and a translation no longer than
+ * SINEW_POSE_MAX_REACH times the rig's size: the diagonal of the box around the rest meshes,
+ * the joints' rest positions and the model-space origin (1 when that box is a point). A
+ * pose outside it is refused with SINEW_ERROR_INVALID_ARGUMENT (SINEW_ERROR_NONFINITE when
+ * the product overflows). The bounds lie far beyond any animation and far enough below
+ * FLT_MAX that no backend's arithmetic overflows. */
+#define SINEW_POSE_MAX_LINEAR 1e4f
+#define SINEW_POSE_MAX_REACH 1e5f
+
 /* Sets the pose that the next sinew_world_update moves the skin to. The runtime multiplies
- * by the inverse bind matrices itself. A refused pose leaves the previous one in place. Poses
+ * by the inverse bind matrices itself. Matrices must be finite (SINEW_ERROR_NONFINITE), and
+ * in the range above. A refused pose leaves the previous one in place. Poses
  * set between two updates are not stepped through: the last one counts, with the flags of all
  * of them (a flagged pose followed by an unflagged one is still a discontinuity). */
 SINEW_API sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin,
