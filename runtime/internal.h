@@ -84,6 +84,11 @@ typedef struct sinew_skin_slot {
     sinew_skin_data* skin;       /* NULL when free */
 } sinew_skin_slot;
 
+typedef struct sinew_destroy_hook {
+    sinew_world_destroy_fn fn;
+    void* user;
+} sinew_destroy_hook;
+
 struct sinew_world {
     sinew_host_api host;
     sinew_pool* pool;            /* NULL when the host brought a job system */
@@ -97,6 +102,9 @@ struct sinew_world {
     uint32_t rig_slot_count, rig_slot_capacity;
     sinew_skin_slot* skins;
     uint32_t skin_slot_count, skin_slot_capacity;
+
+    sinew_destroy_hook* destroy_hooks; /* run by sinew_world_destroy */
+    uint32_t destroy_hook_count, destroy_hook_capacity;
 
     sinew_skin_data** update_list; /* scratch for sinew_world_update */
     uint32_t update_capacity;

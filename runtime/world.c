@@ -184,6 +184,28 @@ sinew_result sinew_world_check_idle(const sinew_world* world, const char* fn)
                            "the world is left as it was", fn, world->stepping);
 }
 
+sinew_result sinew_world_add_destroy_hook(sinew_world* world, sinew_world_destroy_fn fn,
+                                          void* user)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_add_destroy_hook");
+    if (r != SINEW_OK) return r;
+    if (!fn)
+        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_world_add_destroy_hook: fn is NULL");
+    for (uint32_t i = 0; i < world->destroy_hook_count; ++i) {
+        if (world->destroy_hooks[i].fn == fn && world->destroy_hooks[i].user == user)
+            return SINEW_OK;
+    }
+    r = sinew_grow(&world->host, (void**)&world->destroy_hooks, &world->destroy_hook_capacity,
+                   world->destroy_hook_count + 1u, sizeof(sinew_destroy_hook));
+    if (r != SINEW_OK) return r;
+    world->destroy_hooks[world->destroy_hook_count].fn = fn;
+    world->destroy_hooks[world->destroy_hook_count].user = user;
+    world->destroy_hook_count++;
+    return SINEW_OK;
+}
+
 void sinew_world_destroy(sinew_world* world)
 {
     if (!world || sinew_world_check_idle(world, "sinew_world_destroy") != SINEW_OK) return;
@@ -194,6 +216,10 @@ void sinew_world_destroy(sinew_world* world)
     for (uint32_t i = 0; i < world->rig_slot_count; ++i) {
         if (world->rigs[i].rig) sinew_rig_data_destroy(host, world->rigs[i].rig);
     }
+    /* Hooks run while the plugins' code is still loaded. */
+    for (uint32_t i = 0; i < world->destroy_hook_count; ++i)
+        world->destroy_hooks[i].fn(host, world->destroy_hooks[i].user);
+    sinew_host_free(host, world->destroy_hooks);
     sinew_host_free(host, world->skins);
     sinew_host_free(host, world->rigs);
     sinew_host_free(host, world->update_list);

@@ -188,6 +188,17 @@ typedef sinew_result (*sinew_plugin_entry_fn)(const sinew_host_info* host,
 SINEW_API sinew_result sinew_world_register_backend(sinew_world* world,
                                                     const sinew_backend_vtable* backend);
 
+/* Called by sinew_world_destroy with the world's host services (the pointer its backends are
+ * handed in probe and prepare) and the hook's `user`. */
+typedef void (*sinew_world_destroy_fn)(const sinew_host_api* host, void* user);
+
+/* Runs fn(host, user) when the world is destroyed: after its skins and rigs are gone, before
+ * its plugins are unloaded. For a module that registers backends directly and keeps state per
+ * world keyed by the host pointer (which a later world may reuse), so that it can release it.
+ * The same fn and user added twice run once. */
+SINEW_API sinew_result sinew_world_add_destroy_hook(sinew_world* world, sinew_world_destroy_fn fn,
+                                                    void* user);
+
 #ifdef __cplusplus
 }
 #endif
