@@ -44,6 +44,33 @@ static int has_extension(const char* path, const char* ext)
     return 1;
 }
 
+/* Takes the caller's options into ctx (its logger first, so later lines reach it). */
+static sinew_result read_options(const sinew_import_options* options, import_context* ctx)
+{
+    /* A too small struct cannot be trusted for its logger either: report on stderr. */
+    if (options->struct_size < OPTIONS_MIN_SIZE)
+        return import_fail(ctx, SINEW_ERROR_STRUCT_SIZE,
+                           "sinew_import_character: options struct_size %u is smaller than %u",
+                           (unsigned)options->struct_size, (unsigned)OPTIONS_MIN_SIZE);
+    if (options->logger) ctx->logger = *options->logger;
+    if (options->next)
+        return import_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_import_character: options carry an extension chain, "
+                           "but the importer knows no extension type");
+    if (options->use_simulation_mesh > 1)
+        return import_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_import_character: use_simulation_mesh is %u, not 0 or 1",
+                           (unsigned)options->use_simulation_mesh);
+    ctx->use_simulation_mesh = options->use_simulation_mesh;
+    ctx->flags = options->struct_size >= OPTIONS_FLAGS_SIZE ? options->flags : 0u;
+    if (ctx->flags & ~IMPORT_FLAGS_KNOWN)
+        return import_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_import_character: flags 0x%x has unknown bits 0x%x "
+                           "(known: SINEW_IMPORT_ALLOW_ANY_PATH)", (unsigned)ctx->flags,
+                           (unsigned)(ctx->flags & ~IMPORT_FLAGS_KNOWN));
+    return SINEW_OK;
+}
+
 SINEW_API sinew_result sinew_import_character(const char* path,
                                               const sinew_import_options* options,
                                               sinew_character** out_character)
@@ -55,28 +82,8 @@ SINEW_API sinew_result sinew_import_character(const char* path,
 
     if (out_character) *out_character = NULL;
     if (options) {
-        /* A too small struct cannot be trusted for its logger either: report on stderr. */
-        if (options->struct_size < OPTIONS_MIN_SIZE)
-            return import_fail(&ctx, SINEW_ERROR_STRUCT_SIZE,
-                               "sinew_import_character: options struct_size %u is smaller "
-                               "than %u", (unsigned)options->struct_size,
-                               (unsigned)OPTIONS_MIN_SIZE);
-        if (options->logger) ctx.logger = *options->logger;
-        if (options->next)
-            return import_fail(&ctx, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_import_character: options carry an extension chain, "
-                               "but the importer knows no extension type");
-        if (options->use_simulation_mesh > 1)
-            return import_fail(&ctx, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_import_character: use_simulation_mesh is %u, not 0 or 1",
-                               (unsigned)options->use_simulation_mesh);
-        ctx.use_simulation_mesh = options->use_simulation_mesh;
-        ctx.flags = options->struct_size >= OPTIONS_FLAGS_SIZE ? options->flags : 0u;
-        if (ctx.flags & ~IMPORT_FLAGS_KNOWN)
-            return import_fail(&ctx, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_import_character: flags 0x%x has unknown bits 0x%x "
-                               "(known: SINEW_IMPORT_ALLOW_ANY_PATH)", (unsigned)ctx.flags,
-                               (unsigned)(ctx.flags & ~IMPORT_FLAGS_KNOWN));
+        sinew_result r = read_options(options, &ctx);
+        if (r != SINEW_OK) return r;
     }
     if (!out_character)
         return import_fail(&ctx, SINEW_ERROR_INVALID_ARGUMENT,
