@@ -439,11 +439,8 @@ static sinew_result bake_blob(const sinew_host_api* whost, const sinew_host_api*
                    "vertices)", vt->name, data->name, v->joint_count,
                    v->render_mesh.vertex_count, v->simulation_mesh.vertex_count);
     sinew_bake_writer writer = { blob_write, blob };
-    sinew_result r = vt->bake(whost, v, params, param_count, &writer);
-    if (r > SINEW_OK)
-        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
-                               "backend \"%s\": bake returned %d, which is not a result",
-                               vt->name, (int)r);
+    sinew_result r = sinew_backend_result(host, vt, "bake",
+                                          vt->bake(whost, v, params, param_count, &writer));
     if (r == SINEW_OK && blob->size == 0)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
                                "backend \"%s\": bake succeeded but wrote nothing", vt->name);

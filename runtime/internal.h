@@ -20,9 +20,12 @@ sinew_job_system sinew_pool_job_system(sinew_pool* pool);
 
 /* ---- handles ---- */
 /* A handle id is (generation << 16) | (slot + 1): 0 is never valid, and a slot reused after a
- * destroy gets a new generation, so stale handles are caught. */
+ * destroy gets a new generation, so stale handles are caught. Generations run from 1 to
+ * SINEW_HANDLE_MAX_GENERATION and never wrap: a slot that has reached the last one is retired
+ * when freed (see world.c). */
 #define SINEW_HANDLE_SLOT_BITS 16u
 #define SINEW_HANDLE_MAX_SLOTS ((1u << SINEW_HANDLE_SLOT_BITS) - 1u)
+#define SINEW_HANDLE_MAX_GENERATION ((1u << (32u - SINEW_HANDLE_SLOT_BITS)) - 1u)
 
 /* ---- rigs (rig.c) ---- */
 typedef struct sinew_rig_data {
@@ -30,6 +33,7 @@ typedef struct sinew_rig_data {
     char* name;
     uint32_t* fk_order;          /* joints with every parent before its children */
     uint32_t users;              /* skins using this rig */
+    float pose_size;             /* the size poses are measured against (pose_range.c) */
     void* block;                 /* one allocation holding every array of the rig */
 } sinew_rig_data;
 
@@ -39,11 +43,25 @@ void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig);
 /* model = FK(local); both 16 floats per joint. */
 void sinew_rig_data_local_to_model(const sinew_rig_data* rig, const float* local, float* model);
 
+/* ---- the range of a pose (pose_range.c) ---- */
+/* The diagonal of the box around the rest meshes, the joints' rest positions and the origin
+ * (1 when that box is a point): SINEW_POSE_MAX_REACH is measured in it. */
+float sinew_rig_pose_size(const sinew_rig_view* view);
+/* SINEW_OK when every skinning transform (16 floats per joint) lies in the range of sinew.h;
+ * else NONFINITE (overflowed) or INVALID_ARGUMENT, with one line naming `fn` and the joint. */
+sinew_result sinew_pose_check_range(const sinew_host_api* host, const sinew_rig_data* rig,
+                                    const float* skinning, const char* fn);
+
 /* ---- plugins and registry (plugin.c) ---- */
 typedef struct sinew_backend_entry {
     const sinew_backend_vtable* vt;
     uint32_t plugin;             /* index into plugins + 1, 0 for built-in */
 } sinew_backend_entry;
+
+/* A backend function's result as the runtime passes it on: r when it is a sinew_result, else
+ * BACKEND_FAILED with one line naming the backend, its `function` and the raw value. */
+sinew_result sinew_backend_result(const sinew_host_api* host, const sinew_backend_vtable* vt,
+                                  const char* function, sinew_result r);
 
 /* Checks a backend table against this host's ABI; logs and returns PLUGIN_ABI when bad. */
 sinew_result sinew_validate_backend_table(const sinew_host_api* host,
@@ -70,6 +88,11 @@ typedef struct sinew_skin_slot {
     sinew_skin_data* skin;       /* NULL when free */
 } sinew_skin_slot;
 
+typedef struct sinew_destroy_hook {
+    sinew_world_destroy_fn fn;
+    void* user;
+} sinew_destroy_hook;
+
 struct sinew_world {
     sinew_host_api host;
     sinew_pool* pool;            /* NULL when the host brought a job system */
@@ -84,8 +107,12 @@ struct sinew_world {
     sinew_skin_slot* skins;
     uint32_t skin_slot_count, skin_slot_capacity;
 
+    sinew_destroy_hook* destroy_hooks; /* run by sinew_world_destroy */
+    uint32_t destroy_hook_count, destroy_hook_capacity;
+
     sinew_skin_data** update_list; /* scratch for sinew_world_update */
     uint32_t update_capacity;
+    const char* stepping;        /* the stepping call running (its name), or NULL */
 };
 
 /* Grows an array of elem_size items to hold at least `needed`. */
@@ -97,6 +124,9 @@ sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vta
                                      uint32_t plugin);
 
 bool sinew_matrix_finite(const float* m, uint32_t count);
+
+/* SINEW_OK, or SINEW_ERROR_BUSY with one line naming `fn` while the world steps (world.c). */
+sinew_result sinew_world_check_idle(const sinew_world* world, const char* fn);
 
 /* The live rig of a handle, or NULL (world.c). */
 sinew_rig_data* sinew_world_get_rig(const sinew_world* world, sinew_rig rig);

@@ -11,6 +11,8 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include <sinew/sinew_result_names.h>
+
 #define VTABLE_MIN_SIZE ((uint32_t)(offsetof(sinew_backend_vtable, destroy) + sizeof(void (*)(void*))))
 #define PLUGIN_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_plugin_info, backends) + sizeof(void*)))
 
@@ -36,6 +38,17 @@ sinew_result sinew_validate_backend_table(const sinew_host_api* host,
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                "%s: backend \"%s\" has no %s function", origin, vt->name, missing);
     return SINEW_OK;
+}
+
+sinew_result sinew_backend_result(const sinew_host_api* host, const sinew_backend_vtable* vt,
+                                  const char* function, sinew_result r)
+{
+    /* Checked against the names table, so a code added to sinew_result is known at once. */
+    if (r == SINEW_OK || strcmp(sinew_result_name(r), "SINEW_ERROR_UNKNOWN_RESULT") != 0)
+        return r;
+    return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                           "backend \"%s\": %s returned %d, which is not a sinew_result",
+                           vt->name, function, (int)r);
 }
 
 void sinew_plugins_unload(sinew_world* world)
@@ -95,6 +108,11 @@ static sinew_result negotiate(const sinew_host_api* host, const char* path,
     if (answer->backend_count == 0 || !answer->backends)
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                "plugin %s: succeeded but offered no backend table", path);
+    /* Bounded before the array is read: a garbage count would walk far past it. */
+    if (answer->backend_count > SINEW_PLUGIN_MAX_BACKENDS)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                               "plugin %s: backend_count is %u, above the %u a plugin may offer",
+                               path, answer->backend_count, SINEW_PLUGIN_MAX_BACKENDS);
     return SINEW_OK;
 }
 
@@ -139,11 +157,13 @@ sinew_result sinew_world_load_plugin(sinew_world* world, const char* path)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     const sinew_host_api* host = &world->host;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_load_plugin");
+    if (r != SINEW_OK) return r;
     if (!path || !*path)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "plugin: path is empty");
     char found[4096];
     path = sinew_plugin_find(path, found, sizeof found);
-    sinew_result r = sinew_grow(host, (void**)&world->plugins, &world->plugin_capacity,
+    r = sinew_grow(host, (void**)&world->plugins, &world->plugin_capacity,
                                 world->plugin_count + 1u, sizeof(void*));
     if (r != SINEW_OK) return r;
     void* lib = NULL;

@@ -702,6 +702,7 @@ static sinew_result fill_rig(const sinew_host_api* host, const sinew_rig_desc* d
         v->baked_size = l.baked_size;
     }
     fill_weights(block, &l, desc->render_mesh.vertex_count, rows, v);
+    rig->pose_size = sinew_rig_pose_size(v);
     *out = rig;
     return SINEW_OK;
 }

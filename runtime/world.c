@@ -22,12 +22,14 @@
 #define RIG_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_rig_info, submesh_count) + sizeof(uint32_t)))
 
 struct sinew_skin_data {
+    const sinew_host_api* host;  /* the world's, for lines logged while stepping */
     uint32_t rig_slot;
     sinew_rig_data* rig;
     const sinew_backend_vtable* vt;
     void* instance;
     float* model;                /* 16 per joint: the last pose, model space */
     float* skinning;             /* 16 per joint: model * inverse bind */
+    float* scratch;              /* 32 per joint: a pose being checked (model, skinning) */
     bool has_pose;
     bool pose_dirty;             /* not yet handed to the backend */
     uint32_t pose_flags;         /* SINEW_POSE_* of the poses not yet handed over, or-ed */
@@ -171,9 +173,42 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
 
 static void skin_free(sinew_world* world, sinew_skin_data* skin);
 
+/* Calls that change the world are refused while it steps: a job, or another callback of the
+ * host's services, could otherwise free or replace a skin or rig that the step is using. The
+ * stepping calls set one field, so the check costs a load. */
+sinew_result sinew_world_check_idle(const sinew_world* world, const char* fn)
+{
+    if (!world->stepping) return SINEW_OK;
+    return sinew_host_fail(&world->host, SINEW_ERROR_BUSY,
+                           "%s: called while %s is running (from one of its jobs or callbacks); "
+                           "the world is left as it was", fn, world->stepping);
+}
+
+sinew_result sinew_world_add_destroy_hook(sinew_world* world, sinew_world_destroy_fn fn,
+                                          void* user)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_add_destroy_hook");
+    if (r != SINEW_OK) return r;
+    if (!fn)
+        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_world_add_destroy_hook: fn is NULL");
+    for (uint32_t i = 0; i < world->destroy_hook_count; ++i) {
+        if (world->destroy_hooks[i].fn == fn && world->destroy_hooks[i].user == user)
+            return SINEW_OK;
+    }
+    r = sinew_grow(&world->host, (void**)&world->destroy_hooks, &world->destroy_hook_capacity,
+                   world->destroy_hook_count + 1u, sizeof(sinew_destroy_hook));
+    if (r != SINEW_OK) return r;
+    world->destroy_hooks[world->destroy_hook_count].fn = fn;
+    world->destroy_hooks[world->destroy_hook_count].user = user;
+    world->destroy_hook_count++;
+    return SINEW_OK;
+}
+
 void sinew_world_destroy(sinew_world* world)
 {
-    if (!world) return;
+    if (!world || sinew_world_check_idle(world, "sinew_world_destroy") != SINEW_OK) return;
     const sinew_host_api* host = &world->host;
     for (uint32_t i = 0; i < world->skin_slot_count; ++i) {
         if (world->skins[i].skin) skin_free(world, world->skins[i].skin);
@@ -181,6 +216,10 @@ void sinew_world_destroy(sinew_world* world)
     for (uint32_t i = 0; i < world->rig_slot_count; ++i) {
         if (world->rigs[i].rig) sinew_rig_data_destroy(host, world->rigs[i].rig);
     }
+    /* Hooks run while the plugins' code is still loaded. */
+    for (uint32_t i = 0; i < world->destroy_hook_count; ++i)
+        world->destroy_hooks[i].fn(host, world->destroy_hooks[i].user);
+    sinew_host_free(host, world->destroy_hooks);
     sinew_host_free(host, world->skins);
     sinew_host_free(host, world->rigs);
     sinew_host_free(host, world->update_list);
@@ -225,6 +264,8 @@ sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vta
 sinew_result sinew_world_register_backend(sinew_world* world, const sinew_backend_vtable* backend)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_register_backend");
+    if (r != SINEW_OK) return r;
     return sinew_world_add_backend(world, backend, 0);
 }
 
@@ -279,6 +320,15 @@ static bool split_id(uint32_t id, uint32_t* slot, uint32_t* generation)
     return true;
 }
 
+/* Whether a free slot may take a new object. The id has 16 bits of generation and widening
+ * them would take bits from the slot index (the id is a public uint32_t), so a slot whose
+ * generation has reached the last value is retired instead of wrapping to a generation a
+ * stale handle may still carry. Each slot serves 65535 objects before it retires. */
+static bool slot_reusable(uint32_t generation)
+{
+    return generation < SINEW_HANDLE_MAX_GENERATION;
+}
+
 static sinew_rig_data* rig_get(const sinew_world* world, sinew_rig rig, uint32_t* out_slot)
 {
     uint32_t slot, gen;
@@ -325,21 +375,26 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
     if (!out_rig)
         return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT, "rig: out_rig is NULL");
     out_rig->id = 0;
+    sinew_result r = sinew_world_check_idle(world, "sinew_rig_create");
+    if (r != SINEW_OK) return r;
     uint32_t slot = 0;
-    while (slot < world->rig_slot_count && world->rigs[slot].rig) ++slot;
+    while (slot < world->rig_slot_count &&
+           (world->rigs[slot].rig || !slot_reusable(world->rigs[slot].generation)))
+        ++slot;
     if (slot >= SINEW_HANDLE_MAX_SLOTS)
-        return sinew_host_fail(&world->host, SINEW_ERROR_LIMIT, "rig: at most %u rigs per world",
-                               SINEW_HANDLE_MAX_SLOTS);
-    sinew_result r = sinew_grow(&world->host, (void**)&world->rigs, &world->rig_slot_capacity,
-                                slot + 1u, sizeof(sinew_rig_slot));
+        return sinew_host_fail(&world->host, SINEW_ERROR_LIMIT,
+                               "rig: no rig slot left (at most %u live rigs per world, each "
+                               "slot serving %u rigs over the world's life)",
+                               SINEW_HANDLE_MAX_SLOTS, SINEW_HANDLE_MAX_GENERATION);
+    r = sinew_grow(&world->host, (void**)&world->rigs, &world->rig_slot_capacity, slot + 1u,
+                   sizeof(sinew_rig_slot));
     if (r != SINEW_OK) return r;
     sinew_rig_data* rig = NULL;
     r = sinew_rig_data_create(&world->host, desc, &rig);
     if (r != SINEW_OK) return r;
     if (slot == world->rig_slot_count) world->rig_slot_count++;
     sinew_rig_slot* s = &world->rigs[slot];
-    s->generation = (s->generation + 1u) & 0xFFFFu;
-    if (s->generation == 0) s->generation = 1;
+    s->generation++;
     s->rig = rig;
     out_rig->id = make_id(slot, s->generation);
     return SINEW_OK;
@@ -347,6 +402,9 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
 
 sinew_result sinew_rig_destroy(sinew_world* world, sinew_rig rig)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_rig_destroy");
+    if (r != SINEW_OK) return r;
     uint32_t slot;
     sinew_rig_data* data = rig_get(world, rig, &slot);
     if (!data) return bad_rig(world, rig, "sinew_rig_destroy");
@@ -437,6 +495,7 @@ static void skin_free(sinew_world* world, sinew_skin_data* skin)
     if (skin->rig) skin->rig->users--;
     sinew_host_free(host, skin->model);
     sinew_host_free(host, skin->skinning);
+    sinew_host_free(host, skin->scratch);
     sinew_host_free(host, skin);
 }
 
@@ -476,19 +535,21 @@ static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
                                 uint32_t param_count, const void* next,
                                 const sinew_state_view* state, void** out_instance)
 {
+    const sinew_host_api* host = &world->host;
     void* inst = NULL;
-    sinew_result r = vt->prepare(&world->host, &skin->rig->view, params, param_count, next, &inst);
+    sinew_result r = vt->prepare(host, &skin->rig->view, params, param_count, next, &inst);
+    r = sinew_backend_result(host, vt, "prepare", r);
     if (r == SINEW_OK && !inst)
-        r = sinew_host_fail(&world->host, SINEW_ERROR_BACKEND_FAILED,
+        r = sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
                             "backend \"%s\": prepare succeeded but returned no instance", vt->name);
     if (r != SINEW_OK) return r;
-    if (state) r = vt->set_state(inst, state);
+    if (state) r = sinew_backend_result(host, vt, "set_state", vt->set_state(inst, state));
     if (r == SINEW_OK && skin->has_pose) {
         /* A discontinuity the old backend never stepped is the new one's to handle. */
         sinew_pose_view pose = { (uint32_t)sizeof(sinew_pose_view), skin->rig->view.joint_count,
                                  skin->model, skin->skinning,
                                  skin->pose_dirty ? skin->pose_flags : 0u };
-        r = vt->set_pose(inst, &pose);
+        r = sinew_backend_result(host, vt, "set_pose", vt->set_pose(inst, &pose));
     }
     if (r == SINEW_OK && skin->bound) r = bind_backend_output(world, vt, inst, &skin->bound_view);
     if (r != SINEW_OK) {
@@ -508,6 +569,8 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_world_add_skin: %s is NULL",
                                desc ? "out_skin" : "desc");
     out_skin->id = 0;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_add_skin");
+    if (r != SINEW_OK) return r;
     if (desc->struct_size < SKIN_DESC_MIN_SIZE)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
                                "sinew_world_add_skin: struct_size %u is too small (at least %u; "
@@ -515,7 +578,7 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     uint32_t rig_slot;
     sinew_rig_data* rig = rig_get(world, desc->rig, &rig_slot);
     if (!rig) return bad_rig(world, desc->rig, "sinew_world_add_skin");
-    sinew_result r = check_params(world, desc->params, desc->param_count, "sinew_world_add_skin");
+    r = check_params(world, desc->params, desc->param_count, "sinew_world_add_skin");
     if (r == SINEW_OK) r = check_chain(world, desc->next, "sinew_world_add_skin");
     if (r != SINEW_OK) return r;
     const sinew_backend_vtable* vt;
@@ -523,10 +586,14 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     if (r != SINEW_OK) return r;
 
     uint32_t slot = 0;
-    while (slot < world->skin_slot_count && world->skins[slot].skin) ++slot;
+    while (slot < world->skin_slot_count &&
+           (world->skins[slot].skin || !slot_reusable(world->skins[slot].generation)))
+        ++slot;
     if (slot >= SINEW_HANDLE_MAX_SLOTS)
-        return sinew_host_fail(host, SINEW_ERROR_LIMIT, "at most %u skins per world",
-                               SINEW_HANDLE_MAX_SLOTS);
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                               "sinew_world_add_skin: no skin slot left (at most %u live skins "
+                               "per world, each slot serving %u skins over the world's life)",
+                               SINEW_HANDLE_MAX_SLOTS, SINEW_HANDLE_MAX_GENERATION);
     r = sinew_grow(host, (void**)&world->skins, &world->skin_slot_capacity, slot + 1u,
                    sizeof(sinew_skin_slot));
     if (r != SINEW_OK) return r;
@@ -536,10 +603,12 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     if (!skin) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "skin: out of memory");
     skin->model = (float*)sinew_host_alloc(host, (size_t)jn * 64u);
     skin->skinning = (float*)sinew_host_alloc(host, (size_t)jn * 64u);
-    if (!skin->model || !skin->skinning) {
+    skin->scratch = (float*)sinew_host_alloc(host, (size_t)jn * 128u);
+    if (!skin->model || !skin->skinning || !skin->scratch) {
         skin_free(world, skin);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "skin: out of memory");
     }
+    skin->host = host;
     skin->rig = rig;
     skin->rig_slot = rig_slot;
     rig->users++;
@@ -552,8 +621,7 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     }
     if (slot == world->skin_slot_count) world->skin_slot_count++;
     sinew_skin_slot* s = &world->skins[slot];
-    s->generation = (s->generation + 1u) & 0xFFFFu;
-    if (s->generation == 0) s->generation = 1;
+    s->generation++;
     s->skin = skin;
     out_skin->id = make_id(slot, s->generation);
     return SINEW_OK;
@@ -561,6 +629,9 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
 
 sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_remove_skin");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_world_remove_skin");
     uint32_t slot = (skin.id & SINEW_HANDLE_MAX_SLOTS) - 1u;
@@ -572,10 +643,13 @@ sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin)
 sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const char* backend,
                                     const sinew_param* params, uint32_t param_count)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_backend");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_set_backend");
     const sinew_host_api* host = &world->host;
-    sinew_result r = check_params(world, params, param_count, "sinew_skin_set_backend");
+    r = check_params(world, params, param_count, "sinew_skin_set_backend");
     if (r != SINEW_OK) return r;
     const sinew_backend_vtable* vt;
     r = lookup_backend(world, backend, &vt);
@@ -591,7 +665,8 @@ sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const c
         sinew_host_free(host, state.velocities);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "sinew_skin_set_backend: out of memory");
     }
-    r = data->vt->get_state(data->instance, &state);
+    r = sinew_backend_result(host, data->vt, "get_state",
+                             data->vt->get_state(data->instance, &state));
     void* inst = NULL;
     if (r == SINEW_OK) r = instantiate(world, data, vt, params, param_count, NULL, &state, &inst);
     sinew_host_free(host, state.positions);
@@ -611,11 +686,11 @@ const char* sinew_skin_backend(const sinew_world* world, sinew_skin skin)
     return data ? data->vt->name : NULL;
 }
 
-sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sinew_pose_desc* pose)
+/* Everything about a pose desc but its range: size, space, joint count, flags, finite
+ * matrices. Sets *flags to the pose's SINEW_POSE_* bits. */
+static sinew_result check_pose_desc(const sinew_host_api* host, const sinew_skin_data* data,
+                                    const sinew_pose_desc* pose, uint32_t* flags)
 {
-    sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_skin_set_pose");
-    const sinew_host_api* host = &world->host;
     if (!pose)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_skin_set_pose: pose is NULL");
     if (pose->struct_size < POSE_DESC_MIN_SIZE)
@@ -634,33 +709,54 @@ sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sine
     if (!pose->matrices)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_skin_set_pose: matrices is NULL");
-    uint32_t flags = pose->struct_size >= POSE_DESC_FLAGS_SIZE ? pose->flags : 0u;
-    if (flags & ~POSE_FLAGS_KNOWN)
+    *flags = pose->struct_size >= POSE_DESC_FLAGS_SIZE ? pose->flags : 0u;
+    if (*flags & ~POSE_FLAGS_KNOWN)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_skin_set_pose: flags 0x%x has unknown bits 0x%x (known: "
-                               "SINEW_POSE_DISCONTINUOUS)", flags, flags & ~POSE_FLAGS_KNOWN);
+                               "SINEW_POSE_DISCONTINUOUS)", *flags, *flags & ~POSE_FLAGS_KNOWN);
     for (uint32_t j = 0; j < jn; ++j) {
         if (!sinew_matrix_finite(pose->matrices + 16u * j, 1))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "sinew_skin_set_pose: the transform of joint %u (%s) is not "
                                    "finite", j, data->rig->view.names[j]);
     }
+    return SINEW_OK;
+}
+
+sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sinew_pose_desc* pose)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_pose");
+    if (r != SINEW_OK) return r;
+    sinew_skin_data* data = skin_get(world, skin);
+    if (!data) return bad_skin(world, skin, "sinew_skin_set_pose");
+    const sinew_host_api* host = &world->host;
+    uint32_t flags = 0;
+    r = check_pose_desc(host, data, pose, &flags);
+    if (r != SINEW_OK) return r;
+    /* The new pose is built in scratch and checked there, so a refused one leaves the last
+     * good pose in place. */
+    uint32_t jn = data->rig->view.joint_count;
+    float* model = data->scratch;
+    float* skinning = data->scratch + 16u * jn;
     if (pose->space == SINEW_POSE_LOCAL) {
-        sinew_rig_data_local_to_model(data->rig, pose->matrices, data->model);
+        sinew_rig_data_local_to_model(data->rig, pose->matrices, model);
         /* Finite locals can still overflow when multiplied down a long chain. */
-        if (!sinew_matrix_finite(data->model, jn)) {
-            data->has_pose = false;
+        if (!sinew_matrix_finite(model, jn))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "sinew_skin_set_pose: forward kinematics overflowed");
-        }
     } else {
-        memcpy(data->model, pose->matrices, (size_t)jn * 64u);
+        memcpy(model, pose->matrices, (size_t)jn * 64u);
     }
     const float* inv = data->rig->view.inverse_bind_matrices;
     for (uint32_t j = 0; j < jn; ++j) {
-        glm_mat4_mul((vec4*)(data->model + 16u * j), (vec4*)(inv + 16u * j),
-                     (vec4*)(data->skinning + 16u * j));
+        glm_mat4_mul((vec4*)(model + 16u * j), (vec4*)(inv + 16u * j),
+                     (vec4*)(skinning + 16u * j));
     }
+    r = sinew_pose_check_range(host, data->rig, skinning, "sinew_skin_set_pose");
+    if (r != SINEW_OK) return r;
+    memcpy(data->model, model, (size_t)jn * 64u);
+    memcpy(data->skinning, skinning, (size_t)jn * 64u);
     /* Poses set between two steps collapse into the last one, with all their flags. */
     data->pose_flags = (data->pose_dirty ? data->pose_flags : 0u) | flags;
     data->has_pose = true;
@@ -674,11 +770,13 @@ static sinew_result step_one(sinew_skin_data* skin, float dt)
     if (skin->pose_dirty) {
         sinew_pose_view pose = { (uint32_t)sizeof(sinew_pose_view), skin->rig->view.joint_count,
                                  skin->model, skin->skinning, skin->pose_flags };
-        r = skin->vt->set_pose(skin->instance, &pose);
+        r = sinew_backend_result(skin->host, skin->vt, "set_pose",
+                                 skin->vt->set_pose(skin->instance, &pose));
         skin->pose_dirty = false;
         skin->pose_flags = 0;
     }
-    if (r == SINEW_OK) r = skin->vt->step(skin->instance, dt);
+    if (r == SINEW_OK)
+        r = sinew_backend_result(skin->host, skin->vt, "step", skin->vt->step(skin->instance, dt));
     return r;
 }
 
@@ -699,7 +797,8 @@ static sinew_result check_dt(const sinew_world* world, float dt, const char* fn)
 sinew_result sinew_world_update(sinew_world* world, float dt)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_dt(world, dt, "sinew_world_update");
+    sinew_result r = sinew_world_check_idle(world, "sinew_world_update");
+    if (r == SINEW_OK) r = check_dt(world, dt, "sinew_world_update");
     if (r != SINEW_OK) return r;
     r = sinew_grow(&world->host, (void**)&world->update_list, &world->update_capacity,
                    world->skin_slot_count, sizeof(sinew_skin_data*));
@@ -714,11 +813,13 @@ sinew_result sinew_world_update(sinew_world* world, float dt)
     /* With at least as many skins as threads, skins are the unit of work and each backend
      * runs inline on its thread; with fewer, skins go one by one and each backend splits its
      * vertices over the threads. */
+    world->stepping = "sinew_world_update";
     if (n >= world->host.jobs.thread_count) {
         sinew_host_parallel_for(&world->host, step_job, world->update_list, n, 1);
     } else {
         step_job(world->update_list, 0, n);
     }
+    world->stepping = NULL;
     for (uint32_t i = 0; i < n; ++i) {
         if (world->update_list[i]->step_result != SINEW_OK) return world->update_list[i]->step_result;
     }
@@ -727,11 +828,17 @@ sinew_result sinew_world_update(sinew_world* world, float dt)
 
 sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_update");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_update");
-    sinew_result r = check_dt(world, dt, "sinew_skin_update");
+    r = check_dt(world, dt, "sinew_skin_update");
     if (r != SINEW_OK) return r;
-    return step_one(data, dt);
+    world->stepping = "sinew_skin_update";
+    r = step_one(data, dt);
+    world->stepping = NULL;
+    return r;
 }
 
 /* ---- output ---- */
@@ -806,16 +913,17 @@ static sinew_result make_output_view(const sinew_world* world, const sinew_skin_
 static sinew_result bind_backend_output(const sinew_world* world, const sinew_backend_vtable* vt,
                                         void* instance, const sinew_output_view* view)
 {
+    const sinew_host_api* host = &world->host;
     if (!view || !view->next || (vt->flags & SINEW_BACKEND_FLAG_GPU))
-        return vt->bind_output(instance, view);
+        return sinew_backend_result(host, vt, "bind_output", vt->bind_output(instance, view));
     if (!view->positions)
-        return sinew_host_fail(&world->host, SINEW_ERROR_OUTPUT_BINDING,
+        return sinew_host_fail(host, SINEW_ERROR_OUTPUT_BINDING,
                                "backend \"%s\" runs on the CPU, and the external output has no "
                                "host-visible memory to write (bind it to a GPU backend or use "
                                "host-visible memory)", vt->name);
     sinew_output_view host_view = *view;
     host_view.next = NULL;
-    return vt->bind_output(instance, &host_view);
+    return sinew_backend_result(host, vt, "bind_output", vt->bind_output(instance, &host_view));
 }
 
 sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
@@ -835,21 +943,25 @@ sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
                                "sinew_skin_read_output: the external output has no host "
                                "pointers to copy into");
     view.next = NULL;
-    return data->vt->read_output(data->instance, &view);
+    return sinew_backend_result(&world->host, data->vt, "read_output",
+                                data->vt->read_output(data->instance, &view));
 }
 
 sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
                                     const sinew_output_desc* desc)
 {
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, "sinew_skin_bind_output");
+    if (r != SINEW_OK) return r;
     sinew_skin_data* data = skin_get(world, skin);
     if (!data) return bad_skin(world, skin, "sinew_skin_bind_output");
     if (!desc) {
-        sinew_result r = data->vt->bind_output(data->instance, NULL);
+        r = bind_backend_output(world, data->vt, data->instance, NULL);
         if (r == SINEW_OK) data->bound = false;
         return r;
     }
     sinew_output_view view;
-    sinew_result r = make_output_view(world, data, desc, "sinew_skin_bind_output", &view);
+    r = make_output_view(world, data, desc, "sinew_skin_bind_output", &view);
     if (r == SINEW_OK) r = bind_backend_output(world, data->vt, data->instance, &view);
     if (r != SINEW_OK) return r;
     data->bound = true;

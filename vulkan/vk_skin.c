@@ -6,7 +6,8 @@
  * Contract (what differs from backends/common/skin_geometric.h, which otherwise applies):
  * - The context: the table has no user pointer, so sinew_vk_register_backends ties the world's
  *   host services (the pointer the world hands to probe and prepare) to the context in a small
- *   process-wide map; probe answers BACKEND_UNAVAILABLE for a world without a context.
+ *   process-wide map; probe answers BACKEND_UNAVAILABLE for a world without a context. An
+ *   entry goes when its world is destroyed (a destroy hook) or its context is.
  * - Parameters: `normals` = 1 (default) | 0 only.
  * - prepare uploads the rest mesh and the padded weights into storage buffers; set_pose keeps
  *   the converted transforms on the host (dqs: unit dual quaternions, as the CPU dqs); step
@@ -42,7 +43,7 @@ static const uint32_t skin_dqs_spirv[] =
 
 /* ---- the world -> context map ---- */
 
-#define MAP_SIZE 64
+#define MAP_SIZE ((int)SINEW_VK_MAX_WORLDS)
 typedef struct map_entry {
     const sinew_host_api* host;
     sinew_vk_context* ctx;
@@ -88,6 +89,17 @@ void sinew_vk_backends_forget_context(const sinew_vk_context* ctx)
     pthread_mutex_lock(&g_map_lock);
     for (int i = 0; i < MAP_SIZE; ++i)
         if (g_map[i].ctx == ctx) g_map[i].host = NULL, g_map[i].ctx = NULL;
+    pthread_mutex_unlock(&g_map_lock);
+}
+
+/* The world's destroy hook: its entry goes with it, so the map holds live worlds only (and a
+ * later world at the same address starts untied). */
+static void forget_world(const sinew_host_api* host, void* user)
+{
+    (void)user;
+    pthread_mutex_lock(&g_map_lock);
+    for (int i = 0; i < MAP_SIZE; ++i)
+        if (g_map[i].host == host) g_map[i].host = NULL, g_map[i].ctx = NULL;
     pthread_mutex_unlock(&g_map_lock);
 }
 
@@ -889,14 +901,17 @@ sinew_result sinew_vk_register_backends(sinew_world* world, sinew_vk_context* ct
         sinew_result r = sinew_world_register_backend(world, tables[i]);
         if (r != SINEW_OK) return r;
     }
+    /* The hook first: an entry is never made that its world's end would not release. */
+    sinew_result r = sinew_world_add_destroy_hook(world, forget_world, NULL);
+    if (r != SINEW_OK) return r;
     /* The probe handshake: with g_registering set, the probe records the world's host. */
     g_registering = ctx;
-    sinew_result r = sinew_world_probe_backend(world, "vk-lbs");
+    r = sinew_world_probe_backend(world, "vk-lbs");
     g_registering = NULL;
     if (r != SINEW_OK)
         return sinew_host_fail(&ctx->host, SINEW_ERROR_LIMIT,
-                               "sinew_vk_register_backends: at most %d worlds can be tied to "
-                               "Vulkan contexts at once", MAP_SIZE);
+                               "sinew_vk_register_backends: at most %u live worlds can be tied "
+                               "to Vulkan contexts at once", SINEW_VK_MAX_WORLDS);
     return SINEW_OK;
 }
 

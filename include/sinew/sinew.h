@@ -16,9 +16,13 @@
  * - Matrices are 4x4, column-major, 16 floats (OpenGL / cglm layout); translation in
  *   elements 12..14.
  * - Handles (sinew_rig, sinew_skin) are an index plus a generation: a destroyed handle is
- *   detected and refused with SINEW_ERROR_INVALID_HANDLE.
+ *   detected and refused with SINEW_ERROR_INVALID_HANDLE, however many objects were created
+ *   since (a slot is retired rather than given a generation it had before).
  * - Thread safety: a world is externally synchronised. Calls on one world must not overlap;
- *   the world itself uses the job system inside sinew_world_update.
+ *   the world itself uses the job system inside sinew_world_update. A call that would change
+ *   the world made while sinew_world_update or sinew_skin_update runs (from a job or another
+ *   host callback) is refused with SINEW_ERROR_BUSY and changes nothing; sinew_world_destroy
+ *   then logs the refusal and returns.
  */
 #ifndef SINEW_SINEW_H
 #define SINEW_SINEW_H
@@ -64,7 +68,8 @@ extern "C" {
 /* 0 is success, negative values are errors. Pinned to 32 bits. */
 typedef enum sinew_result {
     SINEW_OK = 0,
-    SINEW_ERROR_INVALID_ARGUMENT = -1,   /* NULL where a value is required, bad enum value */
+    SINEW_ERROR_INVALID_ARGUMENT = -1,   /* NULL where a value is required, bad enum value,
+                                            a value outside its documented range */
     SINEW_ERROR_STRUCT_SIZE = -2,        /* struct_size 0 or too small */
     SINEW_ERROR_OUT_OF_MEMORY = -3,
     SINEW_ERROR_INVALID_HANDLE = -4,     /* destroyed or never created handle */
@@ -92,6 +97,10 @@ typedef enum sinew_result {
     SINEW_ERROR_NO_DEVICE = -26,         /* no usable GPU: no driver, no device, no loader */
     SINEW_ERROR_DEVICE = -27,            /* a Vulkan or CUDA call failed (device lost,
                                             out of device memory, validation failure) */
+    SINEW_ERROR_BUSY = -28,              /* the world is updating: called from a job or
+                                            callback inside sinew_world_update */
+    SINEW_ERROR_FILE_PATH = -29,         /* a file named by another file lies outside the
+                                            folder it may name (absolute, or with ..) */
     SINEW_RESULT_MAX_ENUM = 0x7FFFFFFF
 } sinew_result;
 
@@ -364,15 +373,28 @@ typedef struct sinew_pose_desc {
 
 #define SINEW_POSE_DESC_INIT { (uint32_t)sizeof(sinew_pose_desc), SINEW_POSE_MODEL, 0u, NULL, 0u }
 
+/* The range of a pose. Each joint's skinning transform (its model-space transform times its
+ * inverse bind matrix: what backends apply to the rest mesh) must have every entry of its 3x3
+ * linear part within +-SINEW_POSE_MAX_LINEAR, and a translation no longer than
+ * SINEW_POSE_MAX_REACH times the rig's size: the diagonal of the box around the rest meshes,
+ * the joints' rest positions and the model-space origin (1 when that box is a point). A
+ * pose outside it is refused with SINEW_ERROR_INVALID_ARGUMENT (SINEW_ERROR_NONFINITE when
+ * the product overflows). The bounds lie far beyond any animation and far enough below
+ * FLT_MAX that no backend's arithmetic overflows. */
+#define SINEW_POSE_MAX_LINEAR 1e4f
+#define SINEW_POSE_MAX_REACH 1e5f
+
 /* Sets the pose that the next sinew_world_update moves the skin to. The runtime multiplies
- * by the inverse bind matrices itself. A refused pose leaves the previous one in place. Poses
+ * by the inverse bind matrices itself. Matrices must be finite (SINEW_ERROR_NONFINITE), and
+ * in the range above. A refused pose leaves the previous one in place. Poses
  * set between two updates are not stepped through: the last one counts, with the flags of all
  * of them (a flagged pose followed by an unflagged one is still a discontinuity). */
 SINEW_API sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin,
                                            const sinew_pose_desc* pose);
 
 /* Steps every skin by dt seconds (dt > 0 and finite; geometric backends ignore it), in
- * parallel through the job system. Returns the first failure; other skins still step. */
+ * parallel through the job system. Returns the first failure; other skins still step. Its
+ * jobs and callbacks must not change the world: such calls get SINEW_ERROR_BUSY. */
 SINEW_API sinew_result sinew_world_update(sinew_world* world, float dt);
 /* Steps one skin only. */
 SINEW_API sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt);

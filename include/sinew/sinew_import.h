@@ -42,6 +42,14 @@ typedef struct sinew_character {
     void* internal;                     /* storage; do not touch */
 } sinew_character;
 
+enum {
+    /* File names in an .ini may be absolute or leave the .ini's folder (`..`). Without it
+     * they resolve against that folder and must stay inside it (subfolders are fine);
+     * others are refused with SINEW_ERROR_FILE_PATH. Set it only for .ini files you trust:
+     * one could otherwise name any file the process can read. */
+    SINEW_IMPORT_ALLOW_ANY_PATH = 1u << 0
+};
+
 typedef struct sinew_import_options {
     uint32_t struct_size;
     const void* next;
@@ -49,13 +57,20 @@ typedef struct sinew_import_options {
     uint32_t use_simulation_mesh;       /* text format with SIMMESH and VISMESH: 0 (default)
                                            renders VISMESH and simulates SIMMESH; 1 renders
                                            SIMMESH only (no simulation mesh) */
+    uint32_t flags;                     /* SINEW_IMPORT_* bits; 0: none. Unknown bits are
+                                           refused (SINEW_ERROR_INVALID_ARGUMENT); options of
+                                           the first published size, which end before flags,
+                                           mean 0 */
 } sinew_import_options;
 
-#define SINEW_IMPORT_OPTIONS_INIT { (uint32_t)sizeof(sinew_import_options), NULL, NULL, 0u }
+#define SINEW_IMPORT_OPTIONS_INIT { (uint32_t)sizeof(sinew_import_options), NULL, NULL, 0u, 0u }
 
 /* Loads a character: `.ini` is the text format of the characters folder, anything else goes
- * to assimp. options may be NULL. Errors: FILE_NOT_FOUND, FILE_READ, FILE_FORMAT,
- * FILE_TRUNCATED, SKELETON, UNSUPPORTED (no assimp), with one log line naming the file. */
+ * to assimp. options may be NULL. Errors: FILE_NOT_FOUND, FILE_READ (also for anything but a
+ * regular file: a folder, a FIFO, a device), FILE_FORMAT, FILE_TRUNCATED, FILE_PATH (an .ini
+ * names a file outside its folder, see SINEW_IMPORT_ALLOW_ANY_PATH), SKELETON, UNSUPPORTED
+ * (no assimp), with one log line naming the file. Log lines name files and lines, never
+ * quote what a file holds. */
 SINEW_API sinew_result sinew_import_character(const char* path,
                                               const sinew_import_options* options,
                                               sinew_character** out_character);

@@ -125,7 +125,9 @@ typedef struct sinew_bake_writer {
 } sinew_bake_writer;
 
 /* A backend: a table of functions. Every function receives the instance from prepare. All
- * return SINEW_OK or a negative result after logging one line through host->logger. */
+ * return SINEW_OK or a negative result after logging one line through host->logger. Any other
+ * value (a code of the plugin's own) reaches the runtime's caller as
+ * SINEW_ERROR_BACKEND_FAILED, logged with the backend's name and the raw value. */
 typedef struct sinew_backend_vtable {
     uint32_t struct_size;
     const char* name;                   /* unique, e.g. "lbs" */
@@ -165,12 +167,16 @@ typedef struct sinew_host_info {
     const sinew_host_api* host;
 } sinew_host_info;
 
+/* The most backend tables one plugin may offer: a larger backend_count is refused with
+ * SINEW_ERROR_LIMIT before the array is read. */
+#define SINEW_PLUGIN_MAX_BACKENDS 64u
+
 /* What a plugin answers. */
 typedef struct sinew_plugin_info {
     uint32_t struct_size;               /* set by the host before the call */
     uint32_t abi_version;               /* chosen by the plugin */
     const char* plugin_name;
-    uint32_t backend_count;
+    uint32_t backend_count;             /* 1 .. SINEW_PLUGIN_MAX_BACKENDS */
     const sinew_backend_vtable* const* backends;
 } sinew_plugin_info;
 
@@ -181,6 +187,17 @@ typedef sinew_result (*sinew_plugin_entry_fn)(const sinew_host_info* host,
  * the world. Refused like a plugin's table when its size or name is invalid. */
 SINEW_API sinew_result sinew_world_register_backend(sinew_world* world,
                                                     const sinew_backend_vtable* backend);
+
+/* Called by sinew_world_destroy with the world's host services (the pointer its backends are
+ * handed in probe and prepare) and the hook's `user`. */
+typedef void (*sinew_world_destroy_fn)(const sinew_host_api* host, void* user);
+
+/* Runs fn(host, user) when the world is destroyed: after its skins and rigs are gone, before
+ * its plugins are unloaded. For a module that registers backends directly and keeps state per
+ * world keyed by the host pointer (which a later world may reuse), so that it can release it.
+ * The same fn and user added twice run once. */
+SINEW_API sinew_result sinew_world_add_destroy_hook(sinew_world* world, sinew_world_destroy_fn fn,
+                                                    void* user);
 
 #ifdef __cplusplus
 }

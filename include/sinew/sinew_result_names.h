@@ -38,6 +38,8 @@ static inline const char* sinew_result_name(sinew_result result)
     NAME(SINEW_ERROR_LIMIT)
     NAME(SINEW_ERROR_NO_DEVICE)
     NAME(SINEW_ERROR_DEVICE)
+    NAME(SINEW_ERROR_BUSY)
+    NAME(SINEW_ERROR_FILE_PATH)
 #undef NAME
     case SINEW_RESULT_MAX_ENUM: break;
     }

@@ -403,11 +403,14 @@ SINEW_API sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output
  * sinew_world_register_backend, and ties the world to the context: every instance of these
  * backends in this world runs on `context`'s device and queue. (The backend table has no user
  * pointer, so the module keeps a small process-wide map from the world's host services to the
- * context; registering again replaces the context, and destroying the context removes it,
- * after which probe answers SINEW_ERROR_BACKEND_UNAVAILABLE.) The context must outlive every
- * skin using these backends. Behaviour and parameters equal lbs/dqs (normals = 1 | 0; no
- * simd); results agree with them within float rounding.
+ * context, of SINEW_VK_MAX_WORLDS entries: more worlds tied at once get SINEW_ERROR_LIMIT.
+ * Registering again replaces the context; destroying the world releases its entry (through
+ * sinew_world_add_destroy_hook), and destroying the context removes the entries of every world
+ * tied to it, whose probe then answers SINEW_ERROR_BACKEND_UNAVAILABLE.) The context must
+ * outlive every skin using these backends. Behaviour and parameters equal lbs/dqs (normals =
+ * 1 | 0; no simd); results agree with them within float rounding.
  * Registering twice in one world is refused by the world (the names exist). */
+#define SINEW_VK_MAX_WORLDS 64u
 SINEW_API sinew_result sinew_vk_register_backends(sinew_world* world,
                                                   sinew_vk_context* context);
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,12 @@
 #define DATA_DIR_BESIDE_EXECUTABLE "/../share/sinew/data"
 #define DATA_DIR_FROM_WORKING_DIR "../shared/data"
 
-/* Files larger than this are refused before reading: no test character comes near it, and
- * the bound keeps a wrong path (a disk image, a device) from exhausting memory. */
-#define IMPORT_MAX_FILE_SIZE ((size_t)1 << 30)
+/* The first published size of the options (up to use_simulation_mesh): smaller is refused,
+ * and flags are read only from options that reach them. */
+#define OPTIONS_MIN_SIZE \
+    ((uint32_t)(offsetof(sinew_import_options, use_simulation_mesh) + sizeof(uint32_t)))
+#define OPTIONS_FLAGS_SIZE ((uint32_t)(offsetof(sinew_import_options, flags) + sizeof(uint32_t)))
+#define IMPORT_FLAGS_KNOWN ((uint32_t)SINEW_IMPORT_ALLOW_ANY_PATH)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Public API                                                                               */
@@ -46,6 +50,33 @@ static int has_extension(const char* path, const char* ext)
     return 1;
 }
 
+/* Takes the caller's options into ctx (its logger first, so later lines reach it). */
+static sinew_result read_options(const sinew_import_options* options, import_context* ctx)
+{
+    /* A too small struct cannot be trusted for its logger either: report on stderr. */
+    if (options->struct_size < OPTIONS_MIN_SIZE)
+        return import_fail(ctx, SINEW_ERROR_STRUCT_SIZE,
+                           "sinew_import_character: options struct_size %u is smaller than %u",
+                           (unsigned)options->struct_size, (unsigned)OPTIONS_MIN_SIZE);
+    if (options->logger) ctx->logger = *options->logger;
+    if (options->next)
+        return import_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_import_character: options carry an extension chain, "
+                           "but the importer knows no extension type");
+    if (options->use_simulation_mesh > 1)
+        return import_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_import_character: use_simulation_mesh is %u, not 0 or 1",
+                           (unsigned)options->use_simulation_mesh);
+    ctx->use_simulation_mesh = options->use_simulation_mesh;
+    ctx->flags = options->struct_size >= OPTIONS_FLAGS_SIZE ? options->flags : 0u;
+    if (ctx->flags & ~IMPORT_FLAGS_KNOWN)
+        return import_fail(ctx, SINEW_ERROR_INVALID_ARGUMENT,
+                           "sinew_import_character: flags 0x%x has unknown bits 0x%x "
+                           "(known: SINEW_IMPORT_ALLOW_ANY_PATH)", (unsigned)ctx->flags,
+                           (unsigned)(ctx->flags & ~IMPORT_FLAGS_KNOWN));
+    return SINEW_OK;
+}
+
 SINEW_API sinew_result sinew_import_character(const char* path,
                                               const sinew_import_options* options,
                                               sinew_character** out_character)
@@ -57,22 +88,8 @@ SINEW_API sinew_result sinew_import_character(const char* path,
 
     if (out_character) *out_character = NULL;
     if (options) {
-        /* A too small struct cannot be trusted for its logger either: report on stderr. */
-        if (options->struct_size < (uint32_t)sizeof(sinew_import_options))
-            return import_fail(&ctx, SINEW_ERROR_STRUCT_SIZE,
-                               "sinew_import_character: options struct_size %u is smaller "
-                               "than %u", (unsigned)options->struct_size,
-                               (unsigned)sizeof(sinew_import_options));
-        if (options->logger) ctx.logger = *options->logger;
-        if (options->next)
-            return import_fail(&ctx, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_import_character: options carry an extension chain, "
-                               "but the importer knows no extension type");
-        if (options->use_simulation_mesh > 1)
-            return import_fail(&ctx, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_import_character: use_simulation_mesh is %u, not 0 or 1",
-                               (unsigned)options->use_simulation_mesh);
-        ctx.use_simulation_mesh = options->use_simulation_mesh;
+        sinew_result r = read_options(options, &ctx);
+        if (r != SINEW_OK) return r;
     }
     if (!out_character)
         return import_fail(&ctx, SINEW_ERROR_INVALID_ARGUMENT,
@@ -263,80 +280,6 @@ char* import_path_stem(const char* path)
     const char* dot = strrchr(base, '.');
     size_t length = (dot && dot != base) ? (size_t)(dot - base) : strlen(base);
     return import_strndup(base, length);
-}
-
-static sinew_result open_error(const import_context* ctx, const char* path, int error)
-{
-    if (error == ENOENT || error == ENOTDIR)
-        return import_fail(ctx, SINEW_ERROR_FILE_NOT_FOUND, "%s: file not found", path);
-    return import_fail(ctx, SINEW_ERROR_FILE_READ, "%s: cannot open: %s", path,
-                       strerror(error));
-}
-
-sinew_result import_check_readable(const import_context* ctx, const char* path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) return open_error(ctx, path, errno);
-    if (S_ISDIR(st.st_mode))
-        return import_fail(ctx, SINEW_ERROR_FILE_READ, "%s: is a directory, not a file", path);
-    FILE* f = fopen(path, "rb");
-    if (!f) return open_error(ctx, path, errno);
-    fclose(f);
-    return SINEW_OK;
-}
-
-sinew_result import_read_file(const import_context* ctx, const char* path, char** out_data,
-                              size_t* out_size)
-{
-    *out_data = NULL;
-    *out_size = 0;
-    sinew_result r = import_check_readable(ctx, path);
-    if (r != SINEW_OK) return r;
-    FILE* f = fopen(path, "rb");
-    if (!f) return open_error(ctx, path, errno);
-
-    /* Read in growing chunks rather than trusting a size from fseek: pipes and files that
-     * change while being read still come out right. */
-    size_t capacity = 1 << 16, size = 0;
-    char* data = (char*)malloc(capacity + 1);
-    if (!data) {
-        fclose(f);
-        return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (size == capacity) {
-            if (capacity >= IMPORT_MAX_FILE_SIZE) {
-                free(data);
-                fclose(f);
-                return import_fail(ctx, SINEW_ERROR_LIMIT, "%s: larger than %zu bytes", path,
-                                   IMPORT_MAX_FILE_SIZE);
-            }
-            size_t grown = capacity * 2;
-            char* bigger = (char*)realloc(data, grown + 1);
-            if (!bigger) {
-                free(data);
-                fclose(f);
-                return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-            }
-            data = bigger;
-            capacity = grown;
-        }
-        size_t n = fread(data + size, 1, capacity - size, f);
-        size += n;
-        if (n == 0) break;
-    }
-    int failed = ferror(f);
-    int error = errno;
-    fclose(f);
-    if (failed) {
-        free(data);
-        return import_fail(ctx, SINEW_ERROR_FILE_READ, "%s: read error: %s", path,
-                           strerror(error));
-    }
-    data[size] = '\0';
-    *out_data = data;
-    *out_size = size;
-    return SINEW_OK;
 }
 
 void import_finish_rig(sinew_character* character)

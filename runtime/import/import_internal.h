@@ -21,6 +21,7 @@ typedef struct import_context {
     sinew_logger logger;            /* func NULL: messages are dropped */
     const char* path;               /* the file the caller passed */
     uint32_t use_simulation_mesh;
+    uint32_t flags;                 /* SINEW_IMPORT_* */
 } import_context;
 
 /* Everything a character owns beyond its own struct. The rig descriptor points into these
@@ -59,12 +60,18 @@ void* import_calloc(size_t count, size_t size);
 char* import_strdup(const char* text);
 char* import_strndup(const char* text, size_t length);
 
-/* Reads a whole file into a NUL-terminated buffer. Errors FILE_NOT_FOUND, FILE_READ,
- * LIMIT (over 1 GiB), OUT_OF_MEMORY, each logged once naming the file. */
+/* Reads a whole regular file into a NUL-terminated buffer (import_file.c). Errors
+ * FILE_NOT_FOUND, FILE_READ (also: not a regular file), LIMIT (over 1 GiB), OUT_OF_MEMORY,
+ * each logged once naming the file. Never blocks on a FIFO or device. */
 sinew_result import_read_file(const import_context* ctx, const char* path, char** out_data,
                               size_t* out_size);
-/* Checks that a file exists and can be opened for reading (same errors as above). */
+/* Checks that a regular file exists and can be opened for reading (same errors as above). */
 sinew_result import_check_readable(const import_context* ctx, const char* path);
+/* Whether the .ini (ctx->path) may name `name` (length bytes) on `line` for `key`: no
+ * control characters (FILE_FORMAT), and unless ctx->flags has SINEW_IMPORT_ALLOW_ANY_PATH,
+ * relative and without a `..` component (FILE_PATH). One line, which quotes no name. */
+sinew_result import_check_ini_name(const import_context* ctx, uint32_t line, const char* key,
+                                   const char* name, size_t length);
 
 /* The file name without folder and last extension, newly allocated ("" for none). */
 char* import_path_stem(const char* path);

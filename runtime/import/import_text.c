@@ -14,6 +14,8 @@
  *   counts could not fit in the bytes that follow is refused the same way before anything is
  *   allocated for it.
  * - An animation that drives more joints than the skeleton has is SINEW_ERROR_JOINT_COUNT.
+ * - Error lines say which file, line and field went wrong and never quote the file's bytes:
+ *   an .ini may name any file (see import_file.c), and its contents are not the log's.
  */
 #include <errno.h>
 #include <float.h>
@@ -55,25 +57,6 @@ typedef struct token {
     size_t length;
     uint32_t line;
 } token;
-
-/* A token as a message shows it: at most 40 bytes, control bytes as '?', so a binary file
- * cannot put escape sequences or NULs into a log line. */
-typedef struct shown_token {
-    char text[48];
-} shown_token;
-
-static shown_token show(token t)
-{
-    shown_token s;
-    size_t n = t.length < 40 ? t.length : 40;
-    for (size_t i = 0; i < n; ++i) {
-        unsigned char c = (unsigned char)t.text[i];
-        s.text[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    if (n < t.length) memcpy(s.text + n, "...", 4);
-    else s.text[n] = '\0';
-    return s;
-}
 
 static void reader_init(text_reader* r, const import_context* ctx, const char* file,
                         const char* data, size_t size)
@@ -146,8 +129,8 @@ static sinew_result end_line(text_reader* r, const char* what)
         token t = { r->p, 0, r->line };
         while (r->p < r->end && !is_blank(*r->p) && *r->p != '\n') ++r->p;
         t.length = (size_t)(r->p - t.text);
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected '%s' after %s",
-                           r->file, (unsigned)t.line, show(t).text, what);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected text after %s",
+                           r->file, (unsigned)t.line, what);
     }
     if (r->p < r->end) {
         ++r->p;
@@ -173,8 +156,8 @@ static sinew_result expect_end(text_reader* r, const char* what)
     if (r->p < r->end) {
         token t;
         next_token(r, 1, what, &t);
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected '%s' after %s",
-                           r->file, (unsigned)t.line, show(t).text, what);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: unexpected text after %s",
+                           r->file, (unsigned)t.line, what);
     }
     return SINEW_OK;
 }
@@ -193,12 +176,11 @@ static sinew_result read_float(text_reader* r, int same_line, const char* what, 
         value = strtod(buffer, &stop);
     }
     if (!stop || stop != buffer + t.length)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: '%s' is not a number (%s)",
-                           r->file, (unsigned)t.line, show(t).text, what);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s is not a number",
+                           r->file, (unsigned)t.line, what);
     if (!isfinite(value) || fabs(value) > FLT_MAX)
         return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: %s is not a finite number ('%s')", r->file,
-                           (unsigned)t.line, what, show(t).text);
+                           "%s:%u: %s is not a finite number", r->file, (unsigned)t.line, what);
     *out = (float)value;
     return SINEW_OK;
 }
@@ -226,8 +208,8 @@ static sinew_result read_count(text_reader* r, int same_line, const char* what, 
                           : t.text[0] == '-'  ? "negative"
                           : first == 1        ? "not a plain count (no sign allowed)"
                                               : "larger than 4294967295";
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s '%s' is %s", r->file,
-                           (unsigned)t.line, what, show(t).text, why);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s is %s", r->file,
+                           (unsigned)t.line, what, why);
     }
     *out = (uint32_t)value;
     return SINEW_OK;
@@ -243,8 +225,8 @@ static sinew_result read_integer(text_reader* r, int same_line, const char* what
     int valid = i < t.length;
     for (; i < t.length && valid; ++i) valid = t.text[i] >= '0' && t.text[i] <= '9';
     if (!valid)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s '%s' is not an integer",
-                           r->file, (unsigned)t.line, what, show(t).text);
+        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s is not an integer",
+                           r->file, (unsigned)t.line, what);
     return SINEW_OK;
 }
 
@@ -344,8 +326,8 @@ static sinew_result parse_off_body(text_reader* r, text_mesh* mesh)
     if (res != SINEW_OK) return res;
     if (!token_equals(header, "OFF"))
         return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: starts with '%s' where the OFF header belongs", r->file,
-                           (unsigned)header.line, show(header).text);
+                           "%s:%u: does not start with the OFF header", r->file,
+                           (unsigned)header.line);
     uint32_t vertex_count, face_count, edge_count;
     if ((res = read_count(r, 0, "the vertex count", &vertex_count)) != SINEW_OK ||
         (res = read_count(r, 1, "the face count", &face_count)) != SINEW_OK ||
@@ -449,8 +431,8 @@ static sinew_result resolve_parents(text_reader* r, sinew_character* character,
             uint32_t second = s->sorted[j].index > s->sorted[j + 1].index ? s->sorted[j].index
                                                                           : s->sorted[j + 1].index;
             return import_fail(r->ctx, SINEW_ERROR_SKELETON,
-                               "%s:%u: joint name '%s' is used twice", r->file,
-                               (unsigned)s->parent_names[second].line, s->sorted[j].name);
+                               "%s:%u: the name of joint %u is used twice", r->file,
+                               (unsigned)s->parent_names[second].line, (unsigned)second);
         }
     }
     for (uint32_t j = 0; j < n; ++j) {
@@ -473,13 +455,12 @@ static sinew_result resolve_parents(text_reader* r, sinew_character* character,
                                                              sizeof *s->sorted, compare_names);
         if (!found || length != parent.length)
             return import_fail(r->ctx, SINEW_ERROR_SKELETON,
-                               "%s:%u: the parent '%s' of joint '%s' is not a joint of the "
-                               "skeleton", r->file, (unsigned)parent.line, show(parent).text,
-                               st->names[j]);
+                               "%s:%u: the parent of joint %u is not a joint of the skeleton",
+                               r->file, (unsigned)parent.line, (unsigned)j);
         if (found->index == j)
             return import_fail(r->ctx, SINEW_ERROR_SKELETON,
-                               "%s:%u: joint '%s' is its own parent", r->file,
-                               (unsigned)parent.line, st->names[j]);
+                               "%s:%u: joint %u is its own parent", r->file,
+                               (unsigned)parent.line, (unsigned)j);
         st->parents[j] = (int32_t)found->index;
     }
     /* Cycle check in linear time: walk up from each joint until a joint already known to
@@ -494,8 +475,8 @@ static sinew_result resolve_parents(text_reader* r, sinew_character* character,
         }
         if (s->state[k] == WALKING && st->parents[k] >= 0)
             return import_fail(r->ctx, SINEW_ERROR_SKELETON,
-                               "%s:%u: the parents of joint '%s' form a cycle", r->file,
-                               (unsigned)s->parent_names[k].line, st->names[k]);
+                               "%s:%u: the parents of joint %u form a cycle", r->file,
+                               (unsigned)s->parent_names[k].line, (unsigned)k);
         for (k = j; s->state[k] == WALKING; k = (uint32_t)st->parents[k]) {
             s->state[k] = ROOTED;
             if (st->parents[k] < 0) break;
@@ -785,7 +766,8 @@ static void ini_free(ini_contents* ini)
     free(ini->animations);
 }
 
-/* A path from the ini, relative to the ini's folder unless absolute. */
+/* A path from the ini (checked by import_check_ini_name), relative to the ini's folder
+ * unless absolute. */
 static char* resolve_path(const ini_contents* ini, token t)
 {
     int absolute = t.text[0] == '/';
@@ -801,17 +783,20 @@ static char* resolve_path(const ini_contents* ini, token t)
     return path;
 }
 
+/* `name` names the key in messages (the canonical spelling, not the file's). */
 static sinew_result ini_path_value(text_reader* r, const ini_contents* ini, token key,
-                                   char** slot, uint32_t* slot_line)
+                                   const char* name, char** slot, uint32_t* slot_line)
 {
     if (*slot)
         return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
                            "%s:%u: a second %s line (the first is on line %u)", r->file,
-                           (unsigned)key.line, show(key).text, (unsigned)*slot_line);
+                           (unsigned)key.line, name, (unsigned)*slot_line);
     token value;
     sinew_result res = next_token(r, 1, "the file name", &value);
     if (res != SINEW_OK) return res;
     if ((res = end_line(r, "the file name")) != SINEW_OK) return res;
+    res = import_check_ini_name(r->ctx, key.line, name, value.text, value.length);
+    if (res != SINEW_OK) return res;
     *slot = resolve_path(ini, value);
     *slot_line = key.line;
     if (!*slot) return import_fail(r->ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", r->file);
@@ -828,6 +813,10 @@ static sinew_result ini_animation_value(text_reader* r, ini_contents* ini, token
     if (has_base && (res = next_token(r, 1, "the animation base name", &base)) != SINEW_OK)
         return res;
     if ((res = end_line(r, "the animation base name")) != SINEW_OK) return res;
+    res = import_check_ini_name(r->ctx, key.line, "ANIMATION", file.text, file.length);
+    if (res == SINEW_OK && has_base)
+        res = import_check_ini_name(r->ctx, key.line, "ANIMATION base", base.text, base.length);
+    if (res != SINEW_OK) return res;
 
     ini_animation* grown = (ini_animation*)realloc(
         ini->animations, ((size_t)ini->animation_count + 1) * sizeof *grown);
@@ -852,17 +841,17 @@ static sinew_result parse_ini_body(text_reader* r, ini_contents* ini)
         sinew_result res = next_token(r, 0, "a key", &key);
         if (res != SINEW_OK) return res;
         if (token_equals_nocase(key, "SIMMESH"))
-            res = ini_path_value(r, ini, key, &ini->simmesh, &ini->simmesh_line);
+            res = ini_path_value(r, ini, key, "SIMMESH", &ini->simmesh, &ini->simmesh_line);
         else if (token_equals_nocase(key, "VISMESH"))
-            res = ini_path_value(r, ini, key, &ini->vismesh, &ini->vismesh_line);
+            res = ini_path_value(r, ini, key, "VISMESH", &ini->vismesh, &ini->vismesh_line);
         else if (token_equals_nocase(key, "SKELETON"))
-            res = ini_path_value(r, ini, key, &ini->skeleton, &ini->skeleton_line);
+            res = ini_path_value(r, ini, key, "SKELETON", &ini->skeleton, &ini->skeleton_line);
         else if (token_equals_nocase(key, "ANIMATION"))
             res = ini_animation_value(r, ini, key);
         else {
             /* Other tools add their own keys (solver settings and the like): skip them. */
-            import_log(r->ctx, SINEW_LOG_WARNING, "%s:%u: unknown key '%s' ignored", r->file,
-                       (unsigned)key.line, show(key).text);
+            import_log(r->ctx, SINEW_LOG_WARNING, "%s:%u: unknown key ignored", r->file,
+                       (unsigned)key.line);
             skip_line(r);
         }
         if (res != SINEW_OK) return res;

@@ -284,7 +284,7 @@ static void test_bad_skel(void** state)
     use_skeleton("2\n0 0 0 a root\n0 1 0 b");
     expect_failure("s.ini", SINEW_ERROR_FILE_TRUNCATED, "s.skel:3");
     use_skeleton("2\n0 0 0 a root\n0 1 0 b c\n");
-    expect_failure("s.ini", SINEW_ERROR_SKELETON, "'c'");
+    expect_failure("s.ini", SINEW_ERROR_SKELETON, "s.skel:3");
     use_skeleton("2\n0 0 0 a root\n0 1 0 a a\n");
     expect_failure("s.ini", SINEW_ERROR_SKELETON, "s.skel:3");
     use_skeleton("3\n0 0 0 a root\n0 1 0 b c\n0 2 0 c b\n");

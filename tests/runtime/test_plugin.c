@@ -1,6 +1,7 @@
 /* A small backend shipped as a separate shared library, in several variants (one per
  * PLUGIN_* define) to exercise the host's ABI negotiation. The good variant registers
- * "test-rigid": every vertex follows the first joint rigidly. SPDX-License-Identifier: MIT */
+ * "test-rigid": every vertex follows the first joint rigidly; the bad_result variant's step
+ * returns a code that is no sinew_result. SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +81,11 @@ static sinew_result rigid_step(void* inst, float dt)
                 memcpy((char*)r->bound.normals + v * r->bound.normal_stride, r->normals + 3u * v, 12);
         }
     }
+#if defined(PLUGIN_BAD_RESULT)
+    return (sinew_result)777; /* a plugin's private code, not a sinew_result */
+#else
     return SINEW_OK;
+#endif
 }
 
 static sinew_result rigid_read(void* inst, const sinew_output_view* out)
@@ -162,6 +167,8 @@ sinew_result sinew_plugin_entry(const sinew_host_info* host, sinew_plugin_info* 
     out->backend_count = 0;
 #elif defined(PLUGIN_SHORT_TABLE)
     g_rigid.struct_size = 8u; /* a table from an older, smaller ABI */
+#elif defined(PLUGIN_HUGE_COUNT)
+    out->backend_count = 0xFFFFFFF0u; /* garbage: the array holds one table */
 #endif
     return SINEW_OK;
 }

@@ -90,6 +90,37 @@ static void test_refusing_plugin(void** state) { (void)state; expect_refused("re
 static void test_duplicate_name(void** state) { (void)state; expect_refused("duplicate", SINEW_ERROR_PLUGIN_ABI); }
 static void test_no_entry(void** state) { (void)state; expect_refused("no_entry", SINEW_ERROR_PLUGIN_LOAD); }
 static void test_missing_file(void** state) { (void)state; expect_refused(NULL, SINEW_ERROR_PLUGIN_LOAD); }
+/* A garbage backend_count is bounded before the array behind it is read. */
+static void test_huge_count(void** state) { (void)state; expect_refused("huge_count", SINEW_ERROR_LIMIT); }
+
+/* A step that returns a code of its own (777) reaches the caller of sinew_world_update as
+ * BACKEND_FAILED, with one line naming the backend and the raw code. */
+static void test_unknown_result(void** state)
+{
+    (void)state;
+    sinew_test_log_init(&g_log);
+    sinew_world* world = sinew_test_world(&g_log, 1);
+    assert_int_equal(sinew_world_load_plugin(world, plugin_path("bad_result")), SINEW_OK);
+    test_bar bar;
+    sinew_rig rig;
+    assert_int_equal(sinew_rig_create(world, test_bar_make(&bar, 5), &rig), SINEW_OK);
+    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.rig = rig;
+    desc.backend = "test-rigid";
+    sinew_skin skin;
+    assert_int_equal(sinew_world_add_skin(world, &desc, &skin), SINEW_OK);
+    sinew_test_log_reset(&g_log);
+    sinew_result r = sinew_world_update(world, 1.0f / 60.0f);
+    print_message("  update -> %s: %s\n", sinew_result_string(r), g_log.last);
+    assert_int_equal(r, SINEW_ERROR_BACKEND_FAILED);
+    assert_int_equal(g_log.count[SINEW_LOG_ERROR], 1);
+    assert_non_null(strstr(g_log.last, "test-rigid"));
+    assert_non_null(strstr(g_log.last, "777"));
+    sinew_test_log_reset(&g_log);
+    assert_int_equal(sinew_skin_update(world, skin, 1.0f / 60.0f), SINEW_ERROR_BACKEND_FAILED);
+    assert_int_equal(g_log.count[SINEW_LOG_ERROR], 1);
+    sinew_world_destroy(world);
+}
 
 /* A bare file name is looked for along $SINEW_PLUGIN_PATH (empty and missing folders
  * skipped); a name found nowhere fails like a missing file. */
@@ -144,6 +175,8 @@ int main(void)
         cmocka_unit_test(test_no_entry),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_search_path),
+        cmocka_unit_test(test_huge_count),
+        cmocka_unit_test(test_unknown_result),
         cmocka_unit_test(test_register_bad_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

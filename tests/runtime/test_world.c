@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sinew/sinew_plugin.h>
+
 #include "test_rigs.h"
 #include "test_support.h"
 
@@ -373,6 +375,37 @@ static void test_host_services(void** state)
     assert_int_equal(log.count[SINEW_LOG_ERROR], 0);
 }
 
+/* Destroy hooks run once each, with the world's host services. */
+static sinew_test_log g_hook_log;
+static int g_hook_runs[2];
+
+static void count_hook(const sinew_host_api* host, void* user)
+{
+    assert_non_null(host);
+    assert_ptr_equal(host->logger.user, g_hook_log.logger.user);
+    g_hook_runs[*(int*)user]++;
+}
+
+static void test_destroy_hooks(void** state)
+{
+    (void)state;
+    sinew_test_log_init(&g_hook_log);
+    sinew_world* world = sinew_test_world(&g_hook_log, 1);
+    int first = 0, second = 1;
+    assert_int_equal(sinew_world_add_destroy_hook(world, count_hook, &first), SINEW_OK);
+    assert_int_equal(sinew_world_add_destroy_hook(world, count_hook, &first), SINEW_OK);
+    assert_int_equal(sinew_world_add_destroy_hook(world, count_hook, &second), SINEW_OK);
+    sinew_test_log_reset(&g_hook_log);
+    assert_int_equal(sinew_world_add_destroy_hook(world, NULL, &first),
+                     SINEW_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(g_hook_log.count[SINEW_LOG_ERROR], 1);
+    assert_int_equal(sinew_world_add_destroy_hook(NULL, count_hook, &first),
+                     SINEW_ERROR_INVALID_ARGUMENT);
+    sinew_world_destroy(world);
+    assert_int_equal(g_hook_runs[0], 1);
+    assert_int_equal(g_hook_runs[1], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +417,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_thousand_components, setup, teardown),
         cmocka_unit_test(test_thread_counts),
         cmocka_unit_test(test_host_services),
+        cmocka_unit_test(test_destroy_hooks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
