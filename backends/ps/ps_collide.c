@@ -205,6 +205,12 @@ static int pair_cmp(const ps_collision_pair* a, const ps_collision_pair* b)
  * tens of thousands). */
 sinew_result ps_pair_store(const sinew_host_api* host, ps_pair_list* l, ps_model* m)
 {
+    /* a part pinned to its bone (ps_parts.c) moves rigidly: none of its vertices collides */
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < l->count; ++k)
+        if (!ps_vertex_pinned(m, l->items[k].i) && !ps_vertex_pinned(m, l->items[k].j))
+            l->items[kept++] = l->items[k];
+    l->count = kept;
     if (!ps_pair_sort_unique(host, l))
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps collisions: out of memory");
     sinew_host_free(host, m->collision_pairs);

@@ -92,6 +92,10 @@ typedef struct ps_bone {
     double radius;   /* capsule radius (Sec. 3.1) */
 } ps_bone;
 
+/* The farthest a render vertex may lie from a separate simulation mesh, relative to that
+ * mesh's bounding-box diagonal (ps_upsample.c); the test characters stay below 0.002. */
+#define PS_COVER_DISTANCE 0.05
+
 /* One render vertex as a displacement of the simulated surface (Sec. 6). */
 typedef struct ps_upsample {
     uint32_t triangle;  /* skin triangle; PS_NONE: the vertex follows skin vertex `vertex` */
@@ -402,6 +406,18 @@ sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
 /* The same with the parameters that shape the model (bone_radii; NULL: defaults). */
 sinew_result ps_model_build_with(const sinew_host_api* host, const sinew_rig_view* rig,
                                  const ps_params* params, ps_model* m);
+
+/* Parts of the skin with no bone inside follow their nearest bone rigidly (ps_parts.c):
+ * called by ps_shrink with each skin vertex's foot point (3 per vertex). One WARNING when it
+ * pins any; OUT_OF_MEMORY with one log line. */
+sinew_result ps_pin_unreached_parts(const sinew_host_api* host, ps_model* m, const double* foot);
+/* Is skin vertex i pinned to its bone (its base on the skin: no tissue layer)? */
+static inline bool ps_vertex_pinned(const ps_model* m, uint32_t i)
+{
+    const double* s = m->rest + 3u * i;
+    const double* b = m->rest + 3u * ((size_t)m->n + i);
+    return s[0] == b[0] && s[1] == b[1] && s[2] == b[2];
+}
 
 /* Steps of ps_model_build, in order (also used when restoring a bake). */
 sinew_result ps_model_weld(const sinew_host_api* host, const sinew_rig_view* rig, ps_model* m);

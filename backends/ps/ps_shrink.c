@@ -314,7 +314,6 @@ static void place_bases(shrink* st)
 {
     ps_model* m = st->m;
     uint32_t n = st->n, inside = 0;
-    double thickness = 0.0;
     for (uint32_t i = 0; i < n; ++i) {
         const double* x = m->rest + 3u * i;
         const double* sp = st->s[st->cur] + 3u * i;
@@ -328,10 +327,21 @@ static void place_bases(shrink* st)
         if (t > 1.0) t = 1.0;
         for (int k = 0; k < 3; ++k) q[k] = x[k] + t * d[k];
         m->vertex_bone[i] = m->vertex_bone[n + i] = st->bone[st->cur][i];
-        thickness += sqrt(dist2(x, q));
     }
     m->inside_count = inside;
-    m->thickness = n ? thickness / n : 0.0;
+}
+
+/* The mean tissue thickness: the distance from skin to base, over the vertices that have a
+ * tissue layer (a part pinned to its bone has none). */
+static void measure_thickness(ps_model* m)
+{
+    uint32_t n = m->n, count = 0;
+    double thickness = 0.0;
+    for (uint32_t i = 0; i < n; ++i) {
+        double d = sqrt(dist2(m->rest + 3u * i, m->rest + 3u * ((size_t)n + i)));
+        if (d > 0.0) thickness += d, ++count;
+    }
+    m->thickness = count ? thickness / count : 0.0;
     if (!(m->thickness > 0.0)) m->thickness = 1e-3 * m->diagonal;
 }
 
@@ -384,6 +394,10 @@ sinew_result ps_shrink(const sinew_host_api* host, const sinew_rig_view* rig, ps
         initial_foot_points(&st);
         smooth_foot_points(host, &st);
         place_bases(&st);
+        r = ps_pin_unreached_parts(host, m, st.s[st.cur]);
+        measure_thickness(m);
+    }
+    if (r == SINEW_OK) {
         if (m->inside_count)
             sinew_host_log(host, SINEW_LOG_INFO,
                            "ps: %u skin vertices lie inside the volumetric skeleton; their base "

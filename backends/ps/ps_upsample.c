@@ -4,6 +4,7 @@
  * in the full frame (tangent, bitangent, normal) of that point, so that the rest pose gives the
  * render mesh back exactly even where the offset is not quite parallel to the interpolated
  * normal; the tangential parts are small. SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -142,6 +143,26 @@ static sinew_result upsample_closest(const sinew_host_api* host, upsample_ctx* c
     return SINEW_OK;
 }
 
+/* A separate simulation mesh must cover the render mesh: a render vertex far from the
+ * simulated surface would swing its offset through the body. GEOMETRY with one line when one
+ * lies more than PS_COVER_DISTANCE of the simulated skin's diagonal away. */
+static sinew_result check_cover(const sinew_host_api* host, const ps_model* m)
+{
+    double worst = 0.0;
+    uint32_t far = 0, count = 0;
+    for (uint32_t r = 0; r < m->render_count; ++r) {
+        const float* o = m->upsample[r].offset;
+        double d = sqrt((double)o[0] * o[0] + (double)o[1] * o[1] + (double)o[2] * o[2]);
+        if (!(d <= PS_COVER_DISTANCE * m->diagonal)) ++count;
+        if (!(d <= worst)) worst = d, far = r;
+    }
+    if (count == 0) return SINEW_OK;
+    return sinew_host_fail(host, SINEW_ERROR_GEOMETRY,
+                           "ps: the simulation mesh does not cover the render mesh: %u render "
+                           "vertices lie more than %g of its size from it (vertex %u at %g, "
+                           "its size %g)", count, PS_COVER_DISTANCE, far, worst, m->diagonal);
+}
+
 /* The way back, for set_state: each skin vertex on the render surface. */
 static sinew_result build_restore(const sinew_host_api* host, ps_model* m, upsample_ctx* c,
                                   const sinew_mesh_view* render)
@@ -202,6 +223,7 @@ sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view*
             upsample_welded(&ctx, render);
         } else {
             r = upsample_closest(host, &ctx, rc);
+            if (r == SINEW_OK) r = check_cover(host, m);
             if (r == SINEW_OK) r = build_restore(host, m, &ctx, render);
         }
     }

@@ -101,6 +101,8 @@ typedef enum sinew_result {
                                             callback inside sinew_world_update */
     SINEW_ERROR_FILE_PATH = -29,         /* a file named by another file lies outside the
                                             folder it may name (absolute, or with ..) */
+    SINEW_ERROR_GEOMETRY = -30,          /* rig geometry a backend cannot simulate, e.g. a
+                                            simulation mesh away from the render mesh */
     SINEW_RESULT_MAX_ENUM = 0x7FFFFFFF
 } sinew_result;
 

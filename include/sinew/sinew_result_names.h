@@ -40,6 +40,7 @@ static inline const char* sinew_result_name(sinew_result result)
     NAME(SINEW_ERROR_DEVICE)
     NAME(SINEW_ERROR_BUSY)
     NAME(SINEW_ERROR_FILE_PATH)
+    NAME(SINEW_ERROR_GEOMETRY)
 #undef NAME
     case SINEW_RESULT_MAX_ENUM: break;
     }
