@@ -6,6 +6,8 @@
 #   ./sinew.sh quality [..] build sinew-quality and run the full quality sweep (not part of test;
 #                         options go to samples/quality/quality_sweep.sh): out/quality/ and the
 #                         table in samples/quality/README.md
+#   ./sinew.sh fuzz [S]   build the libFuzzer harnesses (clang, ASan + UBSan) and run each for S
+#                         seconds (default 60) from its committed seeds (tests/fuzz/README.md)
 #   ./sinew.sh build      install dependencies and build only
 #   ./sinew.sh deps       install dependencies only
 # Environment: SINEW_BUILD_DIR (default build/), SINEW_JOBS (default: cores),
@@ -42,6 +44,16 @@ deps() {
     fi
 }
 
+fuzz_deps() { # clang and its libFuzzer runtime, for ./sinew.sh fuzz only
+    local missing=()
+    for p in clang libclang-rt-14-dev; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}"
+}
+
 configure() { # configure DIR [cmake args...]
     local dir=$1; shift
     # shellcheck disable=SC2086
@@ -66,6 +78,34 @@ demo() {
     "$bin/sinew-demo" --out "$out" "$@"
 }
 
+fuzz() { # fuzz [seconds]
+    local secs=${1:-60} dir=${SINEW_FUZZ_BUILD_DIR:-$ROOT/build-fuzz} status=0
+    local harnesses=(fuzz_text fuzz_bake fuzz_assimp fuzz_plugin)
+    CC=clang configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSINEW_FUZZ=ON \
+        -DSINEW_SANITIZE=address,undefined -DSINEW_WITH_CUDA=OFF
+    cmake --build "$dir" -j "$JOBS" --target "${harnesses[@]}" fuzz_plugin_table
+    for h in "${harnesses[@]}"; do
+        local kind=${h#fuzz_} corpus=$dir/fuzz/corpus/${h#fuzz_} crashes=$dir/fuzz/crashes
+        mkdir -p "$corpus" "$crashes"
+        echo "== $h: $secs s from tests/fuzz/seeds/$kind"
+        # assimp's frames need the slow unwinder for its suppression (tests/fuzz/lsan.supp)
+        local unwind=1
+        [ "$h" != fuzz_assimp ] || unwind=0
+        if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=64:fast_unwind_on_malloc=$unwind \
+            LSAN_OPTIONS=suppressions="$ROOT/tests/fuzz/lsan.supp" \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            "$dir/bin/$h" "$corpus" "$ROOT/tests/fuzz/seeds/$kind" -max_total_time="$secs" \
+            -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+            -artifact_prefix="$crashes/$h-" > "$dir/fuzz/$h.log" 2>&1; then
+            tail -n 60 "$dir/fuzz/$h.log" >&2
+            echo "sinew.sh: $h failed (the input is in $crashes)" >&2
+            status=1
+        fi
+        grep -E "stat::(number_of_executed_units|new_units_added)" "$dir/fuzz/$h.log" || true
+    done
+    return $status
+}
+
 quality() {
     # Every backend over the test characters' animations and static poses, one measurement
     # per core at a time (samples/quality/README.md).
@@ -87,6 +127,7 @@ case "$cmd" in
             run_tests "${SINEW_ASAN_BUILD_DIR:-$ROOT/build-asan}" ;;
     demo) deps; build "$BUILD"; shift; demo "$@" ;;
     quality) deps; shift; quality "$@" ;;
+    fuzz) deps; fuzz_deps; shift; fuzz "$@" ;;
     *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
        [ -z "$cmd" ] || exit 2 ;;
 esac
