@@ -13,8 +13,8 @@
 #include "sample_metrics.h"
 
 /* The motion: joint2 bent to 90 degrees over RAMP_SECONDS, then held; shapes compared every
- * 1/SAMPLES_PER_SECOND s up to RATE_SECONDS, when the tissue has settled (the 5 Hz swing of
- * the defaults decays by 0.95 per step: 1e-8 after 3 s). */
+ * 1/SAMPLES_PER_SECOND s up to RATE_SECONDS, 2.5 s after the ramp, when the swing of the
+ * defaults (about two seconds, backends/ps/README.md, damping) has died out. */
 #define RAMP_SECONDS 0.5
 #define BEND_DEGREES 90.0
 enum { RATE_SECONDS = 3, SAMPLES_PER_SECOND = 6, SAMPLE_COUNT = RATE_SECONDS * SAMPLES_PER_SECOND };
