@@ -299,6 +299,7 @@ typedef struct ps_output {
     bool normals_fresh;
     ps_shape shape;
     bool bound;              /* later steps write `binding` directly */
+    bool binding_current;    /* `binding` holds the current shape */
     sinew_output_view binding;
 } ps_output;
 
@@ -310,6 +311,9 @@ void ps_output_free(ps_output* o, const sinew_host_api* host);
 void ps_output_after_step(ps_output* o);
 /* Brings the own buffers up to the current shape (normals only when asked). */
 void ps_output_refresh(ps_output* o, bool need_normals);
+/* After an update without a step: a binding made since the shape was last written (another
+ * slot of a double-buffered output) gets the current shape. */
+void ps_output_fill_binding(ps_output* o);
 /* The vtable's read_output and bind_output (out NULL: unbind). */
 sinew_result ps_output_read(ps_output* o, const sinew_host_api* host,
                             const sinew_output_view* out);

@@ -135,18 +135,19 @@ void ps_update_end(ps_update* u)
     u->pending = false;
 }
 
-/* The output after an update that ran `count` steps: unchanged without a step, unless the
- * interpolated output's blend moved on a simulated shape. */
+/* The output after an update that ran `count` steps. Without a step the shape stays (a
+ * binding made since it was written, another slot of a double-buffered output, gets it), unless
+ * the interpolated output's blend moved on a simulated shape. */
 static void update_output(ps_update* u, ps_output* o, const ps_update_sim* ops, void* sim,
                           uint32_t count)
 {
+    bool moved = false;
     if (u->params.interpolate_output && u->have_previous) {
         ops->set_output_blend(sim, u->previous, sinew_step_clock_fraction(&u->clock));
-        if (count == 0 && o->shape != PS_SHAPE_SIM) return;
-    } else if (count == 0) {
-        return;
+        moved = o->shape == PS_SHAPE_SIM;
     }
-    ps_output_after_step(o);
+    if (count > 0 || moved) ps_output_after_step(o);
+    else ps_output_fill_binding(o);
 }
 
 sinew_result ps_update_run(ps_update* u, ps_jump* j, ps_output* o, const ps_model* m,

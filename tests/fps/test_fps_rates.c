@@ -22,6 +22,12 @@ static void test_interpolated_output(void** state)
     rate_check_interpolated_output("fps");
 }
 
+static void test_rebound_output(void** state)
+{
+    (void)state;
+    rate_check_rebound_output("fps");
+}
+
 static void test_dropped(void** state)
 {
     (void)state;
@@ -45,6 +51,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rates),
         cmocka_unit_test(test_interpolated_output),
+        cmocka_unit_test(test_rebound_output),
         cmocka_unit_test(test_dropped),
         cmocka_unit_test(test_small_dt),
         cmocka_unit_test(test_jump),

@@ -260,6 +260,34 @@ void rate_check_interpolated_output(const char* backend)
     scene_close(&s);
 }
 
+/* ---- an output bound to two arrays in turn ---- */
+
+void rate_check_rebound_output(const char* backend)
+{
+    rate_scene s;
+    scene_open(&s, NULL);
+    const size_t size = 3u * (size_t)s.n;
+    float* shape = malloc(sizeof(float) * size * 3u);
+    assert_non_null(shape);
+    sinew_skin skin = add_skin(&s, backend, NULL, 0);
+    for (uint32_t u = 1; u <= 30; ++u) {
+        float* slot = shape + size * (u % 2u);
+        memset(slot, 0, sizeof(float) * size);
+        sinew_output_desc od = SINEW_OUTPUT_DESC_INIT;
+        od.vertex_capacity = s.n;
+        od.positions = slot;
+        assert_int_equal(sinew_skin_bind_output(s.world, skin, &od), SINEW_OK);
+        set_bend(&s, skin, bend_at(u / 144.0), 0u);
+        assert_int_equal(sinew_skin_update(s.world, skin, 1.0f / 144.0f), SINEW_OK);
+        read_positions(&s, skin, shape + 2u * size);
+        if (!same_shape(&s, slot, shape + 2u * size))
+            fail_msg("%s, update %u at 144 Hz: the array bound for it does not hold the shape",
+                     backend, u);
+    }
+    free(shape);
+    scene_close(&s);
+}
+
 /* ---- max_substeps ---- */
 
 void rate_check_dropped(const char* backend)

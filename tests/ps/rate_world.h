@@ -23,6 +23,11 @@ void rate_check_rates(const char* backend, double motion_tolerance);
  * where the plain skin's stands still at the updates that run no step. */
 void rate_check_interpolated_output(const char* backend);
 
+/* At 144 Hz with the output bound to two arrays in turn (as to the slots of a double-buffered
+ * Vulkan output): after every update the array just bound holds the shape read_output gives,
+ * also after the updates that run no step. */
+void rate_check_rebound_output(const char* backend);
+
 /* max_substeps=2 with updates of 0.1 s (6 steps of 1/60 s each): 2 steps run per update, the
  * rest is dropped, one INFO line says so the first time, and the profile=1 summary counts
  * every dropped step. */

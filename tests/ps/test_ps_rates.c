@@ -23,6 +23,12 @@ static void test_interpolated_output(void** state)
     rate_check_interpolated_output("ps");
 }
 
+static void test_rebound_output(void** state)
+{
+    (void)state;
+    rate_check_rebound_output("ps");
+}
+
 static void test_dropped(void** state)
 {
     (void)state;
@@ -46,6 +52,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rates),
         cmocka_unit_test(test_interpolated_output),
+        cmocka_unit_test(test_rebound_output),
         cmocka_unit_test(test_dropped),
         cmocka_unit_test(test_small_dt),
         cmocka_unit_test(test_jump),
