@@ -81,6 +81,7 @@ typedef struct fpsc_plugin_instance {
     bool stepped;               /* the output holds a simulated shape */
     bool bound;
     bool bound_device;          /* the binding is imported Vulkan memory */
+    bool binding_current;       /* the binding holds the latest shape */
     sinew_output_view binding;
     float* positions;           /* host copy for reads */
     float* normals;
@@ -128,6 +129,7 @@ static void deliver(fpsc_plugin_instance* p)
 {
     p->stepped = true;
     p->fresh = false;
+    p->binding_current = true;
     if (p->bound && !p->bound_device) {
         const float* pos = fpsc_host_positions(p->dev);
         const float* nrm = fpsc_host_normals(p->dev);
@@ -458,6 +460,10 @@ static sinew_result prepare_params(const sinew_host_api* host, const sinew_param
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: pcg_tolerance must be 0 (the device runs exactly "
                                "pcg_iterations iterations)");
+    if (fp->update.interpolate_output)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: interpolate_output must be 0 (the device writes the "
+                               "latest step's shape)");
     if (probe_device(host, *ordinal) != SINEW_OK)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "fps-cuda: no usable CUDA device %d", *ordinal);
@@ -768,8 +774,8 @@ static sinew_result fpsc_set_pose(void* instance, const sinew_pose_view* pose)
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "fps-cuda: the skinning matrix of joint %u is not finite",
                                    k / 16u);
-    /* fps keeps the pose with its flags; its step start (fps_instance_begin_step) hands it
-     * to the simulation and restarts the tissue on a discontinuity */
+    /* fps keeps the pose with its flags; its update (fps_instance_begin_update) judges the
+     * change and restarts the tissue on a discontinuity, and hands each step its pose */
     return sinew_backend_fps.set_pose(p->fps, pose);
 }
 
@@ -785,34 +791,29 @@ static sinew_result clear_velocities(fpsc_plugin_instance* p)
     return fpsc_upload_state(p->dev);
 }
 
-/* The pose goes to fps's simulation; when it does not continue the last one, fps restarts its
- * host state from it (forgetting the contacts, as set_state) and the device takes it over. */
-static sinew_result begin_step(fpsc_plugin_instance* p)
+/* dt goes to fps's step clock (the plan of the update's steps, backends/ps/ps_update.c); when
+ * the pose does not continue the last one, fps restarts its host state from it (forgetting the
+ * contacts, as set_state) and the device takes it over. */
+static sinew_result begin_update(fpsc_plugin_instance* p, float dt, sinew_step_plan* plan,
+                                 bool* reset)
 {
-    bool reset = false;
-    sinew_result r = fps_instance_begin_step(p->fps, &reset);
-    if (r != SINEW_OK || !reset) return r;
+    sinew_result r = fps_instance_begin_update(p->fps, dt, plan, reset);
+    if (r != SINEW_OK || !*reset) return r;
     r = fpsc_upload_state(p->dev);
     if (r == SINEW_OK && p->col) r = upload_collisions(p);
     p->clear_velocities = r == SINEW_OK;
     return r;
 }
 
-static sinew_result fpsc_step(void* instance, float dt)
+/* One step of h at step i's pose: its targets, the collisions, and the launch alone or with
+ * the batch group. A step still waiting for its group, or still running, was finished before
+ * (the targets and the staging buffers change here). */
+static sinew_result step_once(fpsc_plugin_instance* p, const sinew_step_plan* plan, uint32_t i,
+                              bool reset)
 {
-    fpsc_plugin_instance* p = cast(instance);
-    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!isfinite(dt) || dt < 0.0f)
-        return sinew_host_fail(&p->host,
-                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
-                               "fps-cuda: dt %g must be finite and not negative", (double)dt);
-    /* A step still waiting for its group, or still running, is finished before this one
-     * changes the targets and the staging buffers. */
-    sinew_result r = finish(p);
-    if (r == SINEW_OK) r = clear_velocities(p);
-    if (r == SINEW_OK) r = begin_step(p);
-    if (r != SINEW_OK) return r;
+    fps_instance_step_pose(p->fps, plan, i, reset);
     fps_sim_update_targets(p->sim); /* ps's sliding on the host, as fps (copied per step) */
+    sinew_result r = SINEW_OK;
     if (p->col) r = collide(p);
     if (r != SINEW_OK) return r;
     if (!p->group) {
@@ -829,6 +830,77 @@ static sinew_result fpsc_step(void* instance, float dt)
     g->ready++;
     r = g->ready == g->count ? group_flush(g) : SINEW_OK;
     pthread_mutex_unlock(&g_groups_lock);
+    return r;
+}
+
+static sinew_result refresh(fpsc_plugin_instance* p);
+
+/* Bound device memory gets the host copy of the latest shape on the batch's stream, behind
+ * the renderer's release of the slot where this skin synchronises the output's frames (and
+ * signalling the frame's `written` after it), else synchronously. */
+static sinew_result write_device_slot(fpsc_plugin_instance* p)
+{
+    void* stream = fpsc_batch_stream(p->group ? p->group->batch : p->own_batch);
+    uint64_t wait = 0, signal = 0;
+    sinew_result r = SINEW_OK;
+    if (p->vk_sync && p->vk_external_frame((void*)p->vk_output, &wait, &signal) == SINEW_OK &&
+        wait)
+        r = sinew_cuda_timeline_wait(&p->host, &p->vk_read, wait, stream);
+    if (p->group) pthread_mutex_lock(&g_groups_lock); /* a flush reads the members' outputs */
+    if (r == SINEW_OK) r = fpsc_write_output(p->dev, p->positions, p->normals, stream, !signal);
+    if (p->group) pthread_mutex_unlock(&g_groups_lock);
+    if (signal) { /* a claimed frame is signalled whatever happened, as launch does */
+        sinew_result s = sinew_cuda_timeline_signal(&p->host, &p->vk_written, signal, stream);
+        if (r == SINEW_OK) r = s;
+    }
+    return r;
+}
+
+/* An update that runs no step still leaves the latest shape in the output: a binding made
+ * since a step wrote (another slot of a double-buffered Vulkan output, other host arrays)
+ * gets it from the host copy (the rest shape before the first step). */
+static sinew_result repeat_output(fpsc_plugin_instance* p)
+{
+    if (!p->bound || p->binding_current) return SINEW_OK;
+    sinew_result r = refresh(p);
+    if (r == SINEW_OK && p->bound_device) {
+        r = write_device_slot(p);
+    } else if (r == SINEW_OK) {
+        sinew_output_copy(p->positions, p->render_count, p->binding.positions,
+                          p->binding.position_stride);
+        if (p->binding.normals)
+            sinew_output_copy(p->normals, p->render_count, p->binding.normals,
+                              p->binding.normal_stride);
+    }
+    p->binding_current = r == SINEW_OK;
+    return r;
+}
+
+/* An update: the whole steps of h that dt makes (the first restarted and quasi-static after a
+ * pose jump), each a device step; a skin in a batch group that runs several steps in one
+ * update flushes the ready members before its second (a step waits for the one before it). */
+static sinew_result fpsc_step(void* instance, float dt)
+{
+    fpsc_plugin_instance* p = cast(instance);
+    if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!isfinite(dt) || dt < 0.0f)
+        return sinew_host_fail(&p->host,
+                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
+                               "fps-cuda: dt %g must be finite and not negative", (double)dt);
+    sinew_step_plan plan;
+    memset(&plan, 0, sizeof plan);
+    bool reset = false;
+    sinew_result r = finish(p);
+    if (r == SINEW_OK) r = clear_velocities(p);
+    if (r != SINEW_OK) return r;
+    r = begin_update(p, dt, &plan, &reset);
+    for (uint32_t i = 0; r == SINEW_OK && i < plan.count; ++i) {
+        if (i > 0) r = finish(p);
+        if (r == SINEW_OK && i > 0) r = clear_velocities(p);
+        if (r == SINEW_OK) r = step_once(p, &plan, i, reset);
+    }
+    fps_instance_end_update(p->fps);
+    if (r == SINEW_OK && plan.count == 0) r = repeat_output(p);
     return r;
 }
 
@@ -973,6 +1045,7 @@ static sinew_result fpsc_bind_output(void* instance, const sinew_output_view* ou
         fpsc_set_output(p->dev, (float*)(base + ext->position_offset), 12u,
                         (float*)(base + ext->normal_offset), 12u);
         p->binding = *out;
+        p->binding_current = false;
         return SINEW_OK;
     }
     /* Otherwise the old binding goes away: reads need the shape it holds. */
@@ -993,6 +1066,7 @@ static sinew_result fpsc_bind_output(void* instance, const sinew_output_view* ou
                             (float*)(base + ext->normal_offset), 12u);
             p->binding = *out;
             p->bound = p->bound_device = true;
+            p->binding_current = false;
             return SINEW_OK;
         }
         sinew_host_log(&p->host, SINEW_LOG_INFO, "fps-cuda: writing the Vulkan output through "
@@ -1008,6 +1082,7 @@ static sinew_result fpsc_bind_output(void* instance, const sinew_output_view* ou
     p->binding = sinew_output_binding(&view);
     p->bound = true;
     p->bound_device = false;
+    p->binding_current = false;
     return SINEW_OK;
 }
 
@@ -1073,6 +1148,7 @@ static sinew_result fpsc_set_state(void* instance, const sinew_state_view* state
     r = sinew_backend_fps.read_output(p->fps, &nv);
     memcpy(p->positions, state->positions, (size_t)p->render_count * 12u);
     p->fresh = r == SINEW_OK;
+    p->binding_current = false;
     return r;
 }
 

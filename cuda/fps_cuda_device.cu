@@ -971,6 +971,27 @@ extern "C" sinew_result fpsc_read_output(fpsc_instance* inst, float* positions, 
     return SINEW_OK;
 }
 
+extern "C" sinew_result fpsc_write_output(fpsc_instance* inst, const float* positions,
+                                          const float* normals, void* stream, int wait)
+{
+    const sinew_host_api* host = &inst->host;
+    size_t n = inst->desc.render_count;
+    if (!n) return SINEW_OK;
+    CK(cudaSetDevice(inst->desc.ordinal), "cudaSetDevice");
+    cudaStream_t s = (cudaStream_t)stream;
+    const fpsc_out* o = &inst->out;
+    if (positions)
+        CK(cudaMemcpy2DAsync(o->pos, (size_t)o->pos_stride, positions, 12u, 12u, n,
+                             cudaMemcpyHostToDevice, s), "cudaMemcpy2DAsync (positions)");
+    if (normals && o->nrm)
+        CK(cudaMemcpy2DAsync(o->nrm, (size_t)o->nrm_stride, normals, 12u, 12u, n,
+                             cudaMemcpyHostToDevice, s), "cudaMemcpy2DAsync (normals)");
+    if (wait) CK(cudaStreamSynchronize(s), "cudaStreamSynchronize (output)");
+    inst->prev_last = inst->last;
+    inst->last = inst->out;
+    return SINEW_OK;
+}
+
 static bool host_output(const fpsc_instance* inst)
 {
     return inst->out.pos == inst->own_pos;

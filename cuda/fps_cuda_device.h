@@ -158,6 +158,11 @@ void fpsc_set_active(fpsc_instance* inst, int active);
  * which must still be mapped; before any step the own buffers) to packed host arrays (either
  * may be NULL). Synchronous. */
 sinew_result fpsc_read_output(fpsc_instance* inst, float* positions, float* normals);
+/* Writes packed host arrays (normals may be NULL) to this step's output (bound device memory),
+ * on `stream` (a batch's), which then holds the latest shape: an update that runs no step after
+ * the output moved to another slot. With `wait` the host waits for the copies. */
+sinew_result fpsc_write_output(fpsc_instance* inst, const float* positions, const float* normals,
+                               void* stream, int wait);
 /* The host copy of the last step's output (12-byte packed; valid after fpsc_batch_wait), or
  * NULL when the output goes to device pointers. */
 const float* fpsc_host_positions(const fpsc_instance* inst);

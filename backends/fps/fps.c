@@ -18,8 +18,12 @@
  *   solver          cholmod  cholmod (simplicial LDL^T, AMD, factored once) or pcg (warm-started
  *                            from the previous iterate); a build without CHOLMOD defaults to pcg
  *                            and refuses cholmod with SINEW_ERROR_BACKEND_UNAVAILABLE
- *   timestep        1/60     h, seconds, (0, 1]; fixed at prepare: every step advances by h
- *                            whatever dt it is given (dt is only checked)
+ *   timestep        1/60     h, seconds, (0, 1]: the fixed step; an update of dt runs the whole
+ *                            steps of h that dt and the carried remainder make (ps_update.c)
+ *   max_substeps    4        steps one update may run, 1..64; later whole steps are dropped
+ *                            (one INFO line the first time; profile=1 counts them)
+ *   interpolate_output 0     1: the output blends the state before the latest step towards
+ *                            it by the carried fraction of a step (one step behind)
  *   damping         0.95     lambda of v = lambda (x_{t+1} - x_t) / h (Sec. 3): 1 = no damping
  *   strain_weight   1        strain stiffness per unit rest volume (> 0)
  *   mass            0.0005   tissue density (> 0), scaled as in ps (by the squared mean tissue
@@ -81,8 +85,7 @@ typedef struct fps_instance {
     uint32_t joint_count;
     const uint32_t* render_indices;
     ps_output out;    /* render-mesh output (own buffers, binding) */
-    float* latest;
-    bool pose_pending;
+    ps_update update; /* the poses and the step clock (backends/ps/ps_update.c) */
     sinew_mls_weights mls;   /* baked or restored when upsampling resolves to mls */
     ps_jump jump;            /* pose discontinuities (backends/ps/ps_jump.c) */
 } fps_instance;
@@ -113,6 +116,35 @@ static void fps_set_skin_cb(void* sim, const float* positions, const float* velo
 static const ps_output_sim fps_sim_ops = {fps_upsample_cb, fps_render_velocities_cb,
                                           fps_set_skin_cb};
 
+/* What ps_update calls on the simulation. */
+static void fps_set_pose_cb(void* sim, const float* skinning)
+{
+    fps_sim_set_pose((fps_sim*)sim, skinning);
+}
+
+static sinew_result fps_step_cb(void* sim)
+{
+    return fps_sim_step((fps_sim*)sim);
+}
+
+static void fps_clear_velocities_cb(void* sim)
+{
+    fps_sim_clear_velocities((fps_sim*)sim);
+}
+
+static void fps_skin_positions_cb(const void* sim, float* out)
+{
+    fps_sim_skin_positions((const fps_sim*)sim, out);
+}
+
+static void fps_set_output_blend_cb(void* sim, const float* previous, float fraction)
+{
+    fps_sim_set_output_blend((fps_sim*)sim, previous, fraction);
+}
+
+static const ps_update_sim fps_update_ops = {fps_set_pose_cb, fps_step_cb, fps_clear_velocities_cb,
+                                             fps_skin_positions_cb, fps_set_output_blend_cb};
+
 /* ---- parameters ---- */
 
 void fps_params_default(fps_params* p)
@@ -142,6 +174,7 @@ void fps_params_default(fps_params* p)
     p->upsampling = FPS_UPSAMPLING_AUTO;
     ps_jump_params_default(&p->jump);
     ps_volume_params_default(&p->volume);
+    ps_update_params_default(&p->update);
     p->joint_collisions = 1;
 }
 
@@ -226,6 +259,7 @@ typedef struct fps_seen {
     bool upsampling;
     bool jump[2];
     bool volume[2];
+    bool update[2];
 } fps_seen;
 
 /* A number within the key's bounds (ps_parse_number takes only finite numbers). */
@@ -330,7 +364,7 @@ static sinew_result parse_own_key(const sinew_host_api* host, const char* key, c
                                "simulation_vertices, bone_radii, collisions, "
                                "collision_weight, capsules, upsampling, jump_angle, "
                                "jump_distance, volume_weight, volume_range, "
-                               "joint_collisions)", key);
+                               "joint_collisions, max_substeps, interpolate_output)", key);
     if (seen->key[k])
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "fps: parameter \"%s\" is given twice", key);
@@ -338,8 +372,8 @@ static sinew_result parse_own_key(const sinew_host_api* host, const char* key, c
     return parse_key_value(host, &fps_keys[k], value, out);
 }
 
-/* Parameter i: ps's jump and volume keys first (they parse and check their own values), then
- * upsampling, then fps's own keys. */
+/* Parameter i: ps's jump, volume and update keys first (they parse and check their own
+ * values), then upsampling, then fps's own keys. */
 static sinew_result parse_param(const sinew_host_api* host, const sinew_param* param, uint32_t i,
                                 fps_seen* seen, fps_params* out)
 {
@@ -350,7 +384,8 @@ static sinew_result parse_param(const sinew_host_api* host, const sinew_param* p
                                i, key ? "value" : "key");
     sinew_result jump_result;
     if (ps_jump_parse(host, FPS_NAME, key, value, seen->jump, &out->jump, &jump_result) ||
-        ps_volume_parse(host, FPS_NAME, key, value, seen->volume, &out->volume, &jump_result))
+        ps_volume_parse(host, FPS_NAME, key, value, seen->volume, &out->volume, &jump_result) ||
+        ps_update_parse(host, FPS_NAME, key, value, seen->update, &out->update, &jump_result))
         return jump_result;
     if (strcmp(key, "upsampling") == 0) return parse_upsampling(host, value, seen, out);
     return parse_own_key(host, key, value, seen, out);
@@ -389,6 +424,8 @@ static void fps_destroy(void* instance)
     fps_instance* inst = fps_cast(instance);
     if (!inst) return;
     sinew_host_api host = inst->host;
+    /* profile=1: the updates and steps, then the phases of the steps */
+    if (inst->sim && inst->params.profile) ps_update_log_profile(&inst->update);
     if (inst->sim && inst->params.profile) {
         double sec[6];
         uint64_t steps;
@@ -408,7 +445,7 @@ static void fps_destroy(void* instance)
     ps_model_free(&host, &inst->model);
     ps_output_free(&inst->out, &host);
     ps_jump_free(&inst->jump);
-    sinew_host_free(&host, inst->latest);
+    ps_update_free(&inst->update);
     inst->magic = 0;
     sinew_host_free(&host, inst);
 }
@@ -492,7 +529,7 @@ static sinew_result prepare_model(const sinew_host_api* host, const sinew_rig_vi
 }
 
 /* The simulation on the model and what the steps need around it: the render-mesh output, the
- * latest pose and the pose-jump detection. */
+ * poses and the step clock, and the pose-jump detection. */
 static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_rig_view* rig,
                                        fps_instance* inst)
 {
@@ -502,9 +539,9 @@ static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_r
     r = ps_output_init(&inst->out, host, FPS_NAME, &rig->render_mesh, &fps_sim_ops,
                        inst->sim);
     if (r != SINEW_OK) return r;
-    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
-    if (!inst->latest)
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
+    r = ps_update_init(&inst->update, host, FPS_NAME, rig->joint_count, inst->model.n,
+                       inst->params.timestep, &inst->params.update);
+    if (r != SINEW_OK) return r;
     return ps_jump_init(&inst->jump, host, FPS_NAME, rig, &inst->model, &inst->params.jump);
 }
 
@@ -582,24 +619,34 @@ static sinew_result fps_set_pose(void* instance, const sinew_pose_view* pose)
         if (!isfinite(pose->skinning_matrices[k]))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "fps: the skinning matrix of joint %u is not finite", k / 16u);
-    memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    ps_update_set_pose(&inst->update, pose->skinning_matrices);
     ps_jump_set_pose(&inst->jump, pose);
-    inst->pose_pending = true;
     return SINEW_OK;
 }
 
-sinew_result fps_instance_begin_step(void* instance, bool* reset)
+sinew_result fps_instance_begin_update(void* instance, float dt, sinew_step_plan* plan,
+                                       bool* reset)
 {
     fps_instance* inst = fps_cast(instance);
     *reset = false;
+    memset(plan, 0, sizeof *plan);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    const float* pose = NULL;
-    if (inst->pose_pending) {
-        fps_sim_set_pose(inst->sim, inst->latest);
-        inst->pose_pending = false;
-        pose = inst->latest;
-    }
-    return ps_jump_begin_step(&inst->jump, &inst->out, &inst->model, pose, reset);
+    return ps_update_begin(&inst->update, &inst->jump, &inst->out, &inst->model, dt, plan,
+                           reset);
+}
+
+void fps_instance_step_pose(void* instance, const sinew_step_plan* plan, uint32_t i, bool reset)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (!inst) return;
+    const float* pose = ps_update_step_pose(&inst->update, plan, i, reset);
+    if (pose) fps_sim_set_pose(inst->sim, pose);
+}
+
+void fps_instance_end_update(void* instance)
+{
+    fps_instance* inst = fps_cast(instance);
+    if (inst) ps_update_end(&inst->update);
 }
 
 static sinew_result fps_step(void* instance, float dt)
@@ -610,13 +657,10 @@ static sinew_result fps_step(void* instance, float dt)
         return sinew_host_fail(&inst->host,
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "fps: dt %g must be finite and not negative", (double)dt);
-    bool reset = false;
-    sinew_result r = fps_instance_begin_step(inst, &reset);
-    if (r == SINEW_OK) r = fps_sim_step(inst->sim);
-    if (r != SINEW_OK) return r;
-    if (reset) fps_sim_clear_velocities(inst->sim); /* the restart's step is quasi-static */
-    ps_output_after_step(&inst->out);
-    return SINEW_OK;
+    /* Whole steps of h through the poses since the last update; a pose that does not continue
+     * the last one restarts the tissue instead (backends/ps/ps_update.c, ps_jump.c). */
+    return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &fps_update_ops,
+                         inst->sim, dt);
 }
 
 static sinew_result fps_read_output(void* instance, const sinew_output_view* out)
@@ -647,6 +691,7 @@ static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
     sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
                                          inst->render_indices, state);
     if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
+    if (r == SINEW_OK) ps_update_set_state(&inst->update, &fps_update_ops, inst->sim);
     return r;
 }
 

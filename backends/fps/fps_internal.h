@@ -49,6 +49,7 @@ typedef struct fps_params {
     ps_volume_params volume; /* volume_weight, volume_range (backends/ps/ps_volume.c) */
     int joint_collisions;    /* 1: anchors kept on their side of each folding joint's plane
                               * (the 2018 paper's local collisions, backends/ps/ps_collide.c) */
+    ps_update_params update; /* max_substeps, interpolate_output (backends/ps/ps_update.c) */
 } fps_params;
 
 void fps_params_default(fps_params* p);
@@ -109,8 +110,14 @@ sinew_result fps_sim_step(fps_sim* sim);
 void fps_sim_set_skin(fps_sim* sim, const float* positions, const float* velocities);
 /* Zeroes every velocity (after the quasi-static step of a restart, ps_jump). */
 void fps_sim_clear_velocities(fps_sim* sim);
+/* The render mesh from the current skin, or from its blend set by fps_sim_set_output_blend. */
 void fps_sim_upsample(fps_sim* sim, float* positions, size_t position_stride, float* normals,
                       size_t normal_stride);
+/* The skin's positions in the model's numbering, 3 floats per skin vertex. */
+void fps_sim_skin_positions(const fps_sim* sim, float* out);
+/* Later upsampling blends `previous` (skin positions as fps_sim_skin_positions gives them, kept
+ * by the caller; NULL: none) towards the current skin by `fraction` (interpolate_output). */
+void fps_sim_set_output_blend(fps_sim* sim, const float* previous, float fraction);
 void fps_sim_render_velocities(const fps_sim* sim, float* velocities);
 /* Tissue positions in the model's numbering (skin 0..n-1, base n..2n-1), 3 per vertex. */
 void fps_sim_tissue_positions(const fps_sim* sim, double* out);
@@ -171,11 +178,16 @@ void fps_sim_update_targets(fps_sim* sim);
 /* The model and simulation of an fps instance (NULL for anything else), for tests. */
 const ps_model* fps_instance_model(void* instance);
 fps_sim* fps_instance_sim(void* instance);
-/* The start of a step of an fps instance (fps's step, and fps-cuda's before its device step):
- * the pose set since the last step goes to the simulation, and when it does not continue the
- * previous one (flagged, or a jump by jump_angle / jump_distance) the simulation's state
- * restarts from it (ps_jump_begin_step) and *reset is true: the caller zeroes the velocities
- * after the step (quasi-static). */
-sinew_result fps_instance_begin_step(void* instance, bool* reset);
+/* An update of an fps instance as fps-cuda drives it, with its device steps in between
+ * (backends/ps/ps_update.c does the same for fps's own steps). begin: dt goes to the step
+ * clock, and when the pose set since the last update does not continue the previous one
+ * (flagged, or a jump by jump_angle / jump_distance) the simulation's state restarts from it
+ * (ps_jump_begin_update) and *reset is true: the caller zeroes the velocities after the first
+ * step (quasi-static). step_pose: the pose of step i goes to the simulation (its targets are
+ * then stale: fps_sim_update_targets). end: the update's pose is where the next one starts. */
+sinew_result fps_instance_begin_update(void* instance, float dt, sinew_step_plan* plan,
+                                       bool* reset);
+void fps_instance_step_pose(void* instance, const sinew_step_plan* plan, uint32_t i, bool reset);
+void fps_instance_end_update(void* instance);
 
 #endif

@@ -104,6 +104,8 @@ struct fps_sim {
     int pose_dirty;
     float* skin_f;
     float* skin_n;
+    const float* blend_from; /* interpolated output: the skin it blends from (NULL: none) */
+    float blend_fraction;    /* and how far towards the current skin */
     ps_slide* slide;
     fps_collide* col;        /* global collisions (Sec. 6), NULL when off */
     const double* col_extra; /* this iteration's Q_col^T p_col, NULL without pairs */
@@ -1151,11 +1153,26 @@ static void skin_float_range(void* data, uint32_t begin, uint32_t end)
     }
 }
 
+void fps_sim_skin_positions(const fps_sim* s, float* out)
+{
+    uint32_t N = s->N;
+    for (uint32_t i = 0; i < s->n; ++i)
+        for (int c = 0; c < 3; ++c) out[3u * i + c] = (float)s->x[(size_t)c * N + s->inv[i]];
+}
+
+void fps_sim_set_output_blend(fps_sim* s, const float* previous, float fraction)
+{
+    s->blend_from = previous;
+    s->blend_fraction = fraction;
+}
+
 void fps_sim_upsample(fps_sim* s, float* positions, size_t position_stride, float* normals,
                       size_t normal_stride)
 {
     double t0 = s->p.profile ? now_seconds() : 0.0;
     FPS_INLINE(skin_float_range, s, s->n);
+    if (s->blend_from) sinew_step_blend(s->blend_from, s->skin_f, 3u * s->n, s->blend_fraction,
+                                        s->skin_f);
     ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
     if (s->mls) {
         /* eq. 8: positions as weighted sums; normals by linear MLS of the skin's normals. The

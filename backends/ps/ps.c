@@ -9,8 +9,9 @@
  * "Parameters", has them with their defaults and meaning) and implements the backend's vtable:
  * prepare (the tissue model, built by ps_model.c or restored from a baked "ps" blob by
  * ps_bake.c; the local collisions' candidates, ps_collide.c; the simulation, ps_sim.c),
- * set_pose and step (one time step of h towards the pose, or a restart from it after a pose
- * jump, ps_jump.c), output and state (ps_output.c) and bake. What the backend promises about
+ * set_pose and step (the update's dt as whole steps of h through the poses in between,
+ * ps_update.c, or a restart from the pose after a pose jump, ps_jump.c), output and state
+ * (ps_output.c) and bake. What the backend promises about
  * rigs, poses, output, state and baking is README.md, "Contract". */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
@@ -33,9 +34,7 @@ typedef struct ps_instance {
     uint32_t joint_count;
     const uint32_t* render_indices;
     ps_output out;    /* render-mesh output (own buffers, binding) */
-    float* latest;    /* skinning matrices of the latest set_pose */
-    bool has_pose;
-    bool pose_pending;
+    ps_update update; /* the poses and the step clock (ps_update.c) */
     ps_jump jump;     /* pose discontinuities (ps_jump.c) */
 } ps_instance;
 
@@ -65,6 +64,35 @@ static void ps_set_skin_cb(void* sim, const float* positions, const float* veloc
 static const ps_output_sim ps_sim_ops = {ps_upsample_cb, ps_render_velocities_cb,
                                          ps_set_skin_cb};
 
+/* What ps_update calls on the simulation. */
+static void ps_set_pose_cb(void* sim, const float* skinning)
+{
+    ps_sim_set_pose((ps_sim*)sim, skinning);
+}
+
+static sinew_result ps_step_cb(void* sim)
+{
+    return ps_sim_step((ps_sim*)sim, NULL);
+}
+
+static void ps_clear_velocities_cb(void* sim)
+{
+    ps_sim_clear_velocities((ps_sim*)sim);
+}
+
+static void ps_skin_positions_cb(const void* sim, float* out)
+{
+    ps_sim_skin_positions((const ps_sim*)sim, out);
+}
+
+static void ps_set_output_blend_cb(void* sim, const float* previous, float fraction)
+{
+    ps_sim_set_output_blend((ps_sim*)sim, previous, fraction);
+}
+
+static const ps_update_sim ps_update_ops = {ps_set_pose_cb, ps_step_cb, ps_clear_velocities_cb,
+                                            ps_skin_positions_cb, ps_set_output_blend_cb};
+
 /* ---- parameters ---- */
 
 void ps_params_default(ps_params* p)
@@ -88,6 +116,7 @@ void ps_params_default(ps_params* p)
     p->collision_poses = 0;
     ps_jump_params_default(&p->jump);
     ps_volume_params_default(&p->volume);
+    ps_update_params_default(&p->update);
 }
 
 /* Each parser checks one key's value and stores it in its field of ps_params; a bad value is
@@ -261,7 +290,7 @@ static sinew_result parse_collision_candidates(const sinew_host_api* host, const
     return SINEW_OK;
 }
 
-/* The keys of ps_params_parse (jump_* and volume_* apart), each with its parser and the
+/* The keys of ps_params_parse (jump_*, volume_* and the update's apart), each with its parser and the
  * offset of the field it sets. */
 typedef struct ps_param_key {
     const char* name;
@@ -311,6 +340,7 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
     bool seen[PS_PARAM_KEY_COUNT] = {false};
     bool seen_jump[2] = {false, false};
     bool seen_volume[2] = {false, false};
+    bool seen_update[2] = {false, false};
     for (uint32_t i = 0; i < count; ++i) {
         const char* key = params[i].key;
         const char* value = params[i].value;
@@ -319,7 +349,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    i, key ? "value" : "key");
         sinew_result jump_result;
         if (ps_jump_parse(host, PS_NAME, key, value, seen_jump, &out->jump, &jump_result) ||
-            ps_volume_parse(host, PS_NAME, key, value, seen_volume, &out->volume, &jump_result)) {
+            ps_volume_parse(host, PS_NAME, key, value, seen_volume, &out->volume, &jump_result) ||
+            ps_update_parse(host, PS_NAME, key, value, seen_update, &out->update, &jump_result)) {
             if (jump_result != SINEW_OK) return jump_result;
             continue;
         }
@@ -331,8 +362,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    "profile, simd, collision_weight, collision_joints, "
                                    "sliding, decimate_above, simulation_vertices, bone_radii, "
                                    "collision_test, collision_candidates, jump_angle, "
-                                   "jump_distance, volume_weight, "
-                                   "volume_range)",
+                                   "jump_distance, volume_weight, volume_range, "
+                                   "max_substeps, interpolate_output)",
                                    key);
         if (seen[k])
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -357,6 +388,8 @@ static void ps_destroy(void* instance)
     ps_instance* inst = ps_cast(instance);
     if (!inst) return;
     sinew_host_api host = inst->host;
+    /* profile=1: the updates and steps, then the phases of the steps */
+    if (inst->sim && inst->params.profile) ps_update_log_profile(&inst->update);
     if (inst->sim && inst->params.profile) {
         double sec[5];
         uint64_t steps;
@@ -383,7 +416,7 @@ static void ps_destroy(void* instance)
     ps_model_free(&host, &inst->model);
     ps_output_free(&inst->out, &host);
     ps_jump_free(&inst->jump);
-    sinew_host_free(&host, inst->latest);
+    ps_update_free(&inst->update);
     inst->magic = 0;
     sinew_host_free(&host, inst);
 }
@@ -468,12 +501,9 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         ps_destroy(inst);
         return r;
     }
-    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
-    if (!inst->latest) {
-        ps_destroy(inst);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-    }
-    r = ps_jump_init(&inst->jump, host, PS_NAME, rig, &inst->model, &p.jump);
+    r = ps_update_init(&inst->update, host, PS_NAME, rig->joint_count, inst->model.n,
+                       p.timestep, &p.update);
+    if (r == SINEW_OK) r = ps_jump_init(&inst->jump, host, PS_NAME, rig, &inst->model, &p.jump);
     if (r != SINEW_OK) {
         ps_destroy(inst);
         return r;
@@ -508,10 +538,8 @@ static sinew_result ps_set_pose(void* instance, const sinew_pose_view* pose)
         if (!isfinite(pose->skinning_matrices[k]))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "ps: the skinning matrix of joint %u is not finite", k / 16u);
-    memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    ps_update_set_pose(&inst->update, pose->skinning_matrices);
     ps_jump_set_pose(&inst->jump, pose);
-    inst->has_pose = true;
-    inst->pose_pending = true;
     return SINEW_OK;
 }
 
@@ -523,20 +551,10 @@ static sinew_result ps_step(void* instance, float dt)
         return sinew_host_fail(&inst->host,
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "ps: dt %g must be finite and not negative", (double)dt);
-    const float* pose = NULL;
-    if (inst->pose_pending) {
-        ps_sim_set_pose(inst->sim, inst->latest);
-        inst->pose_pending = false;
-        pose = inst->latest;
-    }
-    /* A pose that does not continue the last one restarts the tissue (ps_jump.c). */
-    bool reset = false;
-    sinew_result r = ps_jump_begin_step(&inst->jump, &inst->out, &inst->model, pose, &reset);
-    if (r == SINEW_OK) r = ps_sim_step(inst->sim, NULL);
-    if (r != SINEW_OK) return r;
-    if (reset) ps_sim_clear_velocities(inst->sim); /* the restart's step is quasi-static */
-    ps_output_after_step(&inst->out);
-    return SINEW_OK;
+    /* Whole steps of h through the poses since the last update; a pose that does not continue
+     * the last one restarts the tissue instead (ps_update.c, ps_jump.c). */
+    return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &ps_update_ops,
+                         inst->sim, dt);
 }
 
 static sinew_result ps_read_output(void* instance, const sinew_output_view* out)
@@ -567,6 +585,7 @@ static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
     sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
                                          inst->render_indices, state);
     if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
+    if (r == SINEW_OK) ps_update_set_state(&inst->update, &ps_update_ops, inst->sim);
     return r;
 }
 

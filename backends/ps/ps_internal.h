@@ -20,6 +20,7 @@
 
 #include "cpu_features.h"
 #include "sinew_decimate.h"
+#include "sinew_step_clock.h"
 
 #define PS_NAME "ps"
 #define PS_NONE UINT32_MAX
@@ -44,6 +45,13 @@ typedef struct ps_volume_params {
 #define PS_VOLUME_WEIGHT 0.0
 #define PS_VOLUME_RANGE 0.01
 
+/* How an update's dt becomes fixed steps (ps_update.c, sinew_step_clock.h; parameters
+ * max_substeps and interpolate_output of ps and fps). */
+typedef struct ps_update_params {
+    uint32_t max_substeps;  /* steps one update may run (1..64); later whole steps are dropped */
+    int interpolate_output; /* 1: the output blends the last two simulated states */
+} ps_update_params;
+
 typedef struct ps_params {
     uint32_t iterations;  /* local/global iterations per step */
     double timestep;      /* h of the mass term, seconds */
@@ -64,6 +72,7 @@ typedef struct ps_params {
     int collision_poses;          /* collision_candidates=poses: Sec. 5.1's offline search */
     ps_jump_params jump;          /* jump_angle, jump_distance (ps_jump.c) */
     ps_volume_params volume;      /* volume_weight, volume_range (ps_volume.c) */
+    ps_update_params update;      /* max_substeps, interpolate_output (ps_update.c) */
 } ps_params;
 
 void ps_params_default(ps_params* p);
@@ -290,6 +299,7 @@ typedef struct ps_output {
     bool normals_fresh;
     ps_shape shape;
     bool bound;              /* later steps write `binding` directly */
+    bool binding_current;    /* `binding` holds the current shape */
     sinew_output_view binding;
 } ps_output;
 
@@ -301,6 +311,9 @@ void ps_output_free(ps_output* o, const sinew_host_api* host);
 void ps_output_after_step(ps_output* o);
 /* Brings the own buffers up to the current shape (normals only when asked). */
 void ps_output_refresh(ps_output* o, bool need_normals);
+/* After an update without a step: a binding made since the shape was last written (another
+ * slot of a double-buffered output) gets the current shape. */
+void ps_output_fill_binding(ps_output* o);
 /* The vtable's read_output and bind_output (out NULL: unbind). */
 sinew_result ps_output_read(ps_output* o, const sinew_host_api* host,
                             const sinew_output_view* out);
@@ -364,10 +377,10 @@ typedef struct ps_jump {
     const uint32_t* weight_offsets; /* the render mesh's weights (NULL: none) */
     const uint32_t* weight_joints;
     const float* weight_values;
-    float* previous;              /* 16 per joint: the skinning matrices of the last step */
-    uint32_t flags;               /* SINEW_POSE_* of the poses set since the last step */
+    float* previous;              /* 16 per joint: the skinning matrices of the last update */
+    uint32_t flags;               /* SINEW_POSE_* of the poses set since the last update */
     bool keep_next;               /* set_state: its shape belongs to the next pose */
-    uint64_t steps;
+    uint64_t updates;
 } ps_jump;
 
 void ps_jump_params_default(ps_jump_params* p);
@@ -386,17 +399,91 @@ void ps_jump_free(ps_jump* j);
  * joint each); cause says which joint and how far (NONE when not). */
 bool ps_jump_detect(const ps_jump* j, const float* before, const float* after,
                     ps_jump_cause* cause);
-/* set_pose (after its checks): keeps the pose's flags for the next step. */
+/* set_pose (after its checks): keeps the pose's flags for the next update. */
 void ps_jump_set_pose(ps_jump* j, const sinew_pose_view* pose);
 /* set_state: the given shape belongs to the next pose, which is then taken without a test. */
 void ps_jump_set_state(ps_jump* j);
-/* Start of a step to `skinning` (NULL: the pose did not change). On a flagged or detected
- * jump the tissue restarts from the pose (the linear-blend shape of the render mesh mapped to
- * the skin, base vertices at their anchors, velocities zero: ps_output's set_skin), one INFO
- * line says why, and *reset is true: the caller then zeroes the velocities after the step,
+/* Start of an update to `skinning` (NULL: the pose did not change), judged once on the whole
+ * change since the previous update's pose, whatever number of steps the update runs. On a
+ * flagged or detected jump the tissue restarts from the pose (the linear-blend shape of the
+ * render mesh mapped to the skin, base vertices at their anchors, velocities zero: ps_output's
+ * set_skin), one INFO line says why, and *reset is true: the caller then steps at the new pose
+ * only (nothing in between is interpolated) and zeroes the velocities after the first step,
  * which makes it quasi-static. OUT_OF_MEMORY, one line. */
-sinew_result ps_jump_begin_step(ps_jump* j, ps_output* o, const ps_model* m,
-                                const float* skinning, bool* reset);
+sinew_result ps_jump_begin_update(ps_jump* j, ps_output* o, const ps_model* m,
+                                  const float* skinning, bool* reset);
+
+/* ---- fixed steps from an update's dt (ps_update.c, shared with fps and fps-cuda) ---- */
+
+void ps_update_params_default(ps_update_params* p);
+/* The keys max_substeps and interpolate_output for ps_params_parse and fps_params_parse: true
+ * when `key` is one of them, with *result SINEW_OK (value stored) or SINEW_ERROR_PARAMETER
+ * after one line that begins with `backend` (bad value, or the key given twice: seen has one
+ * flag per key). False for any other key. */
+bool ps_update_parse(const sinew_host_api* host, const char* backend, const char* key,
+                     const char* value, bool seen[2], ps_update_params* out,
+                     sinew_result* result);
+
+/* What an update asks of the simulation behind it (ps_sim or fps_sim behind `sim`): set_pose
+ * takes a step's skinning matrices, step runs one step of h, clear_velocities zeroes them
+ * (after a restart's step), skin_positions writes the skin (3 floats per skin vertex, the
+ * model's numbering), set_output_blend makes the upsampling blend `previous` (such positions,
+ * NULL: none) towards the current skin by `fraction`. */
+typedef struct ps_update_sim {
+    void (*set_pose)(void* sim, const float* skinning);
+    sinew_result (*step)(void* sim);
+    void (*clear_velocities)(void* sim);
+    void (*skin_positions)(const void* sim, float* out);
+    void (*set_output_blend)(void* sim, const float* previous, float fraction);
+} ps_update_sim;
+
+/* A physics backend's time: the step clock, the poses an update moves between, and the
+ * state before the latest step for output interpolation. */
+typedef struct ps_update {
+    sinew_host_api host;
+    const char* backend;          /* for log lines */
+    ps_update_params params;
+    sinew_step_clock clock;
+    uint32_t joint_count;
+    float* latest;                /* 16 per joint: the pose of the latest set_pose */
+    float* from;                  /* 16 per joint: the previous update's pose */
+    float* pose;                  /* 16 per joint: a step's pose, blended */
+    bool pending;                 /* a pose was set since the last update */
+    bool sim_at_latest;           /* the simulation's pose is `latest` exactly */
+    float* previous;              /* interpolate_output: the skin before the latest step */
+    bool have_previous;
+    bool logged_drop;             /* the first dropped step was logged */
+} ps_update;
+
+/* Starts at the rest pose with nothing carried; h is the backend's timestep. OUT_OF_MEMORY,
+ * one line. */
+sinew_result ps_update_init(ps_update* u, const sinew_host_api* host, const char* backend,
+                            uint32_t joint_count, uint32_t skin_count, double h,
+                            const ps_update_params* params);
+void ps_update_free(ps_update* u);
+/* set_pose (after its checks): the pose the next update moves to. */
+void ps_update_set_pose(ps_update* u, const float* skinning);
+/* Begins an update of dt seconds: the pose change is judged for a jump once
+ * (ps_jump_begin_update, which may restart the tissue and set *reset), then the clock plans
+ * the steps (at least one after a restart); the first drop by max_substeps logs one INFO line. */
+sinew_result ps_update_begin(ps_update* u, ps_jump* j, ps_output* o, const ps_model* m,
+                             float dt, sinew_step_plan* plan, bool* reset);
+/* The pose of step i of the plan: the previous update's pose blended towards the new one by
+ * where the step ends (the new pose itself after a restart), or NULL when the simulation
+ * already has it. */
+const float* ps_update_step_pose(ps_update* u, const sinew_step_plan* plan, uint32_t i,
+                                 bool reset);
+/* Ends the update: its pose is where the next one starts. */
+void ps_update_end(ps_update* u);
+/* A whole update of ps or fps: begin, the planned steps on `sim` through `ops` (the skin
+ * before the last one kept for interpolate_output), end, and the output (ps_output_after_step
+ * when a step ran, or when interpolate_output moved the blend). */
+sinew_result ps_update_run(ps_update* u, ps_jump* j, ps_output* o, const ps_model* m,
+                           const ps_update_sim* ops, void* sim, float dt);
+/* set_state: the output shows the given shape, not a blend with the state before it. */
+void ps_update_set_state(ps_update* u, const ps_update_sim* ops, void* sim);
+/* profile=1: one INFO line with the updates, the steps and the steps dropped. */
+void ps_update_log_profile(const ps_update* u);
 
 /* Checks what the tissue model reads of a rig (joints, bind matrices, both meshes); each
  * refusal is one log line that begins with `backend`. */
@@ -570,9 +657,15 @@ const double* ps_sim_velocities(const ps_sim* sim);
 void ps_sim_set_skin(ps_sim* sim, const float* positions, const float* velocities);
 /* Zeroes every velocity (after the quasi-static step of a restart, ps_jump). */
 void ps_sim_clear_velocities(ps_sim* sim);
-/* Writes the render mesh from the current skin (Sec. 6); normals may be NULL. */
+/* Writes the render mesh from the current skin (Sec. 6), or from its blend set by
+ * ps_sim_set_output_blend; normals may be NULL. */
 void ps_sim_upsample(ps_sim* sim, float* positions, size_t position_stride, float* normals,
                      size_t normal_stride);
+/* The skin's positions, 3 floats per skin vertex. */
+void ps_sim_skin_positions(const ps_sim* sim, float* out);
+/* Later upsampling blends `previous` (skin positions as ps_sim_skin_positions gives them, kept
+ * by the caller; NULL: none) towards the current skin by `fraction` (interpolate_output). */
+void ps_sim_set_output_blend(ps_sim* sim, const float* previous, float fraction);
 /* Render-vertex velocities interpolated from the skin vertices. */
 void ps_sim_render_velocities(const ps_sim* sim, float* velocities);
 /* The PD energy min_R E(X, R) at the current positions for the current step's prediction. */

@@ -1,15 +1,17 @@
 /* Pose discontinuities of the physics backends (ps, fps, and fps-cuda through fps). The tissue
- * follows the skeleton with inertia, so a pose that jumps within one step (a teleport, an
+ * follows the skeleton with inertia, so a pose that jumps within one update (a teleport, an
  * animation cut, a loop that jumps from its last key back to its first) would drag the skin
- * through the body for many steps. A step whose pose does not continue the previous one
+ * through the body for many steps. An update whose pose does not continue the previous one
  * (flagged SINEW_POSE_DISCONTINUOUS by the engine, or found here) restarts the tissue from the
  * new pose instead: the skin takes the pose's linear-blend shape, base vertices their anchors,
- * velocities are zero, and the backend zeroes them again after the step, which is then
+ * velocities are zero, and the backend steps at the new pose only (ps_update.c interpolates no
+ * pose through the jump) and zeroes the velocities again after the first step, which is then
  * quasi-static. SPDX-License-Identifier: MIT
  *
- * The test compares the pose stepped to with the one of the previous step (the rest pose
- * before the first step, so that a character spawned straight into a far pose restarts from
- * it as well): a joint turning more than jump_angle relative to its parent (the angle of
+ * The test compares the pose of the update with the one of the previous update (the rest pose
+ * before the first, so that a character spawned straight into a far pose restarts from it as
+ * well), once per update on the whole change whatever number of steps the update runs: a
+ * joint turning more than jump_angle relative to its parent (the angle of
  * R_before^T R_after of its parent-relative rotation), or moving more than jump_distance rig
  * heights relative to where its parent's motion takes it (for a root: its move in model space;
  * this also catches a teleport of a rig whose root is a fixed scene node and whose hips
@@ -293,28 +295,28 @@ static sinew_result restart_shape(const ps_jump* j, const ps_model* m, const flo
 static void log_restart(const ps_jump* j, const ps_jump_cause* cause)
 {
     const sinew_host_api* host = &j->host;
-    unsigned long long step = (unsigned long long)j->steps;
+    unsigned long long update = (unsigned long long)j->updates;
     const char* name = cause->kind == PS_JUMP_NONE || cause->kind == PS_JUMP_FLAGGED
                            ? "" : j->names[cause->joint];
     if (cause->kind == PS_JUMP_FLAGGED)
-        sinew_host_log(host, SINEW_LOG_INFO, "%s: discontinuous pose (flagged) at step %llu: "
-                       "tissue re-initialised from the pose", j->backend, step);
+        sinew_host_log(host, SINEW_LOG_INFO, "%s: discontinuous pose (flagged) at update %llu: "
+                       "tissue re-initialised from the pose", j->backend, update);
     else if (cause->kind == PS_JUMP_ANGLE)
-        sinew_host_log(host, SINEW_LOG_INFO, "%s: pose jump at step %llu (joint %u \"%s\" "
+        sinew_host_log(host, SINEW_LOG_INFO, "%s: pose jump at update %llu (joint %u \"%s\" "
                        "rotated %.0f degrees): tissue re-initialised from the pose", j->backend,
-                       step, cause->joint, name, cause->amount);
+                       update, cause->joint, name, cause->amount);
     else
-        sinew_host_log(host, SINEW_LOG_INFO, "%s: pose jump at step %llu (joint %u \"%s\" moved "
-                       "%.2f rig heights): tissue re-initialised from the pose", j->backend, step,
+        sinew_host_log(host, SINEW_LOG_INFO, "%s: pose jump at update %llu (joint %u \"%s\" moved "
+                       "%.2f rig heights): tissue re-initialised from the pose", j->backend, update,
                        cause->joint, name, cause->amount);
 }
 
-sinew_result ps_jump_begin_step(ps_jump* j, ps_output* o, const ps_model* m,
-                                const float* skinning, bool* reset)
+sinew_result ps_jump_begin_update(ps_jump* j, ps_output* o, const ps_model* m,
+                                  const float* skinning, bool* reset)
 {
     *reset = false;
-    j->steps++;
-    bool keep = j->keep_next; /* a set_state shape is the current pose's until this step */
+    j->updates++;
+    bool keep = j->keep_next; /* a set_state shape is the current pose's until this update */
     j->keep_next = false;
     if (!skinning) return SINEW_OK;
     ps_jump_cause cause = {PS_JUMP_NONE, 0u, 0.0};

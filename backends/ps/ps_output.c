@@ -42,6 +42,7 @@ void ps_output_after_step(ps_output* o)
         o->ops->upsample(o->sim, o->binding.positions, o->binding.position_stride, o->binding.normals,
                     o->binding.normal_stride);
         o->positions_fresh = o->normals_fresh = false;
+        o->binding_current = true;
     } else {
         o->ops->upsample(o->sim, o->positions, 12u, o->normals, 12u);
         o->positions_fresh = o->normals_fresh = true;
@@ -62,6 +63,18 @@ void ps_output_refresh(ps_output* o, bool need_normals)
     }
     if (pos) o->positions_fresh = true;
     if (nrm) o->normals_fresh = true;
+}
+
+void ps_output_fill_binding(ps_output* o)
+{
+    if (!o->bound || o->binding_current) return;
+    ps_output_refresh(o, o->binding.normals != NULL);
+    sinew_output_copy(o->positions, o->render_count, o->binding.positions,
+                      o->binding.position_stride);
+    if (o->binding.normals)
+        sinew_output_copy(o->normals, o->render_count, o->binding.normals,
+                          o->binding.normal_stride);
+    o->binding_current = true;
 }
 
 sinew_result ps_output_read(ps_output* o, const sinew_host_api* host,
@@ -90,6 +103,7 @@ sinew_result ps_output_bind(ps_output* o, const sinew_host_api* host,
     if (r != SINEW_OK) return r;
     o->binding = sinew_output_binding(out);
     o->bound = true;
+    o->binding_current = false;
     return SINEW_OK;
 }
 
@@ -157,5 +171,6 @@ sinew_result ps_output_set_state(ps_output* o, const sinew_host_api* host, const
     o->shape = PS_SHAPE_STATE;
     o->positions_fresh = true;
     o->normals_fresh = false;
+    o->binding_current = false;
     return SINEW_OK;
 }

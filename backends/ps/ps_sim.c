@@ -89,6 +89,8 @@ struct ps_sim {
     int snap; /* set_state: anchored vertices jump to their targets at the next step */
     float* skin_f; /* upsampling scratch: 3 per skin vertex */
     float* skin_n;
+    const float* blend_from; /* interpolated output: the skin it blends from (NULL: none) */
+    float blend_fraction;    /* and how far towards the current skin */
     ps_slide* slide; /* skin sliding (Sec. 4.2); NULL when off or no record */
     double profile[5]; /* local, right-hand side, solve, upsampling, whole step */
     /* With collisions (Sec. 5): the pose's clamp of the base targets, the angle test and the
@@ -906,11 +908,26 @@ static void skin_float_range(void* data, uint32_t begin, uint32_t end)
         for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->x[(size_t)c * N + i];
 }
 
+void ps_sim_skin_positions(const ps_sim* s, float* out)
+{
+    uint32_t N = s->N;
+    for (uint32_t i = 0; i < s->n; ++i)
+        for (int c = 0; c < 3; ++c) out[3u * i + c] = (float)s->x[(size_t)c * N + i];
+}
+
+void ps_sim_set_output_blend(ps_sim* s, const float* previous, float fraction)
+{
+    s->blend_from = previous;
+    s->blend_fraction = fraction;
+}
+
 void ps_sim_upsample(ps_sim* s, float* positions, size_t position_stride, float* normals,
                      size_t normal_stride)
 {
     double t0 = s->p.profile ? now_seconds() : 0.0;
     sinew_host_parallel_for(&s->host, skin_float_range, s, s->n, 2048u);
+    if (s->blend_from) sinew_step_blend(s->blend_from, s->skin_f, 3u * s->n, s->blend_fraction,
+                                        s->skin_f);
     ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
     ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
                        position_stride, normals, normal_stride);

@@ -394,9 +394,14 @@ typedef struct sinew_pose_desc {
 SINEW_API sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin,
                                            const sinew_pose_desc* pose);
 
-/* Steps every skin by dt seconds (dt > 0 and finite; geometric backends ignore it), in
- * parallel through the job system. Returns the first failure; other skins still step. Its
- * jobs and callbacks must not change the world: such calls get SINEW_ERROR_BUSY. */
+/* Steps every skin by dt seconds (dt > 0 and finite), in parallel through the job system.
+ * Returns the first failure; other skins still step. Its jobs and callbacks must not change
+ * the world: such calls get SINEW_ERROR_BUSY. Geometric backends ignore dt. Physics backends
+ * (ps, fps, fps-cuda) simulate in fixed steps of their `timestep` (1/60 s by default): an
+ * update runs the whole steps that dt and the time carried from earlier updates make, at most
+ * `max_substeps` (4 by default; time beyond is dropped), through the poses between the
+ * previous update's and this one, and carries the rest; an update too short for a step leaves
+ * their output as it was (backends/ps/README.md, "Time steps"). */
 SINEW_API sinew_result sinew_world_update(sinew_world* world, float dt);
 /* Steps one skin only. */
 SINEW_API sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt);

@@ -1,8 +1,9 @@
 /* sinew-bench: time the skinning step of one character with one backend.
  * SPDX-License-Identifier: MIT
  *
- * Plays the character's first animation at 60 steps per second (or a built-in bend-and-twist
- * motion when it has none) and times sinew_world_update alone: poses are computed and handed
+ * Plays the character's first animation (or a built-in bend-and-twist motion when it has none)
+ * with updates of --dt seconds, 1/60 by default, the poses following time, and times
+ * sinew_world_update alone: poses are computed and handed
  * over outside the timed region, after a few warm-up frames. With --repeat R the measurement
  * runs R times back to back along the same motion; the clock of a shared machine drifts, so
  * the figure to quote is the median of the runs' medians.
@@ -38,7 +39,7 @@ static void usage(FILE* out)
         "usage: sinew-bench --character PATH --backend NAME [options]\n"
         "\n"
         "Times the skinning step (sinew_world_update) of one character playing its first\n"
-        "animation at 60 steps per second, or a bend-and-twist motion when it has none.\n"
+        "animation, or a bend-and-twist motion when it has none, one update every --dt.\n"
         "\n"
         "  --character PATH   a text-format .ini character, or any file assimp reads\n"
         "  --backend NAME     skinning backend, e.g. lbs or dqs\n"
@@ -49,6 +50,8 @@ static void usage(FILE* out)
         "  --motion M         anim (the first animation; the default when there is one) or\n"
         "                     bend-twist (the built-in motion; the default otherwise)\n"
         "  --set KEY=VALUE    backend parameter (repeatable)\n"
+        "  --dt SECONDS       time of one update, sinew_world_update's dt (default 1/60); the\n"
+        "                     poses follow time, so a frame of the motion is dt seconds on\n"
         "  --output WHERE     own (the backend's buffers; default), host (a bound host array)\n"
         "                     or vulkan (a bound double-buffered Vulkan output; times whole\n"
         "                     frames: begin, update, end, wait for the frame, release)\n"
@@ -69,6 +72,7 @@ typedef struct bench {
     float* pose;
     sinew_pose_desc pose_desc;
     const char* output;                 /* own, host or vulkan */
+    double dt;                          /* seconds per update */
     float* host_output;                 /* --output host */
 #if defined(SINEW_BENCH_HAVE_VULKAN)
     sinew_vk_context* vk;
@@ -126,7 +130,7 @@ static sinew_result frame_step(bench* b)
 #if defined(SINEW_BENCH_HAVE_VULKAN)
     if (b->vk_output) {
         sinew_result r = sinew_vk_output_begin_frame(b->vk_output, UINT64_MAX, NULL);
-        if (r == SINEW_OK) r = sinew_world_update(b->world, 1.0f / 60.0f);
+        if (r == SINEW_OK) r = sinew_world_update(b->world, (float)b->dt);
         if (r == SINEW_OK) r = sinew_vk_output_end_frame(b->vk_output);
         sinew_vk_output_info info = SINEW_VK_OUTPUT_INFO_INIT;
         if (r == SINEW_OK) r = sinew_vk_output_get_info(b->vk_output, &info);
@@ -141,13 +145,13 @@ static sinew_result frame_step(bench* b)
         return sinew_vk_output_release(b->vk_output, info.frames);
     }
 #endif
-    return sinew_world_update(b->world, 1.0f / 60.0f);
+    return sinew_world_update(b->world, (float)b->dt);
 }
 
-/* Hands the pose of frame `frame` to the skin; not timed. */
+/* Hands the pose of frame `frame` (frame dt seconds on) to the skin; not timed. */
 static sinew_result set_frame_pose(bench* b, uint64_t frame)
 {
-    const double seconds = (double)frame / 60.0;
+    const double seconds = (double)frame / (1.0 / b->dt); /* frame / 60.0 at the default */
     sinew_result r = b->animation
         ? sinew_animation_sample(b->animation, (float)seconds, 1, b->pose)
         : sample_motion_pose(&b->character, (uint32_t)b->joint, seconds, b->pose);
@@ -263,6 +267,7 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
             sample_json_uint(&j, "warmup_frames", WARMUP_FRAMES);
             sample_json_uint(&j, "repeat", repeat);
             sample_json_uint(&j, "threads", used_threads);
+            if (b->dt != SAMPLE_DEFAULT_DT) sample_json_number(&j, "dt", b->dt);
             sample_json_number(&j, "ms_per_frame_median", median);
             sample_json_number(&j, "ms_per_frame_p95", p95);
             sample_json_number(&j, "vertices_per_second", vertices_per_second);
@@ -275,10 +280,12 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
             sample_json_uint(&j, "nonfinite_vertices", nonfinite);
             sample_json_end_object(&j);
         } else {
+            char interval[48] = "";
+            if (b->dt != SAMPLE_DEFAULT_DT) snprintf(interval, sizeof interval, " of %g s", b->dt);
             printf("%s (output %s) on %s (%u vertices, %s): %.4f ms per frame median, %.4f ms p95, "
-                   "%.3g vertices/s, %u threads, %u x %u frames%s\n",
+                   "%.3g vertices/s, %u threads, %u x %u frames%s%s\n",
                    backend, b->output, b->character.source, vertices, motion, median, p95,
-                   vertices_per_second, used_threads, repeat, frames,
+                   vertices_per_second, used_threads, repeat, frames, interval,
                    nonfinite ? ", NON-FINITE OUTPUT" : "");
         }
     }
@@ -297,6 +304,7 @@ int main(int argc, char** argv)
     const char* motion = NULL;
     const char* output = "own";
     uint32_t frames = DEFAULT_FRAMES, repeat = 1, threads = 0;
+    double dt = SAMPLE_DEFAULT_DT;
     int json = 0;
     sample_params params;
     memset(&params, 0, sizeof params);
@@ -315,6 +323,8 @@ int main(int argc, char** argv)
             if (m < 0) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--frames", &value)) != 0) {
             if (m < 0 || !sample_parse_u32("--frames", value, 1, 10000000, &frames)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--dt", &value)) != 0) {
+            if (m < 0 || !sample_parse_seconds("--dt", value, &dt)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--repeat", &value)) != 0) {
             if (m < 0 || !sample_parse_u32("--repeat", value, 1, MAX_REPEAT, &repeat)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--output", &value)) != 0) {
@@ -345,6 +355,7 @@ int main(int argc, char** argv)
     bench b;
     memset(&b, 0, sizeof b);
     b.output = output;
+    b.dt = dt;
     sinew_result r = sample_character_load(character_path, NULL, &b.character);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
         fprintf(stderr, "sinew-bench: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this an error)\n",

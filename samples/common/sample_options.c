@@ -63,6 +63,21 @@ int sample_parse_float(const char* option, const char* text, float* out)
     return 1;
 }
 
+int sample_parse_seconds(const char* option, const char* text, double* out)
+{
+    if (!text || !out) return 0;
+    char* end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !(v > 0.0) || v > SAMPLE_MAX_DT) {
+        fprintf(stderr, "option %s: \"%s\" is not a number of seconds in (0, %g]\n", option,
+                text, SAMPLE_MAX_DT);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
 int sample_params_add(sample_params* params, const char* text)
 {
     if (!params || !text) {

@@ -32,6 +32,14 @@ int sample_parse_u32(const char* option, const char* text, uint32_t min, uint32_
                      uint32_t* out);
 int sample_parse_float(const char* option, const char* text, float* out);
 
+/* The tools' update interval (--dt): the default, 1/60 s (one update per animation frame, the
+ * timestep of the physics backends), and the largest accepted. */
+#define SAMPLE_DEFAULT_DT (1.0 / 60.0)
+#define SAMPLE_MAX_DT 1.0
+/* A whole-string number of seconds in (0, SAMPLE_MAX_DT]; 0 (after printing a line naming
+ * `option`) otherwise. */
+int sample_parse_seconds(const char* option, const char* text, double* out);
+
 /* Backend parameters collected from repeated `--set key=value`. */
 enum { SAMPLE_MAX_PARAMS = 64 };
 typedef struct sample_params {

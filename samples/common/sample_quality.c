@@ -9,6 +9,7 @@
 #include "sample_json.h"
 #include "sample_log.h"
 #include "sample_metrics.h"
+#include "sample_options.h"
 #include "sample_tissue.h"
 
 static int parse_u32_text(const char* begin, const char* end, uint32_t* out)
@@ -123,6 +124,7 @@ typedef struct quality_run {
     uint32_t vertex_count;
     int32_t joint;                      /* static poses: the posed joint */
     const sinew_animation* animation;   /* ANIM */
+    double dt;                          /* seconds per update */
     sinew_world* world;
     int owns_world;         /* else: remove the skin and rig from the caller's world */
     sinew_rig rig;
@@ -257,6 +259,11 @@ static sinew_result open_run(const sample_quality_desc* desc, quality_run* run)
 {
     memset(run, 0, sizeof *run);
     run->desc = desc;
+    run->dt = desc->dt > 0.0 ? desc->dt : SAMPLE_DEFAULT_DT;
+    if (!(run->dt <= SAMPLE_MAX_DT)) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_run: dt %g s is not in "
+                           "(0, %g]", run->dt, SAMPLE_MAX_DT);
+    }
     sinew_result r = check_target(desc, run);
     if (r != SINEW_OK) return r;
     const sinew_rig_desc* rig = &desc->character->rig;
@@ -283,16 +290,38 @@ static sinew_result open_run(const sample_quality_desc* desc, quality_run* run)
     return SINEW_OK;
 }
 
-/* One step at animation frame `frame` (time frame / 60 s, looping). Every step before a
- * measured one is simulated, so a physics backend arrives with the momentum the motion gives
+/* One update of dt seconds to the animation's pose at `seconds` (looping). Every update before
+ * a measured one is simulated, so a physics backend arrives with the momentum the motion gives
  * it. */
-static sinew_result step_animation(quality_run* run, uint32_t frame)
+static sinew_result step_animation(quality_run* run, float seconds, float dt)
 {
-    sinew_result r = sinew_animation_sample(run->animation, (float)frame / 60.0f, 1, run->pose);
+    sinew_result r = sinew_animation_sample(run->animation, seconds, 1, run->pose);
     if (r != SINEW_OK) return fail_runtime(r, "sinew_animation_sample");
     if ((r = sinew_skin_set_pose(run->world, run->skin, &run->pose_desc)) != SINEW_OK ||
-        (r = sinew_world_update(run->world, 1.0f / 60.0f)) != SINEW_OK) {
+        (r = sinew_world_update(run->world, dt)) != SINEW_OK) {
         return fail_runtime(r, "posing or stepping the skin");
+    }
+    return SINEW_OK;
+}
+
+/* Updates from animation time 0 to the measured frame's time, frame / 60 s: the first frame's
+ * pose for 1/60 s (from rest, whatever dt is, so that every dt starts the motion alike), then
+ * one update every dt, the last cut short to end at the frame's time. At dt = 1/60 one update
+ * per frame, as a sweep plays. */
+static sinew_result play_animation(quality_run* run, uint32_t* steps)
+{
+    const uint32_t frame = run->desc->pose.frame;
+    const double dt = run->dt, end = (double)frame / 60.0;
+    const float rate = (float)(1.0 / dt);
+    const uint32_t last = (uint32_t)ceil(end / dt - 1e-6);
+    double last_dt = last > 0 ? end - (double)(last - 1u) * dt : dt;
+    if (fabs(last_dt - dt) < 1e-6 * dt) last_dt = dt; /* a whole number of updates */
+    for (uint32_t u = 0; u <= last; ++u) {
+        float seconds = u < last ? (float)u / rate : (float)frame / 60.0f;
+        double update = u == 0 ? SAMPLE_DEFAULT_DT : u < last ? dt : last_dt;
+        sinew_result r = step_animation(run, seconds, (float)update);
+        if (r != SINEW_OK) return r;
+        ++*steps;
     }
     return SINEW_OK;
 }
@@ -304,12 +333,12 @@ static sinew_result read_output(quality_run* run)
     return r == SINEW_OK ? r : fail_runtime(r, "sinew_skin_read_output");
 }
 
-/* The static target at step s: the ramp's fraction of the angle, the whole angle from step
- * SAMPLE_RAMP_STEPS on. */
-static sinew_result static_pose(quality_run* run, uint32_t s)
+/* The static target at update s of `ramp` updates (0.5 s): the ramp's fraction of the angle,
+ * the whole angle from then on. */
+static sinew_result static_pose(quality_run* run, uint32_t s, float ramp)
 {
     const sample_quality_desc* desc = run->desc;
-    const float t = s < SAMPLE_RAMP_STEPS ? (float)s / SAMPLE_RAMP_STEPS : 1.0f;
+    const float t = (float)s < ramp ? (float)s / ramp : 1.0f;
     const float degrees = desc->pose.degrees * t;
     sinew_result r = sample_bend_twist_pose(desc->character, (uint32_t)run->joint,
                                             desc->pose.kind == SAMPLE_POSE_BEND ? degrees : 0.0f,
@@ -325,28 +354,33 @@ static sinew_result static_pose(quality_run* run, uint32_t s)
     return SINEW_OK;
 }
 
-/* Every backend gets the same schedule: a ramp (a physics backend would tear under a jump),
- * then steps until no vertex moves, which a geometric backend reaches on the first step after
- * the ramp. */
+/* Every backend gets the same schedule: a ramp over 0.5 s (a physics backend would tear under
+ * a jump), then updates until no vertex moves, which a geometric backend reaches on the first
+ * update after the ramp. Moves are compared between updates at least 1/60 s apart (a physics
+ * backend's update shorter than its step may run none), with the tolerance scaled by their
+ * time; at dt = 1/60 between consecutive updates. */
 static sinew_result settle_static(quality_run* run, uint32_t* steps, int* settled)
 {
-    const double tolerance =
-        SAMPLE_SETTLE_TOLERANCE * sample_bounding_diagonal(run->rest, run->vertex_count);
-    const uint32_t budget = run->desc->settle_steps ? run->desc->settle_steps : SAMPLE_SETTLE_STEPS;
-    for (uint32_t s = 1; s <= SAMPLE_RAMP_STEPS + budget; ++s) {
-        /* The last output becomes `previous`; the step writes the other buffer. */
-        float* swap = run->previous;
-        run->previous = run->output;
-        run->output = swap;
-        sinew_result r = static_pose(run, s);
+    const double per_frame = (1.0 / 60.0) / run->dt; /* updates per 1/60 s */
+    const uint32_t every = per_frame > 1.0 ? (uint32_t)ceil(per_frame - 1e-6) : 1u;
+    const double tolerance = SAMPLE_SETTLE_TOLERANCE * (every / per_frame) *
+                             sample_bounding_diagonal(run->rest, run->vertex_count);
+    const uint32_t frames = run->desc->settle_steps ? run->desc->settle_steps : SAMPLE_SETTLE_STEPS;
+    const uint32_t ramp = (uint32_t)ceil(SAMPLE_RAMP_STEPS * per_frame - 1e-6);
+    const uint32_t budget = (uint32_t)ceil(frames * per_frame - 1e-6);
+    const float ramp_updates = (float)(0.5 / run->dt);
+    const size_t bytes = sizeof(float) * 3 * run->vertex_count;
+    for (uint32_t s = 1; s <= ramp + budget; ++s) {
+        sinew_result r = static_pose(run, s, ramp_updates);
         if (r != SINEW_OK) return r;
         if ((r = sinew_skin_set_pose(run->world, run->skin, &run->pose_desc)) != SINEW_OK ||
-            (r = sinew_world_update(run->world, 1.0f / 60.0f)) != SINEW_OK) {
+            (r = sinew_world_update(run->world, (float)run->dt)) != SINEW_OK) {
             return fail_runtime(r, "posing or stepping the skin");
         }
         if ((r = read_output(run)) != SINEW_OK) return r;
         ++*steps;
-        if (s > SAMPLE_RAMP_STEPS) {
+        if (s < ramp || (s - ramp) % every != 0) continue;
+        if (s > ramp) {
             double move = largest_move(run->output, run->previous, run->vertex_count);
             if (move < tolerance || (tolerance == 0.0 && move == 0.0)) {
                 *settled = 1;
@@ -354,6 +388,7 @@ static sinew_result settle_static(quality_run* run, uint32_t* steps, int* settle
             }
             if (isnan(move)) break;   /* a broken mesh never settles */
         }
+        memcpy(run->previous, run->output, bytes);
     }
     return SINEW_OK;
 }
@@ -491,16 +526,15 @@ sinew_result sample_quality_run(const sample_quality_desc* desc, sample_quality_
     uint32_t steps = 0;
     int settled = 0;
     if (r == SINEW_OK && run.animation) {
-        for (uint32_t frame = 0; frame <= desc->pose.frame && r == SINEW_OK; ++frame) {
-            r = step_animation(&run, frame);
-            if (r == SINEW_OK) ++steps;
-        }
+        r = play_animation(&run, &steps);
         if (r == SINEW_OK) r = read_output(&run);
         settled = 1;
     } else if (r == SINEW_OK) {
         r = settle_static(&run, &steps, &settled);
     }
     if (r == SINEW_OK) r = fill_report(&run, out);
+    if (r == SINEW_OK && desc->positions)
+        memcpy(desc->positions, run.output, sizeof(float) * 3 * run.vertex_count);
     out->steps = steps;
     out->settled = settled;
     release(&run);
@@ -536,7 +570,7 @@ static sinew_result sweep_play(quality_run* run, sample_sweep_report* out)
     out->frames = calloc(out->frame_count, sizeof *out->frames);
     if (!out->frames) return sample_fail(SINEW_ERROR_OUT_OF_MEMORY, "sweep: out of memory");
     for (uint32_t frame = 0; frame <= out->last; ++frame) {
-        sinew_result r = step_animation(run, frame);
+        sinew_result r = step_animation(run, (float)frame / 60.0f, 1.0f / 60.0f);
         if (r != SINEW_OK) return r;
         ++out->steps;
         if (frame < out->first) continue;
@@ -577,10 +611,17 @@ sinew_result sample_quality_sweep(const sample_quality_desc* desc, const sample_
         return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_sweep: the pose is not "
                            "an animation");
     }
+    if (desc->dt > 0.0 && desc->dt != SAMPLE_DEFAULT_DT) {
+        return sample_fail(SINEW_ERROR_INVALID_ARGUMENT, "sample_quality_sweep: a sweep measures "
+                           "every frame and updates once per frame (dt 1/60 s, not %g s)",
+                           desc->dt);
+    }
     quality_run run;
     sinew_result r = open_run(desc, &run);
     if (r == SINEW_OK) r = sweep_range(spec, run.animation, out);
     if (r == SINEW_OK) r = sweep_play(&run, out);
+    if (r == SINEW_OK && desc->positions)
+        memcpy(desc->positions, run.output, sizeof(float) * 3 * run.vertex_count);
     if (r == SINEW_OK) {
         out->vertices = run.vertex_count;
         out->triangles = desc->character->rig.render_mesh.triangle_count;
@@ -605,12 +646,19 @@ void sample_sweep_report_free(sample_sweep_report* report)
 
 /* ---- printing ---- */
 
-/* The members every report begins with. */
+/* Whether the run updates at another interval than 1/60 s (reports then say so). */
+static int other_dt(const sample_quality_desc* desc)
+{
+    return desc->dt > 0.0 && desc->dt != SAMPLE_DEFAULT_DT;
+}
+
+/* The members every report begins with (dt only where it is not 1/60 s). */
 static void json_head(sample_json* json, const sample_quality_desc* desc, const char* pose_text)
 {
     sample_json_string(json, "backend", desc->backend ? desc->backend : "lbs");
     sample_json_string(json, "character", desc->character->source);
     sample_json_string(json, "pose", pose_text);
+    if (other_dt(desc)) sample_json_number(json, "dt", desc->dt);
 }
 
 /* The tissue figures (volumetric backends only) and the parameters, which end every report. */
@@ -687,11 +735,13 @@ void sample_quality_print_text(FILE* out, const sample_quality_desc* desc, const
                  report->tissue.tets, report->tissue.inverted, report->tissue.degenerate,
                  report->tissue.poor);
     }
+    char dt[48] = "";
+    if (other_dt(desc)) snprintf(dt, sizeof dt, ", updates of %g s", desc->dt);
     fprintf(out,
-            "%s on %s, pose %s%s%s: volume ratio %s%s, %u self-intersections (%u at rest), "
+            "%s on %s, pose %s%s%s%s: volume ratio %s%s, %u self-intersections (%u at rest), "
             "edge stretch %.4f..%.4f, %u non-finite vertices, %u steps%s%s\n",
             desc->backend ? desc->backend : "lbs", desc->character->source,
-            pose_text ? pose_text : "", report->joint_name ? " at " : "", report->joint_name ? report->joint_name : "", volume,
+            pose_text ? pose_text : "", report->joint_name ? " at " : "", report->joint_name ? report->joint_name : "", dt, volume,
             local, report->self_intersections, report->rest_self_intersections,
             report->min_edge_stretch, report->max_edge_stretch, report->nonfinite_vertices,
             report->steps, report->settled ? "" : " (not settled)", tissue);

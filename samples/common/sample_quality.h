@@ -16,7 +16,7 @@
 typedef enum sample_pose_kind {
     SAMPLE_POSE_BEND = 0,       /* rotate the joint about its bend axis */
     SAMPLE_POSE_TWIST = 1,      /* rotate the joint about the axis to its first child */
-    SAMPLE_POSE_ANIM = 2,       /* animation `animation` at step `frame` */
+    SAMPLE_POSE_ANIM = 2,       /* animation `animation` at frame `frame` (frame / 60 s) */
     SAMPLE_POSE_AXIS = 3        /* rotate the joint about a model-space axis through it */
 } sample_pose_kind;
 
@@ -25,7 +25,7 @@ typedef struct sample_pose_spec {
     float degrees;              /* BEND, TWIST, AXIS */
     float axis[3];              /* AXIS: unit axis in model space */
     uint32_t animation;         /* ANIM */
-    uint32_t frame;             /* ANIM: 60 steps per second */
+    uint32_t frame;             /* ANIM: 60 frames per second of animation time */
 } sample_pose_spec;
 
 /* Parses "bend:DEG", "twist:DEG", "anim:K:FRAME" or "axis:X:Y:Z:DEG" (a rotation by DEG about
@@ -34,11 +34,11 @@ typedef struct sample_pose_spec {
  * a line) when malformed. */
 int sample_pose_parse(const char* text, sample_pose_spec* out);
 
-/* Steps of the ramp from the rest pose to a static target, and the default step budget to
- * settle afterwards. */
+/* Steps of 1/60 s of the ramp from the rest pose to a static target (0.5 s, whatever the
+ * update interval), and the default budget to settle afterwards (10 s). */
 enum { SAMPLE_RAMP_STEPS = 30, SAMPLE_SETTLE_STEPS = 600 };
-/* Settled: no vertex moved more than this fraction of the rest bounding-box diagonal in one
- * step. */
+/* Settled: no vertex moved more than this fraction of the rest bounding-box diagonal in 1/60 s
+ * (between updates at least 1/60 s apart, the tolerance scaled by their time). */
 #define SAMPLE_SETTLE_TOLERANCE 1e-5
 
 typedef struct sample_quality_desc {
@@ -48,18 +48,25 @@ typedef struct sample_quality_desc {
     uint32_t param_count;
     sample_pose_spec pose;
     const char* joint;                  /* NULL: sample_default_joint; ignored for ANIM */
-    uint32_t settle_steps;              /* 0: SAMPLE_SETTLE_STEPS */
+    uint32_t settle_steps;              /* 0: SAMPLE_SETTLE_STEPS (steps of 1/60 s) */
     uint32_t thread_count;              /* world threads, 0: one per core */
     const sinew_logger* logger;         /* NULL: stderr */
     /* Optional: run in this world (with its plugins and registered backends) instead of a
      * fresh one; the run adds its rig and skin and removes them again. thread_count and
      * logger are then unused. */
     sinew_world* world;
+    /* Seconds per update, sinew_world_update's dt (0: 1/60). Poses follow time: an animation
+     * frame is 1/60 s of animation whatever dt is (the last update of anim:K:FRAME is cut
+     * short to end at FRAME / 60 s), a static pose ramps over 0.5 s. Sweeps need 1/60. */
+    double dt;
+    /* Optional: receives the measured mesh, 3 floats per render vertex (a sweep: its last
+     * frame). */
+    float* positions;
 } sample_quality_desc;
 
 /* The figures of one deformed frame (what the sweep reports per frame). */
 typedef struct sample_quality_frame {
-    uint32_t frame;                     /* ANIM: the step; static poses: 0 */
+    uint32_t frame;                     /* ANIM: the frame; static poses: 0 */
     double volume_ratio;                /* enclosed volume over rest; NaN when not closed */
     double volume;
     uint32_t self_intersections;        /* pairs (sample_count_self_intersections) */
@@ -130,8 +137,8 @@ double sample_local_region_ratio(const sample_local_region* region,
 void sample_local_region_free(sample_local_region* region);
 
 /* Creates a world, the rig and one skin, poses and steps it, measures the output, and tears
- * everything down. Static poses ramp from rest over SAMPLE_RAMP_STEPS steps and then step
- * until settled; ANIM steps every frame from 0 to `frame`. Static poses and volumetric
+ * everything down. Static poses ramp from rest over 0.5 s and then update until settled; ANIM
+ * updates every dt from time 0 to frame / 60 s. Static poses and volumetric
  * backends also build the tissue model once (sample_tissue_build), for the local region's
  * radius and the tissue figures. Errors: INVALID_ARGUMENT (bad desc, unknown joint, animation
  * out of range, a malformed model-shaping parameter) and whatever the runtime or the tissue
@@ -179,7 +186,8 @@ typedef struct sample_sweep_report {
 /* Plays animation desc->pose.animation (desc->pose.kind must be SAMPLE_POSE_ANIM; its frame is
  * unused) from step 0, every step simulated as in sample_quality_run, and measures each frame
  * the spec names: the figures of a frame equal those of a run at anim:K:FRAME. Errors as
- * sample_quality_run's, and INVALID_ARGUMENT for a range past SAMPLE_SWEEP_MAX_FRAME. */
+ * sample_quality_run's, and INVALID_ARGUMENT for a range past SAMPLE_SWEEP_MAX_FRAME or a dt
+ * other than 1/60 (a sweep measures every frame, so it updates once per frame). */
 sinew_result sample_quality_sweep(const sample_quality_desc* desc, const sample_sweep_spec* spec,
                                   sample_sweep_report* out);
 void sample_sweep_report_free(sample_sweep_report* report);

@@ -2,13 +2,16 @@
  * SPDX-License-Identifier: MIT
  *
  * The measurement itself is sample_quality_run (samples/common/sample_quality.c), which the
- * quality tests call too; this file only turns the command line into its descriptor. */
+ * quality tests call too; this file only turns the command line into its descriptor and
+ * writes the measured mesh where --positions-out asks for it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sinew/sinew.h>
 
 #include "sample_character.h"
+#include "sample_off.h"
 #include "sample_options.h"
 #include "sample_quality.h"
 #include "sample_tissue.h"
@@ -30,8 +33,9 @@ static void usage(FILE* out)
         "  --backend NAME     skinning backend, e.g. lbs or dqs\n"
         "  --pose POSE        bend:DEG     rotate the joint about its bend axis\n"
         "                     twist:DEG    rotate the joint about the axis to its first child\n"
-        "                     anim:K:FRAME animation K at step FRAME (60 steps per\n"
-        "                                  second, looping), every step before it simulated\n"
+        "                     anim:K:FRAME animation K at frame FRAME (FRAME / 60 s of\n"
+        "                                  animation, looping), every update before it\n"
+        "                                  simulated\n"
         "                     axis:X:Y:Z:DEG rotate the joint by DEG about the model-space\n"
         "                                  direction (X, Y, Z) through it\n"
         "                     anim:K       with --sweep: animation K, frames from the sweep\n"
@@ -39,7 +43,11 @@ static void usage(FILE* out)
         "  --sweep loop+N     every frame of one loop of the animation and the first N frames\n"
         "                     after its jump back to the start\n"
         "  --joint NAME       joint to bend or twist (default: middle of the longest chain)\n"
-        "  --settle N         steps allowed to settle after the 30-step ramp (default 600)\n"
+        "  --settle N         steps of 1/60 s allowed to settle after the ramp of 0.5 s\n"
+        "                     (default 600)\n"
+        "  --dt SECONDS       time of one update, sinew_world_update's dt (default 1/60);\n"
+        "                     poses follow time whatever it is (a sweep needs 1/60)\n"
+        "  --positions-out FILE.off  write the measured mesh (a sweep: its last frame) as OFF\n"
         "  --threads T        world threads (default: one per core)\n"
         "  --set KEY=VALUE    backend parameter (repeatable)\n"
         "  --json             print JSON instead of text\n"
@@ -62,7 +70,9 @@ typedef struct quality_options {
     const char* pose_text;
     const char* joint;
     const char* sweep_text;
+    const char* positions_out;
     uint32_t settle, threads;
+    double dt;
     int json;
     sample_params params;
 } quality_options;
@@ -89,6 +99,11 @@ static int parse_option(int argc, char** argv, int* i, quality_options* o)
         return m;
     } else if ((m = sample_option_value(argc, argv, i, "--settle", &value)) != 0) {
         return m < 0 || !sample_parse_u32("--settle", value, 1, 1000000, &o->settle) ? -1 : 1;
+    } else if ((m = sample_option_value(argc, argv, i, "--dt", &value)) != 0) {
+        return m < 0 || !sample_parse_seconds("--dt", value, &o->dt) ? -1 : 1;
+    } else if ((m = sample_option_value(argc, argv, i, "--positions-out", &value)) != 0) {
+        o->positions_out = value;
+        return m;
     } else {
         fprintf(stderr, "sinew-quality: unknown option %s\n", argv[*i]);
         return -1;
@@ -117,6 +132,11 @@ static int check_options(const quality_options* o, sample_pose_spec* pose, sampl
     }
     if (o->sweep_text && o->joint) {
         fprintf(stderr, "sinew-quality: --joint has no meaning in a sweep of an animation\n");
+        return 0;
+    }
+    if (o->sweep_text && o->dt != SAMPLE_DEFAULT_DT) {
+        fprintf(stderr, "sinew-quality: a sweep measures every frame and updates once per "
+                "frame: --dt must be 1/60\n");
         return 0;
     }
     /* The model-shaping values are the tool's business too: it builds the tissue model. */
@@ -177,7 +197,18 @@ static int run(const quality_options* o, const sample_pose_spec* pose,
     desc.joint = o->joint;
     desc.settle_steps = o->settle;
     desc.thread_count = o->threads;
-    int code = measure(o, &desc, sweep);
+    desc.dt = o->dt;
+    const sinew_mesh_desc* mesh = &character.rig.render_mesh;
+    if (o->positions_out) desc.positions = malloc(sizeof(float) * 3 * mesh->vertex_count);
+    int code = SAMPLE_EXIT_FAILURE;
+    if (o->positions_out && !desc.positions) fprintf(stderr, "sinew-quality: out of memory\n");
+    else code = measure(o, &desc, sweep);
+    if (code == SAMPLE_EXIT_OK && desc.positions &&
+        sample_off_write(o->positions_out, desc.positions, mesh->vertex_count, mesh->indices,
+                         mesh->triangle_count) != SINEW_OK) {
+        code = SAMPLE_EXIT_FAILURE;
+    }
+    free(desc.positions);
     sample_character_free(&character);
     return code;
 }
@@ -187,6 +218,7 @@ int main(int argc, char** argv)
     quality_options o;
     memset(&o, 0, sizeof o);
     o.settle = SAMPLE_SETTLE_STEPS;
+    o.dt = SAMPLE_DEFAULT_DT;
     for (int i = 1; i < argc; ++i) {
         int m = parse_option(argc, argv, &i, &o);
         if (m == 0) {

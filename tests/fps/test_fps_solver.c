@@ -399,6 +399,9 @@ static void test_bad_params(void** state)
         {{"volume_weight", "-1"}, {NULL, NULL}},   {{"volume_weight", "x"}, {NULL, NULL}},
         {{"volume_range", "1"}, {NULL, NULL}},     {{"volume_range", "-0.1"}, {NULL, NULL}},
         {{"volume_weight", "1"}, {"volume_weight", "2"}},
+        {{"max_substeps", "0"}, {NULL, NULL}},     {{"max_substeps", "65"}, {NULL, NULL}},
+        {{"max_substeps", "2.5"}, {NULL, NULL}},   {{"interpolate_output", "2"}, {NULL, NULL}},
+        {{"max_substeps", "4"}, {"max_substeps", "4"}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         uint32_t count = bad[i][1].key ? 2u : 1u;

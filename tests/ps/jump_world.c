@@ -253,27 +253,27 @@ void jump_check_log(const char* backend)
         assert_int_equal(sample_bend_twist_pose(&ch, joint, (float)s, 0.0f, model), SINEW_OK);
         assert_int_equal(step_to(world, skin, &log, model, jn, 0u), 0);
     }
-    /* 80 degrees back within one step (step 41) */
+    /* 80 degrees back within one update (update 41) */
     assert_int_equal(sample_bend_twist_pose(&ch, joint, -40.0f, 0.0f, model), SINEW_OK);
     assert_int_equal(step_to(world, skin, &log, model, jn, 0u), 1);
-    expect_line(&log, backend, "pose jump at step 41", "rotated 80 degrees");
+    expect_line(&log, backend, "pose jump at update 41", "rotated 80 degrees");
     assert_non_null(strstr(log.last, ch.rig.skeleton.names[joint]));
-    /* the same pose again, flagged (step 42) */
+    /* the same pose again, flagged (update 42) */
     assert_int_equal(step_to(world, skin, &log, model, jn, SINEW_POSE_DISCONTINUOUS), 1);
-    expect_line(&log, backend, "discontinuous pose (flagged) at step 42", NULL);
+    expect_line(&log, backend, "discontinuous pose (flagged) at update 42", NULL);
     /* a teleport of 8 along y: more than half the rig's height (its length) */
     char moved[64];
     snprintf(moved, sizeof moved, "moved %.2f rig heights", 8.0 / rig_height(&ch));
     for (uint32_t j = 0; j < jn; ++j) model[16u * j + 13u] += 8.0f;
     assert_int_equal(step_to(world, skin, &log, model, jn, 0u), 1);
-    expect_line(&log, backend, "pose jump at step 43", moved);
+    expect_line(&log, backend, "pose jump at update 43", moved);
     assert_int_equal(step_to(world, skin, &log, model, jn, 0u), 0);
     /* a new skin spawned straight into a far pose restarts at its first step */
     sinew_skin spawned = add_skin(world, rig, backend, NULL, 0);
     assert_int_equal(sinew_world_remove_skin(world, skin), SINEW_OK);
     assert_int_equal(sample_bend_twist_pose(&ch, joint, 90.0f, 0.0f, model), SINEW_OK);
     assert_int_equal(step_to(world, spawned, &log, model, jn, 0u), 1);
-    expect_line(&log, backend, "pose jump at step 1", "rotated 90 degrees");
+    expect_line(&log, backend, "pose jump at update 1", "rotated 90 degrees");
     free(model);
     sinew_world_destroy(world);
     sample_character_free(&ch);

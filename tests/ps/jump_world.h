@@ -30,7 +30,7 @@ void jump_check_male_loop(const char* backend);
  * step after it continues from zero velocities (as that skin with damping=0 does). */
 void jump_check_flag(const char* backend);
 
-/* One INFO line per restart, naming the backend, the step and the cause; none while the
+/* One INFO line per restart, naming the backend, the update and the cause; none while the
  * cylinder follows a smooth ramp. */
 void jump_check_log(const char* backend);
 

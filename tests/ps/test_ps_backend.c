@@ -47,6 +47,10 @@ static void test_parameters(void** state)
         {"profile", "yes", SINEW_ERROR_PARAMETER},
         {"simd", "sse", SINEW_ERROR_PARAMETER},
         {"simd", "neon", SINEW_ERROR_PARAMETER},
+        {"max_substeps", "0", SINEW_ERROR_PARAMETER},
+        {"max_substeps", "65", SINEW_ERROR_PARAMETER},
+        {"max_substeps", "1.5", SINEW_ERROR_PARAMETER},
+        {"interpolate_output", "yes", SINEW_ERROR_PARAMETER},
         {NULL, "1", SINEW_ERROR_PARAMETER},
         {"mass", NULL, SINEW_ERROR_PARAMETER},
     };
@@ -83,14 +87,15 @@ static void test_parameters(void** state)
     /* every key with a good value */
     sinew_param good[] = {{"iterations", "4"},   {"timestep", "0.02"},    {"damping", "1"},
                           {"strain_weight", "2"}, {"anchor_weight", "50"}, {"mass", "0.003"},
-                          {"collisions", "0"},    {"profile", "1"},        {"simd", "scalar"}};
+                          {"collisions", "0"},    {"profile", "1"},        {"simd", "scalar"},
+                          {"max_substeps", "64"}, {"interpolate_output", "1"}};
     ps_test_host_init(&host, SINEW_LOG_INFO, 0);
-    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 9, NULL, &inst), SINEW_OK);
-    assert_int_equal(vt->step(inst, 1.0f / 60.0f), SINEW_OK);
+    assert_int_equal(vt->prepare(&host.api, &rig.view, good, 11, NULL, &inst), SINEW_OK);
+    assert_int_equal(vt->step(inst, 0.02f), SINEW_OK); /* one step of the timestep */
     sinew_test_log_reset(&host.log);
     vt->destroy(inst);
-    /* profile=1 reports its figures in one INFO line */
-    assert_int_equal(host.log.count[SINEW_LOG_INFO], 1);
+    /* profile=1 reports the updates and steps in one INFO line, then the phases in another */
+    assert_int_equal(host.log.count[SINEW_LOG_INFO], 2);
     assert_non_null(strstr(host.log.last, "solve"));
     ps_test_rig_free(&rig);
 }
