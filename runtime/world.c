@@ -788,9 +788,9 @@ static void step_job(void* data, uint32_t begin, uint32_t end)
 
 static sinew_result check_dt(const sinew_world* world, float dt, const char* fn)
 {
-    if (!isfinite(dt) || dt <= 0.0f)
+    if (!isfinite(dt) || dt < 0.0f)
         return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "%s: dt %g must be finite and positive", fn, (double)dt);
+                               "%s: dt %g must be finite and not negative", fn, (double)dt);
     return SINEW_OK;
 }
 

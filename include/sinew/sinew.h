@@ -394,7 +394,8 @@ typedef struct sinew_pose_desc {
 SINEW_API sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin,
                                            const sinew_pose_desc* pose);
 
-/* Steps every skin by dt seconds (dt > 0 and finite), in parallel through the job system.
+/* Steps every skin by dt seconds (finite, >= 0; 0 is a paused frame: geometric backends still
+ * apply the pose, physics backends run no step), in parallel through the job system.
  * Returns the first failure; other skins still step. Its jobs and callbacks must not change
  * the world: such calls get SINEW_ERROR_BUSY. Geometric backends ignore dt. Physics backends
  * (ps, fps, fps-cuda) simulate in fixed steps of their `timestep` (1/60 s by default): an
