@@ -6,6 +6,8 @@
 #   ./sinew.sh quality [..] build sinew-quality and run the full quality sweep (not part of test;
 #                         options go to samples/quality/quality_sweep.sh): out/quality/ and the
 #                         table in samples/quality/README.md
+#   ./sinew.sh tsan       build with ThreadSanitizer and run the threaded tests (world, ps, fps,
+#                         Vulkan, soak and the several-worlds stress); any report fails
 #   ./sinew.sh fuzz [S]   build the libFuzzer harnesses (clang, ASan + UBSan) and run each for S
 #                         seconds (default 60) from its committed seeds (tests/fuzz/README.md)
 #   ./sinew.sh build      install dependencies and build only
@@ -60,6 +62,15 @@ configure() { # configure DIR [cmake args...]
     cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" ${SINEW_CMAKE_ARGS:-}
 }
 
+build_targets() { # build_targets DIR TARGET... -- [cmake args...]
+    local dir=$1 targets=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do targets+=("$1"); shift; done
+    [ $# -eq 0 ] || shift
+    configure "$dir" "$@"
+    cmake --build "$dir" -j "$JOBS" --target "${targets[@]}"
+}
+
 build() { # build DIR [cmake args...]
     configure "$@"
     cmake --build "$1" -j "$JOBS"
@@ -106,6 +117,18 @@ fuzz() { # fuzz [seconds]
     return $status
 }
 
+tsan() {
+    local dir=${SINEW_TSAN_BUILD_DIR:-$ROOT/build-tsan}
+    local tests=(test_world test_reentrancy test_ps_world test_fps_world test_soak test_stress
+                 test_vk_skin test_vk_output test_vk_world_map)
+    build_targets "$dir" "${tests[@]}" -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DSINEW_SANITIZE=thread -DSINEW_WITH_CUDA=OFF
+    local regex
+    regex="^($(IFS='|'; echo "${tests[*]}"))\$"
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$ROOT/tests/soak/tsan.supp" \
+        ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 900 -R "$regex"
+}
+
 quality() {
     # Every backend over the test characters' animations and static poses, one measurement
     # per core at a time (samples/quality/README.md).
@@ -128,6 +151,7 @@ case "$cmd" in
     demo) deps; build "$BUILD"; shift; demo "$@" ;;
     quality) deps; shift; quality "$@" ;;
     fuzz) deps; fuzz_deps; shift; fuzz "$@" ;;
+    tsan) deps; tsan ;;
     *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
        [ -z "$cmd" ] || exit 2 ;;
 esac
