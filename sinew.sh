@@ -6,8 +6,8 @@
 #   ./sinew.sh quality [..] build sinew-quality and run the full quality sweep (not part of test;
 #                         options go to samples/quality/quality_sweep.sh): out/quality/ and the
 #                         table in samples/quality/README.md
-#   ./sinew.sh tsan       build with ThreadSanitizer and run the threaded tests (world, ps, fps,
-#                         Vulkan, soak and the several-worlds stress); any report fails
+#   ./sinew.sh tsan       build with ThreadSanitizer and run the threaded tests (world, Vulkan,
+#                         the several-worlds stress with every CPU backend); any report fails
 #   ./sinew.sh fuzz [S]   build the libFuzzer harnesses (clang, ASan + UBSan) and run each for S
 #                         seconds (default 60) from its committed seeds (tests/fuzz/README.md)
 #   ./sinew.sh build      install dependencies and build only
@@ -89,38 +89,53 @@ demo() {
     "$bin/sinew-demo" --out "$out" "$@"
 }
 
-fuzz() { # fuzz [seconds]
+fuzz_one() { # fuzz_one DIR HARNESS SECONDS: one libFuzzer run; its log in DIR/fuzz/HARNESS.log
+    local dir=$1 h=$2 secs=$3 kind=${2#fuzz_}
+    local corpus=$dir/fuzz/corpus/$kind crashes=$dir/fuzz/crashes
+    mkdir -p "$corpus" "$crashes"
+    # assimp's frames need the slow unwinder for its suppression (tests/fuzz/lsan.supp)
+    local unwind=1
+    [ "$h" != fuzz_assimp ] || unwind=0
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=64:fast_unwind_on_malloc=$unwind \
+        LSAN_OPTIONS=suppressions="$ROOT/tests/fuzz/lsan.supp" \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "$dir/bin/$h" "$corpus" "$ROOT/tests/fuzz/seeds/$kind" -max_total_time="$secs" \
+        -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+        -artifact_prefix="$crashes/$h-" > "$dir/fuzz/$h.log" 2>&1
+}
+
+fuzz() { # fuzz [seconds]: every harness for that long, as many at once as there are jobs
     local secs=${1:-60} dir=${SINEW_FUZZ_BUILD_DIR:-$ROOT/build-fuzz} status=0
-    local harnesses=(fuzz_text fuzz_bake fuzz_assimp fuzz_plugin)
+    local harnesses=(fuzz_text fuzz_bake fuzz_assimp fuzz_plugin) pids=() h i
     CC=clang configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSINEW_FUZZ=ON \
         -DSINEW_SANITIZE=address,undefined -DSINEW_WITH_CUDA=OFF
     cmake --build "$dir" -j "$JOBS" --target "${harnesses[@]}" fuzz_plugin_table
-    for h in "${harnesses[@]}"; do
-        local kind=${h#fuzz_} corpus=$dir/fuzz/corpus/${h#fuzz_} crashes=$dir/fuzz/crashes
-        mkdir -p "$corpus" "$crashes"
-        echo "== $h: $secs s from tests/fuzz/seeds/$kind"
-        # assimp's frames need the slow unwinder for its suppression (tests/fuzz/lsan.supp)
-        local unwind=1
-        [ "$h" != fuzz_assimp ] || unwind=0
-        if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=64:fast_unwind_on_malloc=$unwind \
-            LSAN_OPTIONS=suppressions="$ROOT/tests/fuzz/lsan.supp" \
-            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-            "$dir/bin/$h" "$corpus" "$ROOT/tests/fuzz/seeds/$kind" -max_total_time="$secs" \
-            -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-            -artifact_prefix="$crashes/$h-" > "$dir/fuzz/$h.log" 2>&1; then
+    mkdir -p "$dir/fuzz"
+    for i in "${!harnesses[@]}"; do
+        echo "== ${harnesses[$i]}: $secs s from tests/fuzz/seeds/${harnesses[$i]#fuzz_}"
+        fuzz_one "$dir" "${harnesses[$i]}" "$secs" &
+        pids[$i]=$!
+        while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 1; done
+    done
+    for i in "${!harnesses[@]}"; do
+        h=${harnesses[$i]}
+        if ! wait "${pids[$i]}"; then
             tail -n 60 "$dir/fuzz/$h.log" >&2
-            echo "sinew.sh: $h failed (the input is in $crashes)" >&2
+            echo "sinew.sh: $h failed (the input is in $dir/fuzz/crashes)" >&2
             status=1
         fi
-        grep -E "stat::(number_of_executed_units|new_units_added)" "$dir/fuzz/$h.log" || true
+        echo "$h: $(grep -E "stat::(number_of_executed_units|new_units_added)" "$dir/fuzz/$h.log" |
+            tr -s ' ' | tr '\n' ' ')"
     done
     return $status
 }
 
 tsan() {
     local dir=${SINEW_TSAN_BUILD_DIR:-$ROOT/build-tsan}
-    local tests=(test_world test_reentrancy test_ps_world test_fps_world test_soak test_stress
-                 test_vk_skin test_vk_output test_vk_world_map)
+    # ps and fps run threaded inside the stress (the male's ps and fps world tests and the
+    # soak take minutes under TSan; they run threaded in the other builds)
+    local tests=(test_world test_reentrancy test_stress test_vk_skin test_vk_output
+                 test_vk_world_map)
     build_targets "$dir" "${tests[@]}" -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DSINEW_SANITIZE=thread -DSINEW_WITH_CUDA=OFF
     local regex
