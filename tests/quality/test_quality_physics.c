@@ -142,8 +142,9 @@ static void test_tbone_fast_swing(void** state)
 }
 
 /* BCN_Epileptic.X around its loop's end and jump (frames 180 to 215, where its worst frames
- * were): no frame stretches an edge more than 3 times as far as lbs does on the same frame
- * (closed lips once projected through each other there, 6.4 times). */
+ * were): no frame stretches an edge more than 1.5 times as far as lbs does on the same frame
+ * with ps, 3 times with fps (closed lips once projected through each other there, 6.4 times;
+ * fps's contacts still stretch a few very short edges at the hands and lips). */
 static void test_epileptic_loop_end(void** state)
 {
     (void)state;
@@ -161,7 +162,7 @@ static void test_epileptic_loop_end(void** state)
         for (uint32_t f = 0; f < r.frame_count; ++f)
             worst = fmax(worst, r.frames[f].max_edge_stretch / lbs.frames[f].max_edge_stretch);
         print_message("%s: largest stretch over lbs's %.2f\n", physics[b], worst);
-        assert_true(worst <= 3.0);
+        assert_true(worst <= (b == 0 ? 1.5 : 3.0));
         sample_sweep_report_free(&r);
     }
     sample_sweep_report_free(&lbs);
