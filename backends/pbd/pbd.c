@@ -166,13 +166,19 @@ static void log_prepared(const sinew_host_api* host, const pbd_instance* inst, b
 {
     const ps_model* m = &inst->model;
     const pbd_constraints* c = pbd_sim_constraints(inst->sim);
+    uint32_t largest = 0, smallest = c->colour_count ? UINT32_MAX : 0u;
+    for (uint32_t q = 0; q < c->colour_count; ++q) {
+        uint32_t size = pbd_colour_size(c, q);
+        largest = size > largest ? size : largest;
+        smallest = size < smallest ? size : smallest;
+    }
     sinew_host_log(host, SINEW_LOG_INFO,
                    "pbd: %s %u skin vertices, %u bones, %u tets; %u stretch and %u volume "
-                   "constraints in %u colours (constraint graph degeneracy %u); model %.1f ms, "
-                   "constraints and colouring %.1f ms",
+                   "constraints in %u colours of %u to %u (constraint graph degeneracy %u); "
+                   "model %.1f ms, constraints and colouring %.1f ms",
                    baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
-                   m->tet_count, c->stretch_count, c->volume_count, c->colour_count,
-                   c->degeneracy, 1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+                   m->tet_count, c->stretch_count, c->volume_count, c->colour_count, smallest,
+                   largest, c->degeneracy, 1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
 }
 
 static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view* rig,

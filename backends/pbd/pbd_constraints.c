@@ -20,8 +20,8 @@ typedef struct edge_entry {
 typedef struct raw_constraints {
     uint32_t edges, tets;
     uint32_t* particles;
-    double* rest;
-    double* alpha;
+    float* rest;
+    float* alpha;
 } raw_constraints;
 
 static sinew_result oom(const sinew_host_api* host)
@@ -35,7 +35,7 @@ static sinew_result oom(const sinew_host_api* host)
  * of the mean); 0 for base vertices and for skin vertices that no kept tet holds, which
  * follow their targets like fps's Dirichlet vertices. */
 static void inverse_masses(const ps_model* m, const pbd_params* p, double* volume, uint8_t* held,
-                           double* w)
+                           float* w)
 {
     uint32_t N = 2u * m->n;
     for (uint32_t t = 0; t < m->tet_count; ++t)
@@ -51,7 +51,7 @@ static void inverse_masses(const ps_model* m, const pbd_params* p, double* volum
     double mmean = N ? msum / N : 0.0;
     if (!(mmean > 0.0)) mmean = p->mass;
     for (uint32_t i = 0; i < N; ++i)
-        w[i] = (i < m->n && held[i]) ? 1.0 / fmax(volume[i], 1e-3 * mmean) : 0.0;
+        w[i] = (i < m->n && held[i]) ? (float)(1.0 / fmax(volume[i], 1e-3 * mmean)) : 0.0f;
 }
 
 static int edge_order(const void* a, const void* b)
@@ -87,8 +87,8 @@ static uint32_t collect_edges(const ps_model* m, edge_entry* e)
 /* Unique edges with a moving end, into raw: particles, rest length d, and alpha~ = alpha / h^2
  * (XPBD, Macklin et al. 2016) of alpha = c_s d^2 / V_e, the compliance of the strain
  * (|p12| - d) / d per unit of the edge's volume share V_e. */
-static void add_edges(const ps_model* m, const pbd_params* p, const double* w, const edge_entry* e,
-                      uint32_t count, raw_constraints* raw)
+static void add_edges(const ps_model* m, const pbd_params* p, const float* w, const float* rest,
+                      const edge_entry* e, uint32_t count, raw_constraints* raw)
 {
     uint64_t N = 2u * (uint64_t)m->n;
     double h2 = p->timestep * p->timestep;
@@ -98,13 +98,14 @@ static void add_edges(const ps_model* m, const pbd_params* p, const double* w, c
         for (; j < count && e[j].key == e[i].key; ++j) share += e[j].share;
         uint32_t a = (uint32_t)(e[i].key / N), b = (uint32_t)(e[i].key % N);
         i = j;
-        if (!(w[a] > 0.0 || w[b] > 0.0)) continue;
+        if (!(w[a] > 0.0f || w[b] > 0.0f)) continue;
         uint32_t k = raw->edges++;
         uint32_t* q = raw->particles + 4u * k;
         q[0] = a, q[1] = b, q[2] = q[3] = PBD_NONE;
-        double d[3];
-        raw->rest[k] = pbd_edge_length(m->rest, 1u, 3u * a, 3u * b, d);
-        raw->alpha[k] = p->stretch_compliance * raw->rest[k] * raw->rest[k] / share / h2;
+        float d[3];
+        raw->rest[k] = pbd_edge_length(rest, N, a, b, d);
+        double len = raw->rest[k];
+        raw->alpha[k] = (float)(p->stretch_compliance * len * len / share / h2);
     }
 }
 
@@ -112,21 +113,18 @@ static void add_edges(const ps_model* m, const pbd_params* p, const double* w, c
  * projection, and alpha~ = alpha / h^2 of alpha = c_v |V0| (the compliance of the volume
  * change relative to V0 per unit rest volume) times 36 for the constraint 6 V - 6 V0 that
  * pbd_tet_volume6 solves. */
-static void add_tets(const ps_model* m, const pbd_params* p, const double* w,
+static void add_tets(const ps_model* m, const pbd_params* p, const float* w, const float* rest,
                      raw_constraints* raw)
 {
     double h2 = p->timestep * p->timestep;
     for (uint32_t t = 0; t < m->tet_count; ++t) {
         if (m->tet_excluded[t]) continue;
         const uint32_t* v = m->tets + 4u * t;
-        if (!(w[v[0]] > 0.0 || w[v[1]] > 0.0 || w[v[2]] > 0.0 || w[v[3]] > 0.0)) continue;
+        if (!(w[v[0]] > 0.0f || w[v[1]] > 0.0f || w[v[2]] > 0.0f || w[v[3]] > 0.0f)) continue;
         uint32_t k = raw->edges + raw->tets++;
         memcpy(raw->particles + 4u * k, v, 4u * sizeof(uint32_t));
-        /* rows of 3 in m->rest: particle i's coordinate c at 3 i + c, i.e. ld 1 and indices
-         * scaled by 3 */
-        uint32_t s[4] = {3u * v[0], 3u * v[1], 3u * v[2], 3u * v[3]};
-        raw->rest[k] = pbd_tet_volume6(m->rest, 1u, s, NULL);
-        raw->alpha[k] = 36.0 * p->volume_compliance * fabs(raw->rest[k]) / 6.0 / h2;
+        raw->rest[k] = pbd_tet_volume6(rest, 2u * (size_t)m->n, v, NULL);
+        raw->alpha[k] = (float)(36.0 * p->volume_compliance * fabs((double)raw->rest[k]) / 6.0 / h2);
     }
 }
 
@@ -136,15 +134,20 @@ static bool alloc_grouped(const sinew_host_api* host, pbd_constraints* c)
     size_t colours = (size_t)c->colour_count + 1u;
     c->stretch_a = (uint32_t*)sinew_host_calloc(host, s, sizeof(uint32_t));
     c->stretch_b = (uint32_t*)sinew_host_calloc(host, s, sizeof(uint32_t));
-    c->stretch_rest = (double*)sinew_host_calloc(host, s, sizeof(double));
-    c->stretch_alpha = (double*)sinew_host_calloc(host, s, sizeof(double));
+    c->stretch_rest = (float*)sinew_host_calloc(host, s, sizeof(float));
+    c->stretch_alpha = (float*)sinew_host_calloc(host, s, sizeof(float));
     bool ok = c->stretch_a && c->stretch_b && c->stretch_rest && c->stretch_alpha;
+    for (int k = 0; k < 2; ++k) {
+        c->stretch_w[k] = (float*)sinew_host_calloc(host, s, sizeof(float));
+        ok = ok && c->stretch_w[k];
+    }
     for (int k = 0; k < 4; ++k) {
         c->volume_p[k] = (uint32_t*)sinew_host_calloc(host, v, sizeof(uint32_t));
-        ok = ok && c->volume_p[k];
+        c->volume_w[k] = (float*)sinew_host_calloc(host, v, sizeof(float));
+        ok = ok && c->volume_p[k] && c->volume_w[k];
     }
-    c->volume_rest = (double*)sinew_host_calloc(host, v, sizeof(double));
-    c->volume_alpha = (double*)sinew_host_calloc(host, v, sizeof(double));
+    c->volume_rest = (float*)sinew_host_calloc(host, v, sizeof(float));
+    c->volume_alpha = (float*)sinew_host_calloc(host, v, sizeof(float));
     c->stretch_offsets = (uint32_t*)sinew_host_calloc(host, colours, sizeof(uint32_t));
     c->volume_offsets = (uint32_t*)sinew_host_calloc(host, colours, sizeof(uint32_t));
     return ok && c->volume_rest && c->volume_alpha && c->stretch_offsets && c->volume_offsets;
@@ -172,10 +175,14 @@ static sinew_result group(const sinew_host_api* host, const raw_constraints* raw
         if (k < raw->edges) {
             uint32_t i = c->stretch_offsets[colour[k]]++;
             c->stretch_a[i] = p[0], c->stretch_b[i] = p[1];
+            c->stretch_w[0][i] = c->inv_mass[p[0]], c->stretch_w[1][i] = c->inv_mass[p[1]];
             c->stretch_rest[i] = raw->rest[k], c->stretch_alpha[i] = raw->alpha[k];
         } else {
             uint32_t i = c->volume_offsets[colour[k]]++;
-            for (int q = 0; q < 4; ++q) c->volume_p[q][i] = p[q];
+            for (int q = 0; q < 4; ++q) {
+                c->volume_p[q][i] = p[q];
+                c->volume_w[q][i] = c->inv_mass[p[q]];
+            }
             c->volume_rest[i] = raw->rest[k], c->volume_alpha[i] = raw->alpha[k];
         }
     }
@@ -190,32 +197,32 @@ static sinew_result group(const sinew_host_api* host, const raw_constraints* raw
 
 /* The raw constraints of model m with inverse masses w: edges, then tets. */
 static sinew_result raw_build(const sinew_host_api* host, const ps_model* m, const pbd_params* p,
-                              const double* w, raw_constraints* raw)
+                              const float* w, const float* rest, raw_constraints* raw)
 {
     size_t most = 7u * (size_t)m->tet_count + 1u; /* 6 edges and the tet itself per tet */
     edge_entry* e = (edge_entry*)sinew_host_calloc(host, 6u * (size_t)m->tet_count + 1u,
                                                    sizeof(edge_entry));
     raw->particles = (uint32_t*)sinew_host_calloc(host, most, 4u * sizeof(uint32_t));
-    raw->rest = (double*)sinew_host_calloc(host, most, sizeof(double));
-    raw->alpha = (double*)sinew_host_calloc(host, most, sizeof(double));
+    raw->rest = (float*)sinew_host_calloc(host, most, sizeof(float));
+    raw->alpha = (float*)sinew_host_calloc(host, most, sizeof(float));
     if (!e || !raw->particles || !raw->rest || !raw->alpha) {
         sinew_host_free(host, e);
         return oom(host);
     }
     uint32_t entries = collect_edges(m, e);
-    add_edges(m, p, w, e, entries, raw);
-    add_tets(m, p, w, raw);
+    add_edges(m, p, w, rest, e, entries, raw);
+    add_tets(m, p, w, rest, raw);
     sinew_host_free(host, e);
     return SINEW_OK;
 }
 
 sinew_result pbd_constraints_build(const sinew_host_api* host, const ps_model* m,
-                                   const pbd_params* p, pbd_constraints* out)
+                                   const pbd_params* p, const float* rest, pbd_constraints* out)
 {
     memset(out, 0, sizeof *out);
     uint32_t N = 2u * m->n;
     out->particle_count = N;
-    out->inv_mass = (double*)sinew_host_calloc(host, N ? N : 1u, sizeof(double));
+    out->inv_mass = (float*)sinew_host_calloc(host, N ? N : 1u, sizeof(float));
     double* volume = (double*)sinew_host_calloc(host, N ? N : 1u, sizeof(double));
     uint8_t* held = (uint8_t*)sinew_host_calloc(host, N ? N : 1u, 1u);
     raw_constraints raw = {0, 0, NULL, NULL, NULL};
@@ -223,7 +230,7 @@ sinew_result pbd_constraints_build(const sinew_host_api* host, const ps_model* m
     sinew_result r = out->inv_mass && volume && held ? SINEW_OK : oom(host);
     if (r == SINEW_OK) {
         inverse_masses(m, p, volume, held, out->inv_mass);
-        r = raw_build(host, m, p, out->inv_mass, &raw);
+        r = raw_build(host, m, p, out->inv_mass, rest, &raw);
     }
     if (r == SINEW_OK) {
         colour = (uint32_t*)sinew_host_calloc(host, (size_t)raw.edges + raw.tets + 1u,
@@ -244,7 +251,8 @@ void pbd_constraints_free(const sinew_host_api* host, pbd_constraints* c)
     void* arrays[] = {c->inv_mass,     c->stretch_a,    c->stretch_b,     c->stretch_rest,
                       c->stretch_alpha, c->volume_p[0], c->volume_p[1],   c->volume_p[2],
                       c->volume_p[3],  c->volume_rest,  c->volume_alpha,  c->stretch_offsets,
-                      c->volume_offsets};
+                      c->volume_offsets, c->stretch_w[0], c->stretch_w[1], c->volume_w[0],
+                      c->volume_w[1], c->volume_w[2], c->volume_w[3]};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     memset(c, 0, sizeof *c);
 }

@@ -67,19 +67,23 @@ sinew_result pbd_colour(const sinew_host_api* host, uint32_t particle_count, uin
 /* ---- constraints (pbd_constraints.c, Sec. 3.1) ---- */
 
 /* Every constraint of the tissue mesh, grouped by colour: the stretch constraints of colour
- * c are [stretch_offsets[c], stretch_offsets[c + 1]), the volume constraints likewise. */
+ * c are [stretch_offsets[c], stretch_offsets[c + 1]), the volume constraints likewise. Single
+ * precision throughout, like the render mesh and the positions they act on. */
 typedef struct pbd_constraints {
     uint32_t particle_count;    /* N = 2n */
-    double* inv_mass;           /* N: 0 for particles that follow their targets */
+    float* inv_mass;            /* N: 0 for particles that follow their targets */
     uint32_t stretch_count;
     uint32_t* stretch_a;        /* particle indices of each edge */
     uint32_t* stretch_b;
-    double* stretch_rest;       /* d, the rest length */
-    double* stretch_alpha;      /* XPBD: alpha~ = alpha / h^2 of the compliance alpha */
+    float* stretch_w[2];        /* the inverse masses of a and b, copied per constraint so that
+                                   the SIMD kernels load them instead of gathering */
+    float* stretch_rest;        /* d, the rest length */
+    float* stretch_alpha;       /* XPBD: alpha~ = alpha / h^2 of the compliance alpha */
     uint32_t volume_count;
     uint32_t* volume_p[4];      /* particle indices of each tet, the model's corner order */
-    double* volume_rest;        /* 6 V0, six times the signed rest volume (pbd_tet_volume6) */
-    double* volume_alpha;       /* XPBD: alpha~ of 6 V - 6 V0 */
+    float* volume_w[4];         /* their inverse masses, copied per constraint */
+    float* volume_rest;         /* 6 V0, six times the signed rest volume (pbd_tet_volume6) */
+    float* volume_alpha;        /* XPBD: alpha~ of 6 V - 6 V0 */
     uint32_t colour_count;
     uint32_t* stretch_offsets;  /* colour_count + 1 */
     uint32_t* volume_offsets;   /* colour_count + 1 */
@@ -89,9 +93,10 @@ typedef struct pbd_constraints {
 /* Builds the constraints of model m: one stretch constraint per unique edge and one volume
  * constraint per tet, of the tets the model keeps (tet_excluded 0), each kept only when one
  * of its particles moves; inverse masses from the tet volumes as ps (base vertices and skin
- * vertices no kept tet holds: 0). Then colours and groups them. OUT_OF_MEMORY, one line. */
+ * vertices no kept tet holds: 0). Rest lengths and volumes from `rest` (3N floats, columns
+ * of N: the particles' start), then colours and groups them. OUT_OF_MEMORY, one line. */
 sinew_result pbd_constraints_build(const sinew_host_api* host, const ps_model* m,
-                                   const pbd_params* p, pbd_constraints* out);
+                                   const pbd_params* p, const float* rest, pbd_constraints* out);
 void pbd_constraints_free(const sinew_host_api* host, pbd_constraints* c);
 /* The particles of constraint k in a single numbering (stretch 0..stretch_count-1, then
  * volume), 4 entries padded with PBD_NONE; its colour through *colour (tests). */
@@ -108,13 +113,13 @@ typedef void (*pbd_range_fn)(const pbd_solve* s, uint32_t first, uint32_t last);
  * constraint, colour order), unused in plain PBD. */
 struct pbd_solve {
     const pbd_constraints* c;
-    double* x;                  /* 3N positions, columns of N */
+    float* x;                   /* 3N positions, columns of N */
     uint32_t N;
-    double* stretch_lambda;
-    double* volume_lambda;
+    float* stretch_lambda;
+    float* volume_lambda;
     int xpbd;                   /* 1: XPBD with alpha~; 0: PBD with the stiffness factors */
-    double stretch_k;           /* plain PBD: the per-iteration stiffness factors */
-    double volume_k;
+    float stretch_k;            /* plain PBD: the per-iteration stiffness factors */
+    float volume_k;
     uint32_t colour;            /* the colour being solved */
     pbd_range_fn stretch;       /* the kernels of the `simd` parameter */
     pbd_range_fn volume;
@@ -123,7 +128,7 @@ struct pbd_solve {
 void pbd_stretch_scalar(const pbd_solve* s, uint32_t first, uint32_t last);
 void pbd_volume_scalar(const pbd_solve* s, uint32_t first, uint32_t last);
 #if defined(SINEW_SKIN_X86)
-/* AVX-512F (built with -mavx512f; run only after a CPU check): 8 constraints per vector, the
+/* AVX-512F (built with -mavx512f; run only after a CPU check): 16 constraints per vector, the
  * scalar kernels' operations lane by lane, the same bits. */
 void pbd_stretch_avx512(const pbd_solve* s, uint32_t first, uint32_t last);
 void pbd_volume_avx512(const pbd_solve* s, uint32_t first, uint32_t last);
@@ -161,7 +166,7 @@ void pbd_sim_render_velocities(const pbd_sim* sim, float* velocities);
 void pbd_sim_profile(const pbd_sim* sim, double seconds[4], uint64_t* steps);
 /* The constraints (colours, particles) and the positions (3N, columns of N) for tests. */
 const pbd_constraints* pbd_sim_constraints(const pbd_sim* sim);
-const double* pbd_sim_positions(const pbd_sim* sim);
+const float* pbd_sim_positions(const pbd_sim* sim);
 
 /* ---- the backend instance (pbd.c) ---- */
 

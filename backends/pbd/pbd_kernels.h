@@ -13,14 +13,13 @@
 #include "pbd_internal.h"
 
 /* |p_a - p_b| and the difference itself (Sec. 3.1.1, eq. 2 without d). */
-static inline double pbd_edge_length(const double* x, size_t ld, uint32_t a, uint32_t b,
-                                     double d[3])
+static inline float pbd_edge_length(const float* x, size_t ld, uint32_t a, uint32_t b, float d[3])
 {
     for (int c = 0; c < 3; ++c) d[c] = x[(size_t)c * ld + a] - x[(size_t)c * ld + b];
-    return sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 }
 
-static inline void pbd_cross(const double a[3], const double b[3], double out[3])
+static inline void pbd_cross(const float a[3], const float b[3], float out[3])
 {
     out[0] = a[1] * b[2] - a[2] * b[1];
     out[1] = a[2] * b[0] - a[0] * b[2];
@@ -32,16 +31,15 @@ static inline void pbd_cross(const double a[3], const double b[3], double out[3]
  * minus their sum for p1 (NOTES.md; the paper's eqs. 6-9 and 11-13 are wrong). The factor 6
  * cancels from the projection dp_i = -w_i grad_i C / sum_j w_j |grad_j|^2, so the volume
  * constraint is solved as 6 V - 6 V0 (with 36 times the compliance). g may be NULL. */
-static inline double pbd_tet_volume6(const double* x, size_t ld, const uint32_t p[4],
-                                     double g[4][3])
+static inline float pbd_tet_volume6(const float* x, size_t ld, const uint32_t p[4], float g[4][3])
 {
-    double e[3][3];
+    float e[3][3];
     for (int k = 0; k < 3; ++k)
         for (int c = 0; c < 3; ++c)
             e[k][c] = x[(size_t)c * ld + p[k + 1]] - x[(size_t)c * ld + p[0]];
-    double g4[3];
+    float g4[3];
     pbd_cross(e[0], e[1], g4);
-    double v = g4[0] * e[2][0] + g4[1] * e[2][1] + g4[2] * e[2][2];
+    float v = g4[0] * e[2][0] + g4[1] * e[2][1] + g4[2] * e[2][2];
     if (!g) return v;
     pbd_cross(e[1], e[2], g[1]);
     pbd_cross(e[2], e[0], g[2]);
@@ -65,13 +63,13 @@ static inline void pbd_project_stretch(const pbd_solve* s, uint32_t i)
 {
     const pbd_constraints* c = s->c;
     uint32_t a = c->stretch_a[i], b = c->stretch_b[i];
-    double wa = c->inv_mass[a], wb = c->inv_mass[b];
-    double d[3];
-    double len = pbd_edge_length(s->x, s->N, a, b, d);
-    if (!(len > 0.0)) return; /* no direction: nothing to project */
-    double C = len - c->stretch_rest[i], f;
+    float wa = c->stretch_w[0][i], wb = c->stretch_w[1][i];
+    float d[3];
+    float len = pbd_edge_length(s->x, s->N, a, b, d);
+    if (!(len > 0.0f)) return; /* no direction: nothing to project */
+    float C = len - c->stretch_rest[i], f;
     if (s->xpbd) {
-        double at = c->stretch_alpha[i];
+        float at = c->stretch_alpha[i];
         f = (-C - at * s->stretch_lambda[i]) / ((wa + wb + at) * len);
         s->stretch_lambda[i] += f * len;
     } else {
@@ -88,22 +86,22 @@ static inline void pbd_project_volume(const pbd_solve* s, uint32_t i)
 {
     const pbd_constraints* c = s->c;
     uint32_t p[4] = {c->volume_p[0][i], c->volume_p[1][i], c->volume_p[2][i], c->volume_p[3][i]};
-    double g[4][3];
-    double C = pbd_tet_volume6(s->x, s->N, p, g) - c->volume_rest[i];
-    double denom = 0.0;
+    float g[4][3];
+    float C = pbd_tet_volume6(s->x, s->N, p, g) - c->volume_rest[i];
+    float denom = 0.0f;
     for (int k = 0; k < 4; ++k)
-        denom += c->inv_mass[p[k]] * (g[k][0] * g[k][0] + g[k][1] * g[k][1] + g[k][2] * g[k][2]);
-    if (!(denom > 0.0)) return; /* collapsed to a point or a line: no gradient */
-    double dl;
+        denom += c->volume_w[k][i] * (g[k][0] * g[k][0] + g[k][1] * g[k][1] + g[k][2] * g[k][2]);
+    if (!(denom > 0.0f)) return; /* collapsed to a point or a line: no gradient */
+    float dl;
     if (s->xpbd) {
-        double at = c->volume_alpha[i];
+        float at = c->volume_alpha[i];
         dl = (-C - at * s->volume_lambda[i]) / (denom + at);
         s->volume_lambda[i] += dl;
     } else {
         dl = -s->volume_k * C / denom;
     }
     for (int k = 0; k < 4; ++k) {
-        double f = c->inv_mass[p[k]] * dl;
+        float f = c->volume_w[k][i] * dl;
         for (int q = 0; q < 3; ++q) s->x[(size_t)q * s->N + p[k]] += f * g[k][q];
     }
 }

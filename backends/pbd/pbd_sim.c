@@ -19,14 +19,14 @@ struct pbd_sim {
     const ps_model* m;
     pbd_params p;
     uint32_t n, N;
-    double h;
+    float h;
     pbd_constraints con;
-    double* x;       /* 3N, columns of N */
-    double* v;
-    double* x_prev;
-    double* target;  /* 3N: where the particles of zero inverse mass go */
-    double* stretch_lambda;
-    double* volume_lambda;
+    float* x;        /* 3N, columns of N: single precision, like the render mesh */
+    float* v;
+    float* x_prev;
+    double* target;  /* 3N: where the particles of zero inverse mass go (ps's targets) */
+    float* stretch_lambda;
+    float* volume_lambda;
     uint32_t* joint; /* N: the joint whose skinning matrix moves the particle's target */
     float* skinning; /* 16 per joint */
     int pose_dirty;
@@ -34,7 +34,8 @@ struct pbd_sim {
     float* skin_n;
     ps_slide* slide;
     ps_collide* joints;      /* the joints' contacts (2018 Sec. 5), NULL without */
-    double* contact;         /* 3N: the contacts' projections of their skin vertices */
+    double* contact_x;       /* 3N: the contacts' skin vertices for ps_collide_project */
+    double* contact;         /* 3N: their projections */
     double* contact_weight;  /* per contact vertex: 1 */
     pbd_solve solve;
     double profile[4];       /* profile=1: seconds of each phase (pbd_sim_profile) */
@@ -55,28 +56,51 @@ void pbd_sim_destroy(pbd_sim* s)
     ps_slide_destroy(s->slide);
     ps_collide_destroy(s->joints);
     pbd_constraints_free(&host, &s->con);
-    void* arrays[] = {s->x,     s->v,        s->x_prev, s->target, s->stretch_lambda,
-                      s->volume_lambda, s->joint, s->skinning, s->skin_f, s->skin_n, s->contact, s->contact_weight};
+    void* arrays[] = {s->x,        s->v,         s->x_prev,         s->target,
+                      s->stretch_lambda, s->volume_lambda, s->joint, s->skinning,
+                      s->skin_f,   s->skin_n,    s->contact_x,      s->contact,
+                      s->contact_weight};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, s);
 }
 
-static bool alloc_arrays(pbd_sim* s)
+/* The particles' state, on the rest shape (the constraints' rest values come from it). */
+static bool alloc_state(pbd_sim* s)
 {
     const sinew_host_api* host = &s->host;
     size_t N3 = 3u * (size_t)(s->N ? s->N : 1u), n = s->n ? s->n : 1u;
-    s->x = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->v = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->x_prev = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    s->x = (float*)sinew_host_calloc(host, N3, sizeof(float));
+    s->v = (float*)sinew_host_calloc(host, N3, sizeof(float));
+    s->x_prev = (float*)sinew_host_calloc(host, N3, sizeof(float));
     s->target = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->stretch_lambda = (double*)sinew_host_calloc(host, s->con.stretch_count + 1u, sizeof(double));
-    s->volume_lambda = (double*)sinew_host_calloc(host, s->con.volume_count + 1u, sizeof(double));
     s->joint = (uint32_t*)sinew_host_calloc(host, s->N ? s->N : 1u, sizeof(uint32_t));
     s->skinning = (float*)sinew_host_calloc(host, s->m->joint_count, 16u * sizeof(float));
     s->skin_f = (float*)sinew_host_calloc(host, n, 3u * sizeof(float));
     s->skin_n = (float*)sinew_host_calloc(host, n, 3u * sizeof(float));
-    return s->x && s->v && s->x_prev && s->target && s->stretch_lambda && s->volume_lambda &&
-           s->joint && s->skinning && s->skin_f && s->skin_n;
+    if (!(s->x && s->v && s->x_prev && s->target && s->joint && s->skinning && s->skin_f &&
+          s->skin_n))
+        return false;
+    const ps_model* m = s->m;
+    for (uint32_t i = 0; i < s->N; ++i) {
+        s->joint[i] = m->bones[m->vertex_bone[i]].joint;
+        for (int c = 0; c < 3; ++c) {
+            s->target[(size_t)c * s->N + i] = m->rest[3u * i + c];
+            s->x[(size_t)c * s->N + i] = (float)m->rest[3u * i + c];
+        }
+    }
+    for (uint32_t j = 0; j < m->joint_count; ++j)
+        for (int k = 0; k < 16; ++k) s->skinning[16u * j + k] = (k % 5 == 0) ? 1.0f : 0.0f;
+    return true;
+}
+
+/* The XPBD multipliers, one per constraint. */
+static bool alloc_multipliers(pbd_sim* s)
+{
+    s->stretch_lambda = (float*)sinew_host_calloc(&s->host, s->con.stretch_count + 1u,
+                                                  sizeof(float));
+    s->volume_lambda = (float*)sinew_host_calloc(&s->host, s->con.volume_count + 1u,
+                                                 sizeof(float));
+    return s->stretch_lambda && s->volume_lambda;
 }
 
 /* Skin sliding (2018 Sec. 4.2) and the joints' contacts (2018 Sec. 5) where asked for. */
@@ -89,34 +113,25 @@ static sinew_result create_targets(pbd_sim* s)
         r = ps_collide_create(&s->host, m, &s->joints);
     if (r == SINEW_OK && s->joints) {
         uint32_t count = ps_collide_vertex_count(s->joints);
+        s->contact_x = (double*)sinew_host_calloc(&s->host, 3u * (size_t)s->N, sizeof(double));
         s->contact = (double*)sinew_host_calloc(&s->host, 3u * (size_t)s->N, sizeof(double));
         s->contact_weight = (double*)sinew_host_calloc(&s->host, count + 1u, sizeof(double));
         for (uint32_t k = 0; s->contact_weight && k < count; ++k) s->contact_weight[k] = 1.0;
-        if (!s->contact || !s->contact_weight)
+        if (!s->contact_x || !s->contact || !s->contact_weight)
             r = sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "pbd: out of memory");
     }
     return r;
 }
 
-/* The solver's view and the state at rest: positions and targets on the rest shape, every
- * skinning matrix the identity. Plain PBD's stiffness k of the whole solve becomes
+/* The solver's view. Plain PBD's stiffness k of the whole solve becomes
  * 1 - (1 - k)^(1 / iterations) per iteration (Mueller et al. 2006, Sec. 3.3), so that the
  * stiffness does not depend on the iteration count. */
-static void start_at_rest(pbd_sim* s)
+static void solver_view(pbd_sim* s)
 {
-    const ps_model* m = s->m;
-    uint32_t N = s->N;
-    for (uint32_t i = 0; i < N; ++i) {
-        s->joint[i] = m->bones[m->vertex_bone[i]].joint;
-        for (int c = 0; c < 3; ++c)
-            s->x[(size_t)c * N + i] = s->target[(size_t)c * N + i] = m->rest[3u * i + c];
-    }
-    for (uint32_t j = 0; j < m->joint_count; ++j)
-        for (int k = 0; k < 16; ++k) s->skinning[16u * j + k] = (k % 5 == 0) ? 1.0f : 0.0f;
     pbd_solve* v = &s->solve;
     v->c = &s->con;
     v->x = s->x;
-    v->N = N;
+    v->N = s->N;
     v->stretch_lambda = s->stretch_lambda;
     v->volume_lambda = s->volume_lambda;
     v->xpbd = s->p.compliance;
@@ -129,8 +144,8 @@ static void start_at_rest(pbd_sim* s)
     }
 #endif
     double its = (double)s->p.iterations;
-    v->stretch_k = 1.0 - pow(1.0 - s->p.stretch_stiffness, 1.0 / its);
-    v->volume_k = 1.0 - pow(1.0 - s->p.volume_stiffness, 1.0 / its);
+    v->stretch_k = (float)(1.0 - pow(1.0 - s->p.stretch_stiffness, 1.0 / its));
+    v->volume_k = (float)(1.0 - pow(1.0 - s->p.volume_stiffness, 1.0 / its));
 }
 
 sinew_result pbd_sim_create(const sinew_host_api* host, const ps_model* m,
@@ -144,18 +159,20 @@ sinew_result pbd_sim_create(const sinew_host_api* host, const ps_model* m,
     s->p = *params;
     s->n = m->n;
     s->N = 2u * m->n;
-    s->h = params->timestep;
+    s->h = (float)params->timestep;
     sinew_result r = pbd_simd_resolve(host, &s->p.simd);
-    if (r == SINEW_OK) r = pbd_constraints_build(host, m, params, &s->con);
-    if (r == SINEW_OK && !alloc_arrays(s))
+    if (r == SINEW_OK && !alloc_state(s))
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                             "pbd: out of memory for a tissue mesh of %u vertices", s->N);
+    if (r == SINEW_OK) r = pbd_constraints_build(host, m, params, s->x, &s->con);
+    if (r == SINEW_OK && !alloc_multipliers(s))
+        r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "pbd: out of memory");
     if (r == SINEW_OK) r = create_targets(s);
     if (r != SINEW_OK) {
         pbd_sim_destroy(s);
         return r;
     }
-    start_at_rest(s);
+    solver_view(s);
     *out = s;
     return SINEW_OK;
 }
@@ -174,9 +191,9 @@ void pbd_sim_set_pose(pbd_sim* s, const float* skinning)
 static void update_targets(pbd_sim* s)
 {
     uint32_t N = s->N;
-    const double* w = s->con.inv_mass;
+    const float* w = s->con.inv_mass;
     for (uint32_t i = 0; i < N; ++i) {
-        if (w[i] > 0.0) continue;
+        if (w[i] > 0.0f) continue;
         const float* T = s->skinning + 16u * s->joint[i];
         const double* q = s->m->rest + 3u * i;
         for (int r = 0; r < 3; ++r)
@@ -199,15 +216,15 @@ static void update_targets(pbd_sim* s)
 static void predict(pbd_sim* s)
 {
     uint32_t N = s->N;
-    const double* w = s->con.inv_mass;
+    const float* w = s->con.inv_mass;
     for (int c = 0; c < 3; ++c) {
-        double* x = s->x + (size_t)c * N;
-        const double* v = s->v + (size_t)c * N;
+        float* x = s->x + (size_t)c * N;
+        const float* v = s->v + (size_t)c * N;
         const double* t = s->target + (size_t)c * N;
-        double* xp = s->x_prev + (size_t)c * N;
+        float* xp = s->x_prev + (size_t)c * N;
         for (uint32_t i = 0; i < N; ++i) {
             xp[i] = x[i];
-            x[i] = w[i] > 0.0 ? x[i] + s->h * v[i] : t[i];
+            x[i] = w[i] > 0.0f ? x[i] + s->h * v[i] : (float)t[i];
         }
     }
 }
@@ -216,7 +233,7 @@ static void predict(pbd_sim* s)
 static void update_velocities(pbd_sim* s)
 {
     size_t N3 = 3u * (size_t)s->N;
-    double f = s->p.damping / s->h;
+    float f = (float)(s->p.damping / s->p.timestep);
     for (size_t k = 0; k < N3; ++k) s->v[k] = f * (s->x[k] - s->x_prev[k]);
 }
 
@@ -229,13 +246,18 @@ static void project_contacts(pbd_sim* s)
     uint32_t N = s->N, count = ps_collide_vertex_count(s->joints);
     const uint32_t* vertices = ps_collide_vertices(s->joints);
     for (uint32_t k = 0; k < count; ++k)
-        for (int c = 0; c < 3; ++c) s->contact[(size_t)c * N + vertices[k]] = 0.0;
+        for (int c = 0; c < 3; ++c) {
+            size_t e = (size_t)c * N + vertices[k];
+            s->contact_x[e] = s->x[e];
+            s->contact[e] = 0.0;
+        }
     /* weight 1 each: the projection itself lands in s->contact */
-    ps_collide_project(s->joints, s->x, N, s->contact_weight, s->contact);
+    ps_collide_project(s->joints, s->contact_x, N, s->contact_weight, s->contact);
     for (uint32_t k = 0; k < count; ++k) {
         uint32_t v = vertices[k];
-        if (!(s->con.inv_mass[v] > 0.0)) continue;
-        for (int c = 0; c < 3; ++c) s->x[(size_t)c * N + v] = s->contact[(size_t)c * N + v];
+        if (!(s->con.inv_mass[v] > 0.0f)) continue;
+        for (int c = 0; c < 3; ++c)
+            s->x[(size_t)c * N + v] = (float)s->contact[(size_t)c * N + v];
     }
 }
 
@@ -265,19 +287,19 @@ sinew_result pbd_sim_step(pbd_sim* s)
     }
     predict(s);
     /* XPBD: the multipliers start from zero each step (Macklin et al. 2016, Alg. 1) */
-    memset(s->stretch_lambda, 0, ((size_t)s->con.stretch_count + 1u) * sizeof(double));
-    memset(s->volume_lambda, 0, ((size_t)s->con.volume_count + 1u) * sizeof(double));
+    memset(s->stretch_lambda, 0, ((size_t)s->con.stretch_count + 1u) * sizeof(float));
+    memset(s->volume_lambda, 0, ((size_t)s->con.volume_count + 1u) * sizeof(float));
     if (s->p.profile) {
         s->profile[0] += now_seconds() - t0;
         s->profile_steps++;
     }
     iterate(s);
     update_velocities(s);
-    double check = 0.0;
-    for (size_t k = 0; k < N3; ++k) check += s->x[k] + s->v[k];
-    if (!isfinite(check)) {
-        memcpy(s->x, s->x_prev, N3 * sizeof(double));
-        memset(s->v, 0, N3 * sizeof(double));
+    bool finite = true;
+    for (size_t k = 0; k < N3; ++k) finite = finite && isfinite(s->x[k]) && isfinite(s->v[k]);
+    if (!finite) {
+        memcpy(s->x, s->x_prev, N3 * sizeof(float));
+        memset(s->v, 0, N3 * sizeof(float));
         return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
                                "pbd: the step produced a non-finite position; the shape is kept "
                                "and the velocities are cleared");
@@ -291,13 +313,13 @@ void pbd_sim_set_skin(pbd_sim* s, const float* positions, const float* velocitie
     for (uint32_t i = 0; i < s->n; ++i)
         for (int c = 0; c < 3; ++c) {
             s->x[(size_t)c * N + i] = positions[3u * i + c];
-            s->v[(size_t)c * N + i] = velocities ? velocities[3u * i + c] : 0.0;
+            s->v[(size_t)c * N + i] = velocities ? velocities[3u * i + c] : 0.0f;
         }
 }
 
 void pbd_sim_clear_velocities(pbd_sim* s)
 {
-    memset(s->v, 0, 3u * (size_t)s->N * sizeof(double));
+    memset(s->v, 0, 3u * (size_t)s->N * sizeof(float));
 }
 
 /* Sec. 5 of the paper keeps the particles as the render data; here the render mesh is a
@@ -309,7 +331,7 @@ void pbd_sim_upsample(pbd_sim* s, float* positions, size_t position_stride, floa
     uint32_t N = s->N;
     double t0 = s->p.profile ? now_seconds() : 0.0;
     for (uint32_t i = 0; i < s->n; ++i)
-        for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->x[(size_t)c * N + i];
+        for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = s->x[(size_t)c * N + i];
     ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
     ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
                        position_stride, normals, normal_stride);
@@ -331,15 +353,15 @@ void pbd_sim_render_velocities(const pbd_sim* s, float* velocities)
     for (uint32_t r = 0; r < m->render_count; ++r) {
         const ps_upsample* u = &m->upsample[r];
         for (int c = 0; c < 3; ++c) {
-            const double* v = s->v + (size_t)c * N;
-            double val;
+            const float* v = s->v + (size_t)c * N;
+            float val;
             if (u->triangle == PS_NONE) {
                 val = v[u->vertex];
             } else {
                 const uint32_t* t = m->triangles + 3u * u->triangle;
                 val = u->bary[0] * v[t[0]] + u->bary[1] * v[t[1]] + u->bary[2] * v[t[2]];
             }
-            velocities[3u * r + c] = (float)val;
+            velocities[3u * r + c] = val;
         }
     }
 }
@@ -349,7 +371,7 @@ const pbd_constraints* pbd_sim_constraints(const pbd_sim* s)
     return &s->con;
 }
 
-const double* pbd_sim_positions(const pbd_sim* s)
+const float* pbd_sim_positions(const pbd_sim* s)
 {
     return s->x;
 }

@@ -182,7 +182,7 @@ static void check_character(const char* relative)
     /* the preparation's INFO line names the colour count */
     char expect[64];
     uint32_t colours = pbd_instance_colour_count(inst);
-    snprintf(expect, sizeof expect, "in %u colours", colours);
+    snprintf(expect, sizeof expect, "in %u colours of ", colours);
     assert_non_null(strstr(host.log.last, expect));
     const pbd_constraints* c = pbd_sim_constraints(pbd_instance_sim(inst));
     assert_int_equal(c->colour_count, colours);

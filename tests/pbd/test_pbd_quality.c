@@ -51,16 +51,17 @@ typedef struct bend_figures {
     double tissue_error;  /* |sum of the tets' volumes over their rest sum - 1| */
 } bend_figures;
 
-static double tissue_volume_error(const pbd_constraints* c, const double* x)
+static double tissue_volume_error(const pbd_constraints* c, const float* x)
 {
     double now = 0.0, rest = 0.0;
     for (uint32_t i = 0; i < c->volume_count; ++i) {
-        const double* p[4];
+        const float* p[4];
         double e[3][3];
         for (int k = 0; k < 4; ++k) p[k] = x + c->volume_p[k][i];
         for (int k = 0; k < 3; ++k)
             for (int q = 0; q < 3; ++q)
-                e[k][q] = p[k + 1][(size_t)q * c->particle_count] - p[0][(size_t)q * c->particle_count];
+                e[k][q] = (double)p[k + 1][(size_t)q * c->particle_count] -
+                          p[0][(size_t)q * c->particle_count];
         now += e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) -
                e[0][1] * (e[1][0] * e[2][2] - e[1][2] * e[2][0]) +
                e[0][2] * (e[1][0] * e[2][1] - e[1][1] * e[2][0]);
@@ -69,14 +70,14 @@ static double tissue_volume_error(const pbd_constraints* c, const double* x)
     return fabs(now / rest - 1.0);
 }
 
-static double largest_stretch_error(const pbd_constraints* c, const double* x)
+static double largest_stretch_error(const pbd_constraints* c, const float* x)
 {
     size_t N = c->particle_count;
     double worst = 0.0;
     for (uint32_t i = 0; i < c->stretch_count; ++i) {
         double l2 = 0.0;
         for (int q = 0; q < 3; ++q) {
-            double d = x[(size_t)q * N + c->stretch_a[i]] - x[(size_t)q * N + c->stretch_b[i]];
+            double d = (double)x[(size_t)q * N + c->stretch_a[i]] - x[(size_t)q * N + c->stretch_b[i]];
             l2 += d * d;
         }
         worst = fmax(worst, fabs(sqrt(l2) / c->stretch_rest[i] - 1.0));

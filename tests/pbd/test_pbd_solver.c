@@ -41,7 +41,7 @@ static void pose_and_step(const ps_test_rig* rig, void* inst, float bend, float 
 static size_t tissue_bytes(void* inst)
 {
     return 3u * (size_t)pbd_sim_constraints(pbd_instance_sim(inst))->particle_count *
-           sizeof(double);
+           sizeof(float);
 }
 
 /* Every split of a colour into jobs gives the same bits (the constraints of a colour touch
@@ -214,10 +214,10 @@ static void test_bake_round_trip(void** state)
     ps_test_rig_free(&rig);
 }
 
-/* The settled tissue of the cylinder bent 90 degrees with the given parameters (3N doubles,
+/* The settled tissue of the cylinder bent 90 degrees with the given parameters (3N floats,
  * columns of N, into out); `steps` steps of the pose after a rest start. */
 static void settle(const ps_test_rig* rig, const sinew_param* params, uint32_t count,
-                   uint32_t steps, double* out, double* diagonal)
+                   uint32_t steps, float* out, double* diagonal)
 {
     ps_test_host host;
     ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
@@ -228,10 +228,10 @@ static void settle(const ps_test_rig* rig, const sinew_param* params, uint32_t c
     vt->destroy(inst);
 }
 
-static double largest_difference(const double* a, const double* b, size_t count)
+static double largest_difference(const float* a, const float* b, size_t count)
 {
     double worst = 0.0;
-    for (size_t k = 0; k < count; ++k) worst = fmax(worst, fabs(a[k] - b[k]));
+    for (size_t k = 0; k < count; ++k) worst = fmax(worst, fabs((double)a[k] - b[k]));
     return worst;
 }
 
@@ -251,10 +251,10 @@ static void test_xpbd_independence(void** state)
     ps_test_host probe;
     ps_test_host_init(&probe, SINEW_LOG_WARNING, 0);
     void* inst = prepare(&probe, &rig.view, NULL, 0);
-    size_t count = tissue_bytes(inst) / sizeof(double);
+    size_t count = tissue_bytes(inst) / sizeof(float);
     vt->destroy(inst);
-    double* x[5];
-    for (int k = 0; k < 5; ++k) x[k] = malloc(sizeof(double) * count);
+    float* x[5];
+    for (int k = 0; k < 5; ++k) x[k] = malloc(sizeof(float) * count);
     double diag = 1.0;
     settle(&rig, base, 1, 300, x[0], &diag);
     settle(&rig, more, 1, 300, x[1], &diag);
