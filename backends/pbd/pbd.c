@@ -110,8 +110,8 @@ static void pbd_destroy(void* instance)
 static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view* rig,
                                 const pbd_params* p, ps_model* m, bool* baked)
 {
-    *baked = rig->baked_backend && rig->baked_data &&
-             (strcmp(rig->baked_backend, PBD_NAME) == 0 || strcmp(rig->baked_backend, PS_NAME) == 0);
+    const char* name = rig->baked_backend;
+    *baked = name && rig->baked_data && (strcmp(name, PBD_NAME) == 0 || strcmp(name, PS_NAME) == 0);
     if (*baked) return ps_bake_read(host, rig, rig->baked_data, rig->baked_size, m);
     ps_params pp;
     pbd_model_params(p, &pp);

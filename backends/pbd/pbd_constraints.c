@@ -124,7 +124,8 @@ static void add_tets(const ps_model* m, const pbd_params* p, const float* w, con
         uint32_t k = raw->edges + raw->tets++;
         memcpy(raw->particles + 4u * k, v, 4u * sizeof(uint32_t));
         raw->rest[k] = pbd_tet_volume6(rest, 2u * (size_t)m->n, v, NULL);
-        raw->alpha[k] = (float)(36.0 * p->volume_compliance * fabs((double)raw->rest[k]) / 6.0 / h2);
+        double volume = fabs((double)raw->rest[k]) / 6.0;
+        raw->alpha[k] = (float)(36.0 * p->volume_compliance * volume / h2);
     }
 }
 
@@ -241,7 +242,8 @@ sinew_result pbd_constraints_build(const sinew_host_api* host, const ps_model* m
     }
     if (r == SINEW_OK) r = group(host, &raw, colour, out);
     void* scratch[] = {volume, held, raw.particles, raw.rest, raw.alpha, colour};
-    for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; ++i) sinew_host_free(host, scratch[i]);
+    for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; ++i)
+        sinew_host_free(host, scratch[i]);
     if (r != SINEW_OK) pbd_constraints_free(host, out);
     return r;
 }

@@ -180,8 +180,10 @@ sinew_result pbd_sim_create(const sinew_host_api* host, const ps_model* m,
 void pbd_sim_set_pose(pbd_sim* s, const float* skinning)
 {
     for (uint32_t j = 0; j < s->m->joint_count; ++j)
-        for (int k = 0; k < 16; ++k)
-            s->skinning[16u * j + k] = skinning ? skinning[16u * j + k] : ((k % 5 == 0) ? 1.0f : 0.0f);
+        for (int k = 0; k < 16; ++k) {
+            float identity = (k % 5 == 0) ? 1.0f : 0.0f;
+            s->skinning[16u * j + k] = skinning ? skinning[16u * j + k] : identity;
+        }
     s->pose_dirty = 1;
 }
 

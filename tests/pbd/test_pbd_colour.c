@@ -28,10 +28,12 @@ static void colour_of(const uint32_t* particles, uint32_t count, uint32_t partic
         for (uint32_t b = a + 1u; b < count; ++b) {
             if (colour[a] != colour[b]) continue;
             for (int i = 0; i < 4; ++i)
-                for (int j = 0; j < 4; ++j)
-                    if (particles[4u * a + i] != NONE && particles[4u * a + i] == particles[4u * b + j])
-                        fail_msg("constraints %u and %u share particle %u in colour %u", a, b,
-                                 particles[4u * a + i], colour[a]);
+                for (int j = 0; j < 4; ++j) {
+                    uint32_t p = particles[4u * a + i];
+                    if (p != NONE && p == particles[4u * b + j])
+                        fail_msg("constraints %u and %u share particle %u in colour %u", a, b, p,
+                                 colour[a]);
+                }
         }
 }
 

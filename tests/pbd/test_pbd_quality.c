@@ -77,7 +77,8 @@ static double largest_stretch_error(const pbd_constraints* c, const float* x)
     for (uint32_t i = 0; i < c->stretch_count; ++i) {
         double l2 = 0.0;
         for (int q = 0; q < 3; ++q) {
-            double d = (double)x[(size_t)q * N + c->stretch_a[i]] - x[(size_t)q * N + c->stretch_b[i]];
+            const float* col = x + (size_t)q * N;
+            double d = (double)col[c->stretch_a[i]] - col[c->stretch_b[i]];
             l2 += d * d;
         }
         worst = fmax(worst, fabs(sqrt(l2) / c->stretch_rest[i] - 1.0));
