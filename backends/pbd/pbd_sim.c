@@ -4,8 +4,8 @@
  * the velocity update v = lambda (x - x_prev) / h. Particles of zero inverse mass (base
  * vertices, skin vertices no kept tet holds) sit on their targets, placed as fps places its
  * Dirichlet vertices: the bone's skinning matrix, skin sliding near joints (2018 Sec. 4.2) and
- * the clamp of the joints' contacts (2018 Sec. 5), whose planes also hold the skin vertices
- * near folding joints on their side in every iteration (Sec. 5.3).
+ * the clamp of the joints' contacts (2018 Sec. 5) spread as fps spreads it, whose planes also
+ * hold the skin vertices near folding joints on their side in every iteration (Sec. 5.3).
  * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
@@ -13,6 +13,10 @@
 #include <time.h>
 
 #include "pbd_internal.h"
+
+/* The one-rings over which the clamp of the joints' contacts is spread: fps's choice
+ * (backends/fps/README.md, joint_collisions), whose base vertices are as hard as pbd's. */
+#define PBD_CLAMP_SPREAD_RINGS 8u
 
 struct pbd_sim {
     sinew_host_api host;
@@ -34,6 +38,7 @@ struct pbd_sim {
     float* skin_n;
     ps_slide* slide;
     ps_collide* joints;      /* the joints' contacts (2018 Sec. 5), NULL without */
+    ps_clamp_spread* spread; /* their clamp of the base targets, spread (ps_clamp_spread.c) */
     double* contact_x;       /* 3N: the contacts' skin vertices for ps_collide_project */
     double* contact;         /* 3N: their projections */
     double* contact_weight;  /* per contact vertex: 1 */
@@ -54,6 +59,7 @@ void pbd_sim_destroy(pbd_sim* s)
     if (!s) return;
     sinew_host_api host = s->host;
     ps_slide_destroy(s->slide);
+    ps_clamp_spread_destroy(s->spread);
     ps_collide_destroy(s->joints);
     pbd_constraints_free(&host, &s->con);
     void* arrays[] = {s->x,        s->v,         s->x_prev,         s->target,
@@ -111,6 +117,8 @@ static sinew_result create_targets(pbd_sim* s)
     if (s->p.sliding && m->slide_vertex_count > 0) r = ps_slide_create(&s->host, m, &s->slide);
     if (r == SINEW_OK && s->p.collisions && m->collision_pair_count > 0)
         r = ps_collide_create(&s->host, m, &s->joints);
+    if (r == SINEW_OK && s->joints)
+        r = ps_clamp_spread_create(&s->host, m, PBD_CLAMP_SPREAD_RINGS, &s->spread);
     if (r == SINEW_OK && s->joints) {
         uint32_t count = ps_collide_vertex_count(s->joints);
         s->contact_x = (double*)sinew_host_calloc(&s->host, 3u * (size_t)s->N, sizeof(double));
@@ -188,8 +196,8 @@ void pbd_sim_set_pose(pbd_sim* s, const float* skinning)
 }
 
 /* Targets of the particles of zero inverse mass: the rest position moved by the bone's
- * skinning matrix, skin sliding near joints, and the clamp of the joints' contacts, with the
- * code fps places its constrained vertices with. */
+ * skinning matrix, skin sliding near joints, and the clamp of the joints' contacts spread
+ * around the clamped anchors, exactly as fps places its constrained vertices. */
 static void update_targets(pbd_sim* s)
 {
     uint32_t N = s->N;
@@ -203,13 +211,9 @@ static void update_targets(pbd_sim* s)
                 (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
     }
     if (s->slide) ps_slide_targets(s->slide, s->skinning, s->target, N);
-    /* ps's clamp: fps spreads it over 8 one-rings (ps_clamp_spread.c) against the pit a
-     * clamped hard anchor pulls into the skin; here the contacts also project the skin
-     * (project_contacts), and the spreading measured no better (README.md, "Collisions") at
-     * nine times the cost */
     if (s->joints) {
         ps_collide_pose(s->joints, s->skinning);
-        ps_collide_clamp_targets(s->joints, s->target, N);
+        ps_clamp_spread_apply(s->spread, s->joints, s->target, N);
     }
 }
 
