@@ -109,18 +109,49 @@ static void add_edges(const ps_model* m, const pbd_params* p, const float* w, co
     }
 }
 
-/* Kept tets with a moving corner, after the edges: rest 6 V0 from the same formula as the
- * projection, and alpha~ = alpha / h^2 of alpha = c_v |V0| (the compliance of the volume
- * change relative to V0 per unit rest volume) times 36 for the constraint 6 V - 6 V0 that
- * pbd_tet_volume6 solves. */
-static void add_tets(const ps_model* m, const pbd_params* p, const float* w, const float* rest,
-                     raw_constraints* raw)
+/* A kept tet with a moving corner: its smallest particle (a skin vertex), for the order. */
+typedef struct tet_entry {
+    uint32_t first;
+    uint32_t tet;
+} tet_entry;
+
+static int tet_order(const void* a, const void* b)
 {
-    double h2 = p->timestep * p->timestep;
+    const tet_entry* x = (const tet_entry*)a;
+    const tet_entry* y = (const tet_entry*)b;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return x->tet < y->tet ? -1 : (x->tet > y->tet ? 1 : 0);
+}
+
+/* The kept tets with a moving corner, sorted by their smallest particle as the edges are (so
+ * each colour's constraints of both kinds run through the particles in one order). Returns
+ * how many. */
+static uint32_t order_tets(const ps_model* m, const float* w, tet_entry* e)
+{
+    uint32_t k = 0;
     for (uint32_t t = 0; t < m->tet_count; ++t) {
         if (m->tet_excluded[t]) continue;
         const uint32_t* v = m->tets + 4u * t;
         if (!(w[v[0]] > 0.0f || w[v[1]] > 0.0f || w[v[2]] > 0.0f || w[v[3]] > 0.0f)) continue;
+        uint32_t first = v[0];
+        for (int c = 1; c < 4; ++c) first = v[c] < first ? v[c] : first;
+        e[k].first = first;
+        e[k++].tet = t;
+    }
+    qsort(e, k, sizeof *e, tet_order);
+    return k;
+}
+
+/* The tets of order_tets after the edges: rest 6 V0 from the same formula as the projection,
+ * and alpha~ = alpha / h^2 of alpha = c_v |V0| (the compliance of the volume change relative
+ * to V0 per unit rest volume) times 36 for the constraint 6 V - 6 V0 that pbd_tet_volume6
+ * solves. */
+static void add_tets(const ps_model* m, const pbd_params* p, const float* rest,
+                     const tet_entry* e, uint32_t count, raw_constraints* raw)
+{
+    double h2 = p->timestep * p->timestep;
+    for (uint32_t j = 0; j < count; ++j) {
+        const uint32_t* v = m->tets + 4u * e[j].tet;
         uint32_t k = raw->edges + raw->tets++;
         memcpy(raw->particles + 4u * k, v, 4u * sizeof(uint32_t));
         raw->rest[k] = pbd_tet_volume6(rest, 2u * (size_t)m->n, v, NULL);
@@ -155,7 +186,7 @@ static bool alloc_grouped(const sinew_host_api* host, pbd_constraints* c)
 }
 
 /* Sec. 4: the constraints of each colour contiguous, stretch and volume apart, each kind in
- * its raw order within a colour (edges sorted by their particles, tets in the model's order). */
+ * its raw order within a colour (both sorted by their smallest particle). */
 static sinew_result group(const sinew_host_api* host, const raw_constraints* raw,
                           const uint32_t* colour, pbd_constraints* c)
 {
@@ -203,18 +234,19 @@ static sinew_result raw_build(const sinew_host_api* host, const ps_model* m, con
     size_t most = 7u * (size_t)m->tet_count + 1u; /* 6 edges and the tet itself per tet */
     edge_entry* e = (edge_entry*)sinew_host_calloc(host, 6u * (size_t)m->tet_count + 1u,
                                                    sizeof(edge_entry));
+    tet_entry* t = (tet_entry*)sinew_host_calloc(host, (size_t)m->tet_count + 1u,
+                                                 sizeof(tet_entry));
     raw->particles = (uint32_t*)sinew_host_calloc(host, most, 4u * sizeof(uint32_t));
     raw->rest = (float*)sinew_host_calloc(host, most, sizeof(float));
     raw->alpha = (float*)sinew_host_calloc(host, most, sizeof(float));
-    if (!e || !raw->particles || !raw->rest || !raw->alpha) {
-        sinew_host_free(host, e);
-        return oom(host);
+    sinew_result r = e && t && raw->particles && raw->rest && raw->alpha ? SINEW_OK : oom(host);
+    if (r == SINEW_OK) {
+        add_edges(m, p, w, rest, e, collect_edges(m, e), raw);
+        add_tets(m, p, rest, t, order_tets(m, w, t), raw);
     }
-    uint32_t entries = collect_edges(m, e);
-    add_edges(m, p, w, rest, e, entries, raw);
-    add_tets(m, p, w, rest, raw);
     sinew_host_free(host, e);
-    return SINEW_OK;
+    sinew_host_free(host, t);
+    return r;
 }
 
 sinew_result pbd_constraints_build(const sinew_host_api* host, const ps_model* m,
