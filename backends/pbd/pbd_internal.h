@@ -38,6 +38,8 @@ typedef struct pbd_params {
     char bone_radii[1024];
     int profile;               /* 1: time the phases of each step, one INFO line on destroy */
     sinew_simd simd;           /* the projections' kernels: AUTO, SCALAR or AVX512 */
+    uint32_t grain;            /* constraints of a colour per job range at least; a colour of
+                                  at most this many runs on the calling thread */
     ps_jump_params jump;       /* jump_angle, jump_distance (backends/ps/ps_jump.c) */
 } pbd_params;
 
@@ -123,6 +125,7 @@ struct pbd_solve {
     uint32_t colour;            /* the colour being solved */
     pbd_range_fn stretch;       /* the kernels of the `simd` parameter */
     pbd_range_fn volume;
+    uint32_t grain;             /* the `grain` parameter: constraints per job range at least */
 };
 
 void pbd_stretch_scalar(const pbd_solve* s, uint32_t first, uint32_t last);

@@ -22,6 +22,7 @@ void pbd_params_default(pbd_params* p)
     p->collisions = 1;
     p->sliding = 1;
     p->simd = SINEW_SIMD_AUTO;
+    p->grain = 4096u;
     p->decimate_above = 12000u;
     p->simulation_vertices = 4000u;
     ps_jump_params_default(&p->jump);
@@ -75,6 +76,7 @@ static const pbd_key pbd_keys[] = {
     PBD_KEY(bone_radii, PBD_VALUE_TEXT, 0.0, 0.0, false, false, NULL),
     PBD_KEY(profile, PBD_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
     PBD_KEY(simd, PBD_VALUE_SIMD, 0.0, 0.0, false, false, "one of auto, scalar, avx512"),
+    PBD_KEY(grain, PBD_VALUE_COUNT, 1.0, 1e8, false, false, "1..100000000"),
 };
 
 #undef PBD_KEY
@@ -157,7 +159,7 @@ static sinew_result parse_param(const sinew_host_api* host, const sinew_param* p
                                "damping, compliance, stretch_compliance, volume_compliance, "
                                "stretch_stiffness, volume_stiffness, mass, collisions, sliding, "
                                "decimate_above, simulation_vertices, bone_radii, profile, simd, "
-                               "jump_angle, jump_distance)", key);
+                               "grain, jump_angle, jump_distance)", key);
     if (seen->key[k])
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "pbd: parameter \"%s\" is given twice", key);

@@ -5,13 +5,6 @@
  * a colour gives the same bits. SPDX-License-Identifier: MIT */
 #include "pbd_kernels.h"
 
-/* Constraints of one colour per job chunk at least, and the size up to which a colour runs on
- * the calling thread: a step hands colours x iterations ranges to the job system (460 on the
- * male), and a range of fewer projections (a few microseconds with the SIMD kernels) gains
- * less from a second thread than its hand-over and the wait for the slowest chunk cost
- * (README.md, "Figures": the cylinder, whose colours hold 10 to 420, at 256). */
-#define PBD_GRAIN 1024u
-
 void pbd_stretch_scalar(const pbd_solve* s, uint32_t first, uint32_t last)
 {
     for (uint32_t i = first; i < last; ++i) pbd_project_stretch(s, i);
@@ -55,6 +48,6 @@ void pbd_project_iteration(const sinew_host_api* host, pbd_solve* solve)
     for (uint32_t q = 0; q < solve->c->colour_count; ++q) {
         solve->colour = q;
         sinew_host_parallel_for(host, pbd_project_range, solve, pbd_colour_size(solve->c, q),
-                                PBD_GRAIN);
+                                solve->grain);
     }
 }

@@ -143,6 +143,7 @@ static void solver_view(pbd_sim* s)
     v->stretch_lambda = s->stretch_lambda;
     v->volume_lambda = s->volume_lambda;
     v->xpbd = s->p.compliance;
+    v->grain = s->p.grain;
     v->stretch = pbd_stretch_scalar;
     v->volume = pbd_volume_scalar;
 #if defined(SINEW_SKIN_X86)

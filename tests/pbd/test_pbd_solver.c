@@ -70,7 +70,9 @@ static void test_job_splits(void** state)
     ps_test_rig_free(&rig);
 }
 
-/* Through the runtime: a world of two threads gives the bits of a world of one. */
+/* Through the runtime: a world of two threads gives the bits of a world of one, with colours
+ * split into ranges of at least 64 constraints (the default grain keeps the cylinder's
+ * colours, 10 to 420 constraints, on the calling thread). */
 static void run_world(uint32_t threads, const sample_character* ch, float* out)
 {
     sinew_test_log log;
@@ -79,8 +81,11 @@ static void run_world(uint32_t threads, const sample_character* ch, float* out)
     sinew_skin skin;
     assert_int_equal(sinew_rig_create(world, &ch->rig, &rig), SINEW_OK);
     sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
+    const sinew_param params[] = {{"grain", "64"}};
     sd.rig = rig;
     sd.backend = "pbd";
+    sd.params = params;
+    sd.param_count = 1;
     assert_int_equal(sinew_world_add_skin(world, &sd, &skin), SINEW_OK);
     uint32_t jn = ch->rig.skeleton.joint_count, n = ch->rig.render_mesh.vertex_count;
     float* pose = malloc(sizeof(float) * 16u * jn);
@@ -300,6 +305,7 @@ static void test_bad_params(void** state)
         {{"jump_angle", "181"}, {NULL, NULL}},        {{"jump_distance", "-1"}, {NULL, NULL}},
         {{"strain_weight", "1"}, {NULL, NULL}},       {{"iterations", NULL}, {NULL, NULL}},
         {{"simd", "avx2"}, {NULL, NULL}},             {{"simd", "fast"}, {NULL, NULL}},
+        {{"grain", "0"}, {NULL, NULL}},
         {{"iterations", "5"}, {"iterations", "6"}},   {{"jump_angle", "5"}, {"jump_angle", "6"}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
