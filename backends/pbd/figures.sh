@@ -40,11 +40,13 @@ quality() {
         "$(json volume_ratio <<<"$out")" "$(json max_edge_stretch <<<"$out")"
 }
 
-# Median ms per step of backend $1 on character $2 with $3 threads (and the run medians).
+# Median ms per step of backend $1 on character $2 with $3 threads (and the run medians);
+# further arguments go to sinew-bench (--set KEY=VALUE).
 bench() {
     local out
     out=$("$BUILD/bin/sinew-bench" --character "$2" --backend "$1" --threads "$3" \
-        --frames "$FRAMES" --repeat "$REPEAT" --json 2>/dev/null) || { printf 'failed'; return; }
+        --frames "$FRAMES" --repeat "$REPEAT" --json "${@:4}" 2>/dev/null) ||
+        { printf 'failed'; return; }
     printf '%.2f (runs %s)' "$(json ms_per_frame_median <<<"$out")" \
         "$(tr -d '\n' <<<"$out" | sed -n 's/.*"run_medians_ms": *\[\([^]]*\)\].*/\1/p' |
            awk -F', *' '{for (i = 1; i <= NF; ++i) printf "%s%.2f", (i > 1 ? " " : ""), $i}')"
@@ -82,6 +84,8 @@ echo "|---|---|---|"
 for b in pbd fps; do
     echo "| $b, male (animation 0) | $(bench "$b" "$MALE" 1) | $(bench "$b" "$MALE" 2) |"
 done
+echo "| pbd grain=1024, male | $(bench pbd "$MALE" 1 --set grain=1024) |" \
+     "$(bench pbd "$MALE" 2 --set grain=1024) |"
 echo "| pbd, cylinder (animation 0) | $(bench pbd "$CYLINDER" 1) | $(bench pbd "$CYLINDER" 2) |"
 echo
 echo "Where a pbd step goes on the male (1 thread, sinew-pbd-profile, $FRAMES frames):"
