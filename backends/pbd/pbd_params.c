@@ -15,7 +15,7 @@ void pbd_params_default(pbd_params* p)
     p->damping = 0.95;
     p->compliance = 1;
     p->stretch_compliance = 1.0;
-    p->volume_compliance = 1.0;
+    p->volume_compliance = 2.0;
     p->stretch_stiffness = 1.0;
     p->volume_stiffness = 1.0;
     p->mass = 0.0005;

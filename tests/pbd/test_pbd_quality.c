@@ -129,7 +129,7 @@ static bend_figures bend(const ps_test_rig* rig, const sample_topology* topology
 
 /* More iterations solve the same constraints further: neither error grows. The settled shape
  * is nearly converged at 5 iterations with the default compliances; between 5 and 20 the
- * largest edge error still moves by 0.2 % of itself (0.7719 to 0.7733 at 90 degrees, the
+ * largest edge error still moves by 0.1 % of itself (0.7708 to 0.7717 at 90 degrees, the
  * worst edge of the fold taking its converged length), which the bound of 0.5 % allows; a
  * solver that lost accuracy with more iterations moves it by far more. */
 static void test_iterations(void** state)
