@@ -163,6 +163,9 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
 #if defined(SINEW_HAVE_FPS)
     if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_fps, 0);
 #endif
+#if defined(SINEW_HAVE_PBD)
+    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_pbd, 0);
+#endif
     if (r != SINEW_OK) {
         sinew_world_destroy(world);
         return r;

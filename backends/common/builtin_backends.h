@@ -13,5 +13,8 @@ extern const sinew_backend_vtable sinew_backend_ps;   /* backends/ps (needs CHOL
 #if defined(SINEW_HAVE_FPS)
 extern const sinew_backend_vtable sinew_backend_fps;  /* backends/fps (PCG; CHOLMOD optional) */
 #endif
+#if defined(SINEW_HAVE_PBD)
+extern const sinew_backend_vtable sinew_backend_pbd;  /* backends/pbd */
+#endif
 
 #endif

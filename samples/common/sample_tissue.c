@@ -147,7 +147,7 @@ void sample_rig_view_free(sample_rig_view* view)
 int sample_backend_is_volumetric(const char* backend)
 {
     return backend && (strcmp(backend, "ps") == 0 || strcmp(backend, "fps") == 0 ||
-                       strcmp(backend, "fps-cuda") == 0);
+                       strcmp(backend, "fps-cuda") == 0 || strcmp(backend, "pbd") == 0);
 }
 
 /* One shaping key into *out; 1 when `key` is none of them (ignored). */

@@ -48,7 +48,7 @@ typedef struct sample_tissue_params {
 int sample_tissue_params_parse(const sinew_param* params, uint32_t count,
                                sample_tissue_params* out);
 
-/* Is `backend` one that simulates the tissue model (ps, fps, fps-cuda)? */
+/* Is `backend` one that simulates the tissue model (ps, fps, fps-cuda, pbd)? */
 int sample_backend_is_volumetric(const char* backend);
 
 typedef struct sample_tissue {

@@ -24,5 +24,8 @@ int main(void)
 #if defined(SINEW_HAVE_FPS)
     failed += check(&sinew_backend_fps, "fps");
 #endif
+#if defined(SINEW_HAVE_PBD)
+    failed += check(&sinew_backend_pbd, "pbd");
+#endif
     return failed ? 1 : 0;
 }

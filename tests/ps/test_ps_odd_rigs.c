@@ -1,8 +1,9 @@
 /* Rigs at the edge of what the tissue model of ps and fps (backends/ps, the sinew_tissue
  * library) accepts: one joint on the skin, a simulation mesh away from the render mesh, and
  * parts of the skin that no bone reaches. Each either works as documented in
- * backends/ps/README.md ("Contract") or is refused with one clear error. Run through both
- * backends' function tables without the runtime. SPDX-License-Identifier: MIT */
+ * backends/ps/README.md ("Contract") or is refused with one clear error. Run through the
+ * function tables of the backends on that model (ps, fps, pbd) without the runtime.
+ * SPDX-License-Identifier: MIT */
 #include "ps_fixture.h"
 
 #include <math.h>
@@ -11,7 +12,13 @@
 
 #include "builtin_backends.h"
 
-static const sinew_backend_vtable* const backends[2] = {&sinew_backend_ps, &sinew_backend_fps};
+static const sinew_backend_vtable* const backends[] = {
+    &sinew_backend_ps, &sinew_backend_fps,
+#if defined(SINEW_HAVE_PBD)
+    &sinew_backend_pbd,
+#endif
+};
+enum { BACKEND_COUNT = sizeof backends / sizeof backends[0] };
 
 /* Steps `inst` `steps` times under the one pose `skinning` and reads the render positions. */
 static void run_pose(const sinew_backend_vtable* vt, void* inst, uint32_t joints,
@@ -59,7 +66,7 @@ static void test_one_joint_on_the_skin(void** state)
     const float T[16] = {0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 1, 0, 2.25f, 2.0f, -0.25f, 1};
     uint32_t n = v.render_mesh.vertex_count;
     float* out = malloc(sizeof(float) * 3u * n);
-    for (int b = 0; b < 2; ++b) {
+    for (int b = 0; b < BACKEND_COUNT; ++b) {
         ps_test_host host;
         ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
         void* inst = NULL;
@@ -93,7 +100,7 @@ static void test_simulation_mesh_away(void** state)
         }
         v.simulation_mesh = v.render_mesh;
         v.simulation_mesh.positions = moved;
-        for (int b = 0; b < 2; ++b) {
+        for (int b = 0; b < BACKEND_COUNT; ++b) {
             ps_test_host host;
             ps_test_host_init(&host, SINEW_LOG_ERROR, 0);
             void* inst = NULL;
@@ -155,7 +162,7 @@ static void test_part_without_bone(void** state)
     float* skinning = malloc(sizeof(float) * 16u * jn);
     float* out = malloc(sizeof(float) * 3u * n);
     ps_test_skinning(&rig, 2, 60.0f, 20.0f, skinning);
-    for (int b = 0; b < 2; ++b) {
+    for (int b = 0; b < BACKEND_COUNT; ++b) {
         ps_test_host host;
         ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
         host.api.logger.func = count_pinned;

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The figures of backends/pbd/README.md ("Figures"), printed as Markdown: the colours of the
+# constraint graph (sinew-pbd-profile), quality against the other backends (sinew-quality:
+# intersecting render pairs / volume ratio / largest edge stretch) and step times
+# (sinew-bench, medians of several runs).
+#   backends/pbd/figures.sh [BUILD_DIR]       (default: $SINEW_BUILD_DIR, else build/)
+# Environment: SINEW_DATA_DIR (default ../shared/data beside the checkout), PBD_REPEAT (bench
+# runs per case, default 5), PBD_FRAMES (frames per run, default 600).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${1:-${SINEW_BUILD_DIR:-$ROOT/build}}
+DATA=${SINEW_DATA_DIR:-$ROOT/../shared/data}
+REPEAT=${PBD_REPEAT:-5}
+FRAMES=${PBD_FRAMES:-600}
+CYLINDER=$DATA/characters/cylinder/cylinder.ini
+TBONE=$DATA/characters/tbone/tbone.ini
+MALE=$DATA/characters/male/male.ini
+
+for tool in sinew-quality sinew-bench sinew-pbd-profile; do
+    [ -x "$BUILD/bin/$tool" ] || { echo "figures.sh: $BUILD/bin/$tool is not built" >&2; exit 1; }
+done
+[ -f "$MALE" ] || { echo "figures.sh: no test data at $DATA" >&2; exit 77; }
+
+# The value of a top-level key of the tools' JSON (one key per line).
+json() { sed -n "s/^ *\"$1\": *\([^,]*\),\{0,1\}$/\1/p" | head -n 1; }
+
+# Is backend $1 registered in this build? (ps needs CHOLMOD.)
+have() {
+    "$BUILD/bin/sinew-quality" --character "$CYLINDER" --backend "$1" --pose bend:0 \
+        --threads 1 --settle 1 >/dev/null 2>&1
+}
+
+# "pairs / volume ratio / largest edge stretch" of backend $1 on character $2, pose $3, joint $4.
+quality() {
+    local out
+    out=$("$BUILD/bin/sinew-quality" --character "$2" --backend "$1" --pose "$3" --joint "$4" \
+        --threads 1 --json 2>/dev/null) || { printf 'failed'; return; }
+    printf '%s / %.3f / %.2f' "$(json self_intersections <<<"$out")" \
+        "$(json volume_ratio <<<"$out")" "$(json max_edge_stretch <<<"$out")"
+}
+
+# Median ms per step of backend $1 on character $2 with $3 threads (and the run medians);
+# further arguments go to sinew-bench (--set KEY=VALUE).
+bench() {
+    local out
+    out=$("$BUILD/bin/sinew-bench" --character "$2" --backend "$1" --threads "$3" \
+        --frames "$FRAMES" --repeat "$REPEAT" --json "${@:4}" 2>/dev/null) ||
+        { printf 'failed'; return; }
+    printf '%.2f (runs %s)' "$(json ms_per_frame_median <<<"$out")" \
+        "$(tr -d '\n' <<<"$out" | sed -n 's/.*"run_medians_ms": *\[\([^]]*\)\].*/\1/p' |
+           awk -F', *' '{for (i = 1; i <= NF; ++i) printf "%s%.2f", (i > 1 ? " " : ""), $i}')"
+}
+
+echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "| character | constraints and colours (INFO line of prepare) |"
+echo "|---|---|"
+for ch in "$CYLINDER" "$TBONE" "$MALE"; do
+    line=$("$BUILD/bin/sinew-pbd-profile" "$ch" 1 1 2>/dev/null | sed -n 's/^pbd: prepared //p')
+    echo "| $(basename "$ch" .ini) | ${line%%; model*} |"
+done
+
+backends=(lbs)
+have ps && backends+=(ps)
+backends+=(fps pbd)
+echo
+printf '| case |'; printf ' %s |' "${backends[@]}"; echo
+printf '|---|'; printf -- '---|%.0s' "${backends[@]}"; echo
+cases=("cylinder joint2 bend:90" "cylinder joint2 bend:120" "cylinder joint2 bend:150"
+       "male l_elbow bend:-120" "male r_knee bend:-120" "male r_shoulder bend:120")
+for c in "${cases[@]}"; do
+    read -r name joint pose <<<"$c"
+    file=$CYLINDER
+    [ "$name" = male ] && file=$MALE
+    printf '| %s %s %s |' "$name" "$joint" "$pose"
+    for b in "${backends[@]}"; do printf ' %s |' "$(quality "$b" "$file" "$pose" "$joint")"; done
+    echo
+done
+
+echo
+echo "| step time, ms per step (median of $REPEAT runs of $FRAMES frames) | 1 thread | 2 threads |"
+echo "|---|---|---|"
+for b in pbd fps; do
+    echo "| $b, male (animation 0) | $(bench "$b" "$MALE" 1) | $(bench "$b" "$MALE" 2) |"
+done
+echo "| pbd grain=1024, male | $(bench pbd "$MALE" 1 --set grain=1024) |" \
+     "$(bench pbd "$MALE" 2 --set grain=1024) |"
+echo "| pbd, cylinder (animation 0) | $(bench pbd "$CYLINDER" 1) | $(bench pbd "$CYLINDER" 2) |"
+echo
+echo "Where a pbd step goes on the male (1 thread, sinew-pbd-profile, $FRAMES frames):"
+echo
+"$BUILD/bin/sinew-pbd-profile" "$MALE" 1 "$FRAMES" 2>/dev/null | sed -n 's/^pbd profile: /- /p'

@@ -1,0 +1,359 @@
+/* The `pbd` backend: position based dynamics on the tissue mesh with graph-coloured parallel
+ * constraint solving (Fratarcangeli and Pellacini, ../shared/papers/parallel-position-based-
+ * dynamics.txt). The tissue model is ps's (backends/ps, object library sinew_tissue); the
+ * constraints are a stretch constraint per tet edge and a volume constraint per tet (Sec. 3.1,
+ * pbd_constraints.c), coloured greedily in smallest-last order (Sec. 4, pbd_colour.c) and
+ * solved colour by colour over the host's job system (pbd_project.c), with XPBD compliance
+ * or plain PBD stiffness; base vertices follow the bones as fps's hard constraints do
+ * (pbd_sim.c). Parameters: pbd_params.c and README.md. SPDX-License-Identifier: MIT
+ *
+ * Contract: that of fps (backends/fps/README.md): base vertices sit exactly on their targets
+ * at every step; each `step` advances by `timestep` whatever dt it is given (dt is only
+ * checked); the render mesh is upsampled with ps's normal displacements (2018 Sec. 6). */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtin_backends.h"
+#include "pbd_internal.h"
+
+#define PBD_MAGIC 0x7062646bu
+/* The reach of the folding joints' contacts in joint radii (ps_collide_candidates_near): ps's,
+ * whose skin projection pbd shares. fps takes 3.3 to keep its limb capsules apart, which pbd
+ * lacks; at 3.3 the cylinder's bend:150 kept 58 pairs (README.md, "Collisions"). */
+#define PBD_JOINT_REACH 8.0
+
+typedef struct pbd_instance {
+    uint32_t magic;
+    sinew_host_api host;
+    pbd_params params;
+    ps_model model;
+    pbd_sim* sim;
+    uint32_t joint_count;
+    const uint32_t* render_indices;
+    ps_output out;   /* render-mesh output (own buffers, binding) */
+    float* latest;   /* the pose of the next step, 16 floats per joint */
+    bool pose_pending;
+    ps_jump jump;    /* pose discontinuities (backends/ps/ps_jump.c) */
+} pbd_instance;
+
+static pbd_instance* pbd_cast(void* instance)
+{
+    pbd_instance* inst = (pbd_instance*)instance;
+    return inst && inst->magic == PBD_MAGIC ? inst : NULL;
+}
+
+/* What ps_output calls on the simulation. */
+static void upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
+                        size_t normal_stride)
+{
+    pbd_sim_upsample((pbd_sim*)sim, positions, position_stride, normals, normal_stride);
+}
+
+static void render_velocities_cb(const void* sim, float* velocities)
+{
+    pbd_sim_render_velocities((const pbd_sim*)sim, velocities);
+}
+
+static void set_skin_cb(void* sim, const float* positions, const float* velocities)
+{
+    pbd_sim_set_skin((pbd_sim*)sim, positions, velocities);
+}
+
+static const ps_output_sim pbd_sim_ops = {upsample_cb, render_velocities_cb, set_skin_cb};
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* profile=1: the per-step means of the phases, one INFO line. */
+static void log_profile(const sinew_host_api* host, const pbd_sim* sim)
+{
+    double sec[4];
+    uint64_t steps;
+    pbd_sim_profile(sim, sec, &steps);
+    if (steps == 0) return;
+    double f = 1e3 / (double)steps;
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "pbd profile: %llu steps, per step: targets and prediction %.3f ms, coloured "
+                   "sweeps %.3f ms, contacts %.3f ms, upsampling %.3f ms",
+                   (unsigned long long)steps, sec[0] * f, sec[1] * f, sec[2] * f, sec[3] * f);
+}
+
+/* ---- vtable ---- */
+
+static sinew_result pbd_probe(const sinew_host_api* host)
+{
+    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
+}
+
+static void pbd_destroy(void* instance)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    if (!inst) return;
+    sinew_host_api host = inst->host;
+    if (inst->sim && inst->params.profile) log_profile(&host, inst->sim);
+    pbd_sim_destroy(inst->sim);
+    ps_model_free(&host, &inst->model);
+    ps_output_free(&inst->out, &host);
+    ps_jump_free(&inst->jump);
+    sinew_host_free(&host, inst->latest);
+    inst->magic = 0;
+    sinew_host_free(&host, inst);
+}
+
+/* The model (ps's): restored from a "pbd" or "ps" blob, else built (decimating a lone large
+ * render mesh first, as ps does) with the joints' contact candidates when collisions are on. */
+static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view* rig,
+                                const pbd_params* p, ps_model* m, bool* baked)
+{
+    const char* name = rig->baked_backend;
+    *baked = name && rig->baked_data && (strcmp(name, PBD_NAME) == 0 || strcmp(name, PS_NAME) == 0);
+    if (*baked) return ps_bake_read(host, rig, rig->baked_data, rig->baked_size, m);
+    ps_params pp;
+    pbd_model_params(p, &pp);
+    sinew_rig_view view;
+    sinew_decimated_mesh decimated;
+    sinew_result r = ps_decimate_view(host, rig, &pp, &view, &decimated);
+    if (r != SINEW_OK) return r;
+    r = ps_model_build_with(host, &view, &pp, m);
+    if (r == SINEW_OK) m->decimated_triangles = decimated.triangle_count;
+    if (r == SINEW_OK && p->collisions)
+        r = ps_collide_candidates_near(host, &view, m, &pp, PBD_JOINT_REACH);
+    sinew_decimated_free(host, &decimated);
+    return r;
+}
+
+/* The parameters and the checks that need no instance. */
+static sinew_result check_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                                  const sinew_param* params, uint32_t param_count,
+                                  const void* next, pbd_params* p)
+{
+    sinew_result r = pbd_params_parse(host, params, param_count, p);
+    if (r != SINEW_OK) return r;
+    sinew_simd simd = p->simd;
+    r = pbd_simd_resolve(host, &simd);
+    if (r != SINEW_OK) return r;
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "pbd: takes no typed parameters (next is not NULL)");
+    return ps_check_rig(host, rig, PBD_NAME);
+}
+
+/* The simulation on the model and what the steps need around it: the render-mesh output, the
+ * latest pose and the pose-jump detection. */
+static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_rig_view* rig,
+                                       pbd_instance* inst)
+{
+    sinew_result r = pbd_sim_create(host, &inst->model, &inst->params, &inst->sim);
+    if (r != SINEW_OK) return r;
+    r = ps_output_init(&inst->out, host, PBD_NAME, &rig->render_mesh, &pbd_sim_ops, inst->sim);
+    if (r != SINEW_OK) return r;
+    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
+    if (!inst->latest)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "pbd: out of memory");
+    return ps_jump_init(&inst->jump, host, PBD_NAME, rig, &inst->model, &inst->params.jump);
+}
+
+/* One INFO line on the prepared instance: the model, the constraints and their colours
+ * (Sec. 4, Table 1 reports the same), and how long the model (t0 to t1) and the constraints
+ * with their colouring (t1 to now) took. */
+static void log_prepared(const sinew_host_api* host, const pbd_instance* inst, bool baked,
+                         double t0, double t1)
+{
+    const ps_model* m = &inst->model;
+    const pbd_constraints* c = pbd_sim_constraints(inst->sim);
+    uint32_t largest = 0, smallest = c->colour_count ? UINT32_MAX : 0u;
+    for (uint32_t q = 0; q < c->colour_count; ++q) {
+        uint32_t size = pbd_colour_size(c, q);
+        largest = size > largest ? size : largest;
+        smallest = size < smallest ? size : smallest;
+    }
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "pbd: %s %u skin vertices, %u bones, %u tets; %u stretch and %u volume "
+                   "constraints in %u colours of %u to %u (constraint graph degeneracy %u); "
+                   "model %.1f ms, constraints and colouring %.1f ms",
+                   baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
+                   m->tet_count, c->stretch_count, c->volume_count, c->colour_count, smallest,
+                   largest, c->degeneracy, 1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+}
+
+static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                                const sinew_param* params, uint32_t param_count, const void* next,
+                                void** out_instance)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out_instance)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "pbd: out_instance is NULL");
+    *out_instance = NULL;
+    pbd_params p;
+    sinew_result r = check_prepare(host, rig, params, param_count, next, &p);
+    if (r != SINEW_OK) return r;
+    double t0 = seconds_now();
+    pbd_instance* inst = (pbd_instance*)sinew_host_calloc(host, 1, sizeof(pbd_instance));
+    if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "pbd: out of memory");
+    inst->magic = PBD_MAGIC;
+    inst->host = *host;
+    inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    inst->params = p;
+    inst->joint_count = rig->joint_count;
+    inst->render_indices = rig->render_mesh.indices;
+    bool baked = false;
+    r = build_model(host, rig, &inst->params, &inst->model, &baked);
+    double t1 = seconds_now();
+    if (r == SINEW_OK) r = prepare_simulation(host, rig, inst);
+    if (r != SINEW_OK) {
+        pbd_destroy(inst);
+        return r;
+    }
+    log_prepared(host, inst, baked, t0, t1);
+    *out_instance = inst;
+    return SINEW_OK;
+}
+
+static sinew_result pbd_set_pose(void* instance, const sinew_pose_view* pose)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_host_api* host = &inst->host;
+    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "pbd: pose is NULL");
+    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "pbd: pose struct_size %u is below "
+                               "%u", pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
+    if (pose->joint_count != inst->joint_count)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "pbd: a pose of %u joints for a rig "
+                               "of %u", pose->joint_count, inst->joint_count);
+    if (!pose->skinning_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "pbd: the pose has no skinning matrices");
+    for (uint32_t k = 0; k < 16u * inst->joint_count; ++k)
+        if (!isfinite(pose->skinning_matrices[k]))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "pbd: the skinning matrix of joint %u is not finite", k / 16u);
+    memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    ps_jump_set_pose(&inst->jump, pose);
+    inst->pose_pending = true;
+    return SINEW_OK;
+}
+
+/* One step of h whatever dt is (dt is only checked): the pose set since the last step goes to
+ * the simulation, and where it jumps from the previous one the tissue restarts from it and the
+ * step is quasi-static (ps_jump.c). */
+static sinew_result pbd_step(void* instance, float dt)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!isfinite(dt) || dt < 0.0f)
+        return sinew_host_fail(&inst->host,
+                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
+                               "pbd: dt %g must be finite and not negative", (double)dt);
+    const float* pose = NULL;
+    if (inst->pose_pending) {
+        pbd_sim_set_pose(inst->sim, inst->latest);
+        inst->pose_pending = false;
+        pose = inst->latest;
+    }
+    bool reset = false;
+    sinew_result r = ps_jump_begin_step(&inst->jump, &inst->out, &inst->model, pose, &reset);
+    if (r == SINEW_OK) r = pbd_sim_step(inst->sim);
+    if (r != SINEW_OK) return r;
+    if (reset) pbd_sim_clear_velocities(inst->sim);
+    ps_output_after_step(&inst->out);
+    return SINEW_OK;
+}
+
+static sinew_result pbd_read_output(void* instance, const sinew_output_view* out)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    return ps_output_read(&inst->out, &inst->host, out);
+}
+
+static sinew_result pbd_bind_output(void* instance, const sinew_output_view* out)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    return ps_output_bind(&inst->out, &inst->host, out);
+}
+
+static sinew_result pbd_get_state(void* instance, const sinew_state_view* state)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    return ps_output_get_state(&inst->out, &inst->host, state);
+}
+
+static sinew_result pbd_set_state(void* instance, const sinew_state_view* state)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
+                                         inst->render_indices, state);
+    if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
+    return r;
+}
+
+/* Writes ps's model blob (ps_bake.c; pbd uses the same pose-independent model) with the
+ * joints' contact candidates when collisions are on. */
+static sinew_result pbd_bake(const sinew_host_api* host, const sinew_rig_view* rig,
+                             const sinew_param* params, uint32_t param_count,
+                             const sinew_bake_writer* writer)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    pbd_params p;
+    sinew_result r = pbd_params_parse(host, params, param_count, &p);
+    if (r != SINEW_OK) return r;
+    if (!writer || !writer->write)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "pbd bake: writer is NULL");
+    r = ps_check_rig(host, rig, PBD_NAME);
+    if (r != SINEW_OK) return r;
+    ps_model m;
+    bool baked = false;
+    sinew_rig_view plain = *rig;
+    plain.baked_backend = NULL; /* bake from the rig itself, not from a blob it carries */
+    plain.baked_data = NULL;
+    plain.baked_size = 0;
+    r = build_model(host, &plain, &p, &m, &baked);
+    if (r != SINEW_OK) return r;
+    r = ps_bake_write(host, rig, &m, writer);
+    ps_model_free(host, &m);
+    return r;
+}
+
+pbd_sim* pbd_instance_sim(void* instance)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    return inst ? inst->sim : NULL;
+}
+
+const ps_model* pbd_instance_model(void* instance)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    return inst ? &inst->model : NULL;
+}
+
+uint32_t pbd_instance_colour_count(void* instance)
+{
+    pbd_instance* inst = pbd_cast(instance);
+    return inst ? pbd_sim_constraints(inst->sim)->colour_count : 0u;
+}
+
+const sinew_backend_vtable sinew_backend_pbd = {
+    (uint32_t)sizeof(sinew_backend_vtable),
+    PBD_NAME,
+    SINEW_BACKEND_FLAG_PHYSICS,
+    pbd_probe,
+    pbd_prepare,
+    pbd_set_pose,
+    pbd_step,
+    pbd_read_output,
+    pbd_bind_output,
+    pbd_get_state,
+    pbd_set_state,
+    pbd_destroy,
+    pbd_bake,
+};
