@@ -240,9 +240,9 @@ static sinew_result pbd_set_pose(void* instance, const sinew_pose_view* pose)
     return SINEW_OK;
 }
 
-/* One step of h whatever dt is (dt is only checked): the pose set since the last step goes to
- * the simulation, and where it jumps from the previous one the tissue restarts from it and the
- * step is quasi-static (ps_jump.c). */
+/* One step of h whatever dt is (0: a paused frame, no step): the pose set since the last step
+ * goes to the simulation, and where it jumps from the previous one the tissue restarts from it
+ * and the step is quasi-static (ps_jump.c). */
 static sinew_result pbd_step(void* instance, float dt)
 {
     pbd_instance* inst = pbd_cast(instance);
@@ -251,6 +251,7 @@ static sinew_result pbd_step(void* instance, float dt)
         return sinew_host_fail(&inst->host,
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "pbd: dt %g must be finite and not negative", (double)dt);
+    if (dt == 0.0f) return SINEW_OK; /* a paused frame: no step */
     const float* pose = NULL;
     if (inst->pose_pending) {
         pbd_sim_set_pose(inst->sim, inst->latest);
@@ -258,7 +259,7 @@ static sinew_result pbd_step(void* instance, float dt)
         pose = inst->latest;
     }
     bool reset = false;
-    sinew_result r = ps_jump_begin_step(&inst->jump, &inst->out, &inst->model, pose, &reset);
+    sinew_result r = ps_jump_begin_update(&inst->jump, &inst->out, &inst->model, pose, &reset);
     if (r == SINEW_OK) r = pbd_sim_step(inst->sim);
     if (r != SINEW_OK) return r;
     if (reset) pbd_sim_clear_velocities(inst->sim);
