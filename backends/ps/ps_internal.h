@@ -498,6 +498,9 @@ sinew_result ps_model_build_with(const sinew_host_api* host, const sinew_rig_vie
  * called by ps_shrink with each skin vertex's foot point (3 per vertex). One WARNING when it
  * pins any; OUT_OF_MEMORY with one log line. */
 sinew_result ps_pin_unreached_parts(const sinew_host_api* host, ps_model* m, const double* foot);
+/* Connected parts of the skin by its triangles: part[i] (n entries) is a vertex of i's part,
+ * the same one for every vertex of the part, and itself for that vertex (ps_parts.c). */
+void ps_skin_parts(const ps_model* m, uint32_t* part);
 /* Is skin vertex i pinned to its bone (its base on the skin: no tissue layer)? */
 static inline bool ps_vertex_pinned(const ps_model* m, uint32_t i)
 {

@@ -19,8 +19,7 @@ static uint32_t find(uint32_t* parent, uint32_t i)
     return i;
 }
 
-/* Connected parts of the skin by its triangles: part[i] is a root vertex of i's part. */
-static void label_parts(const ps_model* m, uint32_t* part)
+void ps_skin_parts(const ps_model* m, uint32_t* part)
 {
     for (uint32_t i = 0; i < m->n; ++i) part[i] = i;
     for (uint32_t t = 0; t < m->triangle_count; ++t) {
@@ -122,7 +121,7 @@ sinew_result ps_pin_unreached_parts(const sinew_host_api* host, ps_model* m, con
     if (!part || !b.box || !b.triangle || !b.reached) {
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     } else {
-        label_parts(m, part);
+        ps_skin_parts(m, part);
         measure_parts(m, part, foot, &b);
         for (uint32_t i = 0; i < m->n; ++i) {
             if (part[i] != i || !b.triangle[i] || b.reached[i]) continue;

@@ -80,24 +80,16 @@ static bool prism_base_below(const ps_model* m, uint32_t p)
     return nrm[0] * down[0] + nrm[1] * down[1] + nrm[2] * down[2] <= 0.0;
 }
 
-static uint32_t find_root(uint32_t* parent, uint32_t i)
-{
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    return i;
-}
-
 static int compare_u64(const void* a, const void* b)
 {
     uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
     return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-/* Marks (flag 2) the components, by root, in which a directed edge occurs twice: their
- * winding is not consistent. `edges` has room for 3 triangle_count entries. */
-static void mark_inconsistent(const ps_model* m, uint32_t* parent, uint64_t* edges, uint8_t* flag)
+/* Marks (flag 2) the parts (ps_skin_parts), by their vertex, in which a directed edge occurs
+ * twice: their winding is not consistent. `edges` has room for 3 triangle_count entries. */
+static void mark_inconsistent(const ps_model* m, const uint32_t* part, uint64_t* edges,
+                              uint8_t* flag)
 {
     uint32_t tc = m->triangle_count;
     for (uint32_t p = 0; p < tc; ++p)
@@ -106,7 +98,7 @@ static void mark_inconsistent(const ps_model* m, uint32_t* parent, uint64_t* edg
                                 m->triangles[3u * p + (k + 1) % 3];
     qsort(edges, 3u * (size_t)tc, sizeof(uint64_t), compare_u64);
     for (size_t e = 1; e < 3u * (size_t)tc; ++e)
-        if (edges[e] == edges[e - 1]) flag[find_root(parent, (uint32_t)(edges[e] >> 32))] |= 2u;
+        if (edges[e] == edges[e - 1]) flag[part[(uint32_t)(edges[e] >> 32)]] |= 2u;
 }
 
 sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint8_t* below)
@@ -124,20 +116,14 @@ sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory orienting "
                                "%u prisms", tc);
     }
-    for (uint32_t i = 0; i < n; ++i) parent[i] = i;
-    for (uint32_t p = 0; p < tc; ++p)
-        for (int k = 1; k < 3; ++k) {
-            uint32_t a = find_root(parent, m->triangles[3u * p]);
-            uint32_t b = find_root(parent, m->triangles[3u * p + k]);
-            if (a != b) parent[b] = a;
-        }
+    ps_skin_parts(m, parent);
     mark_inconsistent(m, parent, edges, flag);
     for (uint32_t p = 0; p < tc; ++p) {
         below[p] = prism_base_below(m, p) ? 1u : 0u;
-        votes[find_root(parent, m->triangles[3u * p])] += below[p] ? 1 : -1;
+        votes[parent[m->triangles[3u * p]]] += below[p] ? 1 : -1;
     }
     for (uint32_t p = 0; p < tc; ++p) {
-        uint32_t root = find_root(parent, m->triangles[3u * p]);
+        uint32_t root = parent[m->triangles[3u * p]];
         if (!(flag[root] & 2u)) below[p] = votes[root] >= 0 ? 1u : 0u;
     }
     sinew_host_free(host, parent);
