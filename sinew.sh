@@ -10,6 +10,10 @@
 #                         the several-worlds stress with every CPU backend); any report fails
 #   ./sinew.sh fuzz [S]   build the libFuzzer harnesses (clang, ASan + UBSan) and run each for S
 #                         seconds (default 60) from its committed seeds (tests/fuzz/README.md)
+#   ./sinew.sh gpu-check OUT  on a machine with an NVIDIA GPU, CUDA and CMake (no Debian packages
+#                         needed): build the CUDA targets, run the gpu tests, the benchmark and
+#                         compute-sanitizer; summary and figures in OUT (tests/cuda/gpu_check.sh;
+#                         `gpu-check --gather DIR` collects here what a bare machine lacks)
 #   ./sinew.sh build      install dependencies and build only
 #   ./sinew.sh deps       install dependencies only
 # Environment: SINEW_BUILD_DIR (default build/), SINEW_JOBS (default: cores),
@@ -181,6 +185,7 @@ case "$cmd" in
     quality) deps; shift; quality "$@" ;;
     fuzz) deps; fuzz_deps; shift; fuzz "$@" ;;
     tsan) deps; tsan ;;
+    gpu-check) shift; exec "$ROOT/tests/cuda/gpu_check.sh" "$@" ;;
     *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
        [ -z "$cmd" ] || exit 2 ;;
 esac

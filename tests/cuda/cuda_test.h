@@ -31,6 +31,14 @@ static inline void cuda_test_skip(const char* why)
     exit(77);
 }
 
+/* A skip for what the machine lacks besides a GPU (a Vulkan driver, an export capability): 77
+ * even under SINEW_REQUIRE_GPU=1, with the reason on one line. */
+static inline void cuda_test_skip_environment(const char* why)
+{
+    printf("SKIP: %s\n", why);
+    exit(77);
+}
+
 /* A host table whose logger counts lines and keeps the last one. */
 typedef struct cuda_test_log {
     int lines;

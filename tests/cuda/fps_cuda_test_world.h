@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sinew/sinew.h>
+#include <sinew/sinew_bake.h>
 #include <sinew/sinew_import.h>
 
 #include "cuda_test.h"
@@ -44,6 +46,27 @@ static inline sinew_character* fpsc_test_character(const char* name)
     CHECK(sinew_import_character(path, NULL, &c) == SINEW_OK);
     CHECK(c->animation_count > 0);
     return c;
+}
+
+/* The rig of `c` with fps-cuda's preparation baked into it (written to a file under TMPDIR,
+ * read back, the file removed), so that every skin added on it restores the model instead of
+ * building it again: many copies of a character are ready in seconds. `params` must be the
+ * model parameters the skins will use. */
+static inline sinew_rig fpsc_test_baked_rig(sinew_world* world, const sinew_character* c,
+                                            const sinew_param* params, uint32_t param_count)
+{
+    char path[1024];
+    const char* dir = getenv("TMPDIR");
+    static unsigned serial;
+    snprintf(path, sizeof path, "%s/sinew-fpsc-test-%ld-%u.sinew", dir && *dir ? dir : "/tmp",
+             (long)getpid(), serial++);
+    sinew_rig plain = {0}, baked = {0};
+    CHECK(sinew_rig_create(world, &c->rig, &plain) == SINEW_OK);
+    CHECK(sinew_bake_write(world, plain, "fps-cuda", params, param_count, path) == SINEW_OK);
+    CHECK(sinew_rig_destroy(world, plain) == SINEW_OK);
+    CHECK(sinew_rig_load_baked(world, path, &baked) == SINEW_OK);
+    remove(path);
+    return baked;
 }
 
 /* Bounding-box diagonal of packed positions. */

@@ -1,5 +1,6 @@
-/* sinew-cuda-bench: fps-cuda's time per step on characters/male (10 PD x 10 PCG iterations by
- * default), one character alone and `copies` characters batched. GPU time per step comes from
+/* sinew-cuda-bench: fps-cuda's time per step on a test character (characters/male by default;
+ * 10 PD x 10 PCG iterations), one character alone and `copies` characters batched, all on one
+ * rig baked for fps-cuda first so that the copies restore their preparation. GPU time per step comes from
  * CUDA events the plugin records around each step's launches (its profile=1 line); wall time
  * per sinew_world_update (median, p95) includes the host's target update and the wait.
  * Prints one JSON object. Exit 77 without a GPU or the data. The targets on an H100:
@@ -8,7 +9,7 @@
  * constraints on the device); the plugin's profile lines then add the host's collision time per
  * step and the mean pair count (the target: male with collisions at fps-cuda speed).
  * Usage: sinew-cuda-bench [--frames N] [--copies K] [--launch auto|graph|cooperative|stream]
- *                         [--collisions 0|1]
+ *                         [--collisions 0|1] [--character NAME]
  * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 #include <time.h>
@@ -83,11 +84,13 @@ int main(int argc, char** argv)
     uint32_t frames = 200, copies = 64;
     const char* launch = "auto";
     const char* collisions = "0";
+    const char* character = "male";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--frames") == 0) frames = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--copies") == 0) copies = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--launch") == 0) launch = argv[i + 1];
         else if (strcmp(argv[i], "--collisions") == 0) collisions = argv[i + 1];
+        else if (strcmp(argv[i], "--character") == 0) character = argv[i + 1];
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -101,7 +104,7 @@ int main(int argc, char** argv)
         fprintf(stderr, "--collisions must be 0 or 1\n");
         return 2;
     }
-    sinew_character* c = fpsc_test_character("male");
+    sinew_character* c = fpsc_test_character(character);
     sinew_logger logger = {bench_log, NULL};
     sinew_world_desc wd = SINEW_WORLD_DESC_INIT;
     wd.logger = &logger;
@@ -110,16 +113,15 @@ int main(int argc, char** argv)
     CHECK(sinew_world_create(&wd, &world) == SINEW_OK);
     CHECK(sinew_world_load_plugin(world, FPSC_PLUGIN_PATH) == SINEW_OK);
     if (sinew_world_probe_backend(world, "fps-cuda") != SINEW_OK) cuda_test_skip("no CUDA device");
-    sinew_rig rig = {0};
-    CHECK(sinew_rig_create(world, &c->rig, &rig) == SINEW_OK);
+    sinew_rig rig = fpsc_test_baked_rig(world, c, NULL, 0);
     double m1, p1, mk, pk;
     run(world, rig, c, 1, frames, launch, collisions, &m1, &p1);
     run(world, rig, c, copies, frames, launch, collisions, &mk, &pk);
-    printf("{\"character\": \"male\", \"frames\": %u, \"launch\": \"%s\", "
+    printf("{\"character\": \"%s\", \"frames\": %u, \"launch\": \"%s\", "
            "\"collisions\": %s,\n"
            " \"alone\": {\"wall_ms_median\": %.4f, \"wall_ms_p95\": %.4f},\n"
            " \"batched\": {\"copies\": %u, \"wall_ms_median\": %.4f, \"wall_ms_p95\": %.4f},\n"
-           " \"gpu\": [", frames, launch, collisions, m1, p1, copies, mk, pk);
+           " \"gpu\": [", character, frames, launch, collisions, m1, p1, copies, mk, pk);
     for (int i = 0; i < g_profile_count; ++i) printf("%s\"%s\"", i ? ", " : "", g_profile[i]);
     printf("]}\n");
     sinew_world_destroy(world);

@@ -16,8 +16,7 @@ int main(void)
     sinew_world* world = fpsc_test_world(&log, SINEW_LOG_WARNING, &logger);
     CHECK(sinew_world_load_plugin(world, FPSC_PLUGIN_PATH) == SINEW_OK);
     if (sinew_world_probe_backend(world, "fps-cuda") != SINEW_OK) cuda_test_skip("no CUDA device");
-    sinew_rig rig = {0};
-    CHECK(sinew_rig_create(world, &c->rig, &rig) == SINEW_OK);
+    sinew_rig rig = fpsc_test_baked_rig(world, c, NULL, 0);
     sinew_skin skins[COPIES + 1];
     sinew_param batched[1] = {{"batch", "crowd"}};
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;

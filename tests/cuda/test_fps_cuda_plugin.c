@@ -2,7 +2,8 @@
  * host of another ABI, and where no GPU or driver exists its probe says
  * SINEW_ERROR_BACKEND_UNAVAILABLE and adding a skin with it fails with one log line. With a
  * GPU, the probe succeeds (the gpu-labelled tests do the rest). fps's parameters that the
- * plugin takes (collisions, pose jumps) are checked before any device is asked for.
+ * plugin takes (collisions, pose jumps) are checked before any device is asked for, and a rig
+ * bakes for it without one.
  * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -181,11 +182,33 @@ static void check_jump_params(void)
     dlclose(lib);
 }
 
+/* A rig baked for fps-cuda (no device needed: the blob is fps's) loads with that backend's
+ * blob, the way the gpu tests and the benchmark prepare many copies. */
+static void check_bake(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/characters/cylinder/cylinder.ini", sinew_import_data_dir());
+    if (!cuda_test_data_present(path, "bake check skipped")) return;
+    sinew_character* c = fpsc_test_character("cylinder");
+    cuda_test_log log = {0};
+    sinew_logger logger;
+    sinew_world* world = fpsc_test_world(&log, SINEW_LOG_WARNING, &logger);
+    CHECK(sinew_world_load_plugin(world, FPSC_PLUGIN_PATH) == SINEW_OK);
+    sinew_rig rig = fpsc_test_baked_rig(world, c, NULL, 0);
+    const char* backend = NULL;
+    size_t size = 0;
+    CHECK(sinew_rig_get_baked(world, rig, &backend, NULL, &size) == SINEW_OK);
+    CHECK(backend && strcmp(backend, "fps-cuda") == 0 && size > 0);
+    sinew_world_destroy(world);
+    sinew_import_free(c);
+}
+
 int main(void)
 {
     check_entry_refuses_other_abi();
     check_collision_params();
     check_jump_params();
+    check_bake();
 
     cuda_test_log log = {0};
     sinew_logger logger;

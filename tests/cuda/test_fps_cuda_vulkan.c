@@ -82,12 +82,12 @@ int main(void)
     cd.logger = &vk_logger;
     sinew_vk_context* ctx = NULL;
     if (sinew_vk_context_create(&cd, &ctx) != SINEW_OK)
-        cuda_test_skip("no Vulkan driver on this machine: the Vulkan-to-CUDA part is not run "
+        cuda_test_skip_environment("no Vulkan driver on this machine: the Vulkan-to-CUDA part is not run "
                        "(test_cuda_interop covers CUDA importing an fd CUDA exported)");
     sinew_vk_context_info ci = SINEW_VK_CONTEXT_INFO_INIT;
     CHECK(sinew_vk_context_get_info(ctx, &ci) == SINEW_OK);
     if (!(ci.caps & SINEW_VK_CAP_EXPORT_MEMORY_FD))
-        cuda_test_skip("the Vulkan device cannot export memory as an fd");
+        cuda_test_skip_environment("the Vulkan device cannot export memory as an fd");
     cuda_test_log cu_log = {0};
     sinew_host_api cu_host = cuda_test_host(&cu_log);
     int ordinal = -1;
