@@ -153,7 +153,8 @@ static sinew_result launch(fpsc_batch* batch, fpsc_plugin_instance* const* membe
     *in_flight = false;
     void* stream = fpsc_batch_stream(batch);
     bool async = true;
-    sinew_result r = SINEW_OK;
+    /* first whatever may wait for the device, then the waits on the renderer */
+    sinew_result r = fpsc_batch_prepare(batch);
     for (uint32_t i = 0; i < count; ++i) {
         fpsc_plugin_instance* m = members[i];
         m->frame_signal = 0;
@@ -739,10 +740,14 @@ static sinew_result collide(fpsc_plugin_instance* p)
         sinew_result u = upload_collisions(p);
         if (r == SINEW_OK) r = u;
     }
-    /* the limb capsules move with their bones: their frames every step */
+    /* the limb capsules move with their bones: their frames every step, queued on the
+     * batch's stream under the groups' lock, as every other copy onto a group's stream (a
+     * member flushing the group may be capturing that stream into its graph) */
     const double* frames = fpsc_col_host_capsule_pose(p->col);
     if (frames) {
+        if (p->group) pthread_mutex_lock(&g_groups_lock);
         sinew_result u = fpsc_set_capsule_pose(p->dev, frames);
+        if (p->group) pthread_mutex_unlock(&g_groups_lock);
         if (r == SINEW_OK) r = u;
     }
     if (p->profile) {

@@ -3,8 +3,8 @@
  * backends/common/fps_kernels.h or sparse_ellcrs.h, the very code that the CPU backend `fps`
  * runs; this file adds only the thread indexing, the block sums and the launches (and device
  * twins of ps's upsampling frame, see below). Built with -fmad=false, like `fps` with
- * -ffp-contract=off, so that both round every operation alike; they differ only in the order
- * of the PCG's inner-product sums (atomicAdd per block). SPDX-License-Identifier: MIT */
+ * -ffp-contract=off, so that both round every operation alike, and the PCG's inner products
+ * are summed in fps_block_sum.h's order on both. SPDX-License-Identifier: MIT */
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sinew/sinew_host.h>
 
+#include "fps_block_sum.h"
 #include "fps_cuda_collide.h"
 #include "fps_cuda_device.h"
 #include "fps_cuda_stage.h"
@@ -22,8 +23,9 @@ namespace cg = cooperative_groups;
 
 /* Threads per block; the block sums of one block belong to one instance. */
 #define FPSC_BLOCK 256u
+static_assert(FPSC_BLOCK == FPS_SUM_BLOCK, "a thread block is a block of fps_block_sum.h");
 /* The most CRS entries of one block staged in shared memory (12 bytes each: 39 KB, which with
- * the 6 KB of the block sums stays below the 48 KB a block gets without opting in). The
+ * the block sums' few hundred bytes stays below the 48 KB a block gets without opting in). The
  * dynamic size of a batch's launches is its members' largest block, up to this. */
 #define FPSC_CRS_STAGE_MAX 3328u
 
@@ -119,15 +121,45 @@ struct fpsc_table {
     uint32_t total[K_COUNT];
 };
 
-/* The PCG's sums of PD iteration `it`: delta_j (j = 0..P) and d^T q of PCG iteration j, three
- * coordinates each, zeroed at the start of every step. */
-static __device__ __forceinline__ uint32_t scal_delta(uint32_t P, uint32_t it, uint32_t j)
+/* The PCG's inner products of PD iteration `it`: delta_j (j = 0..P) and d^T q of PCG
+ * iteration j, each a site of the member's scal array that holds one share (three
+ * coordinates) per block of its free rows (fps_block_sum.h). */
+static __device__ __forceinline__ uint32_t site_delta(uint32_t P, uint32_t it, uint32_t j)
 {
-    return it * (2u * P + 1u) * 3u + 6u * j;
+    return it * (2u * P + 1u) + 2u * j;
 }
-static __device__ __forceinline__ uint32_t scal_dq(uint32_t P, uint32_t it, uint32_t j)
+static __device__ __forceinline__ uint32_t site_dq(uint32_t P, uint32_t it, uint32_t j)
 {
-    return scal_delta(P, it, j) + 3u;
+    return site_delta(P, it, j) + 1u;
+}
+static __device__ __forceinline__ uint32_t sum_blocks(const fpsc_dev& D)
+{
+    return (D.ns + FPSC_BLOCK - 1u) / FPSC_BLOCK;
+}
+/* Where the block of free row s keeps its share of a site. */
+static __device__ __forceinline__ double* site_share(const fpsc_dev& D, uint32_t site, uint32_t s)
+{
+    return D.scal + 3u * ((size_t)site * sum_blocks(D) + s / FPSC_BLOCK);
+}
+/* A site's inner product: the blocks' shares in block order from 0 (fps's sum_partials), read
+ * past L1 since other blocks wrote them. The loads of eight blocks are issued before their
+ * additions, so the chain waits for memory once per eight blocks, not once per block. */
+static __device__ void site_sum(const fpsc_dev& D, uint32_t site, double out[3])
+{
+    constexpr uint32_t batch = 8u;
+    const uint32_t blocks = sum_blocks(D);
+    const double* p = D.scal + 3u * (size_t)site * blocks;
+    out[0] = out[1] = out[2] = 0.0;
+    for (uint32_t b0 = 0; b0 < blocks; b0 += batch) {
+        const uint32_t n = blocks - b0 < batch ? blocks - b0 : batch;
+        double v[3u * batch];
+#pragma unroll
+        for (uint32_t k = 0; k < 3u * batch; ++k) v[k] = k < 3u * n ? __ldcg(p + 3u * b0 + k) : 0.0;
+#pragma unroll
+        for (uint32_t b = 0; b < batch; ++b)
+            if (b < n)
+                for (int c = 0; c < 3; ++c) out[c] += v[3u * b + c];
+    }
 }
 
 static __device__ uint32_t find_member(const fpsc_table& t, int kind, uint32_t vb)
@@ -148,28 +180,40 @@ static __device__ __forceinline__ uint32_t member_row(const fpsc_table& t, int k
     return (vb - t.first[(size_t)kind * (t.count + 1u) + i]) * FPSC_BLOCK + threadIdx.x;
 }
 
-/* Adds the block's sum of (a, b, c) to dst[0..2]: a tree in shared memory, one atomicAdd per
- * coordinate per block (Sec. 4.2's reductions). Every thread of the block must call it. */
-static __device__ void block_sum3_add(double a, double b, double c, double* dst)
+/* The block's share of (a, b, c) in fps_block_sum.h's order: within each warp, lane l adds
+ * lane l + s for s = 16 .. 1 (shuffle down), then warp 0 adds the warps' sums the same way;
+ * thread 0 writes dst[0..2]. No atomics: the bits do not depend on the blocks' timing. Every
+ * thread of the block must call it. */
+static __device__ void block_sum3_store(double a, double b, double c, double* dst)
 {
-    __shared__ double sh[3][FPSC_BLOCK];
-    unsigned t = threadIdx.x;
-    sh[0][t] = a;
-    sh[1][t] = b;
-    sh[2][t] = c;
-    __syncthreads();
-    for (unsigned s = FPSC_BLOCK / 2u; s > 0u; s >>= 1u) {
-        if (t < s) {
-            sh[0][t] += sh[0][t + s];
-            sh[1][t] += sh[1][t + s];
-            sh[2][t] += sh[2][t + s];
-        }
-        __syncthreads();
+    constexpr unsigned warps = FPSC_BLOCK / FPS_SUM_WARP;
+    __shared__ double sh[3][warps];
+    const unsigned lane = threadIdx.x % FPS_SUM_WARP, warp = threadIdx.x / FPS_SUM_WARP;
+    for (unsigned s = FPS_SUM_WARP / 2u; s > 0u; s >>= 1u) {
+        a += __shfl_down_sync(0xffffffffu, a, s);
+        b += __shfl_down_sync(0xffffffffu, b, s);
+        c += __shfl_down_sync(0xffffffffu, c, s);
     }
-    if (t == 0) {
-        atomicAdd(dst, sh[0][0]);
-        atomicAdd(dst + 1, sh[1][0]);
-        atomicAdd(dst + 2, sh[2][0]);
+    if (lane == 0) {
+        sh[0][warp] = a;
+        sh[1][warp] = b;
+        sh[2][warp] = c;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        a = lane < warps ? sh[0][lane] : 0.0;
+        b = lane < warps ? sh[1][lane] : 0.0;
+        c = lane < warps ? sh[2][lane] : 0.0;
+        for (unsigned s = warps / 2u; s > 0u; s >>= 1u) {
+            a += __shfl_down_sync(0xffffffffu, a, s);
+            b += __shfl_down_sync(0xffffffffu, b, s);
+            c += __shfl_down_sync(0xffffffffu, c, s);
+        }
+        if (lane == 0) {
+            dst[0] = a;
+            dst[1] = b;
+            dst[2] = c;
+        }
     }
     __syncthreads(); /* sh is reused by the next block of a persistent kernel */
 }
@@ -331,7 +375,7 @@ static __device__ void ph_pcg_init(const fpsc_table& t, uint32_t vb, uint32_t it
     bool st = stage_crs(t, D, s - threadIdx.x, &A, &staged);
     if (s < D.ns) fps_pcg_init_row(&A, st ? &staged : NULL, D.jinv, s, D.b, D.x, D.N, D.r, D.d,
                                    D.ns, delta);
-    block_sum3_add(delta[0], delta[1], delta[2], D.scal + scal_delta(t.pcg, it, 0));
+    block_sum3_store(delta[0], delta[1], delta[2], site_share(D, site_delta(t.pcg, it, 0), s));
 }
 
 /* Kernel 1 of Alg. 2: q = A d and d^T q. */
@@ -346,11 +390,10 @@ static __device__ void ph_pcg_matvec(const fpsc_table& t, uint32_t vb, uint32_t 
     sinew_crs staged;
     bool st = stage_crs(t, D, s - threadIdx.x, &A, &staged);
     if (s < D.ns) fps_pcg_matvec_row(&A, st ? &staged : NULL, s, D.d, D.q, D.ns, dq);
-    block_sum3_add(dq[0], dq[1], dq[2], D.scal + scal_dq(t.pcg, it, j));
+    block_sum3_store(dq[0], dq[1], dq[2], site_share(D, site_dq(t.pcg, it, j), s));
 }
 
-/* Kernel 2: alpha from the sums of the kernels before (read past L1: other blocks wrote them),
- * x and r updated, the new delta summed. */
+/* Kernel 2: alpha from the sums of the kernels before, x and r updated, the new delta's share. */
 static __device__ void ph_pcg_update(const fpsc_table& t, uint32_t vb, uint32_t it, uint32_t j)
 {
     uint32_t i = find_member(t, K_FREE, vb);
@@ -359,13 +402,13 @@ static __device__ void ph_pcg_update(const fpsc_table& t, uint32_t vb, uint32_t 
     uint32_t s = member_row(t, K_FREE, i, vb);
     double delta[3] = {0.0, 0.0, 0.0};
     if (s < D.ns) {
-        const double* gamma = D.scal + scal_delta(t.pcg, it, j);
-        const double* dq = D.scal + scal_dq(t.pcg, it, j);
-        double alpha[3];
-        for (int c = 0; c < 3; ++c) alpha[c] = fps_pcg_alpha(__ldcg(gamma + c), __ldcg(dq + c));
+        double gamma[3], dq[3], alpha[3];
+        site_sum(D, site_delta(t.pcg, it, j), gamma);
+        site_sum(D, site_dq(t.pcg, it, j), dq);
+        for (int c = 0; c < 3; ++c) alpha[c] = fps_pcg_alpha(gamma[c], dq[c]);
         fps_pcg_update_row(alpha, D.jinv, s, D.x, D.N, D.r, D.d, D.q, D.ns, delta, NULL);
     }
-    block_sum3_add(delta[0], delta[1], delta[2], D.scal + scal_delta(t.pcg, it, j + 1u));
+    block_sum3_store(delta[0], delta[1], delta[2], site_share(D, site_delta(t.pcg, it, j + 1u), s));
 }
 
 /* Kernel 3: d = J r + beta d. */
@@ -376,10 +419,10 @@ static __device__ void ph_pcg_direction(const fpsc_table& t, uint32_t vb, uint32
     if (!t.out[i].active) return; /* uniform over the block: one member per block */
     uint32_t s = member_row(t, K_FREE, i, vb);
     if (s >= D.ns) return;
-    const double* gamma = D.scal + scal_delta(t.pcg, it, j);
-    const double* delta = D.scal + scal_delta(t.pcg, it, j + 1u);
-    double beta[3];
-    for (int c = 0; c < 3; ++c) beta[c] = fps_pcg_beta(__ldcg(delta + c), __ldcg(gamma + c));
+    double gamma[3], delta[3], beta[3];
+    site_sum(D, site_delta(t.pcg, it, j), gamma);
+    site_sum(D, site_delta(t.pcg, it, j + 1u), delta);
+    for (int c = 0; c < 3; ++c) beta[c] = fps_pcg_beta(delta[c], gamma[c]);
     fps_pcg_direction_row(beta, D.jinv, s, D.r, D.d, D.ns);
 }
 
@@ -633,6 +676,7 @@ struct fpsc_batch {
     uint32_t count, capacity;
     uint32_t iterations, pcg;
     int dirty;                /* members changed: tables and graph rebuilt at the next step */
+    int prepared;             /* fpsc_batch_prepare ran for the next step */
     /* Built for the current members. */
     fpsc_table table;
     void* dev_table_mem[3];   /* devs, outs, first */
@@ -1303,7 +1347,12 @@ static sinew_result batch_build(fpsc_batch* b)
     const sinew_host_api* host = &b->host;
     batch_release_tables(b);
     uint32_t count = b->count;
-    b->scal_per_member = (size_t)b->iterations * (2u * b->pcg + 1u) * 3u;
+    /* the PCG's shares: per site one per block of the member's free rows (the largest member's
+     * count, so that every member's sites fit) */
+    uint32_t most_blocks = 1;
+    for (uint32_t i = 0; i < count; ++i)
+        if (blocks_of(b->members[i]->hd.ns) > most_blocks) most_blocks = blocks_of(b->members[i]->hd.ns);
+    b->scal_per_member = (size_t)b->iterations * (2u * b->pcg + 1u) * 3u * most_blocks;
     b->target_offset = (size_t*)calloc(count + 1u, sizeof(size_t));
     b->skin_offset = (size_t*)calloc(count + 1u, sizeof(size_t));
     b->captured_host_output = (uint8_t*)calloc(count ? count : 1u, 1u);
@@ -1404,8 +1453,6 @@ static sinew_result batch_enqueue(fpsc_batch* b, int cooperative)
                        cudaMemcpyHostToDevice, b->stream), "cudaMemcpyAsync (skinning)");
     CK(cudaMemcpyAsync(b->dev_table_mem[1], b->outs_host, count * sizeof(fpsc_out),
                        cudaMemcpyHostToDevice, b->stream), "cudaMemcpyAsync (outputs)");
-    CK(cudaMemsetAsync(b->scal, 0, count * b->scal_per_member * sizeof(double), b->stream),
-       "cudaMemsetAsync (sums)");
     CK(cudaMemsetAsync(b->bad, 0, count * sizeof(unsigned), b->stream), "cudaMemsetAsync (flags)");
     if (cooperative) {
         fpsc_table targ = t;
@@ -1534,7 +1581,7 @@ static int batch_stage(fpsc_batch* b)
     return recapture;
 }
 
-extern "C" sinew_result fpsc_batch_step(fpsc_batch* b)
+extern "C" sinew_result fpsc_batch_prepare(fpsc_batch* b)
 {
     const sinew_host_api* host = &b->host;
     if (b->count == 0) return SINEW_OK;
@@ -1552,6 +1599,22 @@ extern "C" sinew_result fpsc_batch_step(fpsc_batch* b)
         (void)cudaGraphExecDestroy(b->graph);
         b->graph = NULL;
     }
+    sinew_result r = SINEW_OK;
+    if (b->launch != FPSC_LAUNCH_COOPERATIVE && b->launch != FPSC_LAUNCH_STREAM && !b->graph)
+        r = batch_capture(b);
+    b->prepared = r == SINEW_OK;
+    return r;
+}
+
+extern "C" sinew_result fpsc_batch_step(fpsc_batch* b)
+{
+    const sinew_host_api* host = &b->host;
+    if (b->count == 0) return SINEW_OK;
+    if (!b->prepared)
+        return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                               "fps-cuda: a batch stepped without fpsc_batch_prepare");
+    b->prepared = 0;
+    CK(cudaSetDevice(b->ordinal), "cudaSetDevice");
     if (b->ev_start) CK(cudaEventRecord(b->ev_start, b->stream), "cudaEventRecord");
     sinew_result r = SINEW_OK;
     switch (b->launch) {
@@ -1562,8 +1625,7 @@ extern "C" sinew_result fpsc_batch_step(fpsc_batch* b)
         r = batch_enqueue(b, 0);
         break;
     default:
-        if (!b->graph) r = batch_capture(b);
-        if (r == SINEW_OK) CK(cudaGraphLaunch(b->graph, b->stream), "cudaGraphLaunch");
+        CK(cudaGraphLaunch(b->graph, b->stream), "cudaGraphLaunch");
         break;
     }
     if (r == SINEW_OK && b->ev_start) {

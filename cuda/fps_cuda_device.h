@@ -203,8 +203,14 @@ sinew_result fpsc_batch_add(fpsc_batch* batch, fpsc_instance* inst);
 /* Leaves (waits for the batch's work first); nothing when inst is not a member. */
 void fpsc_batch_remove(fpsc_batch* batch, fpsc_instance* inst);
 uint32_t fpsc_batch_size(const fpsc_batch* batch);
-/* Enqueues one time step of every member: stages each member's targets (from desc.target,
- * which the caller updated with fps_sim_update_targets) and launches. Asynchronous. */
+/* Makes ready the next step of every member: rebuilds the tables after members joined or
+ * left or arrays moved, stages each member's targets (from desc.target, which the caller
+ * updated with fps_sim_update_targets) and captures the graph when needed. Everything here
+ * that may wait for the whole device (cudaFree) comes before the caller queues any wait on a
+ * renderer's semaphore, which the renderer may signal only after the update returns. */
+sinew_result fpsc_batch_prepare(fpsc_batch* batch);
+/* Launches the step that fpsc_batch_prepare made ready (an error without it); asynchronous,
+ * and it waits for nothing on the host. */
 sinew_result fpsc_batch_step(fpsc_batch* batch);
 /* Waits for the step; SINEW_ERROR_BACKEND_FAILED (one line) when a member's step produced a
  * non-finite value (that member's shape is then kept and its velocities cleared, as fps

@@ -438,13 +438,37 @@ static inline SINEW_HD int fps_collide_anchor_through(const fps_collide_scene* S
 #define FPS_CAP_FRAME 13   /* per bone at rest: a (3), u (3), e1 (3), length, lo, hi, reach */
 #define FPS_CAP_PI 3.14159265358979323846
 
+/* atan2(y, x) in [-pi, pi] from additions, multiplications, divisions and one square root
+ * only: the C library's atan2 and CUDA's differ in the last bits, and the capsules' targets
+ * must be the same bits on the CPU and the device. Range reduction to [0, tan(pi/12)] (one
+ * step of atan(a) = pi/6 + atan((a sqrt3 - 1) / (a + sqrt3))), then the Taylor series to
+ * z^29, below 1e-16 there. */
+static inline SINEW_HD double fps_col_atan2(double y, double x)
+{
+    double ax = x < 0.0 ? -x : x, ay = y < 0.0 ? -y : y;
+    double hi = ax > ay ? ax : ay, lo = ax > ay ? ay : ax;
+    if (!(hi > 0.0)) return 0.0;
+    double a = lo / hi, base = 0.0;
+    const double sqrt3 = 1.7320508075688772935;
+    if (a > 0.26794919243112270) { /* tan(pi/12) */
+        a = (a * sqrt3 - 1.0) / (a + sqrt3);
+        base = FPS_CAP_PI / 6.0;
+    }
+    double z2 = a * a, series = 0.0;
+    for (int k = 29; k >= 3; k -= 2) series = (k % 4 == 1 ? 1.0 : -1.0) / k + z2 * series;
+    double r = base + (a + a * z2 * series);
+    if (ay > ax) r = FPS_CAP_PI / 2.0 - r;
+    if (x < 0.0) r = FPS_CAP_PI - r;
+    return signbit(y) ? -r : r;
+}
+
 /* The angle of unit radial direction dir about axis u from e1, in [-pi, pi]. */
 static inline SINEW_HD double fps_capsule_angle(const double u[3], const double e1[3],
                                                 const double dir[3])
 {
     double e2[3] = {u[1] * e1[2] - u[2] * e1[1], u[2] * e1[0] - u[0] * e1[2],
                     u[0] * e1[1] - u[1] * e1[0]};
-    return atan2(fps_col_dot(dir, e2), fps_col_dot(dir, e1));
+    return fps_col_atan2(fps_col_dot(dir, e2), fps_col_dot(dir, e1));
 }
 
 /* Where x lies in a capsule: rest is its FPS_CAP_FRAME rest values, R its FPS_CAP_SLICES x

@@ -32,8 +32,8 @@
  * PCG (Alg. 2, Jacobi preconditioner J = diag(A)^-1) for the three coordinates at once, each
  * coordinate its own system with its own scalars. One function per row for each of the
  * paper's kernels; each returns its row's share of the inner product that follows it, which
- * the caller sums (CPU: per block of rows, then the blocks in order; GPU: shared memory and
- * one atomic add per block, so a GPU's sums may round differently). Line 13 of Alg. 2 as
+ * the caller sums in fps_block_sum.h's order (a tree per block of rows, then the blocks in
+ * order), on the CPU and the GPU alike. Line 13 of Alg. 2 as
  * printed reads d = r + beta d; with a preconditioner it is d = J r + beta d (standard PCG,
  * and what the paper's delta = r^T J r implies), which is what fps_pcg_direction_row does.
  *

@@ -16,15 +16,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "fps_block_sum.h"
 #include "fps_collide.h"
 #include "fps_internal.h"
 #include "fps_mls.h"
 #include "polar3_batch.h"
 #include "ps_local.h"
 
-/* Rows per block of the PCG's partial sums (a CUDA thread block's rows); fixed, so the sums
- * and hence the results do not depend on the thread count. */
-#define FPS_ROW_BLOCK 256u
+/* Rows per block of the PCG's partial sums (a CUDA thread block's rows, fps_block_sum.h);
+ * fixed, so the sums and hence the results do not depend on the thread count. */
+#define FPS_ROW_BLOCK FPS_SUM_BLOCK
 /* One-rings over which the local collisions' clamp of the anchors is spread (ps_clamp_spread.c;
  * backends/fps/README.md, joint_collisions, has the measurements behind the choice). */
 #define FPS_CLAMP_SPREAD_RINGS 8u
@@ -812,18 +813,25 @@ static const sinew_crs* col_matrix(const fps_sim* s, sinew_crs* view)
     return view;
 }
 
+/* Each block's share of an inner product: its rows' terms (each row's function called on a
+ * zeroed accumulator, as a device thread does) summed in fps_block_sum.h's order. */
 static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
 {
     step_ctx* c = (step_ctx*)data;
     fps_sim* s = c->s;
     sinew_crs cv;
     const sinew_crs* col = col_matrix(s, &cv);
+    double terms[3u * FPS_ROW_BLOCK];
     for (uint32_t blk = begin; blk < end; ++blk) {
-        double delta[3] = {0.0, 0.0, 0.0};
-        uint32_t hi = (blk + 1u) * FPS_ROW_BLOCK < s->ns ? (blk + 1u) * FPS_ROW_BLOCK : s->ns;
-        for (uint32_t i = blk * FPS_ROW_BLOCK; i < hi; ++i)
+        fps_block_terms_clear(terms);
+        uint32_t lo = blk * FPS_ROW_BLOCK;
+        uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
+        for (uint32_t i = lo; i < hi; ++i) {
+            double delta[3] = {0.0, 0.0, 0.0};
             fps_pcg_init_row(&s->A, col, s->jinv, i, c->b, c->x, c->ldx, s->r, s->d, s->ns, delta);
-        for (int k = 0; k < 3; ++k) s->partial[6u * blk + k] = delta[k];
+            for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_ROW_BLOCK + i - lo] = delta[k];
+        }
+        fps_block_terms_sum(terms, s->partial + 6u * blk);
     }
 }
 
@@ -833,12 +841,17 @@ static void pcg_matvec_range(void* data, uint32_t begin, uint32_t end)
     fps_sim* s = c->s;
     sinew_crs cv;
     const sinew_crs* col = col_matrix(s, &cv);
+    double terms[3u * FPS_ROW_BLOCK];
     for (uint32_t blk = begin; blk < end; ++blk) {
-        double dq[3] = {0.0, 0.0, 0.0};
-        uint32_t hi = (blk + 1u) * FPS_ROW_BLOCK < s->ns ? (blk + 1u) * FPS_ROW_BLOCK : s->ns;
-        for (uint32_t i = blk * FPS_ROW_BLOCK; i < hi; ++i)
+        fps_block_terms_clear(terms);
+        uint32_t lo = blk * FPS_ROW_BLOCK;
+        uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
+        for (uint32_t i = lo; i < hi; ++i) {
+            double dq[3] = {0.0, 0.0, 0.0};
             fps_pcg_matvec_row(&s->A, col, i, s->d, s->q, s->ns, dq);
-        for (int k = 0; k < 3; ++k) s->partial[6u * blk + k] = dq[k];
+            for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_ROW_BLOCK + i - lo] = dq[k];
+        }
+        fps_block_terms_sum(terms, s->partial + 6u * blk);
     }
 }
 
@@ -846,16 +859,23 @@ static void pcg_update_range(void* data, uint32_t begin, uint32_t end)
 {
     step_ctx* c = (step_ctx*)data;
     fps_sim* s = c->s;
+    double terms[3u * FPS_ROW_BLOCK], rr_terms[3u * FPS_ROW_BLOCK];
     for (uint32_t blk = begin; blk < end; ++blk) {
-        double delta[3] = {0.0, 0.0, 0.0}, rr[3] = {0.0, 0.0, 0.0};
-        uint32_t hi = (blk + 1u) * FPS_ROW_BLOCK < s->ns ? (blk + 1u) * FPS_ROW_BLOCK : s->ns;
-        for (uint32_t i = blk * FPS_ROW_BLOCK; i < hi; ++i)
+        fps_block_terms_clear(terms);
+        fps_block_terms_clear(rr_terms);
+        uint32_t lo = blk * FPS_ROW_BLOCK;
+        uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
+        for (uint32_t i = lo; i < hi; ++i) {
+            double delta[3] = {0.0, 0.0, 0.0}, rr[3] = {0.0, 0.0, 0.0};
             fps_pcg_update_row(c->alpha, s->jinv, i, c->x, c->ldx, s->r, s->d, s->q, s->ns, delta,
                                c->want_rr ? rr : NULL);
-        for (int k = 0; k < 3; ++k) {
-            s->partial[6u * blk + k] = delta[k];
-            s->partial[6u * blk + 3 + k] = rr[k];
+            for (uint32_t k = 0; k < 3u; ++k) {
+                terms[k * FPS_ROW_BLOCK + i - lo] = delta[k];
+                rr_terms[k * FPS_ROW_BLOCK + i - lo] = rr[k];
+            }
         }
+        fps_block_terms_sum(terms, s->partial + 6u * blk);
+        fps_block_terms_sum(rr_terms, s->partial + 6u * blk + 3u);
     }
 }
 

@@ -31,7 +31,10 @@ gather() { # gather DIR: headers, loader and data for a bare GPU machine
     cp -r /usr/include/vk_video "$dir/include/"
     cp -L "$lib/libvulkan.so.1" "$dir/lib/libvulkan.so.1"
     cp -L "$lib/libvulkan.so.1" "$dir/lib/libvulkan.so"
-    cp -L "$lib/libGLdispatch.so.0" "$dir/lib/libGLdispatch.so.0"
+    local so # the GL vendor-neutral dispatch libraries the NVIDIA Vulkan driver loads
+    for so in libGLdispatch.so.0 libEGL.so.1 libGLX.so.0 libGL.so.1 libOpenGL.so.0 libGLESv2.so.2; do
+        [ -e "$lib/$so" ] && cp -L "$lib/$so" "$dir/lib/$so"
+    done
     cp -r "$data/characters" "$dir/data/"
     du -sh "$dir"
 }
@@ -67,6 +70,10 @@ environment() { # data folder, carried libraries, the NVIDIA Vulkan driver's man
             export VK_DRIVER_FILES=$icd
         fi
     done
+    local egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f "$egl" ]; then
+        export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
+    fi
     export PATH=$PATH:/usr/local/cuda/bin
 }
 
@@ -125,7 +132,7 @@ skip_reason() { # the first SKIP line of one test's output in ctest.log
 
 # One line per test from ctest's output, with the reason of each skip.
 tests() {
-    SINEW_REQUIRE_GPU=1 SINEW_REQUIRE_DATA=1 timeout 200 ctest --test-dir "$BUILD" -L cuda --timeout 120 \
+    VK_LOADER_DEBUG=error,warn,driver SINEW_REQUIRE_GPU=1 SINEW_REQUIRE_DATA=1 timeout 200 ctest --test-dir "$BUILD" -L cuda --timeout 120 \
         -j 2 >"$OUT/ctest.out" 2>&1
     cp "$BUILD/Testing/Temporary/LastTest.log" "$OUT/ctest.log" 2>/dev/null
     local name status

@@ -13,10 +13,9 @@
  *      per row with the capsule contacts' targets, over the exported data) give
  *      fps_collide_rhs's Q_col^T p_col plus the capsules' w p bit for bit;
  *    - Alg. 2 over what fpsc_set_collisions would upload (A's new diagonal, J, the merged CRS
- *      part staged per block as the device's products read it) gives fps_sim_solve's
- *      (A + A_col) solve bit for bit; the inner products are summed in fps's block order, not
- *      the device's (a tree per block and atomics, which round differently), so this checks
- *      the uploaded data and the products, not the device's sums;
+ *      part staged per block as the device's products read it, the inner products in
+ *      fps_block_sum.h's order, the device's and fps's) gives fps_sim_solve's (A + A_col)
+ *      solve bit for bit;
  *    - fpsc_col_check accepts those uploads (and empty ones, which carry A's own diagonal
  *      and J) and refuses corrupted copies (pairs and capsule contacts);
  *    - fps's own step then finds the same pairs at its own prediction.
@@ -30,6 +29,7 @@
 
 #include "builtin_backends.h"
 #include "cuda_test.h"
+#include "fps_block_sum.h"
 #include "fps_collide.h"
 #include "fps_cuda_collide.h"
 #include "fps_cuda_device.h"
@@ -37,7 +37,7 @@
 #include "fps_cuda_test_arm.h"
 #include "fps_internal.h"
 
-#define BLOCK 256u
+#define BLOCK FPS_SUM_BLOCK
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t rng(void)
@@ -338,8 +338,8 @@ static void stage_block(const sinew_ellcrs* A, const fpsc_collisions* c, const u
 }
 
 /* Alg. 2 over the data fpsc_set_collisions uploads (init, then matvec / update / direction per
- * iteration; products through the staged merged CRS part, as the device's; sums per block of
- * 256 rows, blocks in order, as fps's, which the device's atomics do not reproduce). */
+ * iteration; products through the staged merged CRS part, as the device's; each block's share
+ * a tree over its rows' terms, the blocks in order: fps_block_sum.h, as the device and fps). */
 static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32_t iterations,
                        const double* b, double* x)
 {
@@ -350,6 +350,7 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
     double* d = calloc(n3, sizeof(double));
     double* q = calloc(n3, sizeof(double));
     double* partial = calloc(3u * (size_t)blocks, sizeof(double));
+    double terms[3u * FPS_SUM_BLOCK];
     uint32_t* none = calloc(ns + 1u, sizeof(uint32_t));
     size_t cap = c->crs_ptr[ns] ? c->crs_ptr[ns] : 1u;
     double* sval = calloc(cap, sizeof(double));
@@ -369,10 +370,13 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
         sinew_ellcrs ellv;
         sinew_crs crs;
         stage_block(&A, c, none, ns, blk, sval, scol, &ellv, &crs, &s0, &end);
-        double s[3] = {0.0, 0.0, 0.0};
-        for (uint32_t i = s0; i < end; ++i)
+        fps_block_terms_clear(terms);
+        for (uint32_t i = s0; i < end; ++i) {
+            double s[3] = {0.0, 0.0, 0.0};
             fps_pcg_init_row(&ellv, &crs, c->jinv, i, b, x, ns, r, d, ns, s);
-        memcpy(partial + 3u * blk, s, sizeof s);
+            for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_SUM_BLOCK + i - s0] = s[k];
+        }
+        fps_block_terms_sum(terms, partial + 3u * blk);
     }
     for (int k = 0; k < 3; ++k) {
         delta[k] = 0.0;
@@ -385,9 +389,13 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
             sinew_ellcrs ellv;
             sinew_crs crs;
             stage_block(&A, c, none, ns, blk, sval, scol, &ellv, &crs, &s0, &end);
-            double s[3] = {0.0, 0.0, 0.0};
-            for (uint32_t i = s0; i < end; ++i) fps_pcg_matvec_row(&ellv, &crs, i, d, q, ns, s);
-            memcpy(partial + 3u * blk, s, sizeof s);
+            fps_block_terms_clear(terms);
+            for (uint32_t i = s0; i < end; ++i) {
+                double s[3] = {0.0, 0.0, 0.0};
+                fps_pcg_matvec_row(&ellv, &crs, i, d, q, ns, s);
+                for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_SUM_BLOCK + i - s0] = s[k];
+            }
+            fps_block_terms_sum(terms, partial + 3u * blk);
         }
         double alpha[3], beta[3];
         for (int k = 0; k < 3; ++k) {
@@ -397,10 +405,13 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
         }
         for (uint32_t blk = 0; blk < blocks; ++blk) {
             uint32_t s0 = blk * BLOCK, end = s0 + BLOCK < ns ? s0 + BLOCK : ns;
-            double s[3] = {0.0, 0.0, 0.0};
-            for (uint32_t i = s0; i < end; ++i)
+            fps_block_terms_clear(terms);
+            for (uint32_t i = s0; i < end; ++i) {
+                double s[3] = {0.0, 0.0, 0.0};
                 fps_pcg_update_row(alpha, c->jinv, i, x, ns, r, d, q, ns, s, NULL);
-            memcpy(partial + 3u * blk, s, sizeof s);
+                for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_SUM_BLOCK + i - s0] = s[k];
+            }
+            fps_block_terms_sum(terms, partial + 3u * blk);
         }
         for (int k = 0; k < 3; ++k) {
             delta[k] = 0.0;
