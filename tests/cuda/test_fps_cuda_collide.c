@@ -1,15 +1,14 @@
 /* GPU test: fps-cuda with global collisions (collisions=1; fast projective skinning 2019,
  * Sec. 6: detection on the host, projections, Q_col^T p_col and A + A_col on the device)
- * with fps's limb capsules (on with collisions=1: the targets of their contacts on the device)
  * against fps (solver=pcg, collisions=1) on the male at the arm-into-torso pose of
- * test_fps_collide_world (l_shoulder, 40 degrees about (-0.5, 1, -0.3), ramped over 30 steps, then
- * 30 more steps held), with the capsules and without: every frame's render positions agree
- * within FPSC_COLLIDE_POSITIONS of the bounding-box diagonal, for each launch kind (graph, stream, cooperative where the device has it) and for
- * two copies stepped in one batch; at the end the render mesh's intersecting triangle pairs
- * of each agree with fps's within 2 + 5 % (the pair sets may differ at the margin: the
- * detection sees positions that differ in the last bits, the PCG's sums being in another
- * order). A swap to fps and back carries the shape (get_state / set_state drop the contacts
- * on both sides). Skips without a GPU or the test data. SPDX-License-Identifier: MIT */
+ * test_fps_collide_world (l_shoulder, 40 degrees about (-0.5, 1, -0.3), ramped over 30 steps,
+ * then 30 more steps held), with fps's limb capsules (their contacts' targets on the device)
+ * and without: for each launch kind (graph, stream, cooperative where the device has it) and
+ * two copies stepped in one batch, every frame's render positions are fps's bits
+ * (FPSC_COLLIDE_POSITIONS of the bounding-box diagonal), and so the render mesh's intersecting
+ * triangle pairs are fps's count. A swap to fps and back carries the shape (get_state /
+ * set_state drop the contacts on both sides). Skips without a GPU or the test data.
+ * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 #include "fps_cuda_test_arm.h"
 #include "fps_cuda_test_world.h"
@@ -17,8 +16,9 @@
 
 enum { FRAMES = SAMPLE_RAMP_STEPS + 30, MAX_SKINS = 6 };
 
-/* Both sides detect at the same positions when the device's steps give fps's bits. */
-#define FPSC_COLLIDE_POSITIONS 1e-6
+/* The device's steps give fps's bits (fps_block_sum.h, fps_col_atan2), so both sides detect
+ * at the same positions and find the same pairs. */
+#define FPSC_COLLIDE_POSITIONS 0.0
 
 /* The comparison with fps's limb capsules on (capsules "1") or off ("0"). */
 static void run(const char* path, const char* capsules)
@@ -116,7 +116,7 @@ static void run(const char* path, const char* capsules)
         uint32_t diff = pairs > pairs_fps ? pairs - pairs_fps : pairs_fps - pairs;
         printf("  fps-cuda %s: worst %.3g of the diagonal (first difference at frame %u), %u "
                "intersecting pairs\n", names[k], worst[k], first_off[k], pairs);
-        failed |= worst[k] > FPSC_COLLIDE_POSITIONS || diff > 2u + pairs_fps / 20u;
+        failed |= worst[k] > FPSC_COLLIDE_POSITIONS || diff != 0u;
     }
     CHECK(!failed);
     sample_topology_free(&topo);
