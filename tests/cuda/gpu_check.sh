@@ -79,7 +79,6 @@ environment() { # data folder, carried libraries, the NVIDIA Vulkan driver's man
 
 device_info() {
     say "date: $(date -u +%FT%TZ)"
-    say "checkout: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout')"
     if ! command -v nvidia-smi >/dev/null; then
         say "FAIL device: nvidia-smi not found"
         return 1

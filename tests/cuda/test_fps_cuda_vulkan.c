@@ -3,7 +3,7 @@
  * signalled on the plugin's stream). For 30 frames of male's animation the test acts as the
  * renderer: it waits for `written` on the CPU, copies the slot through Vulkan into host memory
  * (acquiring the buffer from the external queue family first), compares it with fps (PCG
- * path) within 1e-6 of the bounding-box diagonal, and releases the frame. Skips without a CUDA
+ * path) bit for bit (fps_block_sum.h: the same sums in the same order), and releases the frame. Skips without a CUDA
  * device; where the GPU machine has no Vulkan driver (or its Vulkan device is not a CUDA
  * device, or cannot export memory) it skips with a message: test_cuda_interop covers CUDA
  * importing an fd that CUDA itself exported. SPDX-License-Identifier: MIT */
@@ -27,7 +27,10 @@ static void path_logger(sinew_log_level level, const char* message, void* user)
     path_log* log = (path_log*)user;
     if (strstr(message, "through its host mapping")) log->host_mapping++;
     if (strstr(message, "synchronised on the host")) log->host_sync++;
-    if (level <= SINEW_LOG_WARNING) cuda_test_log_fn(level, message, &log->base);
+    /* the tissue model's report on the male's rest shape is a warning of every preparation,
+     * not of the output path */
+    int rest_report = strncmp(message, "ps: ", 4) == 0 && strstr(message, "at rest") != NULL;
+    if (level <= SINEW_LOG_WARNING && !rest_report) cuda_test_log_fn(level, message, &log->base);
 }
 
 typedef struct readback {
@@ -184,7 +187,7 @@ int main(void)
     printf("male: fps-cuda writing a Vulkan output (%s sync) vs fps (pcg): worst %.3g of the "
            "diagonal over %d frames; largest motion from rest %.3g of the diagonal\n",
            gpu_sync ? "GPU" : "host", worst, FRAMES, moved / diag);
-    CHECK(worst <= 1e-6);
+    CHECK(worst == 0.0);
     CHECK(moved / diag > 1e-3); /* the slots hold the animated shape, not zeros or rest */
     CHECK(sinew_vk_output_unbind(out) == SINEW_OK);
     vkUnmapMemory(ci.device, mem);
@@ -196,7 +199,8 @@ int main(void)
     sinew_world_destroy(world);
     sinew_vk_context_destroy(ctx);
     sinew_import_free(c);
-    CHECK(log.base.lines == 0 && vk_log.lines == 0); /* no warning or error anywhere */
+    /* no warning or error from the binding, the interop or the steps */
+    CHECK(log.base.lines == 0 && vk_log.lines == 0);
     printf("ok\n");
     return 0;
 }
