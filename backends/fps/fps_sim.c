@@ -823,7 +823,6 @@ static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
     const sinew_crs* col = col_matrix(s, &cv);
     double terms[3u * FPS_ROW_BLOCK];
     for (uint32_t blk = begin; blk < end; ++blk) {
-        fps_block_terms_clear(terms);
         uint32_t lo = blk * FPS_ROW_BLOCK;
         uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
         for (uint32_t i = lo; i < hi; ++i) {
@@ -831,7 +830,7 @@ static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
             fps_pcg_init_row(&s->A, col, s->jinv, i, c->b, c->x, c->ldx, s->r, s->d, s->ns, delta);
             for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_ROW_BLOCK + i - lo] = delta[k];
         }
-        fps_block_terms_sum(terms, s->partial + 6u * blk);
+        fps_block_terms_sum(terms, hi - lo, s->partial + 6u * blk);
     }
 }
 
@@ -843,7 +842,6 @@ static void pcg_matvec_range(void* data, uint32_t begin, uint32_t end)
     const sinew_crs* col = col_matrix(s, &cv);
     double terms[3u * FPS_ROW_BLOCK];
     for (uint32_t blk = begin; blk < end; ++blk) {
-        fps_block_terms_clear(terms);
         uint32_t lo = blk * FPS_ROW_BLOCK;
         uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
         for (uint32_t i = lo; i < hi; ++i) {
@@ -851,7 +849,7 @@ static void pcg_matvec_range(void* data, uint32_t begin, uint32_t end)
             fps_pcg_matvec_row(&s->A, col, i, s->d, s->q, s->ns, dq);
             for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_ROW_BLOCK + i - lo] = dq[k];
         }
-        fps_block_terms_sum(terms, s->partial + 6u * blk);
+        fps_block_terms_sum(terms, hi - lo, s->partial + 6u * blk);
     }
 }
 
@@ -861,8 +859,6 @@ static void pcg_update_range(void* data, uint32_t begin, uint32_t end)
     fps_sim* s = c->s;
     double terms[3u * FPS_ROW_BLOCK], rr_terms[3u * FPS_ROW_BLOCK];
     for (uint32_t blk = begin; blk < end; ++blk) {
-        fps_block_terms_clear(terms);
-        fps_block_terms_clear(rr_terms);
         uint32_t lo = blk * FPS_ROW_BLOCK;
         uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
         for (uint32_t i = lo; i < hi; ++i) {
@@ -874,8 +870,8 @@ static void pcg_update_range(void* data, uint32_t begin, uint32_t end)
                 rr_terms[k * FPS_ROW_BLOCK + i - lo] = rr[k];
             }
         }
-        fps_block_terms_sum(terms, s->partial + 6u * blk);
-        fps_block_terms_sum(rr_terms, s->partial + 6u * blk + 3u);
+        fps_block_terms_sum(terms, hi - lo, s->partial + 6u * blk);
+        if (c->want_rr) fps_block_terms_sum(rr_terms, hi - lo, s->partial + 6u * blk + 3u);
     }
 }
 
