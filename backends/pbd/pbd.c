@@ -8,8 +8,10 @@
  * (pbd_sim.c). Parameters: pbd_params.c and README.md. SPDX-License-Identifier: MIT
  *
  * Contract: that of fps (backends/fps/README.md): base vertices sit exactly on their targets
- * at every step; each `step` advances by `timestep` whatever dt it is given (dt is only
- * checked); the render mesh is upsampled with ps's normal displacements (2018 Sec. 6). */
+ * at every step; an update runs the whole steps of `timestep` that its dt and the carried
+ * remainder make (backends/ps/ps_update.c: at most max_substeps, through the poses between
+ * the previous update's and the new one); the render mesh is upsampled with ps's normal
+ * displacements (2018 Sec. 6). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <string.h>
@@ -33,8 +35,7 @@ typedef struct pbd_instance {
     uint32_t joint_count;
     const uint32_t* render_indices;
     ps_output out;   /* render-mesh output (own buffers, binding) */
-    float* latest;   /* the pose of the next step, 16 floats per joint */
-    bool pose_pending;
+    ps_update update; /* the poses and the step clock (backends/ps/ps_update.c) */
     ps_jump jump;    /* pose discontinuities (backends/ps/ps_jump.c) */
 } pbd_instance;
 
@@ -62,6 +63,35 @@ static void set_skin_cb(void* sim, const float* positions, const float* velociti
 }
 
 static const ps_output_sim pbd_sim_ops = {upsample_cb, render_velocities_cb, set_skin_cb};
+
+/* What ps_update calls on the simulation. */
+static void set_pose_cb(void* sim, const float* skinning)
+{
+    pbd_sim_set_pose((pbd_sim*)sim, skinning);
+}
+
+static sinew_result step_cb(void* sim)
+{
+    return pbd_sim_step((pbd_sim*)sim);
+}
+
+static void clear_velocities_cb(void* sim)
+{
+    pbd_sim_clear_velocities((pbd_sim*)sim);
+}
+
+static void skin_positions_cb(const void* sim, float* out)
+{
+    pbd_sim_skin_positions((const pbd_sim*)sim, out);
+}
+
+static void set_output_blend_cb(void* sim, const float* previous, float fraction)
+{
+    pbd_sim_set_output_blend((pbd_sim*)sim, previous, fraction);
+}
+
+static const ps_update_sim pbd_update_ops = {set_pose_cb, step_cb, clear_velocities_cb,
+                                             skin_positions_cb, set_output_blend_cb};
 
 static double seconds_now(void)
 {
@@ -96,12 +126,15 @@ static void pbd_destroy(void* instance)
     pbd_instance* inst = pbd_cast(instance);
     if (!inst) return;
     sinew_host_api host = inst->host;
-    if (inst->sim && inst->params.profile) log_profile(&host, inst->sim);
+    if (inst->sim && inst->params.profile) {
+        log_profile(&host, inst->sim);
+        ps_update_log_profile(&inst->update);
+    }
     pbd_sim_destroy(inst->sim);
     ps_model_free(&host, &inst->model);
     ps_output_free(&inst->out, &host);
     ps_jump_free(&inst->jump);
-    sinew_host_free(&host, inst->latest);
+    ps_update_free(&inst->update);
     inst->magic = 0;
     sinew_host_free(&host, inst);
 }
@@ -145,7 +178,7 @@ static sinew_result check_prepare(const sinew_host_api* host, const sinew_rig_vi
 }
 
 /* The simulation on the model and what the steps need around it: the render-mesh output, the
- * latest pose and the pose-jump detection. */
+ * poses and step clock of the updates and the pose-jump detection. */
 static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_rig_view* rig,
                                        pbd_instance* inst)
 {
@@ -153,9 +186,9 @@ static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_r
     if (r != SINEW_OK) return r;
     r = ps_output_init(&inst->out, host, PBD_NAME, &rig->render_mesh, &pbd_sim_ops, inst->sim);
     if (r != SINEW_OK) return r;
-    inst->latest = (float*)sinew_host_calloc(host, rig->joint_count, 64u);
-    if (!inst->latest)
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "pbd: out of memory");
+    r = ps_update_init(&inst->update, host, PBD_NAME, rig->joint_count, inst->model.n,
+                       inst->params.timestep, &inst->params.update);
+    if (r != SINEW_OK) return r;
     return ps_jump_init(&inst->jump, host, PBD_NAME, rig, &inst->model, &inst->params.jump);
 }
 
@@ -234,15 +267,15 @@ static sinew_result pbd_set_pose(void* instance, const sinew_pose_view* pose)
         if (!isfinite(pose->skinning_matrices[k]))
             return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
                                    "pbd: the skinning matrix of joint %u is not finite", k / 16u);
-    memcpy(inst->latest, pose->skinning_matrices, (size_t)inst->joint_count * 64u);
+    ps_update_set_pose(&inst->update, pose->skinning_matrices);
     ps_jump_set_pose(&inst->jump, pose);
-    inst->pose_pending = true;
     return SINEW_OK;
 }
 
-/* One step of h whatever dt is (0: a paused frame, no step): the pose set since the last step
- * goes to the simulation, and where it jumps from the previous one the tissue restarts from it
- * and the step is quasi-static (ps_jump.c). */
+/* The whole steps of h that dt and the carried remainder make (dt 0: a paused frame, no
+ * step), through the poses between the last update's and the new one; a pose that jumps from
+ * the previous one restarts the tissue from it with a quasi-static step (ps_update.c,
+ * ps_jump.c). */
 static sinew_result pbd_step(void* instance, float dt)
 {
     pbd_instance* inst = pbd_cast(instance);
@@ -251,20 +284,8 @@ static sinew_result pbd_step(void* instance, float dt)
         return sinew_host_fail(&inst->host,
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "pbd: dt %g must be finite and not negative", (double)dt);
-    if (dt == 0.0f) return SINEW_OK; /* a paused frame: no step */
-    const float* pose = NULL;
-    if (inst->pose_pending) {
-        pbd_sim_set_pose(inst->sim, inst->latest);
-        inst->pose_pending = false;
-        pose = inst->latest;
-    }
-    bool reset = false;
-    sinew_result r = ps_jump_begin_update(&inst->jump, &inst->out, &inst->model, pose, &reset);
-    if (r == SINEW_OK) r = pbd_sim_step(inst->sim);
-    if (r != SINEW_OK) return r;
-    if (reset) pbd_sim_clear_velocities(inst->sim);
-    ps_output_after_step(&inst->out);
-    return SINEW_OK;
+    return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &pbd_update_ops,
+                         inst->sim, dt);
 }
 
 static sinew_result pbd_read_output(void* instance, const sinew_output_view* out)
@@ -294,7 +315,10 @@ static sinew_result pbd_set_state(void* instance, const sinew_state_view* state)
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
                                          inst->render_indices, state);
-    if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
+    if (r == SINEW_OK) {
+        ps_jump_set_state(&inst->jump);
+        ps_update_set_state(&inst->update, &pbd_update_ops, inst->sim);
+    }
     return r;
 }
 

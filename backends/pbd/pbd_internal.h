@@ -41,6 +41,7 @@ typedef struct pbd_params {
     uint32_t grain;            /* constraints of a colour per job range at least; a colour of
                                   at most this many runs on the calling thread */
     ps_jump_params jump;       /* jump_angle, jump_distance (backends/ps/ps_jump.c) */
+    ps_update_params update;   /* max_substeps, interpolate_output (backends/ps/ps_update.c) */
 } pbd_params;
 
 void pbd_params_default(pbd_params* p);
@@ -161,6 +162,11 @@ sinew_result pbd_sim_step(pbd_sim* sim);
  * particles go to their targets at the next step. */
 void pbd_sim_set_skin(pbd_sim* sim, const float* positions, const float* velocities);
 void pbd_sim_clear_velocities(pbd_sim* sim);
+/* The skin's positions (3 floats per skin vertex), for output interpolation. */
+void pbd_sim_skin_positions(const pbd_sim* sim, float* out);
+/* interpolate_output: the upsampling blends `previous` (NULL: none) towards the latest skin by
+ * `fraction`. */
+void pbd_sim_set_output_blend(pbd_sim* sim, const float* previous, float fraction);
 void pbd_sim_upsample(pbd_sim* sim, float* positions, size_t position_stride, float* normals,
                       size_t normal_stride);
 void pbd_sim_render_velocities(const pbd_sim* sim, float* velocities);

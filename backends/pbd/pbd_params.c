@@ -1,5 +1,5 @@
 /* The parameters of `pbd`: a table of keys with their field, bounds and the words of their
- * log line; ps's jump keys parse themselves (backends/ps/ps_jump.c). Defaults and meaning:
+ * log line; ps's jump and update keys parse themselves (backends/ps/ps_jump.c, ps_update.c). Defaults and meaning:
  * README.md, "Parameters". SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stddef.h>
@@ -26,6 +26,7 @@ void pbd_params_default(pbd_params* p)
     p->decimate_above = 12000u;
     p->simulation_vertices = 4000u;
     ps_jump_params_default(&p->jump);
+    ps_update_params_default(&p->update);
 }
 
 void pbd_model_params(const pbd_params* p, ps_params* out)
@@ -87,6 +88,7 @@ enum { PBD_KEY_COUNT = sizeof pbd_keys / sizeof pbd_keys[0] };
 typedef struct pbd_seen {
     bool key[PBD_KEY_COUNT];
     bool jump[2];
+    bool update[2];
 } pbd_seen;
 
 /* A value of the key's kind within its bounds (ps_parse_number takes only finite numbers). */
@@ -140,7 +142,8 @@ static sinew_result parse_key_value(const sinew_host_api* host, const pbd_key* k
                            key->range);
 }
 
-/* Parameter i: ps's jump keys first (they check their own values), then pbd's table. */
+/* Parameter i: ps's jump and update keys first (they check their own values), then pbd's
+ * table. */
 static sinew_result parse_param(const sinew_host_api* host, const sinew_param* param, uint32_t i,
                                 pbd_seen* seen, pbd_params* out)
 {
@@ -151,6 +154,8 @@ static sinew_result parse_param(const sinew_host_api* host, const sinew_param* p
                                i, key ? "value" : "key");
     sinew_result result;
     if (ps_jump_parse(host, PBD_NAME, key, value, seen->jump, &out->jump, &result)) return result;
+    if (ps_update_parse(host, PBD_NAME, key, value, seen->update, &out->update, &result))
+        return result;
     int k = 0;
     while (k < PBD_KEY_COUNT && strcmp(key, pbd_keys[k].name) != 0) ++k;
     if (k == PBD_KEY_COUNT)
@@ -159,7 +164,7 @@ static sinew_result parse_param(const sinew_host_api* host, const sinew_param* p
                                "damping, compliance, stretch_compliance, volume_compliance, "
                                "stretch_stiffness, volume_stiffness, mass, collisions, sliding, "
                                "decimate_above, simulation_vertices, bone_radii, profile, simd, "
-                               "grain, jump_angle, jump_distance)", key);
+                               "grain, jump_angle, jump_distance, max_substeps, interpolate_output)", key);
     if (seen->key[k])
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "pbd: parameter \"%s\" is given twice", key);

@@ -36,6 +36,8 @@ struct pbd_sim {
     int pose_dirty;
     float* skin_f;   /* 3 per skin vertex: positions and normals for the upsampling */
     float* skin_n;
+    const float* blend_from; /* interpolate_output: the skin before the latest step, or NULL */
+    float blend_fraction;    /* how far the output goes from blend_from to the latest skin */
     ps_slide* slide;
     ps_collide* joints;      /* the joints' contacts (2018 Sec. 5), NULL without */
     ps_clamp_spread* spread; /* their clamp of the base targets, spread (ps_clamp_spread.c) */
@@ -340,10 +342,24 @@ void pbd_sim_upsample(pbd_sim* s, float* positions, size_t position_stride, floa
     double t0 = s->p.profile ? now_seconds() : 0.0;
     for (uint32_t i = 0; i < s->n; ++i)
         for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = s->x[(size_t)c * N + i];
+    if (s->blend_from)
+        sinew_step_blend(s->blend_from, s->skin_f, 3u * s->n, s->blend_fraction, s->skin_f);
     ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
     ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
                        position_stride, normals, normal_stride);
     if (s->p.profile) s->profile[3] += now_seconds() - t0;
+}
+
+void pbd_sim_skin_positions(const pbd_sim* s, float* out)
+{
+    for (uint32_t i = 0; i < s->n; ++i)
+        for (int c = 0; c < 3; ++c) out[3u * i + c] = s->x[(size_t)c * s->N + i];
+}
+
+void pbd_sim_set_output_blend(pbd_sim* s, const float* previous, float fraction)
+{
+    s->blend_from = previous;
+    s->blend_fraction = fraction;
 }
 
 void pbd_sim_profile(const pbd_sim* s, double seconds[4], uint64_t* steps)

@@ -13,7 +13,7 @@
 static void test_rates(void** state)
 {
     (void)state;
-    rate_check_rates("fps", 5e-3);
+    rate_check_rates("fps", 5e-3, 1e-6);
 }
 
 static void test_interpolated_output(void** state)

@@ -13,10 +13,10 @@
 /* The same motion at 30, 60 and 144 Hz: the shapes at every 1/6 s (every rate updates then,
  * and each has run 10 steps of 1/60 s per 1/6 s) differ from 60 Hz's by at most
  * `motion_tolerance` of the rest bounding-box diagonal (a vertex's largest distance), the
- * settled shapes after 3 s by at most 1e-6 (rate_world.c); the same motion at 30 Hz with one
+ * settled shapes after 3 s by at most `settled_tolerance`; the same motion at 30 Hz with one
  * step per update (max_substeps=1: the motion at half speed, as a backend that ignored dt
  * would run it) differs by more than 10 times the tolerance. */
-void rate_check_rates(const char* backend, double motion_tolerance);
+void rate_check_rates(const char* backend, double motion_tolerance, double settled_tolerance);
 
 /* interpolate_output=1: at 60 Hz each update shows exactly the shape the plain skin showed one
  * update before (the output lags one step); at 144 Hz it moves at every update of the bend,
