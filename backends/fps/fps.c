@@ -472,15 +472,23 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     fps_model_params(p, &pp);
     sinew_rig_view view;
     sinew_decimated_mesh decimated;
+    double t0 = ps_seconds();
     sinew_result r = ps_decimate_view(host, rig, &pp, &view, &decimated);
+    double decimation = ps_seconds() - t0;
     if (r != SINEW_OK) return r;
     r = ps_model_build_with(host, &view, &pp, m);
-    if (r == SINEW_OK) m->decimated_triangles = decimated.triangle_count;
+    if (r == SINEW_OK) {
+        m->decimated_triangles = decimated.triangle_count;
+        m->build_seconds[PS_BUILD_DECIMATE] = decimation;
+    }
     /* the joints' contacts (2018 Sec. 5, ps_collide.c): candidates near each folding joint,
      * closer than ps's: the skin they constrain is free of the limb capsules, which must
      * still hold the armpit's fold (README.md, joint_collisions) */
-    if (r == SINEW_OK && p->joint_collisions)
+    if (r == SINEW_OK && p->joint_collisions) {
+        double tc = ps_seconds();
         r = ps_collide_candidates_near(host, &view, m, &pp, FPS_JOINT_REACH);
+        m->build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
+    }
     sinew_decimated_free(host, &decimated);
     return r;
 }
@@ -523,7 +531,9 @@ static sinew_result prepare_model(const sinew_host_api* host, const sinew_rig_vi
         sinew_mls_free(host, &inst->mls);
     } else if (!has_mls) {
         /* Not in the baked data (or nothing baked): the weights of Sec. 5 now. */
+        double t0 = ps_seconds();
         r = fps_mls_bake(host, rig, &inst->model, &inst->mls);
+        inst->model.build_seconds[PS_BUILD_MLS] = ps_seconds() - t0;
     }
     return r;
 }
@@ -595,6 +605,8 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
         fps_destroy(inst);
         return r;
     }
+    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
+    if (inst->params.profile) ps_build_log(host, FPS_NAME, &inst->model);
     log_prepared(host, inst, baked, t0, t1);
     *out_instance = inst;
     return SINEW_OK;

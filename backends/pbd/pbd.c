@@ -151,12 +151,20 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     pbd_model_params(p, &pp);
     sinew_rig_view view;
     sinew_decimated_mesh decimated;
+    double t0 = ps_seconds();
     sinew_result r = ps_decimate_view(host, rig, &pp, &view, &decimated);
+    double decimation = ps_seconds() - t0;
     if (r != SINEW_OK) return r;
     r = ps_model_build_with(host, &view, &pp, m);
-    if (r == SINEW_OK) m->decimated_triangles = decimated.triangle_count;
-    if (r == SINEW_OK && p->collisions)
+    if (r == SINEW_OK) {
+        m->decimated_triangles = decimated.triangle_count;
+        m->build_seconds[PS_BUILD_DECIMATE] = decimation;
+    }
+    if (r == SINEW_OK && p->collisions) {
+        double tc = ps_seconds();
         r = ps_collide_candidates_near(host, &view, m, &pp, PBD_JOINT_REACH);
+        m->build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
+    }
     sinew_decimated_free(host, &decimated);
     return r;
 }
@@ -243,6 +251,8 @@ static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view
         pbd_destroy(inst);
         return r;
     }
+    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
+    if (inst->params.profile) ps_build_log(host, PBD_NAME, &inst->model);
     log_prepared(host, inst, baked, t0, t1);
     *out_instance = inst;
     return SINEW_OK;

@@ -13,11 +13,9 @@
  * ps_update.c, or a restart from the pose after a pose jump, ps_jump.c), output and state
  * (ps_output.c) and bake. What the backend promises about
  * rigs, poses, output, state and baking is README.md, "Contract". */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "builtin_backends.h"
 #include "ps_internal.h"
@@ -421,13 +419,6 @@ static void ps_destroy(void* instance)
     sinew_host_free(&host, inst);
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Checks collision_joints against the rig and, with collisions on, computes the candidate
  * pairs of Sec. 5.1 unless the model already has them (restored from baked data: the baked
  * pairs are used as they are). */
@@ -464,7 +455,7 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
                                "ps: takes no typed parameters (next is not NULL)");
     r = ps_check_rig(host, rig, PS_NAME);
     if (r != SINEW_OK) return r;
-    double t0 = seconds_now();
+    double t0 = ps_seconds();
     ps_instance* inst = (ps_instance*)sinew_host_calloc(host, 1, sizeof(ps_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     inst->magic = PS_MAGIC;
@@ -481,15 +472,21 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         r = ps_bake_read(host, rig, rig->baked_data, rig->baked_size, &inst->model);
     else
         r = ps_decimate_view(host, rig, &p, &view, &decimated);
+    double decimation = ps_seconds() - t0;
     if (r == SINEW_OK && !baked) r = ps_model_build_with(host, &view, &p, &inst->model);
-    if (r == SINEW_OK && !baked) inst->model.decimated_triangles = decimated.triangle_count;
+    if (r == SINEW_OK && !baked) {
+        inst->model.decimated_triangles = decimated.triangle_count;
+        inst->model.build_seconds[PS_BUILD_DECIMATE] = decimation;
+    }
+    double tc = ps_seconds();
     if (r == SINEW_OK) r = collision_candidates(host, baked ? rig : &view, &inst->model, &p);
+    inst->model.build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
     if (!baked) sinew_decimated_free(host, &decimated);
     if (r != SINEW_OK) {
         ps_destroy(inst);
         return r;
     }
-    double t1 = seconds_now();
+    double t1 = ps_seconds();
     r = ps_sim_create(host, &inst->model, &p, &inst->sim);
     if (r != SINEW_OK) {
         ps_destroy(inst);
@@ -508,13 +505,15 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         ps_destroy(inst);
         return r;
     }
+    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
     const ps_model* m = &inst->model;
+    if (p.profile) ps_build_log(host, PS_NAME, m);
     sinew_host_log(host, SINEW_LOG_INFO,
                    "ps: %s %u skin vertices, %u bones, %u tets (%u degenerate), %zu matrix "
                    "nonzeros, %zu in the factor; model %.1f ms, system %.1f ms",
                    baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
                    m->tet_count, m->degenerate_count, ps_sim_matrix_nnz(inst->sim),
-                   ps_sim_factor_nnz(inst->sim), 1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+                   ps_sim_factor_nnz(inst->sim), 1e3 * (t1 - t0), 1e3 * (ps_seconds() - t1));
     *out_instance = inst;
     return SINEW_OK;
 }

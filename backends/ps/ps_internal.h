@@ -94,6 +94,22 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
 
 /* ---- the pose-independent model ---- */
 
+/* The phases of a preparation, as profile=1 reports them (ps_build_log): the model's
+ * (ps_model_build_with), the backend-specific ones around it, and the solver's system. */
+typedef enum ps_build_phase {
+    PS_BUILD_DECIMATE,   /* a lone large render mesh decimated (ps_decimate.c) */
+    PS_BUILD_WELD,
+    PS_BUILD_SKELETON,   /* Sec. 3.1 */
+    PS_BUILD_SHRINK,     /* Sec. 3.2, with its repair */
+    PS_BUILD_SLIDING,    /* Sec. 4.2 records */
+    PS_BUILD_TISSUE,     /* Sec. 3.3 prisms and tets */
+    PS_BUILD_UPSAMPLE,   /* Sec. 6 records */
+    PS_BUILD_CANDIDATES, /* Sec. 5.1 collision candidates */
+    PS_BUILD_MLS,        /* 2019 Sec. 5 weights (fps) */
+    PS_BUILD_SYSTEM,     /* the solver's matrices, factorisation, colouring */
+    PS_BUILD_PHASES
+} ps_build_phase;
+
 typedef struct ps_bone {
     uint32_t joint;  /* the joint whose skinning matrix moves the bone (segment start) */
     uint32_t child;  /* the joint at the segment end */
@@ -203,6 +219,10 @@ typedef struct ps_model {
      * 0 when the simulated mesh is the rig's own. */
     uint32_t decimated_triangles;
 
+    /* Seconds of each phase of this preparation (ps_build_phase; 0 for what was restored from
+     * baked data or not run); profile=1 reports them (ps_build_log). */
+    double build_seconds[PS_BUILD_PHASES];
+
     /* Sec. 4.2: skin sliding records (ps_sliding.c); used when the parameter sliding is 1. */
     uint32_t slide_anchor_count;
     ps_slide_anchor* slide_anchors;
@@ -214,6 +234,11 @@ typedef struct ps_model {
     uint32_t collision_pair_count;
     ps_collision_pair* collision_pairs;
 } ps_model;
+
+/* Monotonic seconds, for the phases' times (ps_model.c). */
+double ps_seconds(void);
+/* profile=1: one INFO line "<backend> profile: preparation ..." with each phase's time. */
+void ps_build_log(const sinew_host_api* host, const char* backend, const ps_model* m);
 
 /* Tet quality: |signed volume| over the cube of the longest edge (a regular tet has 0.118).
  * Below PS_DEGENERATE_QUALITY a tet is left out of the strain energy; below PS_POOR_QUALITY

@@ -1,10 +1,12 @@
 /* The pose-independent preparation of the `ps` backend, in the order of the paper: volumetric
  * skeleton (Sec. 3.1), skin shrinking (Sec. 3.2), tissue mesh (Sec. 3.3, 4.1), upsampling
  * data (Sec. 6). SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ps_internal.h"
 
@@ -133,16 +135,49 @@ sinew_result ps_model_build(const sinew_host_api* host, const sinew_rig_view* ri
     return ps_model_build_with(host, rig, NULL, m);
 }
 
+double ps_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void ps_build_log(const sinew_host_api* host, const char* backend, const ps_model* m)
+{
+    const double* t = m->build_seconds;
+    double total = 0.0;
+    for (int k = 0; k < PS_BUILD_PHASES; ++k) total += t[k];
+    sinew_host_log(host, SINEW_LOG_INFO,
+                   "%s profile: preparation %.1f ms: decimation %.1f, weld %.1f, skeleton %.1f, "
+                   "shrinking %.1f, sliding %.1f, tissue %.1f, upsampling %.1f, collision "
+                   "candidates %.1f, MLS weights %.1f, system %.1f", backend, 1e3 * total,
+                   1e3 * t[PS_BUILD_DECIMATE], 1e3 * t[PS_BUILD_WELD], 1e3 * t[PS_BUILD_SKELETON],
+                   1e3 * t[PS_BUILD_SHRINK], 1e3 * t[PS_BUILD_SLIDING], 1e3 * t[PS_BUILD_TISSUE],
+                   1e3 * t[PS_BUILD_UPSAMPLE], 1e3 * t[PS_BUILD_CANDIDATES], 1e3 * t[PS_BUILD_MLS],
+                   1e3 * t[PS_BUILD_SYSTEM]);
+}
+
+/* Runs one phase of the model's build when r is still OK, adding its time. */
+#define PS_TIMED(phase, call)                                 \
+    do {                                                      \
+        if (r == SINEW_OK) {                                  \
+            double t0_ = ps_seconds();                        \
+            r = (call);                                       \
+            m->build_seconds[phase] += ps_seconds() - t0_;    \
+        }                                                     \
+    } while (0)
+
 sinew_result ps_model_build_with(const sinew_host_api* host, const sinew_rig_view* rig,
                                  const ps_params* params, ps_model* m)
 {
     memset(m, 0, sizeof *m);
-    sinew_result r = ps_model_weld(host, rig, m);
-    if (r == SINEW_OK) r = ps_skeleton_build(host, rig, params ? params->bone_radii : NULL, m);
-    if (r == SINEW_OK) r = ps_shrink(host, rig, m);
-    if (r == SINEW_OK) r = ps_sliding_build(host, m);
-    if (r == SINEW_OK) r = ps_tissue_build(host, m);
-    if (r == SINEW_OK) r = ps_upsample_build(host, rig, m);
+    sinew_result r = SINEW_OK;
+    PS_TIMED(PS_BUILD_WELD, ps_model_weld(host, rig, m));
+    PS_TIMED(PS_BUILD_SKELETON, ps_skeleton_build(host, rig, params ? params->bone_radii : NULL, m));
+    PS_TIMED(PS_BUILD_SHRINK, ps_shrink(host, rig, m));
+    PS_TIMED(PS_BUILD_SLIDING, ps_sliding_build(host, m));
+    PS_TIMED(PS_BUILD_TISSUE, ps_tissue_build(host, m));
+    PS_TIMED(PS_BUILD_UPSAMPLE, ps_upsample_build(host, rig, m));
     if (r != SINEW_OK) ps_model_free(host, m);
     return r;
 }

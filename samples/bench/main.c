@@ -55,8 +55,15 @@ static void usage(FILE* out)
         "  --output WHERE     own (the backend's buffers; default), host (a bound host array)\n"
         "                     or vulkan (a bound double-buffered Vulkan output; times whole\n"
         "                     frames: begin, update, end, wait for the frame, release)\n"
+        "  --profile          pass profile=1 to the backend and show its INFO lines: where the\n"
+        "                     preparation's time goes (phase by phase) and, when the skin is\n"
+        "                     destroyed, the step's phases\n"
         "  --json             print JSON instead of one line of text\n"
         "  --help             print this and exit\n"
+        "\n"
+        "The report gives prepare_ms: the time of sinew_world_add_skin, the backend's\n"
+        "preparation from the created rig (import and rig creation left out; from a baked\n"
+        "file, the restore from its blob).\n"
         "\n"
         "Exit codes: 0 done, 1 runtime error, 2 bad command line, 77 character file missing\n"
         "(unless SINEW_REQUIRE_DATA=1).\n",
@@ -73,6 +80,8 @@ typedef struct bench {
     sinew_pose_desc pose_desc;
     const char* output;                 /* own, host or vulkan */
     double dt;                          /* seconds per update */
+    int profile;                        /* --profile: world logs at INFO */
+    double prepare_ms;                  /* sinew_world_add_skin */
     float* host_output;                 /* --output host */
 #if defined(SINEW_BENCH_HAVE_VULKAN)
     sinew_vk_context* vk;
@@ -172,6 +181,7 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
     sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
     world_desc.logger = sample_stderr_logger();
     world_desc.thread_count = threads;
+    if (b->profile) world_desc.log_level = SINEW_LOG_INFO;
     sinew_result r = sinew_world_create(&world_desc, &b->world);
     if (r != SINEW_OK) return fail("sinew_world_create", r);
     sinew_rig rig;
@@ -183,9 +193,11 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
     skin_desc.param_count = params->count;
     if ((r = setup_output(b, backend, rig, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
         return fail("setting up the Vulkan context", r);
+    const double prepare_start = sample_now_seconds();
     if ((r = sinew_world_add_skin(b->world, &skin_desc, &b->skin)) != SINEW_OK) {
         return fail("sinew_world_add_skin", r);
     }
+    b->prepare_ms = 1000.0 * (sample_now_seconds() - prepare_start);
     if ((r = bind_output(b, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
         return fail("binding the output", r);
 
@@ -278,14 +290,15 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
             for (uint32_t i = 0; i < repeat; ++i) sample_json_number(&j, NULL, p95s[i]);
             sample_json_end_array(&j);
             sample_json_uint(&j, "nonfinite_vertices", nonfinite);
+            sample_json_number(&j, "prepare_ms", b->prepare_ms);
             sample_json_end_object(&j);
         } else {
             char interval[48] = "";
             if (b->dt != SAMPLE_DEFAULT_DT) snprintf(interval, sizeof interval, " of %g s", b->dt);
             printf("%s (output %s) on %s (%u vertices, %s): %.4f ms per frame median, %.4f ms p95, "
-                   "%.3g vertices/s, %u threads, %u x %u frames%s%s\n",
+                   "%.3g vertices/s, %u threads, %u x %u frames%s, prepared in %.1f ms%s\n",
                    backend, b->output, b->character.source, vertices, motion, median, p95,
-                   vertices_per_second, used_threads, repeat, frames, interval,
+                   vertices_per_second, used_threads, repeat, frames, interval, b->prepare_ms,
                    nonfinite ? ", NON-FINITE OUTPUT" : "");
         }
     }
@@ -305,7 +318,7 @@ int main(int argc, char** argv)
     const char* output = "own";
     uint32_t frames = DEFAULT_FRAMES, repeat = 1, threads = 0;
     double dt = SAMPLE_DEFAULT_DT;
-    int json = 0;
+    int json = 0, profile = 0;
     sample_params params;
     memset(&params, 0, sizeof params);
 
@@ -318,6 +331,8 @@ int main(int argc, char** argv)
             return SAMPLE_EXIT_OK;
         } else if (sample_option_flag(argv, i, "--json")) {
             json = 1;
+        } else if (sample_option_flag(argv, i, "--profile")) {
+            profile = 1;
         } else if ((m = sample_shared_option(argc, argv, &i, &character_path, &backend,
                                              &threads, &params)) != 0) {
             if (m < 0) goto usage_error;
@@ -356,6 +371,11 @@ int main(int argc, char** argv)
     memset(&b, 0, sizeof b);
     b.output = output;
     b.dt = dt;
+    b.profile = profile;
+    if (profile && !sample_params_add(&params, "profile=1")) {
+        sample_params_free(&params);
+        return SAMPLE_EXIT_USAGE;
+    }
     sinew_result r = sample_character_load(character_path, NULL, &b.character);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
         fprintf(stderr, "sinew-bench: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this an error)\n",
