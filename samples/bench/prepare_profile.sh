@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Where the preparation of the volumetric backends goes, phase by phase: runs
-# `sinew-bench --profile` once per backend on each character and prints the markdown table of
-# samples/bench/README.md ("Preparation") from the backends' "profile: preparation" lines.
+# Where the time of the volumetric backends goes, phase by phase: runs `sinew-bench --profile`
+# per backend and prints the two markdown tables of samples/bench/README.md ("Profile"): the
+# preparation on each test character (the backends' "profile: preparation" lines) and the
+# step on the male over 300 frames (their per-step lines).
 #   samples/bench/prepare_profile.sh [--bin PATH] [--data DIR] [--threads T]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -28,4 +29,15 @@ for character in cylinder tbone male; do
         phases=$(sed 's/.*ms: //; s/[a-zA-Z ]* \([0-9.]*\)/\1/g; s/,/ | /g' <<<"$line")
         echo "| $character | $backend | $prepared | $phases |"
     done
+done
+echo
+echo "| backend (male, $THREADS threads, 300 frames) | ms per frame, median | the backend's per-step profile |"
+echo "|---|---|---|"
+for backend in ps fps pbd; do
+    out=$("$BIN" --character "$DATA/characters/male/male.ini" --backend "$backend" --frames 300 \
+          --threads "$THREADS" --profile 2>&1)
+    median=$(sed -n 's/.*: \([0-9.]*\) ms per frame median.*/\1/p' <<<"$out")
+    steps=$(grep "$backend profile: [0-9]* steps, per step" <<<"$out" | sed 's/.*per step: //' |
+            paste -sd ';' -)
+    echo "| $backend | $median | $steps |"
 done
