@@ -152,7 +152,7 @@ tsan() {
     local dir=${SINEW_TSAN_BUILD_DIR:-$ROOT/build-tsan}
     # ps and fps run threaded inside the stress (the male's ps and fps world tests and the
     # soak take minutes under TSan; they run threaded in the other builds)
-    local tests=(test_world test_reentrancy test_stress test_vk_skin test_vk_output
+    local tests=(test_world test_swap test_reentrancy test_stress test_vk_skin test_vk_output
                  test_vk_world_map)
     build_targets "$dir" "${tests[@]}" -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DSINEW_SANITIZE=thread -DSINEW_WITH_CUDA=OFF

@@ -94,7 +94,8 @@ typedef struct sinew_destroy_hook {
 } sinew_destroy_hook;
 
 struct sinew_world {
-    sinew_host_api host;
+    sinew_host_api host;         /* its jobs are world_parallel_for over `jobs` (world.c) */
+    sinew_job_system jobs;       /* the host's job system, or the pool's, or serial */
     sinew_pool* pool;            /* NULL when the host brought a job system */
 
     sinew_backend_entry* backends;
@@ -115,6 +116,28 @@ struct sinew_world {
     const char* stepping;        /* the stepping call running (its name), or NULL */
 };
 
+/* A skin component (world.c). */
+struct sinew_skin_data {
+    const sinew_host_api* host;  /* the world's, for lines logged while stepping */
+    uint32_t rig_slot;
+    sinew_rig_data* rig;
+    const sinew_backend_vtable* vt;
+    void* instance;
+    float* model;                /* 16 per joint: the last pose, model space */
+    float* skinning;             /* 16 per joint: model * inverse bind */
+    float* scratch;              /* 32 per joint: a pose being checked (model, skinning) */
+    bool has_pose;
+    bool pose_dirty;             /* not yet handed to the backend */
+    uint32_t pose_flags;         /* SINEW_POSE_* of the poses not yet handed over, or-ed */
+    bool bound;
+    sinew_output_view bound_view;
+    sinew_result step_result;
+    float step_dt;
+    struct sinew_swap* swap;     /* a backend being prepared in the background (swap.c) */
+    const sinew_backend_vtable* swap_vt;
+    sinew_result swap_result;    /* how the last swap ended */
+};
+
 /* Grows an array of elem_size items to hold at least `needed`. */
 sinew_result sinew_grow(const sinew_host_api* host, void** array, uint32_t* capacity,
                         uint32_t needed, size_t elem_size);
@@ -130,6 +153,30 @@ sinew_result sinew_world_check_idle(const sinew_world* world, const char* fn);
 
 /* The live rig of a handle, or NULL (world.c). */
 sinew_rig_data* sinew_world_get_rig(const sinew_world* world, sinew_rig rig);
+/* The live skin of a handle, or NULL; and the one line for a bad handle (world.c). */
+sinew_skin_data* sinew_world_get_skin(const sinew_world* world, sinew_skin skin);
+sinew_result sinew_world_bad_skin(const sinew_world* world, sinew_skin skin, const char* fn);
+/* Parameters with a NULL key or value refused with one line naming `fn` (world.c). */
+sinew_result sinew_world_check_params(const sinew_world* world, const sinew_param* params,
+                                      uint32_t count, const char* fn);
+/* The registered backend of that name that can run here, or an error with one line. */
+sinew_result sinew_world_lookup_backend(sinew_world* world, const char* name,
+                                        const sinew_backend_vtable** out);
+/* Hands a prepared instance what the skin has (state when given, pose, output binding);
+ * destroys it on failure (world.c). */
+sinew_result sinew_skin_adopt(sinew_world* world, sinew_skin_data* skin,
+                              const sinew_backend_vtable* vt, void* inst,
+                              const sinew_state_view* state);
+
+/* ---- backend swaps prepared in the background (swap.c) ---- */
+/* True on a swap's preparation thread: the world's parallel_for runs inline there. */
+bool sinew_swap_thread(void);
+/* Between updates: a skin whose swap has prepared adopts the new instance (state, pose,
+ * binding) or, when preparing or adopting failed, keeps its backend and records why (one
+ * WARNING line). `wait`: wait for a preparation still running. */
+void sinew_skin_apply_swap(sinew_world* world, sinew_skin_data* skin, bool wait);
+/* A skin going away: waits for its preparation and destroys what it made. */
+void sinew_skin_drop_swap(sinew_skin_data* skin);
 
 /* ---- baked files (bake.c) ---- */
 /* A logger that begins every line with "<prefix>: ", so errors found deep inside (rig

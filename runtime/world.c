@@ -21,23 +21,6 @@
 #define OUTPUT_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_output_desc, normal_stride) + sizeof(size_t)))
 #define RIG_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_rig_info, submesh_count) + sizeof(uint32_t)))
 
-struct sinew_skin_data {
-    const sinew_host_api* host;  /* the world's, for lines logged while stepping */
-    uint32_t rig_slot;
-    sinew_rig_data* rig;
-    const sinew_backend_vtable* vt;
-    void* instance;
-    float* model;                /* 16 per joint: the last pose, model space */
-    float* skinning;             /* 16 per joint: model * inverse bind */
-    float* scratch;              /* 32 per joint: a pose being checked (model, skinning) */
-    bool has_pose;
-    bool pose_dirty;             /* not yet handed to the backend */
-    uint32_t pose_flags;         /* SINEW_POSE_* of the poses not yet handed over, or-ed */
-    bool bound;
-    sinew_output_view bound_view;
-    sinew_result step_result;
-    float step_dt;
-};
 
 /* ---- built-in host services ---- */
 
@@ -62,6 +45,20 @@ static void default_log(sinew_log_level level, const char* message, void* user)
     static const char* names[] = { "error", "warning", "info", "debug" };
     const char* name = (unsigned)level < 4u ? names[level] : "log";
     fprintf(stderr, "sinew: %s: %s\n", name, message);
+}
+
+/* The world's parallel_for: the host's or pool's, except on a swap's preparation thread
+ * (swap.c), where it runs inline so that a background preparation never competes with the
+ * frame's jobs for the job system. */
+static void world_parallel_for(sinew_job_fn fn, void* data, uint32_t count, uint32_t grain,
+                               void* user)
+{
+    const sinew_world* world = (const sinew_world*)user;
+    if (sinew_swap_thread()) {
+        if (count) fn(data, 0, count);
+        return;
+    }
+    world->jobs.parallel_for(fn, data, count, grain, world->jobs.user);
 }
 
 static void serial_parallel_for(sinew_job_fn fn, void* data, uint32_t count, uint32_t grain,
@@ -154,6 +151,9 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
             world->host.jobs.user = NULL;
         }
     }
+    world->jobs = world->host.jobs;
+    world->host.jobs.parallel_for = world_parallel_for;
+    world->host.jobs.user = world;
     /* Built-in backends go through the same validation as a plugin's. */
     sinew_result r = sinew_world_add_backend(world, &sinew_backend_lbs, 0);
     if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_dqs, 0);
@@ -283,8 +283,8 @@ const char* sinew_world_backend_name(const sinew_world* world, uint32_t index)
     return world->backends[index].vt->name;
 }
 
-static sinew_result lookup_backend(sinew_world* world, const char* name,
-                                   const sinew_backend_vtable** out)
+sinew_result sinew_world_lookup_backend(sinew_world* world, const char* name,
+                                        const sinew_backend_vtable** out)
 {
     if (!name || !*name)
         return sinew_host_fail(&world->host, SINEW_ERROR_UNKNOWN_BACKEND, "backend name is empty");
@@ -304,7 +304,7 @@ sinew_result sinew_world_probe_backend(sinew_world* world, const char* name)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     const sinew_backend_vtable* vt;
-    return lookup_backend(world, name, &vt);
+    return sinew_world_lookup_backend(world, name, &vt);
 }
 
 /* ---- handles ---- */
@@ -347,7 +347,7 @@ sinew_rig_data* sinew_world_get_rig(const sinew_world* world, sinew_rig rig)
     return rig_get(world, rig, NULL);
 }
 
-static sinew_skin_data* skin_get(const sinew_world* world, sinew_skin skin)
+sinew_skin_data* sinew_world_get_skin(const sinew_world* world, sinew_skin skin)
 {
     uint32_t slot, gen;
     if (!world || !split_id(skin.id, &slot, &gen) || slot >= world->skin_slot_count) return NULL;
@@ -363,7 +363,7 @@ static sinew_result bad_rig(const sinew_world* world, sinew_rig rig, const char*
                            "%s: rig handle 0x%08x is not a live rig", fn, rig.id);
 }
 
-static sinew_result bad_skin(const sinew_world* world, sinew_skin skin, const char* fn)
+sinew_result sinew_world_bad_skin(const sinew_world* world, sinew_skin skin, const char* fn)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_HANDLE,
@@ -494,6 +494,7 @@ sinew_result sinew_rig_local_to_model(const sinew_world* world, sinew_rig rig, c
 static void skin_free(sinew_world* world, sinew_skin_data* skin)
 {
     const sinew_host_api* host = &world->host;
+    sinew_skin_drop_swap(skin);
     if (skin->instance) skin->vt->destroy(skin->instance);
     if (skin->rig) skin->rig->users--;
     sinew_host_free(host, skin->model);
@@ -502,8 +503,8 @@ static void skin_free(sinew_world* world, sinew_skin_data* skin)
     sinew_host_free(host, skin);
 }
 
-static sinew_result check_params(const sinew_world* world, const sinew_param* params,
-                                 uint32_t count, const char* fn)
+sinew_result sinew_world_check_params(const sinew_world* world, const sinew_param* params,
+                                      uint32_t count, const char* fn)
 {
     if (count > 0 && !params)
         return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
@@ -532,20 +533,14 @@ static sinew_result check_chain(const sinew_world* world, const void* next, cons
 static sinew_result bind_backend_output(const sinew_world* world, const sinew_backend_vtable* vt,
                                         void* instance, const sinew_output_view* view);
 
-/* Prepares an instance of vt for the skin's rig, starting from `state` when given. */
-static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
-                                const sinew_backend_vtable* vt, const sinew_param* params,
-                                uint32_t param_count, const void* next,
-                                const sinew_state_view* state, void** out_instance)
+/* Hands a prepared instance of vt what the skin has: the shape `state` when given, the pose
+ * and the output binding. On failure the instance is destroyed. */
+sinew_result sinew_skin_adopt(sinew_world* world, sinew_skin_data* skin,
+                              const sinew_backend_vtable* vt, void* inst,
+                              const sinew_state_view* state)
 {
     const sinew_host_api* host = &world->host;
-    void* inst = NULL;
-    sinew_result r = vt->prepare(host, &skin->rig->view, params, param_count, next, &inst);
-    r = sinew_backend_result(host, vt, "prepare", r);
-    if (r == SINEW_OK && !inst)
-        r = sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
-                            "backend \"%s\": prepare succeeded but returned no instance", vt->name);
-    if (r != SINEW_OK) return r;
+    sinew_result r = SINEW_OK;
     if (state) r = sinew_backend_result(host, vt, "set_state", vt->set_state(inst, state));
     if (r == SINEW_OK && skin->has_pose) {
         /* A discontinuity the old backend never stepped is the new one's to handle. */
@@ -555,12 +550,25 @@ static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
         r = sinew_backend_result(host, vt, "set_pose", vt->set_pose(inst, &pose));
     }
     if (r == SINEW_OK && skin->bound) r = bind_backend_output(world, vt, inst, &skin->bound_view);
-    if (r != SINEW_OK) {
-        vt->destroy(inst);
-        return r;
-    }
-    *out_instance = inst;
-    return SINEW_OK;
+    if (r != SINEW_OK) vt->destroy(inst);
+    return r;
+}
+
+/* Prepares an instance of vt for a new skin's rig. */
+static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
+                                const sinew_backend_vtable* vt, const sinew_param* params,
+                                uint32_t param_count, const void* next, void** out_instance)
+{
+    const sinew_host_api* host = &world->host;
+    void* inst = NULL;
+    sinew_result r = vt->prepare(host, &skin->rig->view, params, param_count, next, &inst);
+    r = sinew_backend_result(host, vt, "prepare", r);
+    if (r == SINEW_OK && !inst)
+        r = sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                            "backend \"%s\": prepare succeeded but returned no instance", vt->name);
+    if (r == SINEW_OK) r = sinew_skin_adopt(world, skin, vt, inst, NULL);
+    if (r == SINEW_OK) *out_instance = inst;
+    return r;
 }
 
 sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* desc,
@@ -581,11 +589,11 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     uint32_t rig_slot;
     sinew_rig_data* rig = rig_get(world, desc->rig, &rig_slot);
     if (!rig) return bad_rig(world, desc->rig, "sinew_world_add_skin");
-    r = check_params(world, desc->params, desc->param_count, "sinew_world_add_skin");
+    r = sinew_world_check_params(world, desc->params, desc->param_count, "sinew_world_add_skin");
     if (r == SINEW_OK) r = check_chain(world, desc->next, "sinew_world_add_skin");
     if (r != SINEW_OK) return r;
     const sinew_backend_vtable* vt;
-    r = lookup_backend(world, desc->backend ? desc->backend : "lbs", &vt);
+    r = sinew_world_lookup_backend(world, desc->backend ? desc->backend : "lbs", &vt);
     if (r != SINEW_OK) return r;
 
     uint32_t slot = 0;
@@ -616,7 +624,7 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
     skin->rig_slot = rig_slot;
     rig->users++;
     skin->vt = vt;
-    r = instantiate(world, skin, vt, desc->params, desc->param_count, desc->next, NULL,
+    r = instantiate(world, skin, vt, desc->params, desc->param_count, desc->next,
                     &skin->instance);
     if (r != SINEW_OK) {
         skin_free(world, skin);
@@ -635,57 +643,17 @@ sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin)
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = sinew_world_check_idle(world, "sinew_world_remove_skin");
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_world_remove_skin");
+    sinew_skin_data* data = sinew_world_get_skin(world, skin);
+    if (!data) return sinew_world_bad_skin(world, skin, "sinew_world_remove_skin");
     uint32_t slot = (skin.id & SINEW_HANDLE_MAX_SLOTS) - 1u;
     skin_free(world, data);
     world->skins[slot].skin = NULL;
     return SINEW_OK;
 }
 
-sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const char* backend,
-                                    const sinew_param* params, uint32_t param_count)
-{
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_backend");
-    if (r != SINEW_OK) return r;
-    sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_skin_set_backend");
-    const sinew_host_api* host = &world->host;
-    r = check_params(world, params, param_count, "sinew_skin_set_backend");
-    if (r != SINEW_OK) return r;
-    const sinew_backend_vtable* vt;
-    r = lookup_backend(world, backend, &vt);
-    if (r != SINEW_OK) return r;
-
-    /* The new backend starts from the current shape and velocities. */
-    uint32_t n = data->rig->view.render_mesh.vertex_count;
-    sinew_state_view state = { (uint32_t)sizeof(sinew_state_view), n, NULL, NULL };
-    state.positions = (float*)sinew_host_alloc(host, (size_t)n * 12u);
-    state.velocities = (float*)sinew_host_alloc(host, (size_t)n * 12u);
-    if (!state.positions || !state.velocities) {
-        sinew_host_free(host, state.positions);
-        sinew_host_free(host, state.velocities);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "sinew_skin_set_backend: out of memory");
-    }
-    r = sinew_backend_result(host, data->vt, "get_state",
-                             data->vt->get_state(data->instance, &state));
-    void* inst = NULL;
-    if (r == SINEW_OK) r = instantiate(world, data, vt, params, param_count, NULL, &state, &inst);
-    sinew_host_free(host, state.positions);
-    sinew_host_free(host, state.velocities);
-    if (r != SINEW_OK) return r;
-    data->vt->destroy(data->instance);
-    data->vt = vt;
-    data->instance = inst;
-    data->pose_dirty = false; /* instantiate handed the pose over, with its flags */
-    data->pose_flags = 0;
-    return SINEW_OK;
-}
-
 const char* sinew_skin_backend(const sinew_world* world, sinew_skin skin)
 {
-    const sinew_skin_data* data = skin_get(world, skin);
+    const sinew_skin_data* data = sinew_world_get_skin(world, skin);
     return data ? data->vt->name : NULL;
 }
 
@@ -731,8 +699,8 @@ sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sine
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_pose");
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_skin_set_pose");
+    sinew_skin_data* data = sinew_world_get_skin(world, skin);
+    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_set_pose");
     const sinew_host_api* host = &world->host;
     uint32_t flags = 0;
     r = check_pose_desc(host, data, pose, &flags);
@@ -810,6 +778,7 @@ sinew_result sinew_world_update(sinew_world* world, float dt)
     for (uint32_t i = 0; i < world->skin_slot_count; ++i) {
         sinew_skin_data* skin = world->skins[i].skin;
         if (!skin) continue;
+        sinew_skin_apply_swap(world, skin, false);
         skin->step_dt = dt;
         world->update_list[n++] = skin;
     }
@@ -834,10 +803,11 @@ sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt)
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = sinew_world_check_idle(world, "sinew_skin_update");
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_skin_update");
+    sinew_skin_data* data = sinew_world_get_skin(world, skin);
+    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_update");
     r = check_dt(world, dt, "sinew_skin_update");
     if (r != SINEW_OK) return r;
+    sinew_skin_apply_swap(world, data, false);
     world->stepping = "sinew_skin_update";
     r = step_one(data, dt);
     world->stepping = NULL;
@@ -932,8 +902,8 @@ static sinew_result bind_backend_output(const sinew_world* world, const sinew_ba
 sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
                                     const sinew_output_desc* desc)
 {
-    const sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_skin_read_output");
+    const sinew_skin_data* data = sinew_world_get_skin(world, skin);
+    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_read_output");
     if (!desc)
         return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_skin_read_output: desc is NULL");
@@ -956,8 +926,8 @@ sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
     sinew_result r = sinew_world_check_idle(world, "sinew_skin_bind_output");
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = skin_get(world, skin);
-    if (!data) return bad_skin(world, skin, "sinew_skin_bind_output");
+    sinew_skin_data* data = sinew_world_get_skin(world, skin);
+    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_bind_output");
     if (!desc) {
         r = bind_backend_output(world, data->vt, data->instance, NULL);
         if (r == SINEW_OK) data->bound = false;

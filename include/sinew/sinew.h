@@ -337,11 +337,28 @@ SINEW_API sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin
                                             sinew_skin* out_skin);
 SINEW_API sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin);
 
-/* Replaces the backend of a live skin. The new backend starts from the skin's current shape
- * (positions and velocities) and pose; on failure the old backend stays. */
+/* Replaces the backend of a live skin without a frame hitch. Returns at once: the new
+ * backend is prepared on a thread of its own (its parallel_for runs on that thread, not on the
+ * world's job system) while the skin goes on stepping and writing its output with the old
+ * one; the first sinew_world_update or sinew_skin_update after the preparation has ended
+ * switches over before it steps, the new backend starting from the skin's shape (positions and
+ * velocities) and pose at that moment. Errors found at once: INVALID_HANDLE, PARAMETER (a NULL
+ * key or value), UNKNOWN_BACKEND, BACKEND_UNAVAILABLE, and BUSY while an earlier swap of the
+ * skin is pending. A preparation that fails (a bad parameter value, an unsuitable rig, ...)
+ * leaves the old backend running: the backend logs why, one WARNING line says the swap
+ * failed, and sinew_skin_swap_status / sinew_skin_wait_swap return the error. Removing the
+ * skin or destroying the world waits for a preparation still running. */
 SINEW_API sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin,
                                               const char* backend, const sinew_param* params,
                                               uint32_t param_count);
+/* SINEW_ERROR_BUSY while a swap of the skin is pending (preparing, or prepared and waiting for
+ * the next update); else how the last swap ended: SINEW_OK (also when none was asked for) or
+ * its error. Never waits, logs nothing for a pending swap. */
+SINEW_API sinew_result sinew_skin_swap_status(const sinew_world* world, sinew_skin skin);
+/* Waits for the skin's pending swap to finish preparing and switches over now, as the next
+ * update would; returns how the swap ended (SINEW_OK when none is pending). For a loading
+ * screen, a tool or a test that wants the new backend before the next frame. */
+SINEW_API sinew_result sinew_skin_wait_swap(sinew_world* world, sinew_skin skin);
 /* Name of the skin's current backend (NULL for an invalid handle). */
 SINEW_API const char* sinew_skin_backend(const sinew_world* world, sinew_skin skin);
 

@@ -235,8 +235,9 @@ int main(int argc, char** argv)
     for (uint32_t frame = 0; frame < frames; ++frame) {
         const double now = frame * (double)dt;
 
-        /* Halfway, entity 0 switches from lbs to dqs. The new backend starts from the skin's
-         * current shape and pose, and keeps writing into the same bound arrays. */
+        /* Halfway, entity 0 switches from lbs to dqs. The call returns at once; dqs is
+         * prepared in the background and takes over at a later update, from the skin's shape
+         * and pose then, writing into the same bound arrays. */
         if (frame == frames / 2) {
             r = sinew_skin_set_backend(g.world, g.entities[0].skin, "dqs", NULL, 0);
             if (r != SINEW_OK) {

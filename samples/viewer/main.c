@@ -377,7 +377,8 @@ static void cycle_backend(viewer* v)
         const char* next = v->available[(at + k) % v->available_count];
         if (sinew_skin_set_backend(v->world, skin, next, v->params.params, v->params.count) ==
             SINEW_OK) {
-            printf("character %u: %s -> %s\n", v->selected + 1, current ? current : "?", next);
+            printf("character %u: %s -> %s (prepared in the background)\n", v->selected + 1,
+                   current ? current : "?", next);
             return;
         }
     }

@@ -122,7 +122,9 @@ static void run(const char* path, const char* capsules)
     sample_topology_free(&topo);
     /* A swap carries the shape across; the contacts start afresh on either side. */
     CHECK(sinew_skin_set_backend(world, skins[1], "fps", fps_params, 3) == SINEW_OK);
+    CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);
     CHECK(sinew_skin_set_backend(world, skins[1], "fps-cuda", fps_params + 1, 2) == SINEW_OK);
+    CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);
     CHECK(sinew_world_update(world, 1.0f / 60.0f) == SINEW_OK);
     out.positions = got;
     CHECK(sinew_skin_read_output(world, skins[1], &out) == SINEW_OK);

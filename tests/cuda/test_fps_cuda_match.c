@@ -106,7 +106,9 @@ static void run(const char* name, const char* upsampling)
     CHECK(same_bits == (uint32_t)FRAMES);
     /* A swap carries the shape across (get_state / set_state). */
     CHECK(sinew_skin_set_backend(world, skins[1], "fps", fps_params, 2) == SINEW_OK);
+    CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);
     CHECK(sinew_skin_set_backend(world, skins[1], "fps-cuda", fps_params + 1, 1) == SINEW_OK);
+    CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);
     CHECK(sinew_world_update(world, 1.0f / 60.0f) == SINEW_OK);
     free(ref);
     free(got);

@@ -161,6 +161,7 @@ void jump_check_flag(const char* backend)
     set_model_pose(world, from_lbs, model, jn, 0u);
     assert_int_equal(sinew_skin_update(world, from_lbs, k_dt), SINEW_OK);
     assert_int_equal(sinew_skin_set_backend(world, from_lbs, backend, quiet, 3), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, from_lbs), SINEW_OK);
     for (int step = 0; step < 2; ++step) {
         assert_int_equal(sinew_world_update(world, k_dt), SINEW_OK);
         read_positions(world, flagged, n, out[0]);

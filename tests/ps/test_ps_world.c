@@ -224,6 +224,7 @@ static void test_backend_swap(void** state)
     od.positions = a;
     assert_int_equal(sinew_skin_read_output(world, skin, &od), SINEW_OK);
     assert_int_equal(sinew_skin_set_backend(world, skin, "ps", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, skin), SINEW_OK);
     assert_string_equal(sinew_skin_backend(world, skin), "ps");
     od.positions = b;
     assert_int_equal(sinew_skin_read_output(world, skin, &od), SINEW_OK);
@@ -235,11 +236,15 @@ static void test_backend_swap(void** state)
     double worst = 0.0;
     for (size_t k = 0; k < 3u * n; ++k) worst = fmax(worst, fabs((double)a[k] - b[k]));
     assert_true(worst > 1e-3 && worst < 2.0);
-    /* a refused parameter leaves ps in place */
+    /* a parameter the preparation refuses leaves ps in place, the error reported by the wait
+     * and the status */
     sinew_param bad = {"damping", "2"};
-    assert_int_equal(sinew_skin_set_backend(world, skin, "ps", &bad, 1), SINEW_ERROR_PARAMETER);
+    assert_int_equal(sinew_skin_set_backend(world, skin, "ps", &bad, 1), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, skin), SINEW_ERROR_PARAMETER);
+    assert_int_equal(sinew_skin_swap_status(world, skin), SINEW_ERROR_PARAMETER);
     assert_string_equal(sinew_skin_backend(world, skin), "ps");
     assert_int_equal(sinew_skin_set_backend(world, skin, "lbs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, skin), SINEW_OK);
     assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
     free(pose);
     free(a);

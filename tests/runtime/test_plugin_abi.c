@@ -57,7 +57,9 @@ static void test_good_plugin_runs(void** state)
 
     /* Swapping between a plugin backend and a built-in one works both ways. */
     assert_int_equal(sinew_skin_set_backend(world, skin, "lbs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, skin), SINEW_OK);
     assert_int_equal(sinew_skin_set_backend(world, skin, "test-rigid", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, skin), SINEW_OK);
     /* The same plugin twice: its backend name is taken, nothing changes. */
     sinew_test_log_reset(&g_log);
     assert_int_equal(sinew_world_load_plugin(world, plugin_path("good")), SINEW_ERROR_PLUGIN_ABI);

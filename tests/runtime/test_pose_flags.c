@@ -222,6 +222,7 @@ static void test_swap_hands_the_flag_over(void** state)
     assert_int_equal(set_pose(5.0f, SINEW_POSE_DISCONTINUOUS), SINEW_OK);
     /* the new instance gets the pending pose with its flag; the update has nothing more */
     assert_int_equal(sinew_skin_set_backend(g_world, g_skin, "test-recorder", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(g_world, g_skin), SINEW_OK);
     assert_int_equal(g_seen.calls, 2);
     assert_int_equal(g_seen.flags, SINEW_POSE_DISCONTINUOUS);
     assert_true(g_seen.first == 5.0f);
@@ -229,6 +230,7 @@ static void test_swap_hands_the_flag_over(void** state)
     assert_int_equal(g_seen.calls, 2);
     /* a swap without a pending pose passes the current pose without flags */
     assert_int_equal(sinew_skin_set_backend(g_world, g_skin, "test-recorder", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(g_world, g_skin), SINEW_OK);
     assert_int_equal(g_seen.calls, 3);
     assert_int_equal(g_seen.flags, 0u);
 }

@@ -195,6 +195,7 @@ static void test_bound_output(void** state)
     }
     /* Swap to dqs; the binding stays and the next update writes the DQS shape. */
     assert_int_equal(sinew_skin_set_backend(world, skin, "dqs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, skin), SINEW_OK);
     assert_string_equal(sinew_skin_backend(world, skin), "dqs");
     set_bar_pose(world, skin, 1.57079632679f);
     assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
@@ -225,6 +226,7 @@ static void test_swap_continuity(void** state)
     float before[36 * 3], after[36 * 3], next[36 * 3], expect[36 * 3];
     read_positions(world, skin, before, NULL, 36);
     assert_int_equal(sinew_skin_set_backend(world, skin, "dqs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(world, skin), SINEW_OK);
     read_positions(world, skin, after, NULL, 36);
     assert_memory_equal(before, after, sizeof before);
     assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);

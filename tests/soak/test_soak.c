@@ -164,6 +164,9 @@ static void soak_frame(soak* s, uint32_t f)
         uint32_t swap = f / SWAP_EVERY;
         int k = (int)(swap % SKINS);
         const char* next = s->backends[(swap / SKINS + (uint32_t)k + 1u) % s->backend_count];
+        /* the skin's last swap has long been adopted; this one prepares in the background
+         * and is adopted by a later update */
+        assert_int_equal(sinew_skin_wait_swap(s->world, s->skin[k]), SINEW_OK);
         assert_int_equal(sinew_skin_set_backend(s->world, s->skin[k], next, NULL, 0), SINEW_OK);
     }
 }

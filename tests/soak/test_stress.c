@@ -50,8 +50,10 @@ static void* drive(void* arg)
         for (int k = 0; ok && k < SKINS; ++k) ok = sinew_skin_set_pose(w, skins[k], &pd) == SINEW_OK;
         if (ok && f % 10 == 9) {
             int k = (f / 10) % SKINS;
-            ok = sinew_skin_set_backend(w, skins[k], names[(uint32_t)(f / 10) % count], NULL, 0) ==
-                 SINEW_OK;
+            /* prepared in the background, adopted by a later update of this world */
+            ok = sinew_skin_wait_swap(w, skins[k]) == SINEW_OK &&
+                 sinew_skin_set_backend(w, skins[k], names[(uint32_t)(f / 10) % count], NULL,
+                                        0) == SINEW_OK;
         }
         if (ok) ok = sinew_world_update(w, 1.0f / 60.0f) == SINEW_OK;
     }

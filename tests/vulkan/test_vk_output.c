@@ -246,8 +246,10 @@ static void test_swap_bound(void** state)
     assert_int_equal(sinew_vk_output_bind(out, s.world, skin), SINEW_OK);
     const char* order[6] = {"lbs", "vk-lbs", "vk-lbs", "lbs", "vk-lbs", "lbs"};
     for (int f = 0; f < 6; ++f) {
-        if (strcmp(sinew_skin_backend(s.world, skin), order[f]) != 0)
+        if (strcmp(sinew_skin_backend(s.world, skin), order[f]) != 0) {
             assert_int_equal(sinew_skin_set_backend(s.world, skin, order[f], NULL, 0), SINEW_OK);
+            assert_int_equal(sinew_skin_wait_swap(s.world, skin), SINEW_OK);
+        }
         vk_scene_sample(&s, 0.1f * (float)(f + 1));
         vk_scene_pose(&s, skin);
         vk_scene_pose(&s, check);
@@ -323,8 +325,10 @@ static void test_bad_inputs(void** state)
     sinew_skin skin = vk_scene_add_skin(&s, "lbs");
     REFUSED(sinew_vk_output_bind(small, s.world, skin), SINEW_ERROR_OUTPUT_BINDING);
     assert_int_equal(sinew_skin_set_backend(s.world, skin, "vk-lbs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(s.world, skin), SINEW_OK);
     REFUSED(sinew_vk_output_bind(small, s.world, skin), SINEW_ERROR_OUTPUT_BINDING);
     assert_int_equal(sinew_skin_set_backend(s.world, skin, "lbs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(s.world, skin), SINEW_OK);
     sinew_vk_output_destroy(small);
 
     out = make_output(&s, s.vertices, 0, 0);
@@ -355,6 +359,7 @@ static void test_bad_inputs(void** state)
     REFUSED(sinew_skin_bind_output(s.world, skin, &od), SINEW_ERROR_UNSUPPORTED);
     /* A forged Vulkan extension reaches vk-lbs, which refuses it. */
     assert_int_equal(sinew_skin_set_backend(s.world, skin, "vk-lbs", NULL, 0), SINEW_OK);
+    assert_int_equal(sinew_skin_wait_swap(s.world, skin), SINEW_OK);
     sinew_vk_output_ext forged;
     memset(&forged, 0, sizeof forged);
     forged.header.struct_size = sizeof forged;

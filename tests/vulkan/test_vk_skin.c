@@ -148,6 +148,7 @@ static void test_swap(void** state)
     const char* order[3] = {"vk-lbs", "lbs", "vk-lbs"};
     for (int i = 0; i < 3; ++i) {
         assert_int_equal(sinew_skin_set_backend(s.world, skin, order[i], NULL, 0), SINEW_OK);
+        assert_int_equal(sinew_skin_wait_swap(s.world, skin), SINEW_OK);
         /* Right after the swap: the shape of the last step. */
         vk_scene_read(&s, skin, pa, NULL);
         vk_scene_read(&s, ref, pb, NULL);
