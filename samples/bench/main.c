@@ -31,7 +31,7 @@
 #include "sample_options.h"
 #include "sample_stats.h"
 
-enum { WARMUP_FRAMES = 10, DEFAULT_FRAMES = 600, MAX_REPEAT = 1000 };
+enum { WARMUP_FRAMES = 10, DEFAULT_FRAMES = 600, MAX_REPEAT = 1000, MAX_SWAPS = 4096 };
 
 static void usage(FILE* out)
 {
@@ -55,6 +55,10 @@ static void usage(FILE* out)
         "  --output WHERE     own (the backend's buffers; default), host (a bound host array)\n"
         "                     or vulkan (a bound double-buffered Vulkan output; times whole\n"
         "                     frames: begin, update, end, wait for the frame, release)\n"
+        "  --swap-every N     swap the skin between --backend and --swap-to every N timed\n"
+        "  --swap-to NAME     frames (the swap's backend without parameters) and report the\n"
+        "                     calling thread's time per swap, the time until the new backend\n"
+        "                     took over, and the frames while a swap was pending\n"
         "  --profile          pass profile=1 to the backend and show its INFO lines: where the\n"
         "                     preparation's time goes (phase by phase) and, when the skin is\n"
         "                     destroyed, the step's phases\n"
@@ -82,6 +86,16 @@ typedef struct bench {
     double dt;                          /* seconds per update */
     int profile;                        /* --profile: world logs at INFO */
     double prepare_ms;                  /* sinew_world_add_skin */
+    /* --swap-every: the swaps' figures */
+    uint32_t swap_every;
+    const char* swap_to;
+    const char* swap_from;
+    int swapped;                        /* the skin runs (or is going to) swap_to */
+    int pending;                        /* a swap asked for and not yet adopted */
+    double pending_since;
+    uint32_t swaps, busy_skips, pending_frames;
+    double call_ms[MAX_SWAPS], ready_ms[MAX_SWAPS];
+    double pending_frame_ms_max;
     float* host_output;                 /* --output host */
 #if defined(SINEW_BENCH_HAVE_VULKAN)
     sinew_vk_context* vk;
@@ -157,6 +171,41 @@ static sinew_result frame_step(bench* b)
     return sinew_world_update(b->world, (float)b->dt);
 }
 
+/* --swap-every: every swap_every-th timed frame asks for a swap to the other backend (not
+ * timed with the frame; the call's own time is recorded). */
+static sinew_result swap_tick(bench* b, uint32_t timed_frame)
+{
+    if (!b->swap_every || timed_frame == 0 || timed_frame % b->swap_every != 0) return SINEW_OK;
+    if (b->pending || b->swaps >= MAX_SWAPS) {
+        b->busy_skips++;
+        return SINEW_OK;
+    }
+    const char* to = b->swapped ? b->swap_from : b->swap_to;
+    const double start = sample_now_seconds();
+    sinew_result r = sinew_skin_set_backend(b->world, b->skin, to, NULL, 0);
+    const double now = sample_now_seconds();
+    if (r != SINEW_OK) return r;
+    b->call_ms[b->swaps] = 1000.0 * (now - start);
+    b->pending = 1;
+    b->pending_since = now;
+    b->swapped = !b->swapped;
+    return SINEW_OK;
+}
+
+/* After a timed frame: the frames while a swap was pending, and when it ended. */
+static sinew_result swap_after_frame(bench* b, double frame_ms)
+{
+    if (!b->pending) return SINEW_OK;
+    b->pending_frames++;
+    if (frame_ms > b->pending_frame_ms_max) b->pending_frame_ms_max = frame_ms;
+    sinew_result status = sinew_skin_swap_status(b->world, b->skin);
+    if (status == SINEW_ERROR_BUSY) return SINEW_OK;
+    if (status != SINEW_OK) return status;
+    b->ready_ms[b->swaps++] = 1000.0 * (sample_now_seconds() - b->pending_since);
+    b->pending = 0;
+    return SINEW_OK;
+}
+
 /* Hands the pose of frame `frame` (frame dt seconds on) to the skin; not timed. */
 static sinew_result set_frame_pose(bench* b, uint64_t frame)
 {
@@ -172,6 +221,47 @@ static int fail(const char* what, sinew_result r)
 {
     fprintf(stderr, "sinew-bench: %s failed: %s\n", what, sinew_result_string(r));
     return SAMPLE_EXIT_FAILURE;
+}
+
+/* The swaps' figures: the call's time (max, median), the time until the new backend took over
+ * (median, max) and the frames run while a swap was pending (count, slowest). */
+static void swap_figures(bench* b, double* call_max, double* call_median, double* ready_median,
+                         double* ready_max)
+{
+    *call_max = *ready_max = 0.0;
+    for (uint32_t i = 0; i < b->swaps; ++i) {
+        if (b->call_ms[i] > *call_max) *call_max = b->call_ms[i];
+        if (b->ready_ms[i] > *ready_max) *ready_max = b->ready_ms[i];
+    }
+    *call_median = b->swaps ? sample_quantile(b->call_ms, b->swaps, 0.5) : 0.0;
+    *ready_median = b->swaps ? sample_quantile(b->ready_ms, b->swaps, 0.5) : 0.0;
+}
+
+static void write_swap_json(bench* b, sample_json* j)
+{
+    double call_max, call_median, ready_median, ready_max;
+    swap_figures(b, &call_max, &call_median, &ready_median, &ready_max);
+    sample_json_string(j, "swap_to", b->swap_to);
+    sample_json_uint(j, "swap_every", b->swap_every);
+    sample_json_uint(j, "swaps", b->swaps);
+    sample_json_uint(j, "swaps_skipped_while_pending", b->busy_skips);
+    sample_json_number(j, "swap_call_ms_max", call_max);
+    sample_json_number(j, "swap_call_ms_median", call_median);
+    sample_json_number(j, "swap_ready_ms_median", ready_median);
+    sample_json_number(j, "swap_ready_ms_max", ready_max);
+    sample_json_uint(j, "frames_while_pending", b->pending_frames);
+    sample_json_number(j, "frame_ms_max_while_pending", b->pending_frame_ms_max);
+}
+
+static void print_swaps(bench* b)
+{
+    double call_max, call_median, ready_median, ready_max;
+    swap_figures(b, &call_max, &call_median, &ready_median, &ready_max);
+    printf("swaps %s <-> %s: %u (%u skipped while one was pending); the call %.3f ms median, "
+           "%.3f ms max; taken over after %.1f ms median, %.1f ms max; %u frames while pending, "
+           "the slowest %.3f ms\n", b->swap_from, b->swap_to, b->swaps, b->busy_skips,
+           call_median, call_max, ready_median, ready_max, b->pending_frames,
+           b->pending_frame_ms_max);
 }
 
 static int run(bench* b, const char* backend, const sample_params* params, uint32_t frames,
@@ -227,6 +317,10 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
                 status = fail("posing the skin", r);
                 break;
             }
+            if (f >= WARMUP_FRAMES && (r = swap_tick(b, f - WARMUP_FRAMES)) != SINEW_OK) {
+                status = fail("sinew_skin_set_backend", r);
+                break;
+            }
             const double start = sample_now_seconds();
             r = frame_step(b);
             const double elapsed = sample_now_seconds() - start;
@@ -235,6 +329,10 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
                 break;
             }
             if (f >= WARMUP_FRAMES) times[f - WARMUP_FRAMES] = 1000.0 * elapsed;
+            if ((r = swap_after_frame(b, 1000.0 * elapsed)) != SINEW_OK) {
+                status = fail("a backend swap", r);
+                break;
+            }
         }
         if (status != SAMPLE_EXIT_OK) break;
         medians[run_index] = sample_quantile(times, frames, 0.5);  /* sorts times */
@@ -291,6 +389,7 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
             sample_json_end_array(&j);
             sample_json_uint(&j, "nonfinite_vertices", nonfinite);
             sample_json_number(&j, "prepare_ms", b->prepare_ms);
+            if (b->swap_every) write_swap_json(b, &j);
             sample_json_end_object(&j);
         } else {
             char interval[48] = "";
@@ -300,6 +399,7 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
                    backend, b->output, b->character.source, vertices, motion, median, p95,
                    vertices_per_second, used_threads, repeat, frames, interval, b->prepare_ms,
                    nonfinite ? ", NON-FINITE OUTPUT" : "");
+            if (b->swap_every) print_swaps(b);
         }
     }
     free(times);
@@ -319,6 +419,8 @@ int main(int argc, char** argv)
     uint32_t frames = DEFAULT_FRAMES, repeat = 1, threads = 0;
     double dt = SAMPLE_DEFAULT_DT;
     int json = 0, profile = 0;
+    uint32_t swap_every = 0;
+    const char* swap_to = NULL;
     sample_params params;
     memset(&params, 0, sizeof params);
 
@@ -333,6 +435,12 @@ int main(int argc, char** argv)
             json = 1;
         } else if (sample_option_flag(argv, i, "--profile")) {
             profile = 1;
+        } else if ((m = sample_option_value(argc, argv, &i, "--swap-every", &value)) != 0) {
+            if (m < 0 || !sample_parse_u32("--swap-every", value, 1, 10000000, &swap_every))
+                goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--swap-to", &value)) != 0) {
+            if (m < 0) goto usage_error;
+            swap_to = value;
         } else if ((m = sample_shared_option(argc, argv, &i, &character_path, &backend,
                                              &threads, &params)) != 0) {
             if (m < 0) goto usage_error;
@@ -366,12 +474,19 @@ int main(int argc, char** argv)
         fprintf(stderr, "sinew-bench: --character and --backend are required\n");
         goto usage_error;
     }
+    if (!swap_every != !swap_to) {
+        fprintf(stderr, "sinew-bench: --swap-every and --swap-to go together\n");
+        goto usage_error;
+    }
 
     bench b;
     memset(&b, 0, sizeof b);
     b.output = output;
     b.dt = dt;
     b.profile = profile;
+    b.swap_every = swap_every;
+    b.swap_to = swap_to;
+    b.swap_from = backend;
     if (profile && !sample_params_add(&params, "profile=1")) {
         sample_params_free(&params);
         return SAMPLE_EXIT_USAGE;

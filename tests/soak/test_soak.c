@@ -206,10 +206,14 @@ static void test_soak(void** state)
     for (; g_minutes > 0.0 ? now() - t0 < 60.0 * g_minutes || f % round : f < g_frames; ++f) {
         soak_frame(&s, f);
         long long live = atomic_load(&g_live);
-        /* Right after the round's last swap every skin has had every backend again and holds
-         * the same assignment: the world holds the same memory, round after round (an update
-         * may grow a backend's scratch to what the pose needs; none of that may pile up). */
+        /* Right after the round's last swap (adopted at once here; it prepares in the
+         * background) every skin has had every backend again and holds the same assignment:
+         * the world holds the same memory, round after round (an update may grow a backend's
+         * scratch to what the pose needs; none of that may pile up). */
         if (f + 1u >= 2u * round && (f + 1u) % round == 0u) {
+            for (int k = 0; k < SKINS; ++k)
+                assert_int_equal(sinew_skin_wait_swap(s.world, s.skin[k]), SINEW_OK);
+            live = atomic_load(&g_live);
             if (first < 0) first = live;
             last = live;
             assert_true(live <= first + first / 100);
