@@ -162,6 +162,11 @@ sinew_result sinew_world_check_params(const sinew_world* world, const sinew_para
 /* The registered backend of that name that can run here, or an error with one line. */
 sinew_result sinew_world_lookup_backend(sinew_world* world, const char* name,
                                         const sinew_backend_vtable** out);
+/* vt's prepare, its result passed on as sinew_backend_result does, and an instance required
+ * on success (world.c). */
+sinew_result sinew_backend_prepare(const sinew_host_api* host, const sinew_backend_vtable* vt,
+                                   const sinew_rig_view* rig, const sinew_param* params,
+                                   uint32_t param_count, const void* next, void** out_instance);
 /* Hands a prepared instance what the skin has (state when given, pose, output binding);
  * destroys it on failure (world.c). */
 sinew_result sinew_skin_adopt(sinew_world* world, sinew_skin_data* skin,

@@ -37,15 +37,11 @@ static void* swap_main(void* arg)
     sinew_swap* s = (sinew_swap*)arg;
     t_swap_thread = true;
     void* inst = NULL;
-    sinew_result r = s->vt->prepare(s->host, s->rig, s->params, s->param_count, NULL, &inst);
-    r = sinew_backend_result(s->host, s->vt, "prepare", r);
-    if (r == SINEW_OK && !inst)
-        r = sinew_host_fail(s->host, SINEW_ERROR_BACKEND_FAILED,
-                            "backend \"%s\": prepare succeeded but returned no instance",
-                            s->vt->name);
+    sinew_result r = sinew_backend_prepare(s->host, s->vt, s->rig, s->params, s->param_count,
+                                           NULL, &inst);
     pthread_mutex_lock(&s->lock);
     s->result = r;
-    s->instance = r == SINEW_OK ? inst : NULL;
+    s->instance = inst;
     s->done = true;
     pthread_mutex_unlock(&s->lock);
     return NULL;

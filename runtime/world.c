@@ -21,7 +21,6 @@
 #define OUTPUT_DESC_MIN_SIZE ((uint32_t)(offsetof(sinew_output_desc, normal_stride) + sizeof(size_t)))
 #define RIG_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_rig_info, submesh_count) + sizeof(uint32_t)))
 
-
 /* ---- built-in host services ---- */
 
 static void* default_alloc(size_t size, size_t alignment, void* user)
@@ -554,18 +553,28 @@ sinew_result sinew_skin_adopt(sinew_world* world, sinew_skin_data* skin,
     return r;
 }
 
+sinew_result sinew_backend_prepare(const sinew_host_api* host, const sinew_backend_vtable* vt,
+                                   const sinew_rig_view* rig, const sinew_param* params,
+                                   uint32_t param_count, const void* next, void** out_instance)
+{
+    void* inst = NULL;
+    sinew_result r = vt->prepare(host, rig, params, param_count, next, &inst);
+    r = sinew_backend_result(host, vt, "prepare", r);
+    if (r == SINEW_OK && !inst)
+        r = sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
+                            "backend \"%s\": prepare succeeded but returned no instance", vt->name);
+    *out_instance = r == SINEW_OK ? inst : NULL;
+    return r;
+}
+
 /* Prepares an instance of vt for a new skin's rig. */
 static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
                                 const sinew_backend_vtable* vt, const sinew_param* params,
                                 uint32_t param_count, const void* next, void** out_instance)
 {
-    const sinew_host_api* host = &world->host;
     void* inst = NULL;
-    sinew_result r = vt->prepare(host, &skin->rig->view, params, param_count, next, &inst);
-    r = sinew_backend_result(host, vt, "prepare", r);
-    if (r == SINEW_OK && !inst)
-        r = sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
-                            "backend \"%s\": prepare succeeded but returned no instance", vt->name);
+    sinew_result r = sinew_backend_prepare(&world->host, vt, &skin->rig->view, params,
+                                           param_count, next, &inst);
     if (r == SINEW_OK) r = sinew_skin_adopt(world, skin, vt, inst, NULL);
     if (r == SINEW_OK) *out_instance = inst;
     return r;
