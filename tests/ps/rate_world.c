@@ -436,3 +436,65 @@ void rate_check_jump(const char* backend)
     free(shape);
     scene_close(&s);
 }
+
+/* ---- the six checks as one group (rate_run_all) ---- */
+
+static struct {
+    const char* backend;
+    const sinew_backend_vtable* vt;
+    double motion_tolerance, settled_tolerance;
+} g_run;
+
+static void run_rates(void** state)
+{
+    (void)state;
+    rate_check_rates(g_run.backend, g_run.motion_tolerance, g_run.settled_tolerance);
+}
+
+static void run_interpolated_output(void** state)
+{
+    (void)state;
+    rate_check_interpolated_output(g_run.backend);
+}
+
+static void run_rebound_output(void** state)
+{
+    (void)state;
+    rate_check_rebound_output(g_run.backend);
+}
+
+static void run_dropped(void** state)
+{
+    (void)state;
+    rate_check_dropped(g_run.backend);
+}
+
+static void run_small_dt(void** state)
+{
+    (void)state;
+    rate_check_small_dt(g_run.backend, g_run.vt);
+}
+
+static void run_jump(void** state)
+{
+    (void)state;
+    rate_check_jump(g_run.backend);
+}
+
+int rate_run_all(const char* backend, const sinew_backend_vtable* vt, double motion_tolerance,
+                 double settled_tolerance)
+{
+    g_run.backend = backend;
+    g_run.vt = vt;
+    g_run.motion_tolerance = motion_tolerance;
+    g_run.settled_tolerance = settled_tolerance;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(run_rates),
+        cmocka_unit_test(run_interpolated_output),
+        cmocka_unit_test(run_rebound_output),
+        cmocka_unit_test(run_dropped),
+        cmocka_unit_test(run_small_dt),
+        cmocka_unit_test(run_jump),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -44,4 +44,9 @@ void rate_check_small_dt(const char* backend, const sinew_backend_vtable* vt);
  * detection the update interpolates through the change and ends elsewhere. */
 void rate_check_jump(const char* backend);
 
+/* Runs the six checks above as one cmocka group for `backend` (vt for the small-dt check) with
+ * the tolerances of rate_check_rates; the test program's main returns what it returns. */
+int rate_run_all(const char* backend, const sinew_backend_vtable* vt, double motion_tolerance,
+                 double settled_tolerance);
+
 #endif

@@ -11,51 +11,7 @@
  * that is 7e-3 units, 5.6e-4 of the diagonal, at the one step that sees it, and the tissue
  * follows its anchors with its inertia (measured 3.5e-4 at 30 Hz, 2e-5 at 144 Hz, whose
  * updates are 1.25 degrees apart). One step per update at 30 Hz differs by 0.1. */
-static void test_rates(void** state)
-{
-    (void)state;
-    rate_check_rates("ps", 1e-3, 1e-6);
-}
-
-static void test_interpolated_output(void** state)
-{
-    (void)state;
-    rate_check_interpolated_output("ps");
-}
-
-static void test_rebound_output(void** state)
-{
-    (void)state;
-    rate_check_rebound_output("ps");
-}
-
-static void test_dropped(void** state)
-{
-    (void)state;
-    rate_check_dropped("ps");
-}
-
-static void test_small_dt(void** state)
-{
-    (void)state;
-    rate_check_small_dt("ps", &sinew_backend_ps);
-}
-
-static void test_jump(void** state)
-{
-    (void)state;
-    rate_check_jump("ps");
-}
-
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rates),
-        cmocka_unit_test(test_interpolated_output),
-        cmocka_unit_test(test_rebound_output),
-        cmocka_unit_test(test_dropped),
-        cmocka_unit_test(test_small_dt),
-        cmocka_unit_test(test_jump),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return rate_run_all("ps", &sinew_backend_ps, 1e-3, 1e-6);
 }
