@@ -27,25 +27,43 @@ static inline double fps_warp_tree_sum(const double* v)
     return a[0] + a[1];
 }
 
-/* The tree of one block over v[0 .. FPS_SUM_BLOCK - 1]; returns the share. */
-static inline double fps_block_tree_sum(const double* v)
+/* One block's shares built one warp at a time, so that the terms stay in a few hundred bytes:
+ * fps_block_acc_row takes the rows' three terms in row order, each warp's tree runs when its
+ * 32 rows are in, and fps_block_acc_sum pads the last warp with 0, counts the missing warps as
+ * 0 and adds the warps' sums. */
+typedef struct fps_block_acc {
+    double lane[3][FPS_SUM_WARP];
+    double warp[3][FPS_SUM_BLOCK / FPS_SUM_WARP];
+    uint32_t rows;
+} fps_block_acc;
+
+static inline void fps_block_acc_init(fps_block_acc* a)
 {
-    double w[FPS_SUM_BLOCK / FPS_SUM_WARP];
-    for (uint32_t k = 0; k < FPS_SUM_BLOCK / FPS_SUM_WARP; ++k)
-        w[k] = fps_warp_tree_sum(v + FPS_SUM_WARP * k);
-    for (uint32_t s = FPS_SUM_BLOCK / FPS_SUM_WARP / 2u; s > 0u; s >>= 1u)
-        for (uint32_t k = 0; k < s; ++k) w[k] += w[k + s];
-    return w[0];
+    a->rows = 0;
 }
 
-/* The three coordinates' terms of one block, terms[c * FPS_SUM_BLOCK + row - first], `rows` of
- * them filled by the caller: fps_block_terms_sum pads the rest with 0 and sums each
- * coordinate into share[c]. */
-static inline void fps_block_terms_sum(double* terms, uint32_t rows, double share[3])
+static inline void fps_block_acc_row(fps_block_acc* a, const double term[3])
 {
+    const uint32_t l = a->rows % FPS_SUM_WARP, w = a->rows / FPS_SUM_WARP;
+    for (uint32_t c = 0; c < 3u; ++c) a->lane[c][l] = term[c];
+    a->rows++;
+    if (l == FPS_SUM_WARP - 1u)
+        for (uint32_t c = 0; c < 3u; ++c) a->warp[c][w] = fps_warp_tree_sum(a->lane[c]);
+}
+
+static inline void fps_block_acc_sum(fps_block_acc* a, double share[3])
+{
+    const uint32_t warps = FPS_SUM_BLOCK / FPS_SUM_WARP;
+    uint32_t full = a->rows / FPS_SUM_WARP, l = a->rows % FPS_SUM_WARP;
     for (uint32_t c = 0; c < 3u; ++c) {
-        for (uint32_t i = rows; i < FPS_SUM_BLOCK; ++i) terms[c * FPS_SUM_BLOCK + i] = 0.0;
-        share[c] = fps_block_tree_sum(terms + c * FPS_SUM_BLOCK);
+        if (l) {
+            for (uint32_t i = l; i < FPS_SUM_WARP; ++i) a->lane[c][i] = 0.0;
+            a->warp[c][full] = fps_warp_tree_sum(a->lane[c]);
+        }
+        for (uint32_t w = full + (l ? 1u : 0u); w < warps; ++w) a->warp[c][w] = 0.0;
+        for (uint32_t s = warps / 2u; s > 0u; s >>= 1u)
+            for (uint32_t w = 0; w < s; ++w) a->warp[c][w] += a->warp[c][w + s];
+        share[c] = a->warp[c][0];
     }
 }
 

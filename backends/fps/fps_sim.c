@@ -821,16 +821,17 @@ static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
     fps_sim* s = c->s;
     sinew_crs cv;
     const sinew_crs* col = col_matrix(s, &cv);
-    double terms[3u * FPS_ROW_BLOCK];
+    fps_block_acc acc;
     for (uint32_t blk = begin; blk < end; ++blk) {
         uint32_t lo = blk * FPS_ROW_BLOCK;
         uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
+        fps_block_acc_init(&acc);
         for (uint32_t i = lo; i < hi; ++i) {
             double delta[3] = {0.0, 0.0, 0.0};
             fps_pcg_init_row(&s->A, col, s->jinv, i, c->b, c->x, c->ldx, s->r, s->d, s->ns, delta);
-            for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_ROW_BLOCK + i - lo] = delta[k];
+            fps_block_acc_row(&acc, delta);
         }
-        fps_block_terms_sum(terms, hi - lo, s->partial + 6u * blk);
+        fps_block_acc_sum(&acc, s->partial + 6u * blk);
     }
 }
 
@@ -840,16 +841,17 @@ static void pcg_matvec_range(void* data, uint32_t begin, uint32_t end)
     fps_sim* s = c->s;
     sinew_crs cv;
     const sinew_crs* col = col_matrix(s, &cv);
-    double terms[3u * FPS_ROW_BLOCK];
+    fps_block_acc acc;
     for (uint32_t blk = begin; blk < end; ++blk) {
         uint32_t lo = blk * FPS_ROW_BLOCK;
         uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
+        fps_block_acc_init(&acc);
         for (uint32_t i = lo; i < hi; ++i) {
             double dq[3] = {0.0, 0.0, 0.0};
             fps_pcg_matvec_row(&s->A, col, i, s->d, s->q, s->ns, dq);
-            for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_ROW_BLOCK + i - lo] = dq[k];
+            fps_block_acc_row(&acc, dq);
         }
-        fps_block_terms_sum(terms, hi - lo, s->partial + 6u * blk);
+        fps_block_acc_sum(&acc, s->partial + 6u * blk);
     }
 }
 
@@ -857,21 +859,21 @@ static void pcg_update_range(void* data, uint32_t begin, uint32_t end)
 {
     step_ctx* c = (step_ctx*)data;
     fps_sim* s = c->s;
-    double terms[3u * FPS_ROW_BLOCK], rr_terms[3u * FPS_ROW_BLOCK];
+    fps_block_acc acc, acc_rr;
     for (uint32_t blk = begin; blk < end; ++blk) {
         uint32_t lo = blk * FPS_ROW_BLOCK;
         uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
+        fps_block_acc_init(&acc);
+        fps_block_acc_init(&acc_rr);
         for (uint32_t i = lo; i < hi; ++i) {
             double delta[3] = {0.0, 0.0, 0.0}, rr[3] = {0.0, 0.0, 0.0};
             fps_pcg_update_row(c->alpha, s->jinv, i, c->x, c->ldx, s->r, s->d, s->q, s->ns, delta,
                                c->want_rr ? rr : NULL);
-            for (uint32_t k = 0; k < 3u; ++k) {
-                terms[k * FPS_ROW_BLOCK + i - lo] = delta[k];
-                rr_terms[k * FPS_ROW_BLOCK + i - lo] = rr[k];
-            }
+            fps_block_acc_row(&acc, delta);
+            if (c->want_rr) fps_block_acc_row(&acc_rr, rr);
         }
-        fps_block_terms_sum(terms, hi - lo, s->partial + 6u * blk);
-        if (c->want_rr) fps_block_terms_sum(rr_terms, hi - lo, s->partial + 6u * blk + 3u);
+        fps_block_acc_sum(&acc, s->partial + 6u * blk);
+        if (c->want_rr) fps_block_acc_sum(&acc_rr, s->partial + 6u * blk + 3u);
     }
 }
 

@@ -350,7 +350,7 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
     double* d = calloc(n3, sizeof(double));
     double* q = calloc(n3, sizeof(double));
     double* partial = calloc(3u * (size_t)blocks, sizeof(double));
-    double terms[3u * FPS_SUM_BLOCK];
+    fps_block_acc acc;
     uint32_t* none = calloc(ns + 1u, sizeof(uint32_t));
     size_t cap = c->crs_ptr[ns] ? c->crs_ptr[ns] : 1u;
     double* sval = calloc(cap, sizeof(double));
@@ -370,12 +370,13 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
         sinew_ellcrs ellv;
         sinew_crs crs;
         stage_block(&A, c, none, ns, blk, sval, scol, &ellv, &crs, &s0, &end);
+        fps_block_acc_init(&acc);
         for (uint32_t i = s0; i < end; ++i) {
             double s[3] = {0.0, 0.0, 0.0};
             fps_pcg_init_row(&ellv, &crs, c->jinv, i, b, x, ns, r, d, ns, s);
-            for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_SUM_BLOCK + i - s0] = s[k];
+            fps_block_acc_row(&acc, s);
         }
-        fps_block_terms_sum(terms, end - s0, partial + 3u * blk);
+        fps_block_acc_sum(&acc, partial + 3u * blk);
     }
     for (int k = 0; k < 3; ++k) {
         delta[k] = 0.0;
@@ -388,12 +389,13 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
             sinew_ellcrs ellv;
             sinew_crs crs;
             stage_block(&A, c, none, ns, blk, sval, scol, &ellv, &crs, &s0, &end);
+            fps_block_acc_init(&acc);
             for (uint32_t i = s0; i < end; ++i) {
                 double s[3] = {0.0, 0.0, 0.0};
                 fps_pcg_matvec_row(&ellv, &crs, i, d, q, ns, s);
-                for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_SUM_BLOCK + i - s0] = s[k];
+                fps_block_acc_row(&acc, s);
             }
-            fps_block_terms_sum(terms, end - s0, partial + 3u * blk);
+            fps_block_acc_sum(&acc, partial + 3u * blk);
         }
         double alpha[3], beta[3];
         for (int k = 0; k < 3; ++k) {
@@ -403,12 +405,13 @@ static void device_pcg(const fps_sim_arrays* a, const fpsc_collisions* c, uint32
         }
         for (uint32_t blk = 0; blk < blocks; ++blk) {
             uint32_t s0 = blk * BLOCK, end = s0 + BLOCK < ns ? s0 + BLOCK : ns;
+            fps_block_acc_init(&acc);
             for (uint32_t i = s0; i < end; ++i) {
                 double s[3] = {0.0, 0.0, 0.0};
                 fps_pcg_update_row(alpha, c->jinv, i, x, ns, r, d, q, ns, s, NULL);
-                for (uint32_t k = 0; k < 3u; ++k) terms[k * FPS_SUM_BLOCK + i - s0] = s[k];
+                fps_block_acc_row(&acc, s);
             }
-            fps_block_terms_sum(terms, end - s0, partial + 3u * blk);
+            fps_block_acc_sum(&acc, partial + 3u * blk);
         }
         for (int k = 0; k < 3; ++k) {
             delta[k] = 0.0;
