@@ -15,24 +15,12 @@
 #define FPS_SUM_BLOCK 256u
 #define FPS_SUM_WARP 32u
 
-/* The tree of one warp's 32 values: halves added pairwise, s = 16, 8, 4, 2, 1. */
-static inline double fps_warp_tree_sum(const double* v)
-{
-    double a[16];
-    for (uint32_t l = 0; l < 16u; ++l) a[l] = v[l] + v[l + 16u];
-    for (uint32_t l = 0; l < 8u; ++l) a[l] += a[l + 8u];
-    for (uint32_t l = 0; l < 4u; ++l) a[l] += a[l + 4u];
-    a[0] += a[2];
-    a[1] += a[3];
-    return a[0] + a[1];
-}
-
 /* One block's shares built one warp at a time, so that the terms stay in a few hundred bytes:
  * fps_block_acc_row takes the rows' three terms in row order, each warp's tree runs when its
  * 32 rows are in, and fps_block_acc_sum pads the last warp with 0, counts the missing warps as
  * 0 and adds the warps' sums. */
 typedef struct fps_block_acc {
-    double lane[3][FPS_SUM_WARP];
+    double lane[3][FPS_SUM_WARP / 2u];
     double warp[3][FPS_SUM_BLOCK / FPS_SUM_WARP];
     uint32_t rows;
 } fps_block_acc;
@@ -42,13 +30,27 @@ static inline void fps_block_acc_init(fps_block_acc* a)
     a->rows = 0;
 }
 
+/* The warp's tree from its first level on: h[l] holds row l + row l + 16 of the warp. */
+static inline double fps_warp_tree_rest(double* h)
+{
+    for (uint32_t s = FPS_SUM_WARP / 4u; s > 0u; s >>= 1u)
+        for (uint32_t l = 0; l < s; ++l) h[l] += h[l + s];
+    return h[0];
+}
+
+/* Rows 0..15 of a warp are kept, rows 16..31 added to them at once (the tree's first level),
+ * so that a warp holds 16 values per coordinate. */
 static inline void fps_block_acc_row(fps_block_acc* a, const double term[3])
 {
     const uint32_t l = a->rows % FPS_SUM_WARP, w = a->rows / FPS_SUM_WARP;
-    for (uint32_t c = 0; c < 3u; ++c) a->lane[c][l] = term[c];
+    const uint32_t half = FPS_SUM_WARP / 2u;
+    if (l < half)
+        for (uint32_t c = 0; c < 3u; ++c) a->lane[c][l] = term[c];
+    else
+        for (uint32_t c = 0; c < 3u; ++c) a->lane[c][l - half] += term[c];
     a->rows++;
     if (l == FPS_SUM_WARP - 1u)
-        for (uint32_t c = 0; c < 3u; ++c) a->warp[c][w] = fps_warp_tree_sum(a->lane[c]);
+        for (uint32_t c = 0; c < 3u; ++c) a->warp[c][w] = fps_warp_tree_rest(a->lane[c]);
 }
 
 static inline void fps_block_acc_sum(fps_block_acc* a, double share[3])
@@ -56,9 +58,11 @@ static inline void fps_block_acc_sum(fps_block_acc* a, double share[3])
     const uint32_t warps = FPS_SUM_BLOCK / FPS_SUM_WARP;
     uint32_t full = a->rows / FPS_SUM_WARP, l = a->rows % FPS_SUM_WARP;
     for (uint32_t c = 0; c < 3u; ++c) {
-        if (l) {
-            for (uint32_t i = l; i < FPS_SUM_WARP; ++i) a->lane[c][i] = 0.0;
-            a->warp[c][full] = fps_warp_tree_sum(a->lane[c]);
+        if (l) { /* the missing rows are 0: added as the device adds them */
+            const uint32_t half = FPS_SUM_WARP / 2u;
+            for (uint32_t i = l < half ? 0u : l - half; i < half; ++i)
+                a->lane[c][i] = (i < l ? a->lane[c][i] : 0.0) + 0.0;
+            a->warp[c][full] = fps_warp_tree_rest(a->lane[c]);
         }
         for (uint32_t w = full + (l ? 1u : 0u); w < warps; ++w) a->warp[c][w] = 0.0;
         for (uint32_t s = warps / 2u; s > 0u; s >>= 1u)

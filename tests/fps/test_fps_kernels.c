@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fps_block_sum.h"
 #include "fps_kernels.h"
 #include "sparse_ellcrs.h"
 #include "test_support.h"
@@ -290,6 +291,51 @@ static void test_pcg_rows(void** state)
     csr_free(&m);
 }
 
+/* fps_block_sum.h's streaming form against the device's reduction written out: 256 lanes (the
+ * missing rows 0.0), within each warp lane l adds lane l + s for s = 16 .. 1, then the warps'
+ * sums for s = 4 .. 1; the same bits for every row count and for values of wildly different
+ * sizes. Each term is 0.0 + x, as a row function adds it to a zeroed accumulator (so -0.0
+ * becomes 0.0 on both sides). */
+static double device_tree(const double* rows, uint32_t count)
+{
+    double v[FPS_SUM_BLOCK];
+    for (uint32_t i = 0; i < FPS_SUM_BLOCK; ++i) v[i] = i < count ? 0.0 + rows[i] : 0.0;
+    for (uint32_t w = 0; w < FPS_SUM_BLOCK / FPS_SUM_WARP; ++w)
+        for (uint32_t s = FPS_SUM_WARP / 2u; s > 0u; s >>= 1u)
+            for (uint32_t l = 0; l < s; ++l) v[FPS_SUM_WARP * w + l] += v[FPS_SUM_WARP * w + l + s];
+    for (uint32_t s = FPS_SUM_BLOCK / FPS_SUM_WARP / 2u; s > 0u; s >>= 1u)
+        for (uint32_t w = 0; w < s; ++w) v[FPS_SUM_WARP * w] += v[FPS_SUM_WARP * (w + s)];
+    return v[0];
+}
+
+static void test_block_sum_order(void** state)
+{
+    (void)state;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    double rows[3][FPS_SUM_BLOCK];
+    for (uint32_t count = 0; count <= FPS_SUM_BLOCK; ++count) {
+        for (uint32_t i = 0; i < FPS_SUM_BLOCK; ++i)
+            for (int c = 0; c < 3; ++c) {
+                seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+                double x = (double)(seed % 2000003u) / 1000001.0 - 1.0;
+                rows[c][i] = c == 0 ? x * pow(10.0, (double)(seed % 17u) - 8.0)
+                           : c == 1 ? (seed % 5u == 0 ? -0.0 : x) : x;
+            }
+        fps_block_acc acc;
+        fps_block_acc_init(&acc);
+        for (uint32_t i = 0; i < count; ++i) {
+            double t[3] = {0.0 + rows[0][i], 0.0 + rows[1][i], 0.0 + rows[2][i]};
+            fps_block_acc_row(&acc, t);
+        }
+        double share[3];
+        fps_block_acc_sum(&acc, share);
+        for (int c = 0; c < 3; ++c) {
+            double want = device_tree(rows[c], count);
+            assert_memory_equal(&share[c], &want, sizeof want);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_ellcrs_refuses),
         cmocka_unit_test(test_local_prism),
         cmocka_unit_test(test_pcg_rows),
+        cmocka_unit_test(test_block_sum_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
