@@ -763,22 +763,8 @@ static sinew_result fpsc_set_pose(void* instance, const sinew_pose_view* pose)
 {
     fpsc_plugin_instance* p = cast(instance);
     if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
-    const sinew_host_api* host = &p->host;
-    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps-cuda: pose is NULL");
-    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps-cuda: pose struct_size %u is "
-                               "below %u", pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
-    if (pose->joint_count != p->joint_count)
-        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps-cuda: a pose of %u joints for "
-                               "a rig of %u", pose->joint_count, p->joint_count);
-    if (!pose->skinning_matrices)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "fps-cuda: the pose has no skinning matrices");
-    for (uint32_t k = 0; k < 16u * p->joint_count; ++k)
-        if (!isfinite(pose->skinning_matrices[k]))
-            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
-                                   "fps-cuda: the skinning matrix of joint %u is not finite",
-                                   k / 16u);
+    sinew_result r = ps_update_check_pose(&p->host, FPSC_NAME, pose, p->joint_count);
+    if (r != SINEW_OK) return r;
     /* fps keeps the pose with its flags; its update (fps_instance_begin_update) judges the
      * change and restarts the tissue on a discontinuity, and hands each step its pose */
     return sinew_backend_fps.set_pose(p->fps, pose);
@@ -888,14 +874,12 @@ static sinew_result fpsc_step(void* instance, float dt)
 {
     fpsc_plugin_instance* p = cast(instance);
     if (!p) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!isfinite(dt) || dt < 0.0f)
-        return sinew_host_fail(&p->host,
-                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
-                               "fps-cuda: dt %g must be finite and not negative", (double)dt);
+    sinew_result r = ps_update_check_dt(&p->host, FPSC_NAME, dt);
+    if (r != SINEW_OK) return r;
     sinew_step_plan plan;
     memset(&plan, 0, sizeof plan);
     bool reset = false;
-    sinew_result r = finish(p);
+    r = finish(p);
     if (r == SINEW_OK) r = clear_velocities(p);
     if (r != SINEW_OK) return r;
     r = begin_update(p, dt, &plan, &reset);

@@ -43,11 +43,11 @@ static inline double fps_warp_tree_rest(double* h)
 static inline void fps_block_acc_row(fps_block_acc* a, const double term[3])
 {
     const uint32_t l = a->rows % FPS_SUM_WARP, w = a->rows / FPS_SUM_WARP;
-    const uint32_t half = FPS_SUM_WARP / 2u;
-    if (l < half)
+    const uint32_t gap = FPS_SUM_WARP / 2u;
+    if (l < gap)
         for (uint32_t c = 0; c < 3u; ++c) a->lane[c][l] = term[c];
     else
-        for (uint32_t c = 0; c < 3u; ++c) a->lane[c][l - half] += term[c];
+        for (uint32_t c = 0; c < 3u; ++c) a->lane[c][l - gap] += term[c];
     a->rows++;
     if (l == FPS_SUM_WARP - 1u)
         for (uint32_t c = 0; c < 3u; ++c) a->warp[c][w] = fps_warp_tree_rest(a->lane[c]);
@@ -59,8 +59,8 @@ static inline void fps_block_acc_sum(fps_block_acc* a, double share[3])
     uint32_t full = a->rows / FPS_SUM_WARP, l = a->rows % FPS_SUM_WARP;
     for (uint32_t c = 0; c < 3u; ++c) {
         if (l) { /* the missing rows are 0: added as the device adds them */
-            const uint32_t half = FPS_SUM_WARP / 2u;
-            for (uint32_t i = l < half ? 0u : l - half; i < half; ++i)
+            const uint32_t gap = FPS_SUM_WARP / 2u;
+            for (uint32_t i = l < gap ? 0u : l - gap; i < gap; ++i)
                 a->lane[c][i] = (i < l ? a->lane[c][i] : 0.0) + 0.0;
             a->warp[c][full] = fps_warp_tree_rest(a->lane[c]);
         }

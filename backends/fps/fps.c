@@ -616,21 +616,8 @@ static sinew_result fps_set_pose(void* instance, const sinew_pose_view* pose)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    const sinew_host_api* host = &inst->host;
-    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: pose is NULL");
-    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "fps: pose struct_size %u is below "
-                               "%u", pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
-    if (pose->joint_count != inst->joint_count)
-        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "fps: a pose of %u joints for a rig "
-                               "of %u", pose->joint_count, inst->joint_count);
-    if (!pose->skinning_matrices)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "fps: the pose has no skinning matrices");
-    for (uint32_t k = 0; k < 16u * inst->joint_count; ++k)
-        if (!isfinite(pose->skinning_matrices[k]))
-            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
-                                   "fps: the skinning matrix of joint %u is not finite", k / 16u);
+    sinew_result r = ps_update_check_pose(&inst->host, FPS_NAME, pose, inst->joint_count);
+    if (r != SINEW_OK) return r;
     ps_update_set_pose(&inst->update, pose->skinning_matrices);
     ps_jump_set_pose(&inst->jump, pose);
     return SINEW_OK;
@@ -665,10 +652,8 @@ static sinew_result fps_step(void* instance, float dt)
 {
     fps_instance* inst = fps_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!isfinite(dt) || dt < 0.0f)
-        return sinew_host_fail(&inst->host,
-                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
-                               "fps: dt %g must be finite and not negative", (double)dt);
+    sinew_result r = ps_update_check_dt(&inst->host, FPS_NAME, dt);
+    if (r != SINEW_OK) return r;
     /* Whole steps of h through the poses since the last update; a pose that does not continue
      * the last one restarts the tissue instead (backends/ps/ps_update.c, ps_jump.c). */
     return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &fps_update_ops,

@@ -262,21 +262,8 @@ static sinew_result pbd_set_pose(void* instance, const sinew_pose_view* pose)
 {
     pbd_instance* inst = pbd_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    const sinew_host_api* host = &inst->host;
-    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "pbd: pose is NULL");
-    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
-        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "pbd: pose struct_size %u is below "
-                               "%u", pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
-    if (pose->joint_count != inst->joint_count)
-        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "pbd: a pose of %u joints for a rig "
-                               "of %u", pose->joint_count, inst->joint_count);
-    if (!pose->skinning_matrices)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "pbd: the pose has no skinning matrices");
-    for (uint32_t k = 0; k < 16u * inst->joint_count; ++k)
-        if (!isfinite(pose->skinning_matrices[k]))
-            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
-                                   "pbd: the skinning matrix of joint %u is not finite", k / 16u);
+    sinew_result r = ps_update_check_pose(&inst->host, PBD_NAME, pose, inst->joint_count);
+    if (r != SINEW_OK) return r;
     ps_update_set_pose(&inst->update, pose->skinning_matrices);
     ps_jump_set_pose(&inst->jump, pose);
     return SINEW_OK;
@@ -290,10 +277,8 @@ static sinew_result pbd_step(void* instance, float dt)
 {
     pbd_instance* inst = pbd_cast(instance);
     if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!isfinite(dt) || dt < 0.0f)
-        return sinew_host_fail(&inst->host,
-                               isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
-                               "pbd: dt %g must be finite and not negative", (double)dt);
+    sinew_result r = ps_update_check_dt(&inst->host, PBD_NAME, dt);
+    if (r != SINEW_OK) return r;
     return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &pbd_update_ops,
                          inst->sim, dt);
 }

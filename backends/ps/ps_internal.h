@@ -505,6 +505,12 @@ void ps_update_end(ps_update* u);
  * when a step ran, or when interpolate_output moved the blend). */
 sinew_result ps_update_run(ps_update* u, ps_jump* j, ps_output* o, const ps_model* m,
                            const ps_update_sim* ops, void* sim, float dt);
+/* What every physics backend's set_pose and step check first: a pose view of the rig's joint
+ * count with finite skinning matrices, and a dt finite and not negative; one line beginning
+ * with `backend` per refusal. */
+sinew_result ps_update_check_pose(const sinew_host_api* host, const char* backend,
+                                  const sinew_pose_view* pose, uint32_t joint_count);
+sinew_result ps_update_check_dt(const sinew_host_api* host, const char* backend, float dt);
 /* set_state: the output shows the given shape, not a blend with the state before it. */
 void ps_update_set_state(ps_update* u, const ps_update_sim* ops, void* sim);
 /* profile=1: one INFO line with the updates, the steps and the steps dropped. */

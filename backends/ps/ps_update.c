@@ -6,9 +6,38 @@
  * state before the latest step towards it by the carried fraction of a step. A pose jump is
  * judged once per update on its whole change (ps_jump.c); a restart then steps at the new
  * pose only. SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <string.h>
 
 #include "ps_internal.h"
+
+sinew_result ps_update_check_pose(const sinew_host_api* host, const char* backend,
+                                  const sinew_pose_view* pose, uint32_t joint_count)
+{
+    if (!pose) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: pose is NULL", backend);
+    if (pose->struct_size < SINEW_POSE_VIEW_SIZE_V1)
+        return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE, "%s: pose struct_size %u is below "
+                               "%u", backend, pose->struct_size, SINEW_POSE_VIEW_SIZE_V1);
+    if (pose->joint_count != joint_count)
+        return sinew_host_fail(host, SINEW_ERROR_JOINT_COUNT, "%s: a pose of %u joints for a rig "
+                               "of %u", backend, pose->joint_count, joint_count);
+    if (!pose->skinning_matrices)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: the pose has no skinning matrices", backend);
+    for (uint32_t k = 0; k < 16u * joint_count; ++k)
+        if (!isfinite(pose->skinning_matrices[k]))
+            return sinew_host_fail(host, SINEW_ERROR_NONFINITE,
+                                   "%s: the skinning matrix of joint %u is not finite", backend,
+                                   k / 16u);
+    return SINEW_OK;
+}
+
+sinew_result ps_update_check_dt(const sinew_host_api* host, const char* backend, float dt)
+{
+    if (isfinite(dt) && dt >= 0.0f) return SINEW_OK;
+    return sinew_host_fail(host, isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
+                           "%s: dt %g must be finite and not negative", backend, (double)dt);
+}
 
 void ps_update_params_default(ps_update_params* p)
 {
