@@ -470,27 +470,11 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     if (*baked) return fps_bake_read(host, rig, rig->baked_data, rig->baked_size, m, mls, has_mls);
     ps_params pp;
     fps_model_params(p, &pp);
-    sinew_rig_view view;
-    sinew_decimated_mesh decimated;
-    double t0 = ps_seconds();
-    sinew_result r = ps_decimate_view(host, rig, &pp, &view, &decimated);
-    double decimation = ps_seconds() - t0;
-    if (r != SINEW_OK) return r;
-    r = ps_model_build_with(host, &view, &pp, m);
-    if (r == SINEW_OK) {
-        m->decimated_triangles = decimated.triangle_count;
-        m->build_seconds[PS_BUILD_DECIMATE] = decimation;
-    }
     /* the joints' contacts (2018 Sec. 5, ps_collide.c): candidates near each folding joint,
      * closer than ps's: the skin they constrain is free of the limb capsules, which must
      * still hold the armpit's fold (README.md, joint_collisions) */
-    if (r == SINEW_OK && p->joint_collisions) {
-        double tc = ps_seconds();
-        r = ps_collide_candidates_near(host, &view, m, &pp, FPS_JOINT_REACH);
-        m->build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
-    }
-    sinew_decimated_free(host, &decimated);
-    return r;
+    return ps_model_build_decimated(host, rig, &pp, p->joint_collisions ? FPS_JOINT_REACH : 0.0,
+                                    m);
 }
 
 /* The parameters and the checks that need no instance: a solver or SIMD kernels this build or

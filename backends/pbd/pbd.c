@@ -149,24 +149,7 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     if (*baked) return ps_bake_read(host, rig, rig->baked_data, rig->baked_size, m);
     ps_params pp;
     pbd_model_params(p, &pp);
-    sinew_rig_view view;
-    sinew_decimated_mesh decimated;
-    double t0 = ps_seconds();
-    sinew_result r = ps_decimate_view(host, rig, &pp, &view, &decimated);
-    double decimation = ps_seconds() - t0;
-    if (r != SINEW_OK) return r;
-    r = ps_model_build_with(host, &view, &pp, m);
-    if (r == SINEW_OK) {
-        m->decimated_triangles = decimated.triangle_count;
-        m->build_seconds[PS_BUILD_DECIMATE] = decimation;
-    }
-    if (r == SINEW_OK && p->collisions) {
-        double tc = ps_seconds();
-        r = ps_collide_candidates_near(host, &view, m, &pp, PBD_JOINT_REACH);
-        m->build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
-    }
-    sinew_decimated_free(host, &decimated);
-    return r;
+    return ps_model_build_decimated(host, rig, &pp, p->collisions ? PBD_JOINT_REACH : 0.0, m);
 }
 
 /* The parameters and the checks that need no instance. */

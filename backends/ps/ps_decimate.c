@@ -1,6 +1,7 @@
 /* A decimated simulation mesh for a rig that brings only one, large render mesh (projective
  * skinning Sec. 6: simulate a coarser skin, upsample to the render mesh by normal
- * displacement). SPDX-License-Identifier: MIT */
+ * displacement), and the model of fps and pbd built on it (ps_model_build_decimated).
+ * SPDX-License-Identifier: MIT */
 #include <string.h>
 #include <sinew/sinew_result_names.h>
 
@@ -41,4 +42,28 @@ sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* 
                    count, params->decimate_above);
 #endif
     return SINEW_OK;
+}
+
+sinew_result ps_model_build_decimated(const sinew_host_api* host, const sinew_rig_view* rig,
+                                      const ps_params* params, double candidate_reach,
+                                      ps_model* m)
+{
+    sinew_rig_view view;
+    sinew_decimated_mesh decimated;
+    double t0 = ps_seconds();
+    sinew_result r = ps_decimate_view(host, rig, params, &view, &decimated);
+    double decimation = ps_seconds() - t0;
+    if (r != SINEW_OK) return r;
+    r = ps_model_build_with(host, &view, params, m);
+    if (r == SINEW_OK) {
+        m->decimated_triangles = decimated.triangle_count;
+        m->build_seconds[PS_BUILD_DECIMATE] = decimation;
+    }
+    if (r == SINEW_OK && candidate_reach > 0.0) {
+        double tc = ps_seconds();
+        r = ps_collide_candidates_near(host, &view, m, params, candidate_reach);
+        m->build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
+    }
+    sinew_decimated_free(host, &decimated);
+    return r;
 }

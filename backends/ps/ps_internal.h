@@ -827,6 +827,13 @@ sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* 
                               const ps_params* params, sinew_rig_view* view,
                               sinew_decimated_mesh* mesh);
 
+/* The model of fps and pbd: a lone large render mesh decimated first, the model built on the
+ * simulated mesh and, when candidate_reach > 0, the joints' contact candidates within that
+ * many joint radii (ps_collide_candidates_near); each phase timed in m->build_seconds. */
+sinew_result ps_model_build_decimated(const sinew_host_api* host, const sinew_rig_view* rig,
+                                      const ps_params* params, double candidate_reach,
+                                      ps_model* m);
+
 /* ---- skin sliding (ps_sliding.c, Sec. 4.2) ---- */
 
 /* Builds the anchor rings and the records of the base vertices near joints (after ps_shrink). */
