@@ -59,12 +59,14 @@ static const float DT = 1.0f / 60.0f;
 #define DEMO_PI 3.14159265358979323846
 static const char* const DEFAULT_POSE = "bend:120";
 /* The default compare pose of a character that has both joints (the male): the left elbow
- * and the right knee flexed 120 degrees together, each in its anatomical direction (the sign
- * follows sample_joint_axes' bend axis; the male's elbow flexes the negative way). */
+ * and the right knee flexed 120 degrees together, each in its anatomical direction. The
+ * elbow's bend axis (sample_joint_axes) is its hinge, and it flexes the negative way; the
+ * knee's bend axis swings the shin sideways through the other thigh, so the knee turns about
+ * the model's lateral axis (x: the male faces -y with z up), which lifts the heel back. */
 static const struct {
     const char* joint;
-    float degrees;
-} DEFAULT_BENDS[] = {{"l_elbow", -120.0f}, {"r_knee", 120.0f}};
+    const char* pose;
+} DEFAULT_TURNS[] = {{"l_elbow", "bend:-120"}, {"r_knee", "axis:1:0:0:120"}};
 /* --color volume: ratios from 1 / range (blue) to range (red). */
 static const float DEFAULT_COLOR_RANGE = 2.0f;
 /* A close-up's box, either side of the posed joint: this many joint radii, at least this
@@ -110,9 +112,12 @@ static void usage(FILE* out)
         "                     first knee, else elbow, else the middle joint of the longest\n"
         "                     chain)\n"
         "  --bend JOINT:DEG   bend JOINT by DEG in the compare pose, repeatable (up to %d\n"
-        "                     joints, bent together; replaces --pose). Default on a character\n"
-        "                     with l_elbow and r_knee (the male), when neither --pose, --joint\n"
-        "                     nor --bend is given: --bend l_elbow:-120 --bend r_knee:120\n"
+        "                     joints with --turn, turned together; replaces --pose)\n"
+        "  --turn JOINT=SPEC  turn JOINT by bend:DEG, twist:DEG or axis:X:Y:Z:DEG in the\n"
+        "                     compare pose, like --bend. Default on a character with l_elbow\n"
+        "                     and r_knee (the male), when none of --pose, --joint, --bend,\n"
+        "                     --turn is given: --turn l_elbow=bend:-120\n"
+        "                     --turn r_knee=axis:1:0:0:120\n"
         "  --color MODE       skin (default) or volume[:R]: each vertex coloured by its local\n"
         "                     volume change (posed over rest volume of its one-ring's cone to\n"
         "                     the bone), blue at 1/R and below, white at 1, red at R and above\n"
@@ -135,11 +140,11 @@ static void usage(FILE* out)
         DEFAULT_HEIGHT);
 }
 
-/* One --bend: the joint's name and the angle. */
-typedef struct demo_bend {
+/* One --bend or --turn: the joint's name and its static pose (bend, twist or axis). */
+typedef struct demo_turn {
     char* joint;                /* owned copy */
-    float degrees;
-} demo_bend;
+    sample_pose_spec spec;
+} demo_turn;
 
 typedef struct demo_options {
     const char* character;
@@ -149,8 +154,8 @@ typedef struct demo_options {
     uint32_t animation;
     const char* pose;
     const char* joint;
-    demo_bend bends[MAX_TURNS];     /* --bend */
-    uint32_t bend_count;
+    demo_turn turns[MAX_TURNS];     /* --bend and --turn, in the order given */
+    uint32_t turn_count;
     float color_range;              /* --color volume[:R]; 0: skin colour */
     uint32_t width, height;         /* 0: default */
     const char* out;
@@ -724,9 +729,9 @@ static float skin_distance(const demo* d, uint32_t j)
 }
 
 /* Close-up i of compare.png: a box around turn i's joint at its posed centre (its half side
- * from the CLOSEUP_* constants), seen along the joint's bend axis from the side away from
- * the body's centre (the bend's plane face on, so the crease and the bulge show in profile),
- * without the floor. */
+ * from the CLOSEUP_* constants), seen along the joint's bend axis (or the axis of an axis
+ * turn) from the side away from the body's centre (the turn's plane face on, so the crease
+ * and the bulge show in profile), without the floor. */
 static void closeup_view(const demo* d, uint32_t i, float box[6], demo_view* view)
 {
     const uint32_t j = (uint32_t)d->turn_joint[i];
@@ -747,9 +752,15 @@ static void closeup_view(const demo* d, uint32_t i, float box[6], demo_view* vie
     view->bounds = box;
     view->flags = SINEW_RENDER_FRAME_NO_FLOOR;
     float twist[3], bend[3];
-    if (d->turn_bend[i] == 0.0f || sample_joint_axes(&d->character, j, twist, bend) != SINEW_OK)
+    if (d->turn_axis_degrees[i] != 0.0f) {
+        /* A turn about a model-space axis leaves that axis fixed: its plane face on. */
+        memcpy(view->direction, d->turn_axis[i], sizeof view->direction);
+    } else if (d->turn_bend[i] != 0.0f &&
+               sample_joint_axes(&d->character, j, twist, bend) == SINEW_OK) {
+        sample_joint_turned_direction(&d->character, j, d->model, bend, view->direction);
+    } else {
         return;   /* a twist: the renderer's three-quarter view */
-    sample_joint_turned_direction(&d->character, j, d->model, bend, view->direction);
+    }
     float out = 0.0f;
     for (int k = 0; k < 3; k++) out += view->direction[k] * (centre[k] - body_centre[k]);
     if (out < 0.0f)
@@ -791,7 +802,7 @@ static void draw_compare_text(demo* d, sample_image* image, const compare_layout
         const float deg = d->turn_bend[i] != 0.0f ? d->turn_bend[i]
                         : d->turn_twist[i] != 0.0f ? d->turn_twist[i] : d->turn_axis_degrees[i];
         const char* how = d->turn_bend[i] != 0.0f ? "bend" : d->turn_twist[i] != 0.0f ? "twist"
-                                                                                      : "turn";
+                                                                                      : "axis turn";
         snprintf(caption, sizeof caption, "close-up: %s, %s %g", name, how, (double)deg);
         compare_draw_caption(image, layout, 1 + i, caption);
     }
@@ -1070,6 +1081,22 @@ static int parse_size(const char* text, uint32_t* w, uint32_t* h)
     return 1;
 }
 
+/* Appends a turn of `name_length` characters of `name` with `spec`. */
+static int add_option_turn(demo_options* opt, const char* name, size_t name_length,
+                           const sample_pose_spec* spec)
+{
+    if (opt->turn_count == MAX_TURNS) {
+        fprintf(stderr, "sinew-demo: at most %d --bend and --turn joints\n", MAX_TURNS);
+        return 0;
+    }
+    demo_turn* t = &opt->turns[opt->turn_count];
+    t->joint = strndup(name, name_length);
+    if (!t->joint) return 0;
+    t->spec = *spec;
+    opt->turn_count++;
+    return 1;
+}
+
 /* --bend JOINT:DEG (the last colon splits: joint names may hold one). */
 static int parse_bend(demo_options* opt, const char* text)
 {
@@ -1081,16 +1108,21 @@ static int parse_bend(demo_options* opt, const char* text)
         fprintf(stderr, "sinew-demo: --bend %s is not JOINT:DEG with |DEG| <= 3600\n", text);
         return 0;
     }
-    if (opt->bend_count == MAX_TURNS) {
-        fprintf(stderr, "sinew-demo: at most %d --bend joints\n", MAX_TURNS);
+    sample_pose_spec spec = {SAMPLE_POSE_BEND, (float)degrees, {0.0f, 0.0f, 0.0f}, 0u, 0u};
+    return add_option_turn(opt, text, (size_t)(colon - text), &spec);
+}
+
+/* --turn JOINT=SPEC (the last '=' splits; a pose spec holds none). */
+static int parse_turn(demo_options* opt, const char* text)
+{
+    const char* eq = strrchr(text, '=');
+    sample_pose_spec spec;
+    if (!eq || eq == text || !sample_pose_parse(eq + 1, &spec) || spec.kind == SAMPLE_POSE_ANIM) {
+        fprintf(stderr, "sinew-demo: --turn %s is not JOINT=bend:DEG, JOINT=twist:DEG or "
+                        "JOINT=axis:X:Y:Z:DEG\n", text);
         return 0;
     }
-    demo_bend* b = &opt->bends[opt->bend_count];
-    b->joint = strndup(text, (size_t)(colon - text));
-    if (!b->joint) return 0;
-    b->degrees = (float)degrees;
-    opt->bend_count++;
-    return 1;
+    return add_option_turn(opt, text, (size_t)(eq - text), &spec);
 }
 
 /* --color skin | volume | volume:R (R > 1). */
@@ -1204,43 +1236,62 @@ static int setup_renderer(demo* d)
     return SAMPLE_EXIT_OK;
 }
 
-/* Adds one turn of the compare pose. */
-static void add_turn(demo* d, int32_t joint, float bend, float twist)
+/* Adds one turn of the compare pose: a bend, twist or axis spec at `joint`. */
+static void add_turn(demo* d, int32_t joint, const sample_pose_spec* spec)
 {
     const uint32_t i = d->turn_count++;
     d->turn_joint[i] = joint;
-    d->turn_bend[i] = bend;
-    d->turn_twist[i] = twist;
-    d->turn_axis_degrees[i] = 0.0f;
+    d->turn_bend[i] = spec->kind == SAMPLE_POSE_BEND ? spec->degrees : 0.0f;
+    d->turn_twist[i] = spec->kind == SAMPLE_POSE_TWIST ? spec->degrees : 0.0f;
+    d->turn_axis_degrees[i] = spec->kind == SAMPLE_POSE_AXIS ? spec->degrees : 0.0f;
+    memcpy(d->turn_axis[i], spec->axis, sizeof spec->axis);
 }
 
-/* The compare pose: the --bend joints, else --pose at the --pose joint, else on a character
- * with the DEFAULT_BENDS joints those, else DEFAULT_POSE at the default joint. `text` gets a
- * description for the log. */
+/* Writes "KIND DEG" for a turn's spec into buf. */
+static const char* turn_text(const sample_pose_spec* spec, char* buf, size_t size)
+{
+    const char* kind = spec->kind == SAMPLE_POSE_BEND    ? "bend"
+                     : spec->kind == SAMPLE_POSE_TWIST ? "twist"
+                                                       : "axis";
+    if (spec->kind == SAMPLE_POSE_AXIS)
+        snprintf(buf, size, "axis %.3g %.3g %.3g %g", (double)spec->axis[0],
+                 (double)spec->axis[1], (double)spec->axis[2], (double)spec->degrees);
+    else
+        snprintf(buf, size, "%s %g", kind, (double)spec->degrees);
+    return buf;
+}
+
+/* The compare pose: the --bend and --turn joints, else --pose at the --pose joint, else on a
+ * character with the DEFAULT_TURNS joints those, else DEFAULT_POSE at the default joint.
+ * `text` gets a description for the log. */
 static int choose_turns(demo* d, sample_pose_spec* spec, char* text, size_t size)
 {
     const demo_options* opt = d->opt;
-    const size_t defaults = sizeof DEFAULT_BENDS / sizeof *DEFAULT_BENDS;
-    int use_defaults = !opt->bend_count && !opt->pose && !opt->joint;
+    const size_t defaults = sizeof DEFAULT_TURNS / sizeof *DEFAULT_TURNS;
+    int use_defaults = !opt->turn_count && !opt->pose && !opt->joint;
     for (size_t i = 0; i < defaults && use_defaults; i++)
-        use_defaults = sample_find_joint(&d->character, DEFAULT_BENDS[i].joint) >= 0;
-    const uint32_t bends = opt->bend_count ? opt->bend_count
+        use_defaults = sample_find_joint(&d->character, DEFAULT_TURNS[i].joint) >= 0;
+    const uint32_t turns = opt->turn_count ? opt->turn_count
                          : use_defaults ? (uint32_t)defaults : 0u;
     text[0] = '\0';
-    for (uint32_t i = 0; i < bends; i++) {
-        const char* name = opt->bend_count ? opt->bends[i].joint : DEFAULT_BENDS[i].joint;
-        const float degrees = opt->bend_count ? opt->bends[i].degrees : DEFAULT_BENDS[i].degrees;
+    for (uint32_t i = 0; i < turns; i++) {
+        const char* name = opt->turn_count ? opt->turns[i].joint : DEFAULT_TURNS[i].joint;
+        sample_pose_spec turn;
+        if (opt->turn_count) turn = opt->turns[i].spec;
+        else if (!sample_pose_parse(DEFAULT_TURNS[i].pose, &turn)) return SAMPLE_EXIT_FAILURE;
         const int32_t j = sample_find_joint(&d->character, name);
         if (j < 0) {
-            fprintf(stderr, "sinew-demo: --bend %s: no such joint in %s\n", name,
+            fprintf(stderr, "sinew-demo: --bend/--turn %s: no such joint in %s\n", name,
                     d->character.source);
             return SAMPLE_EXIT_USAGE;
         }
-        add_turn(d, j, degrees, 0.0f);
+        add_turn(d, j, &turn);
+        char buf[96];
         size_t at = strlen(text);
-        snprintf(text + at, size - at, "%sbend %s %g", i ? ", " : "", name, (double)degrees);
+        snprintf(text + at, size - at, "%s%s %s", i ? ", " : "", name,
+                 turn_text(&turn, buf, sizeof buf));
     }
-    if (bends) return SAMPLE_EXIT_OK;
+    if (turns) return SAMPLE_EXIT_OK;
     const char* pose = opt->pose ? opt->pose : DEFAULT_POSE;
     if (!sample_pose_parse(pose, spec)) return SAMPLE_EXIT_USAGE;
     if (spec->kind == SAMPLE_POSE_ANIM) {
@@ -1254,12 +1305,7 @@ static int choose_turns(demo* d, sample_pose_spec* spec, char* text, size_t size
         fprintf(stderr, "sinew-demo: --pose %s needs a joint with a neighbour\n", pose);
         return SAMPLE_EXIT_FAILURE;
     }
-    add_turn(d, d->joint, spec->kind == SAMPLE_POSE_BEND ? spec->degrees : 0.0f,
-             spec->kind == SAMPLE_POSE_TWIST ? spec->degrees : 0.0f);
-    if (spec->kind == SAMPLE_POSE_AXIS) {
-        d->turn_axis_degrees[0] = spec->degrees;
-        memcpy(d->turn_axis[0], spec->axis, sizeof spec->axis);
-    }
+    add_turn(d, d->joint, spec);
     char buf[32];
     snprintf(text, size, "%s at %s", pose, joint_label(d, d->joint, buf, sizeof buf));
     return SAMPLE_EXIT_OK;
@@ -1511,6 +1557,8 @@ int main(int argc, char** argv)
             opt.joint = value;
         } else if ((m = sample_option_value(argc, argv, &i, "--bend", &value)) != 0) {
             if (m < 0 || !parse_bend(&opt, value)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--turn", &value)) != 0) {
+            if (m < 0 || !parse_turn(&opt, value)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--color", &value)) != 0) {
             if (m < 0 || !parse_color(&opt, value)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--out", &value)) != 0) {
@@ -1521,8 +1569,9 @@ int main(int argc, char** argv)
             goto usage_error;
         }
     }
-    if (opt.bend_count && opt.pose) {
-        fprintf(stderr, "sinew-demo: --bend and --pose both give the compare pose: use one\n");
+    if (opt.turn_count && opt.pose) {
+        fprintf(stderr, "sinew-demo: --bend or --turn and --pose both give the compare pose: "
+                        "use one\n");
         goto usage_error;
     }
     {
@@ -1538,7 +1587,7 @@ usage_error:
     status = SAMPLE_EXIT_USAGE;
 done:
     free(opt.backends_text);
-    for (uint32_t b = 0; b < opt.bend_count; b++) free(opt.bends[b].joint);
+    for (uint32_t b = 0; b < opt.turn_count; b++) free(opt.turns[b].joint);
     sample_params_free(&opt.params);
     return status;
 }

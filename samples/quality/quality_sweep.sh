@@ -64,10 +64,11 @@ character_path() {
 # The sweeps (character, animation count) and the static poses (character, joint, pose).
 SWEEPS=("male 6" "tbone 2" "BCN_Epileptic 1")
 # bend:120 at l_elbow turns the forearm backwards (the bend axis of sinew-quality); bend:-120
-# is the elbow's own fold
+# is the elbow's own fold. The knee's bend axis swings the shin sideways (bend:120 through
+# the other thigh); axis:1:0:0:120 is the knee's own fold, the heel lifted backwards.
 POSES=("cylinder joint2 bend:120" "cylinder joint2 bend:135" "cylinder joint2 twist:180"
        "tbone - bend:120" "male l_elbow bend:120" "male l_elbow bend:-120" "male r_knee bend:120"
-       "male r_knee bend:-120")
+       "male r_knee bend:-120" "male r_knee axis:1:0:0:120")
 
 # One line per measurement: ID, then sinew-quality's arguments.
 job_list() {
