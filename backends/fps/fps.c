@@ -56,7 +56,7 @@
  *   volume_weight   0        as ps: the volume term (volume3.h), 0 = none
  *   volume_range    0.01     as ps: the band of det F it leaves alone
  *   upsampling      auto     auto (mls for a separate or decimated simulation mesh, else
- *                            normal), normal (2018 Sec. 6) or mls (2019 Sec. 5), fps_mls.h
+ *                            normal), normal (2018 Sec. 6) or mls (2019 Sec. 5), ps_mls.h
  *
  * Contract: that of ps (backends/ps/README.md) with these differences: base vertices sit
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
@@ -171,7 +171,7 @@ void fps_params_default(fps_params* p)
     p->decimate_above = 12000u;
     p->simulation_vertices = 4000u;
     p->bone_radii[0] = '\0';
-    p->upsampling = FPS_UPSAMPLING_AUTO;
+    p->upsampling = PS_UPSAMPLING_AUTO;
     ps_jump_params_default(&p->jump);
     ps_volume_params_default(&p->volume);
     ps_update_params_default(&p->update);
@@ -338,11 +338,11 @@ static sinew_result parse_key_value(const sinew_host_api* host, const fps_key* k
 static sinew_result parse_upsampling(const sinew_host_api* host, const char* value,
                                      fps_seen* seen, fps_params* out)
 {
-    fps_upsampling u;
+    ps_upsampling u;
     if (seen->upsampling)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "fps: parameter \"upsampling\" is given twice");
-    if (!fps_upsampling_parse(value, &u))
+    if (!ps_upsampling_parse(value, &u))
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "fps: upsampling=\"%s\" is not one of auto, normal, mls", value);
     seen->upsampling = true;
@@ -466,8 +466,9 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
     *has_mls = false;
     *baked = rig->baked_backend && rig->baked_data &&
              (strcmp(rig->baked_backend, FPS_NAME) == 0 || strcmp(rig->baked_backend, PS_NAME) == 0);
-    /* fps_bake_read takes ps's blob alone as well (a rig baked for "ps"). */
-    if (*baked) return fps_bake_read(host, rig, rig->baked_data, rig->baked_size, m, mls, has_mls);
+    /* ps_bake_read_mls takes ps's blob alone as well (a rig baked for "ps"). */
+    if (*baked)
+        return ps_bake_read_mls(host, rig, rig->baked_data, rig->baked_size, m, mls, has_mls);
     ps_params pp;
     fps_model_params(p, &pp);
     /* the joints' contacts (2018 Sec. 5, ps_collide.c): candidates near each folding joint,
@@ -509,14 +510,14 @@ static sinew_result prepare_model(const sinew_host_api* host, const sinew_rig_vi
     sinew_result r = build_model(host, rig, &inst->params, &inst->model, baked, &inst->mls,
                                  &has_mls);
     if (r != SINEW_OK) return r;
-    fps_upsampling up = fps_upsampling_resolve((fps_upsampling)inst->params.upsampling,
+    ps_upsampling up = ps_upsampling_resolve((ps_upsampling)inst->params.upsampling,
                                                &inst->model);
-    if (up != FPS_UPSAMPLING_MLS) {
+    if (up != PS_UPSAMPLING_MLS) {
         sinew_mls_free(host, &inst->mls);
     } else if (!has_mls) {
         /* Not in the baked data (or nothing baked): the weights of Sec. 5 now. */
         double t0 = ps_seconds();
-        r = fps_mls_bake(host, rig, &inst->model, &inst->mls);
+        r = ps_mls_bake(host, rig, &inst->model, &inst->mls);
         inst->model.build_seconds[PS_BUILD_MLS] = ps_seconds() - t0;
     }
     return r;
@@ -676,7 +677,7 @@ static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
     return r;
 }
 
-/* Writes the fps blob (fps_mls.h): ps's model blob (ps_bake.c; fps uses the same
+/* Writes the blob of ps_mls.h: ps's model blob (ps_bake.c; fps uses the same
  * pose-independent model) and, when upsampling resolves to mls, the MLS weights. */
 static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* rig,
                              const sinew_param* params, uint32_t param_count,
@@ -701,9 +702,9 @@ static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* r
     memset(&mls, 0, sizeof mls);
     r = build_model(host, &plain, &p, &m, &baked, &mls, &has_mls);
     if (r != SINEW_OK) return r;
-    if (fps_upsampling_resolve((fps_upsampling)p.upsampling, &m) == FPS_UPSAMPLING_MLS)
-        r = fps_mls_bake(host, rig, &m, &mls);
-    if (r == SINEW_OK) r = fps_bake_write(host, rig, &m, mls.indices ? &mls : NULL, writer);
+    if (ps_upsampling_resolve((ps_upsampling)p.upsampling, &m) == PS_UPSAMPLING_MLS)
+        r = ps_mls_bake(host, rig, &m, &mls);
+    if (r == SINEW_OK) r = ps_bake_write_mls(host, rig, &m, mls.indices ? &mls : NULL, writer);
     sinew_mls_free(host, &mls);
     ps_model_free(host, &m);
     return r;

@@ -44,7 +44,7 @@ typedef struct fps_params {
     uint32_t decimate_above;
     uint32_t simulation_vertices;
     char bone_radii[1024];
-    int upsampling;          /* fps_upsampling (fps_mls.h): auto, normal or mls */
+    int upsampling;          /* ps_upsampling (ps_mls.h): auto, normal or mls */
     ps_jump_params jump;     /* jump_angle, jump_distance (backends/ps/ps_jump.c) */
     ps_volume_params volume; /* volume_weight, volume_range (backends/ps/ps_volume.c) */
     int joint_collisions;    /* 1: anchors kept on their side of each folding joint's plane

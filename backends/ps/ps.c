@@ -2,7 +2,7 @@
  * ../shared/papers/projective-skinning-2018.txt) on the CPU. A volumetric skeleton of capsules
  * and spheres (Sec. 3.1), the skin shrunk onto it (Sec. 3.2), a tissue layer of prisms split
  * into tetrahedra (Sec. 3.3), simulated with projective dynamics (Sec. 4, 4.1) and upsampled
- * to the render mesh (Sec. 6). No skin weights are needed.
+ * to the render mesh (Sec. 6, or by MLS, 2019 Sec. 5). No skin weights are needed.
  * SPDX-License-Identifier: MIT
  *
  * This file parses the parameters (each parser below says what it accepts; README.md,
@@ -19,6 +19,7 @@
 
 #include "builtin_backends.h"
 #include "ps_internal.h"
+#include "ps_mls.h"
 #include "sinew_output.h"
 
 #define PS_MAGIC 0x70736b6eu
@@ -28,6 +29,7 @@ typedef struct ps_instance {
     sinew_host_api host;
     ps_params params;
     ps_model model;
+    sinew_mls_weights mls; /* restored or computed when upsampling resolves to mls */
     ps_sim* sim;
     uint32_t joint_count;
     const uint32_t* render_indices;
@@ -112,6 +114,7 @@ void ps_params_default(ps_params* p)
     p->bone_radii[0] = '\0';
     p->collision_angle_test = 0;
     p->collision_poses = 0;
+    p->upsampling = PS_UPSAMPLING_AUTO;
     ps_jump_params_default(&p->jump);
     ps_volume_params_default(&p->volume);
     ps_update_params_default(&p->update);
@@ -288,6 +291,18 @@ static sinew_result parse_collision_candidates(const sinew_host_api* host, const
     return SINEW_OK;
 }
 
+/* upsampling: auto, normal (Sec. 6) or mls (2019 Sec. 5). */
+static sinew_result parse_upsampling(const sinew_host_api* host, const char* key,
+                                     const char* value, void* field)
+{
+    ps_upsampling u;
+    if (!ps_upsampling_parse(value, &u))
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "ps: %s=\"%s\" is not one of auto, normal, mls", key, value);
+    *(int*)field = (int)u;
+    return SINEW_OK;
+}
+
 /* The keys of ps_params_parse (jump_*, volume_* and the update's apart), each with its parser and the
  * offset of the field it sets. */
 typedef struct ps_param_key {
@@ -317,6 +332,7 @@ static const ps_param_key ps_param_keys[] = {
     PS_PARAM_KEY(bone_radii, parse_bone_radii),
     {"collision_test", parse_collision_test, offsetof(ps_params, collision_angle_test)},
     {"collision_candidates", parse_collision_candidates, offsetof(ps_params, collision_poses)},
+    PS_PARAM_KEY(upsampling, parse_upsampling),
 };
 enum { PS_PARAM_KEY_COUNT = sizeof ps_param_keys / sizeof ps_param_keys[0] };
 
@@ -359,7 +375,8 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
                                    "damping, strain_weight, anchor_weight, mass, collisions, "
                                    "profile, simd, collision_weight, collision_joints, "
                                    "sliding, decimate_above, simulation_vertices, bone_radii, "
-                                   "collision_test, collision_candidates, jump_angle, "
+                                   "collision_test, collision_candidates, upsampling, "
+                                   "jump_angle, "
                                    "jump_distance, volume_weight, volume_range, "
                                    "max_substeps, interpolate_output)",
                                    key);
@@ -411,6 +428,7 @@ static void ps_destroy(void* instance)
         }
     }
     ps_sim_destroy(inst->sim);
+    sinew_mls_free(&host, &inst->mls);
     ps_model_free(&host, &inst->model);
     ps_output_free(&inst->out, &host);
     ps_jump_free(&inst->jump);
@@ -436,6 +454,57 @@ static sinew_result collision_candidates(const sinew_host_api* host, const sinew
     if (!p->collisions || m->has_collision_pairs) return SINEW_OK;
     return p->collision_poses ? ps_collide_candidates(host, rig, m, p)
                               : ps_collide_candidates_near(host, rig, m, p, 0.0);
+}
+
+/* The model: restored from a "ps" blob (with MLS weights when it has them), else built, a
+ * lone large render mesh decimated first (Sec. 6; a bake carries that mesh); then the
+ * collision candidates. */
+static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view* rig,
+                                ps_instance* inst, bool* baked, bool* has_mls)
+{
+    const ps_params* p = &inst->params;
+    double t0 = ps_seconds();
+    *has_mls = false;
+    *baked = rig->baked_backend && strcmp(rig->baked_backend, PS_NAME) == 0;
+    sinew_rig_view view;
+    sinew_decimated_mesh decimated;
+    sinew_result r;
+    if (*baked)
+        r = ps_bake_read_mls(host, rig, rig->baked_data, rig->baked_size, &inst->model,
+                             &inst->mls, has_mls);
+    else
+        r = ps_decimate_view(host, rig, p, &view, &decimated);
+    double decimation = ps_seconds() - t0;
+    if (r == SINEW_OK && !*baked) r = ps_model_build_with(host, &view, p, &inst->model);
+    if (r == SINEW_OK && !*baked) {
+        inst->model.decimated_triangles = decimated.triangle_count;
+        inst->model.build_seconds[PS_BUILD_DECIMATE] = decimation;
+    }
+    double tc = ps_seconds();
+    if (r == SINEW_OK) r = collision_candidates(host, *baked ? rig : &view, &inst->model, p);
+    inst->model.build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
+    if (!*baked) sinew_decimated_free(host, &decimated);
+    return r;
+}
+
+/* The model (build_model) and, when upsampling resolves to mls, its MLS weights (2019
+ * Sec. 5): restored with the model when baked, else computed now. */
+static sinew_result prepare_model(const sinew_host_api* host, const sinew_rig_view* rig,
+                                  ps_instance* inst, bool* baked)
+{
+    bool has_mls = false;
+    sinew_result r = build_model(host, rig, inst, baked, &has_mls);
+    if (r != SINEW_OK) return r;
+    ps_upsampling up = ps_upsampling_resolve((ps_upsampling)inst->params.upsampling,
+                                             &inst->model);
+    if (up != PS_UPSAMPLING_MLS) {
+        sinew_mls_free(host, &inst->mls);
+    } else if (!has_mls) {
+        double t0 = ps_seconds();
+        r = ps_mls_bake(host, rig, &inst->model, &inst->mls);
+        inst->model.build_seconds[PS_BUILD_MLS] = ps_seconds() - t0;
+    }
+    return r;
 }
 
 static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
@@ -464,24 +533,8 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     inst->params = p;
     inst->joint_count = rig->joint_count;
     inst->render_indices = rig->render_mesh.indices;
-    bool baked = rig->baked_backend && strcmp(rig->baked_backend, PS_NAME) == 0;
-    /* A lone large render mesh is simulated decimated (Sec. 6); a bake carries that mesh. */
-    sinew_rig_view view;
-    sinew_decimated_mesh decimated;
-    if (baked)
-        r = ps_bake_read(host, rig, rig->baked_data, rig->baked_size, &inst->model);
-    else
-        r = ps_decimate_view(host, rig, &p, &view, &decimated);
-    double decimation = ps_seconds() - t0;
-    if (r == SINEW_OK && !baked) r = ps_model_build_with(host, &view, &p, &inst->model);
-    if (r == SINEW_OK && !baked) {
-        inst->model.decimated_triangles = decimated.triangle_count;
-        inst->model.build_seconds[PS_BUILD_DECIMATE] = decimation;
-    }
-    double tc = ps_seconds();
-    if (r == SINEW_OK) r = collision_candidates(host, baked ? rig : &view, &inst->model, &p);
-    inst->model.build_seconds[PS_BUILD_CANDIDATES] = ps_seconds() - tc;
-    if (!baked) sinew_decimated_free(host, &decimated);
+    bool baked = false;
+    r = prepare_model(host, rig, inst, &baked);
     if (r != SINEW_OK) {
         ps_destroy(inst);
         return r;
@@ -492,6 +545,7 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         ps_destroy(inst);
         return r;
     }
+    ps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
     r = ps_output_init(&inst->out, host, PS_NAME, &rig->render_mesh, &ps_sim_ops,
                        inst->sim);
     if (r != SINEW_OK) {
@@ -585,21 +639,22 @@ static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* ri
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps bake: writer is NULL");
     r = ps_check_rig(host, rig, PS_NAME);
     if (r != SINEW_OK) return r;
-    ps_model m;
-    sinew_rig_view view;
-    sinew_decimated_mesh decimated;
-    r = ps_decimate_view(host, rig, &p, &view, &decimated);
-    if (r != SINEW_OK) return r;
-    r = ps_model_build_with(host, &view, &p, &m);
-    if (r == SINEW_OK) m.decimated_triangles = decimated.triangle_count;
-    if (r == SINEW_OK) r = collision_candidates(host, &view, &m, &p);
-    sinew_decimated_free(host, &decimated);
-    if (r != SINEW_OK) {
-        ps_model_free(host, &m);
-        return r;
-    }
-    r = ps_bake_write(host, rig, &m, writer);
-    ps_model_free(host, &m);
+    ps_instance inst;
+    memset(&inst, 0, sizeof inst);
+    inst.params = p;
+    sinew_rig_view plain = *rig; /* bake from scratch, whatever the rig carries */
+    plain.baked_backend = NULL;
+    plain.baked_data = NULL;
+    plain.baked_size = 0;
+    bool baked = false;
+    r = prepare_model(host, &plain, &inst, &baked);
+    /* The model's blob alone when there are no weights (ps_mls.h reads both). */
+    if (r == SINEW_OK && inst.mls.indices)
+        r = ps_bake_write_mls(host, rig, &inst.model, &inst.mls, writer);
+    else if (r == SINEW_OK)
+        r = ps_bake_write(host, rig, &inst.model, writer);
+    sinew_mls_free(host, &inst.mls);
+    ps_model_free(host, &inst.model);
     return r;
 }
 

@@ -70,6 +70,7 @@ typedef struct ps_params {
     char bone_radii[1024];        /* "" or "joint:radius,..." (Sec. 3.1, user-given radii) */
     int collision_angle_test;     /* collision_test=angle: Fig. 10 gates the projections */
     int collision_poses;          /* collision_candidates=poses: Sec. 5.1's offline search */
+    int upsampling;               /* ps_upsampling (ps_mls.h): auto, normal or mls */
     ps_jump_params jump;          /* jump_angle, jump_distance (ps_jump.c) */
     ps_volume_params volume;      /* volume_weight, volume_range (ps_volume.c) */
     ps_update_params update;      /* max_substeps, interpolate_output (ps_update.c) */

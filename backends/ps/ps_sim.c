@@ -31,6 +31,7 @@
 #include "volume3.h"
 #include "ps_internal.h"
 #include "ps_local.h"
+#include "ps_mls.h"
 
 struct ps_sim {
     sinew_host_api host;
@@ -89,6 +90,7 @@ struct ps_sim {
     int snap; /* set_state: anchored vertices jump to their targets at the next step */
     float* skin_f; /* upsampling scratch: 3 per skin vertex */
     float* skin_n;
+    const sinew_mls_weights* mls; /* MLS upsampling (2019 Sec. 5); NULL: normal displacement */
     const float* blend_from; /* interpolated output: the skin it blends from (NULL: none) */
     float blend_fraction;    /* and how far towards the current skin */
     ps_slide* slide; /* skin sliding (Sec. 4.2); NULL when off or no record */
@@ -929,15 +931,34 @@ void ps_sim_upsample(ps_sim* s, float* positions, size_t position_stride, float*
     if (s->blend_from) sinew_step_blend(s->blend_from, s->skin_f, 3u * s->n, s->blend_fraction,
                                         s->skin_f);
     ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
-    ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
-                       position_stride, normals, normal_stride);
+    if (s->mls) {
+        /* 2019 eq. 8: positions as weighted sums; normals by linear MLS of the skin's normals.
+         * The inputs are finite (the step checked them), so apply cannot refuse them. */
+        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, normals ? s->skin_n : NULL,
+                        positions, position_stride, normals, normal_stride);
+    } else {
+        ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
+                           position_stride, normals, normal_stride);
+    }
     if (s->p.profile) s->profile[3] += now_seconds() - t0;
+}
+
+void ps_sim_set_mls(ps_sim* s, const sinew_mls_weights* mls)
+{
+    s->mls = mls;
 }
 
 void ps_sim_render_velocities(const ps_sim* s, float* velocities)
 {
     const ps_model* m = s->m;
     uint32_t N = s->N;
+    if (s->mls) {
+        /* The MLS weights reproduce affine fields, so they carry velocities as positions. */
+        for (uint32_t i = 0; i < s->n; ++i)
+            for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->v[(size_t)c * N + i];
+        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, NULL, velocities, 12u, NULL, 0u);
+        return;
+    }
     for (uint32_t r = 0; r < m->render_count; ++r) {
         const ps_upsample* u = &m->upsample[r];
         for (int c = 0; c < 3; ++c) {

@@ -277,11 +277,11 @@ static void test_decimate_small(void** state)
     assert_int_equal(ps_model_dump(ps_instance_model(restored), &wb), SINEW_OK);
     assert_int_equal(a.size, b.size);
     assert_memory_equal(a.data, b.data, a.size);
-    /* a truncated blob is refused */
+    /* a truncated blob is refused: its end, the MLS weights of the decimated mesh, is cut */
     baked.baked_size = blob.size - 9u;
     void* bad = NULL;
     assert_int_equal(sinew_backend_ps.prepare(&host.api, &baked, NULL, 0, NULL, &bad),
-                     SINEW_ERROR_FILE_FORMAT);
+                     SINEW_ERROR_FILE_TRUNCATED);
     sinew_backend_ps.destroy(restored);
     sinew_backend_ps.destroy(full);
     sinew_backend_ps.destroy(coarse);

@@ -1,33 +1,34 @@
-/* MLS upsampling for fps and its bake blob (fps_mls.h). SPDX-License-Identifier: MIT */
+/* MLS upsampling of the simulated skin and the bake blob that carries its weights (ps_mls.h).
+ * SPDX-License-Identifier: MIT */
 #include <string.h>
 #include <sinew/sinew_host.h>
 
-#include "fps_mls.h"
+#include "ps_mls.h"
 
-bool fps_upsampling_parse(const char* text, fps_upsampling* out)
+bool ps_upsampling_parse(const char* text, ps_upsampling* out)
 {
     if (!text) return false;
-    if (strcmp(text, "auto") == 0) *out = FPS_UPSAMPLING_AUTO;
-    else if (strcmp(text, "normal") == 0) *out = FPS_UPSAMPLING_NORMAL;
-    else if (strcmp(text, "mls") == 0) *out = FPS_UPSAMPLING_MLS;
+    if (strcmp(text, "auto") == 0) *out = PS_UPSAMPLING_AUTO;
+    else if (strcmp(text, "normal") == 0) *out = PS_UPSAMPLING_NORMAL;
+    else if (strcmp(text, "mls") == 0) *out = PS_UPSAMPLING_MLS;
     else return false;
     return true;
 }
 
-fps_upsampling fps_upsampling_resolve(fps_upsampling requested, const ps_model* model)
+ps_upsampling ps_upsampling_resolve(ps_upsampling requested, const ps_model* model)
 {
-    if (requested != FPS_UPSAMPLING_AUTO) return requested;
+    if (requested != PS_UPSAMPLING_AUTO) return requested;
     /* restore records exist exactly when the simulated surface is not the render mesh. */
-    return model->restore ? FPS_UPSAMPLING_MLS : FPS_UPSAMPLING_NORMAL;
+    return model->restore ? PS_UPSAMPLING_MLS : PS_UPSAMPLING_NORMAL;
 }
 
-sinew_result fps_mls_bake(const sinew_host_api* host, const sinew_rig_view* rig,
+sinew_result ps_mls_bake(const sinew_host_api* host, const sinew_rig_view* rig,
                           const ps_model* model, sinew_mls_weights* out)
 {
     memset(out, 0, sizeof *out);
     uint32_t n = model->n;
     float* rest = (float*)sinew_host_calloc(host, n, 12u);
-    if (!rest) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps mls: out of memory");
+    if (!rest) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "MLS weights: out of memory");
     /* The skin layer of the tissue rest positions: the first n of the 2n tissue vertices. */
     for (size_t k = 0; k < 3u * (size_t)n; ++k) rest[k] = (float)model->rest[k];
     sinew_mesh_view sim;
@@ -89,7 +90,7 @@ static uint32_t get_u32(const uint8_t* p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-sinew_result fps_bake_write(const sinew_host_api* host, const sinew_rig_view* rig,
+sinew_result ps_bake_write_mls(const sinew_host_api* host, const sinew_rig_view* rig,
                             const ps_model* model, const sinew_mls_weights* mls,
                             const sinew_bake_writer* writer)
 {
@@ -101,8 +102,8 @@ sinew_result fps_bake_write(const sinew_host_api* host, const sinew_rig_view* ri
         return r;
     }
     uint8_t head[20];
-    put_u32(head, FPS_BAKE_MAGIC);
-    put_u32(head + 4, FPS_BAKE_VERSION);
+    put_u32(head, PS_BAKE_MLS_MAGIC);
+    put_u32(head + 4, PS_BAKE_MLS_VERSION);
     put_u32(head + 8, (uint32_t)(sink.size & 0xffffffffu));
     put_u32(head + 12, (uint32_t)((uint64_t)sink.size >> 32));
     put_u32(head + 16, mls && mls->indices ? 1u : 0u);
@@ -111,59 +112,59 @@ sinew_result fps_bake_write(const sinew_host_api* host, const sinew_rig_view* ri
     if (r == SINEW_OK) r = writer->write(head + 16, 4, writer->user);
     sinew_host_free(host, sink.data);
     if (r != SINEW_OK)
-        return sinew_host_fail(host, r, "fps bake: the writer refused the model blob");
+        return sinew_host_fail(host, r, "tissue bake: the writer refused the model blob");
     if (!(mls && mls->indices)) return SINEW_OK;
     size_t size = sinew_mls_blob_size(mls);
     uint8_t* blob = (uint8_t*)sinew_host_alloc(host, size);
-    if (!blob) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps bake: out of memory");
+    if (!blob) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "tissue bake: out of memory");
     r = sinew_mls_write(host, mls, blob, size);
     if (r == SINEW_OK) {
         r = writer->write(blob, size, writer->user);
         if (r != SINEW_OK)
-            sinew_host_fail(host, r, "fps bake: the writer refused %zu bytes of MLS weights", size);
+            sinew_host_fail(host, r, "tissue bake: the writer refused %zu bytes of MLS weights", size);
     }
     sinew_host_free(host, blob);
     return r;
 }
 
-sinew_result fps_bake_read(const sinew_host_api* host, const sinew_rig_view* rig,
+sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* rig,
                            const void* data, size_t size, ps_model* model,
                            sinew_mls_weights* mls, bool* has_mls)
 {
     *has_mls = false;
     memset(mls, 0, sizeof *mls);
     const uint8_t* p = (const uint8_t*)data;
-    if (!p || size < 4u || get_u32(p) != FPS_BAKE_MAGIC)
+    if (!p || size < 4u || get_u32(p) != PS_BAKE_MLS_MAGIC)
         return ps_bake_read(host, rig, data, size, model); /* ps's blob alone */
     if (size < 16u)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                               "fps bake: the blob ends inside its header (%zu bytes)", size);
+                               "tissue bake: the blob ends inside its header (%zu bytes)", size);
     uint32_t version = get_u32(p + 4);
-    if (version != FPS_BAKE_VERSION)
+    if (version != PS_BAKE_MLS_VERSION)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                               "fps bake: version %u, this build reads version %u", version,
-                               FPS_BAKE_VERSION);
+                               "tissue bake: version %u, this build reads version %u", version,
+                               PS_BAKE_MLS_VERSION);
     uint64_t model_size = (uint64_t)get_u32(p + 8) | (uint64_t)get_u32(p + 12) << 32;
     if (model_size > size - 16u || size - 16u - model_size < 4u)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                               "fps bake: a model of %llu bytes does not fit a blob of %zu",
+                               "tissue bake: a model of %llu bytes does not fit a blob of %zu",
                                (unsigned long long)model_size, size);
     const uint8_t* rest = p + 16u + model_size;
     size_t rest_size = size - 16u - (size_t)model_size;
     uint32_t flag = get_u32(rest);
     if (flag > 1u)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                               "fps bake: MLS flag %u is neither 0 nor 1", flag);
+                               "tissue bake: MLS flag %u is neither 0 nor 1", flag);
     if (flag == 0u && rest_size != 4u)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                               "fps bake: %zu bytes follow the blob", rest_size - 4u);
+                               "tissue bake: %zu bytes follow the blob", rest_size - 4u);
     sinew_result r = ps_bake_read(host, rig, p + 16u, (size_t)model_size, model);
     if (r != SINEW_OK || flag == 0u) return r;
     r = sinew_mls_read(host, rest + 4u, rest_size - 4u, NULL, mls);
     if (r == SINEW_OK && (mls->simulation_count != model->n ||
                           mls->render_count != rig->render_mesh.vertex_count)) {
         r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                            "fps bake: MLS weights for %u -> %u vertices, the model has %u -> %u",
+                            "tissue bake: MLS weights for %u -> %u vertices, the model has %u -> %u",
                             mls->simulation_count, mls->render_count, model->n,
                             rig->render_mesh.vertex_count);
     }

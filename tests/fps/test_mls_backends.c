@@ -1,8 +1,8 @@
-/* fps with MLS upsampling (2019 Sec. 5) through the runtime, on the male character whose
- * render mesh (male.off) is upsampled from its simulation mesh (male_LR20.off): the rest pose
- * comes back exactly (partition of unity), the weights travel in the baked file and reproduce
- * the in-memory preparation bit for bit, `upsampling` switches the method, and a bad value is
- * refused. SPDX-License-Identifier: MIT */
+/* fps and ps with MLS upsampling (2019 Sec. 5) through the runtime, on the male character
+ * whose render mesh (male.off) is upsampled from its simulation mesh (male_LR20.off): the rest
+ * pose comes back exactly (partition of unity), the weights travel in the baked file and
+ * reproduce the in-memory preparation bit for bit, `upsampling` switches the method, and a bad
+ * value is refused. SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -28,17 +28,25 @@ static double diagonal_of(const float* p, uint32_t n)
     return sqrt(d2);
 }
 
-static sinew_skin add_fps(sinew_world* world, sinew_rig rig, const sinew_param* params,
-                          uint32_t count, sinew_test_log* log)
+/* The backend under test and the parameters it always gets (fps: the PCG solver). */
+typedef struct mls_case {
+    const char* backend;
+    sinew_param base;
+    uint32_t base_count;
+} mls_case;
+
+static sinew_skin add_skin(sinew_world* world, sinew_rig rig, const char* backend,
+                           const sinew_param* params, uint32_t count, sinew_test_log* log)
 {
     sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
     sd.rig = rig;
-    sd.backend = "fps";
+    sd.backend = backend;
     sd.params = params;
     sd.param_count = count;
     sinew_skin skin = {0};
     sinew_result r = sinew_world_add_skin(world, &sd, &skin);
-    if (r != SINEW_OK) fail_msg("adding an fps skin: %s (%s)", sinew_result_string(r), log->last);
+    if (r != SINEW_OK)
+        fail_msg("adding a %s skin: %s (%s)", backend, sinew_result_string(r), log->last);
     return skin;
 }
 
@@ -50,9 +58,8 @@ static void read_positions(sinew_world* world, sinew_skin skin, uint32_t n, floa
     assert_int_equal(sinew_skin_read_output(world, skin, &od), SINEW_OK);
 }
 
-static void test_mls_male(void** state)
+static void check_mls_male(const mls_case* tc)
 {
-    (void)state;
     const char* path = sinew_test_data_path("characters/male/male.ini");
     sample_character ch;
     assert_int_equal(sample_character_load(path, NULL, &ch), SINEW_OK);
@@ -69,7 +76,7 @@ static void test_mls_male(void** state)
     sinew_param bad[] = {{"upsampling", "cubic"}};
     sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
     sd.rig = rig;
-    sd.backend = "fps";
+    sd.backend = tc->backend;
     sd.params = bad;
     sd.param_count = 1;
     sinew_skin none;
@@ -82,22 +89,23 @@ static void test_mls_male(void** state)
     char dir[] = "/tmp/sinew-fps-mls-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char file[256];
-    snprintf(file, sizeof file, "%s/male-fps.sinew", dir);
-    sinew_param pcg[] = {{"solver", "pcg"}};
-    assert_int_equal(sinew_bake_write(world, rig, "fps", pcg, 1, file), SINEW_OK);
+    snprintf(file, sizeof file, "%s/male-%s.sinew", dir, tc->backend);
+    const sinew_param* base = tc->base_count ? &tc->base : NULL;
+    assert_int_equal(sinew_bake_write(world, rig, tc->backend, base, tc->base_count, file),
+                     SINEW_OK);
     sinew_rig baked;
     assert_int_equal(sinew_rig_load_baked(world, file, &baked), SINEW_OK);
     const char* backend = NULL;
     size_t size = 0;
     assert_int_equal(sinew_rig_get_baked(world, baked, &backend, NULL, &size), SINEW_OK);
-    assert_string_equal(backend, "fps");
+    assert_string_equal(backend, tc->backend);
     /* 20 indices and 2 x 20 weights per render vertex at least: the weights are in there. */
     assert_true(size > (size_t)n * 20u * 12u);
 
-    sinew_skin fresh = add_fps(world, rig, pcg, 1, &log);
-    sinew_skin restored = add_fps(world, baked, pcg, 1, &log);
-    sinew_param normal[] = {{"solver", "pcg"}, {"upsampling", "normal"}};
-    sinew_skin plain = add_fps(world, rig, normal, 2, &log);
+    sinew_skin fresh = add_skin(world, rig, tc->backend, base, tc->base_count, &log);
+    sinew_skin restored = add_skin(world, baked, tc->backend, base, tc->base_count, &log);
+    sinew_param normal[] = {{"upsampling", "normal"}, tc->base};
+    sinew_skin plain = add_skin(world, rig, tc->backend, normal, 1u + tc->base_count, &log);
 
     /* Rest pose: positions come back within float rounding (eq. 8, partition of unity). */
     float* out = malloc(sizeof(float) * 3u * n);
@@ -117,8 +125,8 @@ static void test_mls_male(void** state)
         }
         worst = fmax(worst, sqrt(d2));
     }
-    print_message("male at rest through fps + MLS: largest error %.2e of the diagonal\n",
-                  worst / diagonal);
+    print_message("male at rest through %s + MLS: largest error %.2e of the diagonal\n",
+                  tc->backend, worst / diagonal);
     assert_true(worst / diagonal <= 1e-5);
 
     /* A bend: the restored skin equals the freshly prepared one bit for bit, and normal
@@ -149,8 +157,8 @@ static void test_mls_male(void** state)
         moved = fmax(moved, sqrt(m2));
         assert_true(isfinite(out[3u * v]) && isfinite(out[3u * v + 1]) && isfinite(out[3u * v + 2]));
     }
-    print_message("bend 70 / twist 20: moved up to %.3f, MLS against normal displacement up to "
-                  "%.2e of the diagonal\n", moved / diagonal, apart / diagonal);
+    print_message("%s bend 70 / twist 20: moved up to %.3f, MLS against normal displacement up "
+                  "to %.2e of the diagonal\n", tc->backend, moved / diagonal, apart / diagonal);
     assert_true(moved / diagonal > 0.01); /* the pose did something */
     assert_true(apart > 0.0);             /* the parameter switches the method */
     assert_true(apart / diagonal < 0.02); /* both follow the same simulated skin */
@@ -164,10 +172,29 @@ static void test_mls_male(void** state)
     sample_character_free(&ch);
 }
 
+static void test_mls_fps(void** state)
+{
+    (void)state;
+    const mls_case tc = {"fps", {"solver", "pcg"}, 1u};
+    check_mls_male(&tc);
+}
+
+#if defined(MLS_TEST_PS)
+static void test_mls_ps(void** state)
+{
+    (void)state;
+    const mls_case tc = {"ps", {NULL, NULL}, 0u};
+    check_mls_male(&tc);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mls_male),
+        cmocka_unit_test(test_mls_fps),
+#if defined(MLS_TEST_PS)
+        cmocka_unit_test(test_mls_ps),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

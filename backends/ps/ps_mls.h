@@ -1,0 +1,47 @@
+/* MLS upsampling of the simulated skin to the render mesh (fast-projective-skinning-2019
+ * Sec. 5), shared by ps and fps: the choice of method, the weights from the model's skin, and
+ * the bake blob that carries them beside the model. SPDX-License-Identifier: MIT */
+#ifndef SINEW_PS_MLS_H
+#define SINEW_PS_MLS_H
+
+#include "ps_internal.h"
+#include "sinew_mls.h"
+
+/* How the render mesh follows the simulated skin (parameter `upsampling`). */
+typedef enum ps_upsampling {
+    PS_UPSAMPLING_AUTO = 0,   /* mls when a separate (given or decimated) simulation mesh is
+                                 simulated, normal otherwise (then the render mesh is the
+                                 simulated surface and normal displacement is exact) */
+    PS_UPSAMPLING_NORMAL = 1, /* normal displacement (2018 Sec. 6) */
+    PS_UPSAMPLING_MLS = 2     /* moving least squares (2019 Sec. 5) */
+} ps_upsampling;
+
+/* Parses "auto", "normal" or "mls"; false for anything else. */
+bool ps_upsampling_parse(const char* text, ps_upsampling* out);
+/* What AUTO means for this model. */
+ps_upsampling ps_upsampling_resolve(ps_upsampling requested, const ps_model* model);
+
+/* Bakes MLS weights from the model's simulated skin at rest (its welded vertices and kept
+ * triangles) to the rig's render mesh. */
+sinew_result ps_mls_bake(const sinew_host_api* host, const sinew_rig_view* rig,
+                         const ps_model* model, sinew_mls_weights* out);
+
+/* The blob of a model with MLS weights: "FPSB", version, the size of the model's blob and
+ * the blob itself (ps_bake.c), then a flag and, when set, the MLS weights' own checked blob
+ * (sinew_mls.h). The model's blob alone is read as the model without weights. */
+#define PS_BAKE_MLS_MAGIC 0x42535046u /* "FPSB" little-endian */
+#define PS_BAKE_MLS_VERSION 1u
+
+sinew_result ps_bake_write_mls(const sinew_host_api* host, const sinew_rig_view* rig,
+                               const ps_model* model, const sinew_mls_weights* mls,
+                               const sinew_bake_writer* writer);
+/* Restores the model and, when the blob has them, the weights (*has_mls tells). */
+sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* rig,
+                              const void* data, size_t size, ps_model* model,
+                              sinew_mls_weights* mls, bool* has_mls);
+
+/* Makes ps_sim_upsample and ps_sim_render_velocities use MLS weights (NULL: normal
+ * displacement). The weights must outlive the simulation or the next call. */
+void ps_sim_set_mls(ps_sim* sim, const sinew_mls_weights* mls);
+
+#endif
