@@ -1,13 +1,13 @@
 /* Baked files: writing a rig and a backend's blob, reading them back bit for bit.
  * SPDX-License-Identifier: MIT
  *
- * File format, version 1. Every integer and float is little-endian and written or read byte by
+ * File format, version 2 (version 1 is the same with at most one backend). Every integer and float is little-endian and written or read byte by
  * byte (never a struct dump), so hosts of either byte order agree; floats are IEEE-754 binary32
  * bit patterns, so a value comes back with the very bits it had.
  *
  *   offset  size  field
  *   0       8     magic "SINEWBAK"
- *   8       4     u32 format_version (1; a reader refuses newer versions)
+ *   8       4     u32 format_version (1 or 2; a reader refuses newer versions)
  *   12      4     u32 header_size (32 here; the payload starts there, so a later version may
  *                 grow the header; a multiple of 8, at most 4096)
  *   16      8     u64 payload_size (a multiple of 8; the file is exactly header + payload)
@@ -19,7 +19,7 @@
  * A chunk is { 4 ASCII bytes tag, u32 reserved (0), u64 size, `size` bytes, zero padding to a
  * multiple of 8 }. Chunks may come in any order; a tag a reader does not know is skipped (so a
  * later version can add chunks that old readers ignore); a known tag twice, or a required one
- * missing, is an error. The chunks of version 1:
+ * missing, is an error, except BKND and BLOB in version 2. The chunks:
  *
  *   RIG0  required  the rig's name, UTF-8 without a terminator (may be empty)
  *   SKEL  required  u32 joint_count, u32 reserved; i32 parents[n] (-1: root); f32
@@ -36,6 +36,10 @@
  *                   key_length, u32 value_length, the key's bytes, the value's bytes
  *   BLOB  optional  the backend's bytes as its bake function wrote them (present exactly when
  *                   BKND is)
+ *
+ * Version 2 may repeat BKND and BLOB, up to SINEW_BAKE_MAX_BACKENDS times each, as many of
+ * one as of the other: the i-th BLOB is the i-th BKND's, and no backend name comes twice. The
+ * writer uses version 1 for a file with at most one backend, so that older runtimes read it.
  *
  * Reading checks, in order: magic, version, header, file size, checksum, chunk framing, chunk
  * sizes against their counts, then the content through the rig validation of
@@ -271,9 +275,35 @@ static void out_mesh(bake_out* o, int chunk, const sinew_mesh_view* m)
     out_pad(o, size);
 }
 
-/* Streams the payload: the rig's arrays go straight from its storage to the file. */
-static void out_payload(bake_out* o, const sinew_rig_data* rig, const char* backend,
-                        const sinew_param* params, uint32_t param_count, const blob_buffer* blob)
+/* One backend's BKND and BLOB chunks. */
+static void out_backend(bake_out* o, const sinew_bake_backend* backend, const blob_buffer* blob)
+{
+    const sinew_param* params = backend->params;
+    uint32_t param_count = backend->param_count;
+    uint64_t size = 8u + strlen(backend->name);
+    for (uint32_t i = 0; i < param_count; ++i)
+        size += 8u + strlen(params[i].key) + strlen(params[i].value);
+    out_chunk(o, CHUNK_BKND, size);
+    out_u32(o, (uint32_t)strlen(backend->name));
+    out_u32(o, param_count);
+    out_bytes(o, backend->name, strlen(backend->name));
+    for (uint32_t i = 0; i < param_count; ++i) {
+        out_u32(o, (uint32_t)strlen(params[i].key));
+        out_u32(o, (uint32_t)strlen(params[i].value));
+        out_bytes(o, params[i].key, strlen(params[i].key));
+        out_bytes(o, params[i].value, strlen(params[i].value));
+    }
+    out_pad(o, size);
+
+    out_chunk(o, CHUNK_BLOB, blob->size);
+    out_bytes(o, blob->data, blob->size);
+    out_pad(o, blob->size);
+}
+
+/* Streams the payload: the rig's arrays go straight from its storage to the file, then each
+ * backend with its blob. */
+static void out_payload(bake_out* o, const sinew_rig_data* rig, const sinew_bake_backend* backends,
+                        const blob_buffer* blobs, uint32_t count)
 {
     const sinew_rig_view* v = &rig->view;
     uint64_t size = strlen(rig->name);
@@ -307,33 +337,14 @@ static void out_payload(bake_out* o, const sinew_rig_data* rig, const char* back
     out_words(o, v->weight_values, entries);
     out_pad(o, size);
 
-    if (!blob) return;
-    size = 8u + strlen(backend);
-    for (uint32_t i = 0; i < param_count; ++i)
-        size += 8u + strlen(params[i].key) + strlen(params[i].value);
-    out_chunk(o, CHUNK_BKND, size);
-    out_u32(o, (uint32_t)strlen(backend));
-    out_u32(o, param_count);
-    out_bytes(o, backend, strlen(backend));
-    for (uint32_t i = 0; i < param_count; ++i) {
-        out_u32(o, (uint32_t)strlen(params[i].key));
-        out_u32(o, (uint32_t)strlen(params[i].value));
-        out_bytes(o, params[i].key, strlen(params[i].key));
-        out_bytes(o, params[i].value, strlen(params[i].value));
-    }
-    out_pad(o, size);
-
-    out_chunk(o, CHUNK_BLOB, blob->size);
-    out_bytes(o, blob->data, blob->size);
-    out_pad(o, blob->size);
+    for (uint32_t i = 0; i < count; ++i) out_backend(o, &backends[i], &blobs[i]);
 }
 
 /* Writes the whole file as `tmp`, then renames it to `path`: a reader never sees half a file
  * under the real name. `host` names the file in its lines. */
 static sinew_result write_file(const sinew_host_api* host, const char* path, const char* tmp,
-                               const sinew_rig_data* rig, const char* backend,
-                               const sinew_param* params, uint32_t param_count,
-                               const blob_buffer* blob, uint64_t* out_size)
+                               const sinew_rig_data* rig, const sinew_bake_backend* backends,
+                               const blob_buffer* blobs, uint32_t count, uint64_t* out_size)
 {
     bake_out* o = (bake_out*)sinew_host_calloc(host, 1, sizeof *o);
     if (!o) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -350,10 +361,10 @@ static sinew_result write_file(const sinew_host_api* host, const char* path, con
     uint8_t header[BAKE_HEADER_SIZE];
     memset(header, 0, sizeof header);
     if (fwrite(header, 1, sizeof header, o->f) != sizeof header) o->failed = true;
-    out_payload(o, rig, backend, params, param_count, blob);
+    out_payload(o, rig, backends, blobs, count);
     /* The header goes last: it needs the payload's size and checksum. */
     memcpy(header, BAKE_MAGIC, 8);
-    put_le32(header + 8, SINEW_BAKE_FORMAT_VERSION);
+    put_le32(header + 8, count > 1u ? 2u : 1u);
     put_le32(header + 12, BAKE_HEADER_SIZE);
     put_le64(header + 16, o->size);
     put_le32(header + 24, o->crc ^ 0xFFFFFFFFu);
@@ -389,38 +400,47 @@ static bool has_bake(const sinew_backend_vtable* vt)
     return vt->struct_size >= end && vt->bake != NULL;
 }
 
-/* sinew_bake_write's arguments: a path, a live rig, parameters with keys and values of a
- * writable length, and a registered backend when one is named (*vt, else NULL). */
-static sinew_result check_bake_args(sinew_world* world, sinew_rig rig, const char* backend,
-                                    const sinew_param* params, uint32_t param_count,
-                                    const char* path, const sinew_backend_vtable** vt)
+/* A parameter list with keys and values of a writable length. */
+static sinew_result check_params(const sinew_host_api* whost, const char* fn,
+                                 const sinew_param* params, uint32_t param_count)
 {
-    const sinew_host_api* whost = &world->host;
-    *vt = NULL;
-    if (!path || !*path)
-        return sinew_host_fail(whost, SINEW_ERROR_INVALID_ARGUMENT, "sinew_bake_write: path is empty");
-    if (!sinew_world_get_rig(world, rig))
-        return sinew_host_fail(whost, SINEW_ERROR_INVALID_HANDLE,
-                               "sinew_bake_write: rig handle 0x%08x is not a live rig", rig.id);
     if (param_count > 0 && !params)
         return sinew_host_fail(whost, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_bake_write: param_count is %u but params is NULL",
-                               param_count);
+                               "%s: param_count is %u but params is NULL", fn, param_count);
     for (uint32_t i = 0; i < param_count; ++i) {
         if (!params[i].key || !params[i].value)
             return sinew_host_fail(whost, SINEW_ERROR_PARAMETER,
-                                   "sinew_bake_write: parameter %u has a NULL %s", i,
+                                   "%s: parameter %u has a NULL %s", fn, i,
                                    params[i].key ? "value" : "key");
         if (strlen(params[i].key) > UINT32_MAX / 2u || strlen(params[i].value) > UINT32_MAX / 2u)
-            return sinew_host_fail(whost, SINEW_ERROR_LIMIT,
-                                   "sinew_bake_write: parameter %u is too long", i);
+            return sinew_host_fail(whost, SINEW_ERROR_LIMIT, "%s: parameter %u is too long", fn,
+                                   i);
     }
-    if (backend && *backend) {
-        *vt = sinew_world_find_backend(world, backend);
-        if (!*vt)
+    return SINEW_OK;
+}
+
+/* The backends to bake for: each named, registered, once, with valid parameters; vts[i] is
+ * backends[i]'s table. */
+static sinew_result check_backends(sinew_world* world, const char* fn,
+                                   const sinew_bake_backend* backends, uint32_t count,
+                                   const sinew_backend_vtable** vts)
+{
+    const sinew_host_api* whost = &world->host;
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* name = backends[i].name;
+        if (!name || !*name)
+            return sinew_host_fail(whost, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "%s: backend %u has no name", fn, i);
+        sinew_result r = check_params(whost, fn, backends[i].params, backends[i].param_count);
+        if (r != SINEW_OK) return r;
+        vts[i] = sinew_world_find_backend(world, name);
+        if (!vts[i])
             return sinew_host_fail(whost, SINEW_ERROR_UNKNOWN_BACKEND,
-                                   "sinew_bake_write: no backend named \"%s\" is registered",
-                                   backend);
+                                   "%s: no backend named \"%s\" is registered", fn, name);
+        for (uint32_t k = 0; k < i; ++k)
+            if (strcmp(backends[k].name, name) == 0)
+                return sinew_host_fail(whost, SINEW_ERROR_PARAMETER,
+                                       "%s: backend \"%s\" is named twice", fn, name);
     }
     return SINEW_OK;
 }
@@ -450,45 +470,100 @@ static sinew_result bake_blob(const sinew_host_api* whost, const sinew_host_api*
     return r;
 }
 
-sinew_result sinew_bake_write(sinew_world* world, sinew_rig rig, const char* backend,
-                              const sinew_param* params, uint32_t param_count, const char* path)
+/* Bakes every backend that has a bake function (the others are logged and left out) and
+ * writes the file through `tmp`. `baked` receives the backends kept. */
+static sinew_result bake_and_write(const sinew_host_api* whost, const sinew_host_api* host,
+                                   const sinew_rig_data* data,
+                                   const sinew_bake_backend* backends,
+                                   const sinew_backend_vtable* const* vts, uint32_t count,
+                                   const char* path, const char* tmp, blob_buffer* blobs,
+                                   sinew_bake_backend* baked)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    const sinew_host_api* whost = &world->host;
-    const sinew_backend_vtable* vt = NULL;
-    sinew_result r = check_bake_args(world, rig, backend, params, param_count, path, &vt);
+    sinew_result r = SINEW_OK;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < count && r == SINEW_OK; ++i) {
+        if (!has_bake(vts[i])) {
+            sinew_host_log(host, SINEW_LOG_INFO,
+                           "backend \"%s\" has no bake function: it adds nothing to the file",
+                           vts[i]->name);
+            continue;
+        }
+        blobs[kept].host = whost;
+        r = bake_blob(whost, host, vts[i], data, backends[i].params, backends[i].param_count,
+                      &blobs[kept]);
+        baked[kept] = backends[i];
+        baked[kept].name = vts[i]->name;
+        ++kept;
+    }
     if (r != SINEW_OK) return r;
+    double write_start = now_seconds();
+    uint64_t file_size = 0;
+    r = write_file(host, path, tmp, data, baked, blobs, kept, &file_size);
+    if (r == SINEW_OK)
+        sinew_host_log(host, SINEW_LOG_INFO, "wrote %llu bytes in %.3f s",
+                       (unsigned long long)file_size, now_seconds() - write_start);
+    return r;
+}
+
+/* sinew_bake_write and sinew_bake_write_backends after their own checks: the path, the rig,
+ * the backends, then the blobs and the file. */
+static sinew_result write_backends(sinew_world* world, const char* fn, sinew_rig rig,
+                                   const sinew_bake_backend* backends, uint32_t count,
+                                   const char* path)
+{
+    const sinew_host_api* whost = &world->host;
+    if (!path || !*path)
+        return sinew_host_fail(whost, SINEW_ERROR_INVALID_ARGUMENT, "%s: path is empty", fn);
     const sinew_rig_data* data = sinew_world_get_rig(world, rig);
+    if (!data)
+        return sinew_host_fail(whost, SINEW_ERROR_INVALID_HANDLE,
+                               "%s: rig handle 0x%08x is not a live rig", fn, rig.id);
+    const sinew_backend_vtable* vts[SINEW_BAKE_MAX_BACKENDS];
+    sinew_result r = check_backends(world, fn, backends, count, vts);
+    if (r != SINEW_OK) return r;
     char* label = make_label(whost, path);
     size_t tmp_size = strlen(path) + 5u;
     char* tmp = (char*)sinew_host_alloc(whost, tmp_size);
     if (!label || !tmp) {
         sinew_host_free(whost, label);
         sinew_host_free(whost, tmp);
-        return sinew_host_fail(whost, SINEW_ERROR_OUT_OF_MEMORY, "sinew_bake_write: out of memory");
+        return sinew_host_fail(whost, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     snprintf(tmp, tmp_size, "%s.tmp", path);
     sinew_prefix_logger prefix;
     sinew_host_api host = sinew_host_with_prefix(whost, label, &prefix);
-    blob_buffer blob = { whost, NULL, 0u, 0u };
-    bool baked = vt && has_bake(vt);
-    if (vt && !baked)
-        sinew_host_log(&host, SINEW_LOG_INFO,
-                       "backend \"%s\" has no bake function: writing the rig only", vt->name);
-    if (baked) r = bake_blob(whost, &host, vt, data, params, param_count, &blob);
-    if (r == SINEW_OK) {
-        double write_start = now_seconds();
-        uint64_t file_size = 0;
-        r = write_file(&host, path, tmp, data, baked ? vt->name : NULL, params,
-                       baked ? param_count : 0u, baked ? &blob : NULL, &file_size);
-        if (r == SINEW_OK)
-            sinew_host_log(&host, SINEW_LOG_INFO, "wrote %llu bytes in %.3f s",
-                           (unsigned long long)file_size, now_seconds() - write_start);
-    }
-    sinew_host_free(whost, blob.data);
+    blob_buffer blobs[SINEW_BAKE_MAX_BACKENDS];
+    sinew_bake_backend baked[SINEW_BAKE_MAX_BACKENDS];
+    memset(blobs, 0, sizeof blobs);
+    r = bake_and_write(whost, &host, data, backends, vts, count, path, tmp, blobs, baked);
+    for (uint32_t i = 0; i < count; ++i) sinew_host_free(whost, blobs[i].data);
     sinew_host_free(whost, tmp);
     sinew_host_free(whost, label);
     return r;
+}
+
+sinew_result sinew_bake_write(sinew_world* world, sinew_rig rig, const char* backend,
+                              const sinew_param* params, uint32_t param_count, const char* path)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    const char* fn = "sinew_bake_write";
+    sinew_result r = check_params(&world->host, fn, params, param_count);
+    if (r != SINEW_OK) return r;
+    sinew_bake_backend one = { backend, params, param_count };
+    return write_backends(world, fn, rig, &one, backend && *backend ? 1u : 0u, path);
+}
+
+sinew_result sinew_bake_write_backends(sinew_world* world, sinew_rig rig,
+                                       const sinew_bake_backend* backends, uint32_t count,
+                                       const char* path)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    const char* fn = "sinew_bake_write_backends";
+    if (!backends || count == 0 || count > SINEW_BAKE_MAX_BACKENDS)
+        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "%s: %u backends%s (1 to %u)", fn, count,
+                               backends ? "" : " from NULL", SINEW_BAKE_MAX_BACKENDS);
+    return write_backends(world, fn, rig, backends, count, path);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -504,6 +579,8 @@ typedef struct baked_impl {
     sinew_baked_file file;              /* what the caller sees; internal points back here */
     sinew_rig_desc rig;                 /* file.rig points here */
     sinew_baked_rig_ext baked;          /* file.baked and rig.next point here */
+    sinew_bake_backend backends[SINEW_BAKE_MAX_BACKENDS]; /* file.backends */
+    sinew_baked_blob blobs[SINEW_BAKE_MAX_BACKENDS];      /* file.blobs; baked.extra: blobs + 1 */
     sinew_allocator allocator;          /* what to free with */
     kept_block* blocks;
 } baked_impl;
@@ -691,7 +768,9 @@ static sinew_result read_weights(const sinew_host_api* host, baked_impl* impl, c
     return SINEW_OK;
 }
 
-static sinew_result read_backend(const sinew_host_api* host, baked_impl* impl, cursor c)
+/* The i-th BKND chunk: the backend's name and parameters into backends[i]. */
+static sinew_result read_backend(const sinew_host_api* host, baked_impl* impl, cursor c,
+                                 uint32_t i_backend)
 {
     uint64_t size = c.left;
     uint32_t name_length = 0, count = 0;
@@ -724,9 +803,13 @@ static sinew_result read_backend(const sinew_host_api* host, baked_impl* impl, c
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
                                "chunk BKND has %llu bytes after its last parameter",
                                (unsigned long long)c.left);
-    impl->baked.backend = name;
-    impl->file.params = params;
-    impl->file.param_count = count;
+    for (uint32_t k = 0; k < i_backend; ++k)
+        if (strcmp(impl->backends[k].name, name) == 0)
+            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                                   "chunk BKND names backend \"%s\" twice", name);
+    impl->backends[i_backend].name = name;
+    impl->backends[i_backend].params = params;
+    impl->backends[i_backend].param_count = count;
     return SINEW_OK;
 }
 
@@ -870,12 +953,37 @@ static sinew_result read_payload(const sinew_host_api* host, baked_impl* impl, c
     return SINEW_OK;
 }
 
-/* The payload's chunks: each known tag at most once, every chunk inside the payload; the
- * required ones present, BKND and BLOB together. */
-static sinew_result find_chunks(const sinew_host_api* host, const uint8_t* payload,
-                                uint64_t payload_size, uint64_t base, cursor* chunks,
-                                bool* present)
+/* Where the chunks of a payload are: one of each kind, and every BKND and BLOB in order. */
+typedef struct chunk_set {
+    cursor one[CHUNK_COUNT];
+    bool present[CHUNK_COUNT];
+    cursor bknd[SINEW_BAKE_MAX_BACKENDS], blob[SINEW_BAKE_MAX_BACKENDS];
+    uint32_t bknd_count, blob_count;
+} chunk_set;
+
+/* Notes a BKND or BLOB chunk: in version 1 at most one of each, in version 2 at most
+ * SINEW_BAKE_MAX_BACKENDS. */
+static sinew_result note_backend_chunk(const sinew_host_api* host, uint32_t version, int which,
+                                       cursor c, chunk_set* set)
 {
+    uint32_t* n = which == CHUNK_BKND ? &set->bknd_count : &set->blob_count;
+    uint32_t most = version >= 2u ? SINEW_BAKE_MAX_BACKENDS : 1u;
+    if (*n == most)
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
+                               most == 1u ? "chunk %s appears twice"
+                                          : "chunk %s appears more than 8 times",
+                               chunk_tags[which]);
+    (which == CHUNK_BKND ? set->bknd : set->blob)[(*n)++] = c;
+    return SINEW_OK;
+}
+
+/* The payload's chunks: each known tag at most once (BKND and BLOB: note_backend_chunk),
+ * every chunk inside the payload; the required ones present, as many BKND as BLOB. */
+static sinew_result find_chunks(const sinew_host_api* host, const uint8_t* payload,
+                                uint64_t payload_size, uint64_t base, uint32_t version,
+                                chunk_set* set)
+{
+    bool* present = set->present;
     for (uint64_t at = 0; at < payload_size;) {
         uint64_t left = payload_size - at;
         if (left < 16u)
@@ -893,13 +1001,17 @@ static sinew_result find_chunks(const sinew_host_api* host, const uint8_t* paylo
         for (int k = 0; k < CHUNK_COUNT; ++k) {
             if (memcmp(head, chunk_tags[k], 4) == 0) which = k;
         }
-        if (which >= 0) {
+        cursor c = { head + 16, size };
+        if (which == CHUNK_BKND || which == CHUNK_BLOB) {
+            sinew_result r = note_backend_chunk(host, version, which, c, set);
+            if (r != SINEW_OK) return r;
+            present[which] = true;
+        } else if (which >= 0) {
             if (present[which])
                 return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s appears twice",
                                        chunk_tags[which]);
             present[which] = true;
-            chunks[which].p = head + 16;
-            chunks[which].left = size;
+            set->one[which] = c;
         }
         at += 16u + pad8(size);
     }
@@ -909,17 +1021,47 @@ static sinew_result find_chunks(const sinew_host_api* host, const uint8_t* paylo
             return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s is missing",
                                    chunk_tags[required[i]]);
     }
-    if (present[CHUNK_BKND] != present[CHUNK_BLOB])
+    if (set->bknd_count != set->blob_count)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk %s comes without chunk %s",
-                               present[CHUNK_BKND] ? "BKND" : "BLOB",
-                               present[CHUNK_BKND] ? "BLOB" : "BKND");
+                               set->bknd_count > set->blob_count ? "BKND" : "BLOB",
+                               set->bknd_count > set->blob_count ? "BLOB" : "BKND");
+    return SINEW_OK;
+}
+
+/* Each backend's name, parameters and blob; the first in the baked extension, the others as
+ * its extra blobs. */
+static sinew_result read_backends(const sinew_host_api* host, baked_impl* impl,
+                                  const chunk_set* set)
+{
+    uint32_t n = set->bknd_count;
+    for (uint32_t i = 0; i < n; ++i) {
+        sinew_result r = read_backend(host, impl, set->bknd[i], i);
+        if (r != SINEW_OK) return r;
+        if (set->blob[i].left == 0)
+            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk BLOB is empty");
+        /* The blob stays in the payload the file keeps: no copy. */
+        impl->blobs[i].backend = impl->backends[i].name;
+        impl->blobs[i].data = set->blob[i].p;
+        impl->blobs[i].size = (size_t)set->blob[i].left;
+    }
+    impl->file.backend_count = n;
+    if (n == 0) return SINEW_OK;
+    impl->baked.backend = impl->blobs[0].backend;
+    impl->baked.data = impl->blobs[0].data;
+    impl->baked.size = impl->blobs[0].size;
+    impl->baked.extra_count = n - 1u;
+    impl->baked.extra = n > 1u ? impl->blobs + 1 : NULL;
+    impl->file.params = impl->backends[0].params;
+    impl->file.param_count = impl->backends[0].param_count;
     return SINEW_OK;
 }
 
 /* The rig and the backend data from the chunks find_chunks located. */
 static sinew_result read_chunks(const sinew_host_api* host, baked_impl* impl,
-                                const cursor* chunks, const bool* present)
+                                const chunk_set* set)
 {
+    const cursor* chunks = set->one;
+    const bool* present = set->present;
     sinew_rig_desc* rig = &impl->rig;
     sinew_result r = SINEW_OK;
     cursor c = chunks[CHUNK_RIG0];
@@ -932,14 +1074,7 @@ static sinew_result read_chunks(const sinew_host_api* host, baked_impl* impl,
     if (r == SINEW_OK)
         r = read_weights(host, impl, chunks[CHUNK_WGHT], rig->render_mesh.vertex_count,
                          &rig->weights);
-    if (r == SINEW_OK && present[CHUNK_BKND]) r = read_backend(host, impl, chunks[CHUNK_BKND]);
-    if (r == SINEW_OK && present[CHUNK_BLOB]) {
-        if (chunks[CHUNK_BLOB].left == 0)
-            return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "chunk BLOB is empty");
-        /* The blob stays in the payload the file keeps: no copy. */
-        impl->baked.data = chunks[CHUNK_BLOB].p;
-        impl->baked.size = (size_t)chunks[CHUNK_BLOB].left;
-    }
+    if (r == SINEW_OK) r = read_backends(host, impl, set);
     return r;
 }
 
@@ -963,6 +1098,8 @@ static baked_impl* new_impl(const sinew_host_api* whost, const char* path)
     file->source_path = source;
     file->rig = &impl->rig;
     file->baked = &impl->baked;
+    file->backends = impl->backends;
+    file->blobs = impl->blobs;
     sinew_rig_desc init = SINEW_RIG_DESC_INIT;
     impl->rig = init;
     sinew_baked_rig_ext ext = SINEW_BAKED_RIG_EXT_INIT;
@@ -985,11 +1122,12 @@ static sinew_result read_baked(const sinew_host_api* whost, const char* path,
     const uint8_t* payload = NULL;
     uint64_t payload_size = 0, base = 0;
     sinew_result r = read_payload(host, impl, path, &payload, &payload_size, &base);
-    cursor chunks[CHUNK_COUNT];
-    memset(chunks, 0, sizeof chunks);
-    bool present[CHUNK_COUNT] = { false };
-    if (r == SINEW_OK) r = find_chunks(host, payload, payload_size, base, chunks, present);
-    if (r == SINEW_OK) r = read_chunks(host, impl, chunks, present);
+    chunk_set* set = (chunk_set*)sinew_host_calloc(whost, 1, sizeof *set);
+    if (!set && r == SINEW_OK) r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (r == SINEW_OK)
+        r = find_chunks(host, payload, payload_size, base, impl->file.format_version, set);
+    if (r == SINEW_OK) r = read_chunks(host, impl, set);
+    sinew_host_free(whost, set);
     if (r != SINEW_OK) {
         free_impl(impl);
         return r;
@@ -1027,6 +1165,42 @@ sinew_result sinew_rig_get_baked(const sinew_world* world, sinew_rig rig, const 
     if (backend) *backend = rd->view.baked_backend;
     if (data) *data = rd->view.baked_data;
     if (size) *size = rd->view.baked_size;
+    return SINEW_OK;
+}
+
+sinew_result sinew_rig_get_baked_count(const sinew_world* world, sinew_rig rig,
+                                       uint32_t* out_count)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out_count)
+        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_rig_get_baked_count: out_count is NULL");
+    *out_count = 0;
+    const sinew_rig_data* rd = sinew_world_get_rig(world, rig);
+    if (!rd)
+        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_HANDLE,
+                               "sinew_rig_get_baked_count: rig handle 0x%08x is not a live rig",
+                               rig.id);
+    *out_count = rd->baked_count;
+    return SINEW_OK;
+}
+
+sinew_result sinew_rig_get_baked_at(const sinew_world* world, sinew_rig rig, uint32_t index,
+                                    const char** backend, const void** data, size_t* size)
+{
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    const sinew_rig_data* rd = sinew_world_get_rig(world, rig);
+    if (!rd)
+        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_HANDLE,
+                               "sinew_rig_get_baked_at: rig handle 0x%08x is not a live rig",
+                               rig.id);
+    if (index >= rd->baked_count)
+        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_rig_get_baked_at: index %u, the rig has %u baked blobs",
+                               index, rd->baked_count);
+    if (backend) *backend = rd->baked[index].backend;
+    if (data) *data = rd->baked[index].data;
+    if (size) *size = rd->baked[index].size;
     return SINEW_OK;
 }
 

@@ -8,6 +8,7 @@
 
 #include <sinew/sinew.h>
 #include <sinew/sinew_plugin.h>
+#include <sinew/sinew_bake.h>
 
 #include <sinew/sinew_host.h>
 
@@ -35,11 +36,20 @@ typedef struct sinew_rig_data {
     uint32_t users;              /* skins using this rig */
     float pose_size;             /* the size poses are measured against (pose_range.c) */
     void* block;                 /* one allocation holding every array of the rig */
+    /* The backends' blobs of a baked rig, in the file's order (view.baked_* is the first's),
+     * and for each the view a backend of that name is prepared on. */
+    uint32_t baked_count;
+    sinew_baked_blob baked[SINEW_BAKE_MAX_BACKENDS];
+    sinew_rig_view baked_views[SINEW_BAKE_MAX_BACKENDS];
 } sinew_rig_data;
 
 sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_desc* desc,
                                    sinew_rig_data** out);
 void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig);
+/* The rig's view as `backend` is prepared on it (valid as long as the rig): with its baked
+ * blob when the rig carries one for that backend, else the rig's own view with the first blob
+ * (a backend may accept another's, or refuse it). */
+const sinew_rig_view* sinew_rig_data_view_for(const sinew_rig_data* rig, const char* backend);
 /* model = FK(local); both 16 floats per joint. */
 void sinew_rig_data_local_to_model(const sinew_rig_data* rig, const float* local, float* model);
 

@@ -475,21 +475,51 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
     return create_rig(&named, desc, baked, out);
 }
 
-/* The baked extension's own rules: a backend name of at most 63 bytes with a non-empty blob,
- * or neither; weights given and kept as they are. *backend: the name, or NULL for none. */
-static sinew_result check_baked(const sinew_host_api* host, const sinew_rig_desc* desc,
-                                const sinew_baked_rig_ext* baked, const char** backend)
+/* The baked blobs of the extension in order (the first, then the extra ones, when the
+ * struct has them): at most SINEW_BAKE_MAX_BACKENDS, each a name of 1 to 63 bytes with a
+ * non-empty blob, no name twice; or none at all. */
+static sinew_result gather_blobs(const sinew_host_api* host, const sinew_baked_rig_ext* baked,
+                                 sinew_baked_blob* list, uint32_t* count)
 {
-    *backend = baked->backend && baked->backend[0] ? baked->backend : NULL;
-    if (*backend && strlen(*backend) > 63)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "rig: baked backend name is longer than 63 bytes");
-    if (*backend && (!baked->data || baked->size == 0))
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "rig: baked data for backend \"%s\" is empty", *backend);
-    if (!*backend && (baked->data || baked->size))
+    const char* first = baked->backend && baked->backend[0] ? baked->backend : NULL;
+    const size_t extra_end = offsetof(sinew_baked_rig_ext, extra) + sizeof baked->extra;
+    uint32_t extra = baked->struct_size >= extra_end ? baked->extra_count : 0u;
+    *count = 0;
+    if (!first && (baked->data || baked->size))
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "rig: baked data (%zu bytes) names no backend", baked->size);
+    if ((!first && extra) || extra > SINEW_BAKE_MAX_BACKENDS - 1u || (extra && !baked->extra))
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "rig: %u extra baked blobs (at most %u, after a first backend, "
+                               "from a non-NULL array)", extra, SINEW_BAKE_MAX_BACKENDS - 1u);
+    if (!first) return SINEW_OK;
+    sinew_baked_blob head = { first, baked->data, baked->size };
+    for (uint32_t i = 0; i <= extra; ++i) {
+        const sinew_baked_blob* b = i == 0 ? &head : &baked->extra[i - 1u];
+        if (!b->backend || !b->backend[0] || strlen(b->backend) > 63)
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: baked backend name %u is empty or longer than 63 bytes",
+                                   i);
+        if (!b->data || b->size == 0)
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "rig: baked data for backend \"%s\" is empty", b->backend);
+        for (uint32_t k = 0; k < i; ++k)
+            if (strcmp(list[k].backend, b->backend) == 0)
+                return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                       "rig: backend \"%s\" has two baked blobs", b->backend);
+        list[(*count)++] = *b;
+    }
+    return SINEW_OK;
+}
+
+/* The baked extension's own rules: its blobs (gather_blobs); weights given and kept as they
+ * are. */
+static sinew_result check_baked(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                const sinew_baked_rig_ext* baked, sinew_baked_blob* list,
+                                uint32_t* count)
+{
+    sinew_result r = gather_blobs(host, baked, list, count);
+    if (r != SINEW_OK) return r;
     if (desc->weights.offsets == NULL)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "rig: a baked rig must carry its weights");
@@ -571,14 +601,15 @@ typedef struct rig_layout {
     size_t size;
     size_t rig, parents, name_ptrs, names, rig_name, bind, inv, order;
     mesh_layout render, sim;
-    size_t woff, wj, ww, pj, pw, baked_name, baked;
-    size_t rig_name_bytes, baked_name_bytes, baked_size;
+    size_t woff, wj, ww, pj, pw;
+    size_t baked_name[SINEW_BAKE_MAX_BACKENDS], baked[SINEW_BAKE_MAX_BACKENDS];
+    size_t rig_name_bytes;
     uint32_t width, entries;
 } rig_layout;
 
 /* Pass 1: the offsets of every array, padded rows `width` wide (4, 8 or the longest row). */
 static void plan_rig(const sinew_rig_desc* desc, bool has_sim, const weight_rows* rows,
-                     const char* baked_backend, size_t baked_size, rig_layout* l)
+                     const sinew_baked_blob* blobs, uint32_t blob_count, rig_layout* l)
 {
     const sinew_skeleton_desc* sk = &desc->skeleton;
     const sinew_mesh_desc* rm = &desc->render_mesh;
@@ -591,8 +622,6 @@ static void plan_rig(const sinew_rig_desc* desc, bool has_sim, const weight_rows
         names_bytes += (sk->names && sk->names[j] ? strlen(sk->names[j]) : 0u) + 1u;
     }
     l->rig_name_bytes = (desc->name ? strlen(desc->name) : 0u) + 1u;
-    l->baked_name_bytes = baked_backend ? strlen(baked_backend) + 1u : 0u;
-    l->baked_size = baked_backend ? baked_size : 0u;
     l->rig = take(&l->size, sizeof(sinew_rig_data));
     l->parents = take(&l->size, (size_t)jn * 4u);
     l->name_ptrs = take(&l->size, (size_t)jn * sizeof(char*));
@@ -608,8 +637,10 @@ static void plan_rig(const sinew_rig_desc* desc, bool has_sim, const weight_rows
     l->ww = take(&l->size, (size_t)l->entries * 4u);
     l->pj = take(&l->size, (size_t)rm->vertex_count * l->width * 4u);
     l->pw = take(&l->size, (size_t)rm->vertex_count * l->width * 4u);
-    l->baked_name = take(&l->size, l->baked_name_bytes);
-    l->baked = take(&l->size, l->baked_size);
+    for (uint32_t i = 0; i < blob_count; ++i) {
+        l->baked_name[i] = take(&l->size, strlen(blobs[i].backend) + 1u);
+        l->baked[i] = take(&l->size, blobs[i].size);
+    }
 }
 
 /* Pass 2, the skeleton: parents, names, the rig's name, bind matrices and their inverses, the
@@ -675,14 +706,44 @@ static void fill_weights(char* block, const rig_layout* l, uint32_t vertex_count
     v->padded_weights = pw;
 }
 
-/* The rig in one allocation, from checked parts: skeleton, meshes, weights, baked blob. */
+/* Pass 2, the baked blobs: names and bytes copied, the first one in the view. */
+static void fill_baked(char* block, const rig_layout* l, const sinew_baked_blob* blobs,
+                       uint32_t count, sinew_rig_data* rig)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        memcpy(block + l->baked_name[i], blobs[i].backend, strlen(blobs[i].backend) + 1u);
+        memcpy(block + l->baked[i], blobs[i].data, blobs[i].size);
+        rig->baked[i].backend = block + l->baked_name[i];
+        rig->baked[i].data = block + l->baked[i];
+        rig->baked[i].size = blobs[i].size;
+    }
+    rig->baked_count = count;
+    if (count) {
+        rig->view.baked_backend = rig->baked[0].backend;
+        rig->view.baked_data = rig->baked[0].data;
+        rig->view.baked_size = rig->baked[0].size;
+    }
+}
+
+/* After the view is complete: one copy of it per blob, carrying that blob. */
+static void fill_baked_views(sinew_rig_data* rig)
+{
+    for (uint32_t i = 0; i < rig->baked_count; ++i) {
+        rig->baked_views[i] = rig->view;
+        rig->baked_views[i].baked_backend = rig->baked[i].backend;
+        rig->baked_views[i].baked_data = rig->baked[i].data;
+        rig->baked_views[i].baked_size = rig->baked[i].size;
+    }
+}
+
+/* The rig in one allocation, from checked parts: skeleton, meshes, weights, baked blobs. */
 static sinew_result fill_rig(const sinew_host_api* host, const sinew_rig_desc* desc, bool exact,
                              bool has_sim, const uint32_t* order, const weight_rows* rows,
-                             const sinew_baked_rig_ext* baked, const char* baked_backend,
+                             const sinew_baked_blob* blobs, uint32_t blob_count,
                              sinew_rig_data** out)
 {
     rig_layout l;
-    plan_rig(desc, has_sim, rows, baked_backend, baked ? baked->size : 0u, &l);
+    plan_rig(desc, has_sim, rows, blobs, blob_count, &l);
     char* block = (char*)sinew_host_alloc(host, l.size);
     if (!block)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
@@ -694,14 +755,9 @@ static sinew_result fill_rig(const sinew_host_api* host, const sinew_rig_desc* d
     fill_skeleton(block, &l, desc, order, rig);
     fill_mesh(block, &desc->render_mesh, &l.render, exact, &v->render_mesh);
     if (has_sim) fill_mesh(block, &desc->simulation_mesh, &l.sim, exact, &v->simulation_mesh);
-    if (baked_backend) {
-        memcpy(block + l.baked_name, baked_backend, l.baked_name_bytes);
-        memcpy(block + l.baked, baked->data, l.baked_size);
-        v->baked_backend = block + l.baked_name;
-        v->baked_data = block + l.baked;
-        v->baked_size = l.baked_size;
-    }
+    fill_baked(block, &l, blobs, blob_count, rig);
     fill_weights(block, &l, desc->render_mesh.vertex_count, rows, v);
+    fill_baked_views(rig);
     rig->pose_size = sinew_rig_pose_size(v);
     *out = rig;
     return SINEW_OK;
@@ -711,8 +767,9 @@ static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc*
                                const sinew_baked_rig_ext* baked, sinew_rig_data** out)
 {
     const bool exact = baked != NULL;
-    const char* baked_backend = NULL;
-    sinew_result r = baked ? check_baked(host, desc, baked, &baked_backend) : SINEW_OK;
+    sinew_baked_blob blobs[SINEW_BAKE_MAX_BACKENDS];
+    uint32_t blob_count = 0;
+    sinew_result r = baked ? check_baked(host, desc, baked, blobs, &blob_count) : SINEW_OK;
     if (r == SINEW_OK) r = check_skeleton(host, &desc->skeleton);
     const bool has_sim = desc->simulation_mesh.vertex_count > 0 || desc->simulation_mesh.positions;
     if (r == SINEW_OK) r = check_meshes(host, desc, exact, has_sim);
@@ -724,7 +781,7 @@ static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc*
     r = order_skeleton(host, &desc->skeleton, order);
     if (r == SINEW_OK) r = weight_rows_of(host, desc, exact, &rows);
     if (r == SINEW_OK)
-        r = fill_rig(host, desc, exact, has_sim, order, &rows, baked, baked_backend, out);
+        r = fill_rig(host, desc, exact, has_sim, order, &rows, blobs, blob_count, out);
     free_rows(host, &rows);
     sinew_host_free(host, order);
     return r;
@@ -733,6 +790,13 @@ static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc*
 void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig)
 {
     if (rig) sinew_host_free(host, rig->block);
+}
+
+const sinew_rig_view* sinew_rig_data_view_for(const sinew_rig_data* rig, const char* backend)
+{
+    for (uint32_t i = 0; i < rig->baked_count; ++i)
+        if (strcmp(rig->baked[i].backend, backend) == 0) return &rig->baked_views[i];
+    return &rig->view;
 }
 
 void sinew_rig_data_local_to_model(const sinew_rig_data* rig, const float* local, float* model)

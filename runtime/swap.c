@@ -14,7 +14,7 @@
 typedef struct sinew_swap {
     const sinew_host_api* host;
     const sinew_backend_vtable* vt;
-    const sinew_rig_view* rig;
+    const sinew_rig_view* rig;  /* the rig as this backend is prepared on it (its baked blob) */
     sinew_param* params;        /* copies of the caller's, keys and values in `text` */
     uint32_t param_count;
     char* text;
@@ -143,7 +143,8 @@ sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const c
                                "sinew_skin_set_backend: skin %u is still being swapped to \"%s\" "
                                "(sinew_skin_wait_swap waits for it)", skin.id,
                                data->swap_vt->name);
-    r = swap_start(&world->host, vt, &data->rig->view, params, param_count, &data->swap);
+    r = swap_start(&world->host, vt, sinew_rig_data_view_for(data->rig, vt->name), params,
+                   param_count, &data->swap);
     if (r != SINEW_OK) return r;
     data->swap_vt = vt;
     data->swap_result = SINEW_OK;

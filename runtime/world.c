@@ -573,7 +573,8 @@ static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
                                 uint32_t param_count, const void* next, void** out_instance)
 {
     void* inst = NULL;
-    sinew_result r = sinew_backend_prepare(&world->host, vt, &skin->rig->view, params,
+    sinew_result r = sinew_backend_prepare(&world->host, vt,
+                                           sinew_rig_data_view_for(skin->rig, vt->name), params,
                                            param_count, next, &inst);
     if (r == SINEW_OK) r = sinew_skin_adopt(world, skin, vt, inst, NULL);
     if (r == SINEW_OK) *out_instance = inst;

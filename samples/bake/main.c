@@ -1,9 +1,9 @@
 /* sinew-bake: compute a character's pose-independent preparation once and write a baked file.
  * SPDX-License-Identifier: MIT
  *
- * Imports the character, creates its rig (automatic weights when it has none), runs the
- * backend's bake function when it has one, writes the result with sinew_bake_write, and reads
- * the file back with sinew_rig_load_baked as a check. Baking can take a minute (projective
+ * Imports the character, creates its rig (automatic weights when it has none), runs the bake
+ * function of each backend named that has one, writes the result with
+ * sinew_bake_write_backends, and reads the file back with sinew_rig_load_baked as a check. Baking can take a minute (projective
  * skinning with collision candidates), so progress goes to stderr: a line per phase with its
  * duration, and the runtime's and the backend's INFO lines, each stamped with the seconds
  * since start. */
@@ -22,19 +22,23 @@
 static void usage(FILE* out)
 {
     fprintf(out,
-        "usage: sinew-bake --character PATH --backend NAME --out FILE [options]\n"
+        "usage: sinew-bake --character PATH --backend NAME[,NAME...] --out FILE [options]\n"
         "\n"
         "Imports a character, creates its rig (automatic weights when it carries none), runs\n"
-        "the backend's bake and writes everything to a baked file, which sinew_rig_load_baked,\n"
-        "sinew-bench and sinew-quality load instead of the character. A backend with nothing to\n"
-        "bake (lbs, dqs) gives a file with the rig only, which still spares the import and the\n"
-        "automatic weights. Progress goes to stderr, one summary line to stdout.\n"
+        "each backend's bake and writes everything to a baked file, which sinew_rig_load_baked,\n"
+        "sinew-bench and sinew-quality load instead of the character; a skin of any backend in\n"
+        "it (or a swap to one) restores from its blob. A backend with nothing to bake (lbs,\n"
+        "dqs) adds nothing: alone it gives a file with the rig only, which still spares the\n"
+        "import and the automatic weights. Progress goes to stderr, one summary line to\n"
+        "stdout.\n"
         "\n"
         "  --character PATH   a text-format .ini character, any file assimp reads, or a baked\n"
         "                     file (to bake its rig for another backend)\n"
-        "  --backend NAME     the backend to bake for, e.g. ps\n"
+        "  --backend LIST     the backends to bake for, comma-separated (at most 8), e.g. ps\n"
+        "                     or ps,fps\n"
         "  --out FILE         the file to write (as FILE.tmp first, renamed when complete)\n"
-        "  --set KEY=VALUE    backend parameter (repeatable); recorded in the file\n"
+        "  --set KEY=VALUE    backend parameter (repeatable), given to every backend of the\n"
+        "                     list; recorded in the file\n"
         "  --threads T        world threads (default: one per core)\n"
         "  --quiet            no progress lines, only warnings and errors\n"
         "  --help             print this and exit\n"
@@ -92,9 +96,48 @@ static int check_backend(const sinew_world* world, const char* name)
     return 0;
 }
 
+/* The comma-separated backend names of `text` into names[] (at most SINEW_BAKE_MAX_BACKENDS,
+ * each checked against the registry), in `storage`. The count, 0 after a line on stderr. */
+static uint32_t split_backends(const sinew_world* world, const char* text, char* storage,
+                               size_t size, const char** names)
+{
+    snprintf(storage, size, "%s", text);
+    uint32_t count = 0;
+    for (char* name = strtok(storage, ","); name; name = strtok(NULL, ",")) {
+        if (count == SINEW_BAKE_MAX_BACKENDS) {
+            fprintf(stderr, "sinew-bake: at most %u backends\n", SINEW_BAKE_MAX_BACKENDS);
+            return 0;
+        }
+        if (!check_backend(world, name)) return 0;
+        names[count++] = name;
+    }
+    if (count == 0) fprintf(stderr, "sinew-bake: --backend %s names no backend\n", text);
+    return count;
+}
+
+/* One summary line: the file, the rig and each backend's blob in it. */
+static void print_summary(sinew_world* world, sinew_rig loaded, const char* out_path,
+                          const char* rig_name, const char* backends)
+{
+    struct stat st;
+    long long file_size = stat(out_path, &st) == 0 ? (long long)st.st_size : -1;
+    uint32_t count = 0;
+    sinew_rig_get_baked_count(world, loaded, &count);
+    printf("sinew-bake: wrote %s (%lld bytes): rig \"%s\"", out_path, file_size, rig_name);
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* name = NULL;
+        size_t size = 0;
+        sinew_rig_get_baked_at(world, loaded, i, &name, NULL, &size);
+        printf("%s %zu bytes of backend \"%s\"", i ? "," : " and", size, name);
+    }
+    if (count == 0) printf(" only (backend \"%s\" has nothing to bake)", backends);
+    printf(" in %.3f s\n", sample_now_seconds() - g_start);
+}
+
 /* The phases after the import: rig, bake and write, read back. */
-static int bake(const sample_character* character, sinew_world* world, const char* backend,
-                const sample_params* params, const char* out_path)
+static int bake(const sample_character* character, sinew_world* world, const char** backends,
+                uint32_t backend_count, const char* backend_text, const sample_params* params,
+                const char* out_path)
 {
     const sinew_rig_desc* desc = &character->rig;
     const int automatic = desc->weights.offsets == NULL;
@@ -110,10 +153,16 @@ static int bake(const sample_character* character, sinew_world* world, const cha
              info.vertex_count, info.triangle_count, info.simulation_vertex_count,
              info.max_influences);
 
-    progress("baking for backend \"%s\" and writing %s", backend, out_path);
+    progress("baking for %s and writing %s", backend_text, out_path);
     t = sample_now_seconds();
-    r = sinew_bake_write(world, rig, backend, params->params, params->count, out_path);
-    if (r != SINEW_OK) return fail("sinew_bake_write", r);
+    sinew_bake_backend list[SINEW_BAKE_MAX_BACKENDS];
+    for (uint32_t i = 0; i < backend_count; ++i) {
+        list[i].name = backends[i];
+        list[i].params = params->params;
+        list[i].param_count = params->count;
+    }
+    r = sinew_bake_write_backends(world, rig, list, backend_count, out_path);
+    if (r != SINEW_OK) return fail("sinew_bake_write_backends", r);
     progress("baked and written in %.3f s", sample_now_seconds() - t);
 
     /* Reading the file back proves it complete and valid before anyone ships it. */
@@ -121,22 +170,8 @@ static int bake(const sample_character* character, sinew_world* world, const cha
     sinew_rig loaded;
     r = sinew_rig_load_baked(world, out_path, &loaded);
     if (r != SINEW_OK) return fail("reading the baked file back", r);
-    const char* baked_backend = NULL;
-    size_t baked_size = 0;
-    sinew_rig_get_baked(world, loaded, &baked_backend, NULL, &baked_size);
     progress("read back in %.3f s", sample_now_seconds() - t);
-
-    struct stat st;
-    long long file_size = stat(out_path, &st) == 0 ? (long long)st.st_size : -1;
-    if (baked_backend) {
-        printf("sinew-bake: wrote %s (%lld bytes): rig \"%s\" and %zu bytes of backend \"%s\" in "
-               "%.3f s\n", out_path, file_size, character->name, baked_size, baked_backend,
-               sample_now_seconds() - g_start);
-    } else {
-        printf("sinew-bake: wrote %s (%lld bytes): rig \"%s\" only (backend \"%s\" has nothing "
-               "to bake) in %.3f s\n", out_path, file_size, character->name, backend,
-               sample_now_seconds() - g_start);
-    }
+    print_summary(world, loaded, out_path, character->name, backend_text);
     return SAMPLE_EXIT_OK;
 }
 
@@ -187,7 +222,10 @@ int main(int argc, char** argv)
         return fail("sinew_world_create", r);
     }
     progress("%u threads", sinew_world_thread_count(world));
-    if (!check_backend(world, backend)) {
+    char names_text[1024];
+    const char* names[SINEW_BAKE_MAX_BACKENDS];
+    uint32_t name_count = split_backends(world, backend, names_text, sizeof names_text, names);
+    if (name_count == 0) {
         sinew_world_destroy(world);
         sample_params_free(&params);
         return SAMPLE_EXIT_FAILURE;
@@ -207,7 +245,7 @@ int main(int argc, char** argv)
         status = SAMPLE_EXIT_FAILURE;
     } else {
         progress("imported \"%s\" in %.3f s", character.name, sample_now_seconds() - t);
-        status = bake(&character, world, backend, &params, out_path);
+        status = bake(&character, world, names, name_count, backend, &params, out_path);
         sample_character_free(&character);
     }
     sinew_world_destroy(world);

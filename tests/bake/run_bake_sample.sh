@@ -84,6 +84,12 @@ grep -q '"ms_per_frame_median": [0-9]' "$dir/bench.json" || fail "sinew-bench pr
 "$bake" --quiet --character "$out" --backend dqs --out "$dir/again.sinew" > /dev/null ||
     fail "re-baking the baked file failed"
 cmp -s "$out" "$dir/again.sinew" || fail "the re-baked rig-only file differs"
+# A list of backends without blobs gives the same rig-only file; a name twice is refused.
+"$bake" --quiet --character "$character" --backend lbs,dqs --out "$dir/list.sinew" > /dev/null ||
+    fail "baking for lbs,dqs failed"
+cmp -s "$out" "$dir/list.sinew" || fail "the lbs,dqs file differs from the lbs one"
+expect 1 "$bake" --character "$character" --backend lbs,lbs --out "$dir/twice.sinew"
+grep -q "named twice" "$dir/out.txt" || fail "a repeated backend is not named"
 cp "$out" "$dir/bad.sinew"
 printf 'X' | dd of="$dir/bad.sinew" bs=1 seek=100 conv=notrunc 2> /dev/null
 expect 1 "$quality" --character "$dir/bad.sinew" --backend dqs --pose twist:90

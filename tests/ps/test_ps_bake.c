@@ -323,6 +323,116 @@ static void test_runtime_baked_file(void** state)
     sample_character_free(&ch);
 }
 
+/* Runs `count` skins of the given backends on the given rigs through 10 updates of a bend and
+ * reads their render positions into out[k] (3 floats per vertex). */
+static void run_skins(sinew_world* world, const sample_character* ch, const sinew_rig* rigs,
+                      const char* const* backends, int count, float** out)
+{
+    uint32_t jn = ch->rig.skeleton.joint_count, n = ch->rig.render_mesh.vertex_count;
+    sinew_skin skins[4];
+    for (int k = 0; k < count; ++k) {
+        sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
+        sd.rig = rigs[k];
+        sd.backend = backends[k];
+        assert_int_equal(sinew_world_add_skin(world, &sd, &skins[k]), SINEW_OK);
+    }
+    float* model = malloc(sizeof(float) * 16u * jn);
+    int32_t joint = sample_default_joint(ch);
+    for (int i = 1; i <= 10; ++i) {
+        assert_int_equal(sample_bend_twist_pose(ch, (uint32_t)joint, 9.0f * i, 0.0f, model),
+                         SINEW_OK);
+        sinew_pose_desc pd = SINEW_POSE_DESC_INIT;
+        pd.joint_count = jn;
+        pd.matrices = model;
+        for (int k = 0; k < count; ++k)
+            assert_int_equal(sinew_skin_set_pose(world, skins[k], &pd), SINEW_OK);
+        assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
+    }
+    for (int k = 0; k < count; ++k) {
+        sinew_output_desc od = SINEW_OUTPUT_DESC_INIT;
+        od.vertex_capacity = n;
+        od.positions = out[k];
+        assert_int_equal(sinew_skin_read_output(world, skins[k], &od), SINEW_OK);
+        assert_int_equal(sinew_world_remove_skin(world, skins[k]), SINEW_OK);
+    }
+    free(model);
+}
+
+/* One file baked for ps and fps: both blobs come back in order, and a skin of either backend
+ * on the loaded rig restores from its own blob: it simulates exactly like one prepared from
+ * scratch, where fps on a file with ps's blob alone (its candidates of another reach) does
+ * not. Bad backend lists are refused. */
+static void test_runtime_two_backends(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/tbone/tbone.ini");
+    sample_character ch;
+    assert_int_equal(sample_character_load(path, NULL, &ch), SINEW_OK);
+    sinew_test_log log;
+    sinew_test_log_init(&log);
+    sinew_world* world = sinew_test_world(&log, 2);
+    sinew_rig rig, both, ps_only;
+    assert_int_equal(sinew_rig_create(world, &ch.rig, &rig), SINEW_OK);
+    char dir[] = "/tmp/sinew-ps-bake2-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char file[64], file_ps[64];
+    snprintf(file, sizeof file, "%s/both.sinew", dir);
+    snprintf(file_ps, sizeof file_ps, "%s/ps.sinew", dir);
+    sinew_bake_backend list[2] = {{"ps", NULL, 0u}, {"fps", NULL, 0u}};
+    assert_int_equal(sinew_bake_write_backends(world, rig, list, 2, file), SINEW_OK);
+    assert_int_equal(sinew_bake_write(world, rig, "ps", NULL, 0, file_ps), SINEW_OK);
+    assert_int_equal(sinew_rig_load_baked(world, file, &both), SINEW_OK);
+    assert_int_equal(sinew_rig_load_baked(world, file_ps, &ps_only), SINEW_OK);
+    uint32_t count = 0;
+    assert_int_equal(sinew_rig_get_baked_count(world, both, &count), SINEW_OK);
+    assert_int_equal(count, 2);
+    const char* names[2] = {NULL, NULL};
+    size_t sizes[2] = {0, 0};
+    for (uint32_t i = 0; i < 2; ++i)
+        assert_int_equal(sinew_rig_get_baked_at(world, both, i, &names[i], NULL, &sizes[i]),
+                         SINEW_OK);
+    assert_string_equal(names[0], "ps");
+    assert_string_equal(names[1], "fps");
+    assert_true(sizes[0] > 0 && sizes[1] > 0);
+    int errors = log.count[SINEW_LOG_ERROR];
+    assert_int_equal(sinew_rig_get_baked_at(world, both, 2, NULL, NULL, NULL),
+                     SINEW_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(sinew_rig_get_baked_count(world, rig, &count), SINEW_OK);
+    assert_int_equal(count, 0);
+
+    uint32_t n = ch.rig.render_mesh.vertex_count;
+    float* out[4];
+    for (int k = 0; k < 4; ++k) out[k] = malloc(sizeof(float) * 3u * n);
+    const sinew_rig rigs[4] = {rig, both, rig, both};
+    const char* const backends[4] = {"ps", "ps", "fps", "fps"};
+    run_skins(world, &ch, rigs, backends, 4, out);
+    assert_memory_equal(out[0], out[1], sizeof(float) * 3u * n);
+    assert_memory_equal(out[2], out[3], sizeof(float) * 3u * n);
+    const sinew_rig other[1] = {ps_only};
+    const char* const fps_only[1] = {"fps"};
+    run_skins(world, &ch, other, fps_only, 1, &out[1]);
+    assert_memory_not_equal(out[2], out[1], sizeof(float) * 3u * n);
+
+    /* A repeated name, no backends, too many, an unknown one: one line each. */
+    sinew_bake_backend twice[2] = {{"ps", NULL, 0u}, {"ps", NULL, 0u}};
+    assert_int_equal(sinew_bake_write_backends(world, rig, twice, 2, file), SINEW_ERROR_PARAMETER);
+    assert_int_equal(sinew_bake_write_backends(world, rig, list, 0, file),
+                     SINEW_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(sinew_bake_write_backends(world, rig, list, SINEW_BAKE_MAX_BACKENDS + 1u,
+                                               file), SINEW_ERROR_INVALID_ARGUMENT);
+    sinew_bake_backend unknown[1] = {{"no-such-backend", NULL, 0u}};
+    assert_int_equal(sinew_bake_write_backends(world, rig, unknown, 1, file),
+                     SINEW_ERROR_UNKNOWN_BACKEND);
+    assert_int_equal(log.count[SINEW_LOG_ERROR], errors + 5);
+
+    for (int k = 0; k < 4; ++k) free(out[k]);
+    sinew_world_destroy(world);
+    remove(file);
+    remove(file_ps);
+    rmdir(dir);
+    sample_character_free(&ch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_foreign_blob),
         cmocka_unit_test(test_writer_error_is_passed_on),
         cmocka_unit_test(test_runtime_baked_file),
+        cmocka_unit_test(test_runtime_two_backends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
