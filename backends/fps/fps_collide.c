@@ -106,12 +106,6 @@ void fps_collide_destroy(fps_collide* c)
     sinew_host_free(host, c);
 }
 
-static int cmp_u32(const void* a, const void* b)
-{
-    uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Rest positions (3 per tissue vertex, interleaved) as column blocks. */
 static double* rest_columns(const sinew_host_api* host, const ps_model* m, uint32_t N)
 {
@@ -203,6 +197,7 @@ typedef struct skip_buffers {
     uint32_t found_cap;
     uint32_t* all;
     size_t total_cap, total;
+    uint32_t* stamp; /* per triangle: v + 1 once listed for vertex v */
 } skip_buffers;
 
 /* Doubles the vertex's list; false when out of memory. */
@@ -219,7 +214,7 @@ static bool grow_list(const sinew_host_api* host, skip_buffers* w)
 }
 
 /* Appends the triangles around v and around each neighbour of v (the neighbours are the
- * corners of v's triangles) to the list; false when out of memory. */
+ * corners of v's triangles) to the list, each once; false when out of memory. */
 static bool add_ring_triangles(const fps_collide* c, uint32_t v, skip_buffers* w, uint32_t* len)
 {
     const ps_model* m = c->m;
@@ -228,8 +223,11 @@ static bool add_ring_triangles(const fps_collide* c, uint32_t v, skip_buffers* w
         for (int k = 0; k < 3; ++k) {
             uint32_t u = tri[k];
             for (uint32_t b = m->vertex_tri_offsets[u]; b < m->vertex_tri_offsets[u + 1]; ++b) {
+                uint32_t t = m->vertex_tris[b];
+                if (w->stamp[t] == v + 1u) continue;
                 if (*len == w->list_cap && !grow_list(c->host, w)) return false;
-                w->list[(*len)++] = m->vertex_tris[b];
+                w->stamp[t] = v + 1u;
+                w->list[(*len)++] = t;
             }
         }
     }
@@ -239,7 +237,7 @@ static bool add_ring_triangles(const fps_collide* c, uint32_t v, skip_buffers* w
 /* Appends the prisms that contain p (skin vertex v at rest) or whose skin it touches, while
  * the list has room; false when out of memory. */
 static bool add_rest_hits(const fps_collide* c, const double* xr,
-                          const sinew_spatial_hash_view* view, const double p[3],
+                          const sinew_spatial_hash_view* view, uint32_t v, const double p[3],
                           skip_buffers* w, uint32_t* len)
 {
     const sinew_host_api* host = c->host;
@@ -253,21 +251,22 @@ static bool add_rest_hits(const fps_collide* c, const double* xr,
     }
     for (uint32_t h = 0; h < hits; ++h) {
         uint32_t tri = w->found[h];
-        if (!rest_skip(c, xr, p, tri)) continue;
+        if (w->stamp[tri] == v + 1u || !rest_skip(c, xr, p, tri)) continue;
         if (*len == w->list_cap) break; /* the ring lists filled it: v is on very many prisms */
+        w->stamp[tri] = v + 1u;
         w->list[(*len)++] = tri;
     }
     return true;
 }
 
-/* Sorts the first len entries of list and drops repeats; returns how many remain. */
-static uint32_t sort_unique(uint32_t* list, uint32_t len)
+/* Sorts the first len entries of list (distinct, a few dozen): insertion sort. */
+static void sort_small(uint32_t* list, uint32_t len)
 {
-    qsort(list, len, sizeof(uint32_t), cmp_u32);
-    uint32_t unique = 0;
-    for (uint32_t i = 0; i < len; ++i)
-        if (unique == 0 || list[unique - 1] != list[i]) list[unique++] = list[i];
-    return unique;
+    for (uint32_t i = 1; i < len; ++i) {
+        uint32_t x = list[i], j = i;
+        for (; j > 0 && list[j - 1] > x; --j) list[j] = list[j - 1];
+        list[j] = x;
+    }
 }
 
 /* Appends the first count entries of the vertex's list to all, growing it; false when out of
@@ -296,43 +295,98 @@ static bool vertex_skip_list(const fps_collide* c, const double* xr,
     if (!add_ring_triangles(c, v, w, &len)) return false;
     /* the prisms that contain v at rest or whose skin it touches */
     double p[3] = {xr[v], xr[(size_t)c->N + v], xr[2u * (size_t)c->N + v]};
-    if (!add_rest_hits(c, xr, view, p, w, &len)) return false;
-    return append_list(c->host, w, sort_unique(w->list, len));
+    if (!add_rest_hits(c, xr, view, v, p, w, &len)) return false;
+    sort_small(w->list, len);
+    return append_list(c->host, w, len);
+}
+
+/* build_skip's parallel pass: chunks of SKIP_CHUNK vertices, each listed into its own
+ * buffers (counts[v]: the length of v's list), gathered in order afterwards. */
+enum { SKIP_CHUNK = 128u };
+
+typedef struct skip_job {
+    const fps_collide* c;
+    const double* xr;
+    sinew_spatial_hash_view view;
+    skip_buffers* chunks;
+    uint32_t* counts;
+    uint8_t* failed; /* per chunk: out of memory */
+} skip_job;
+
+static void skip_range(void* data, uint32_t begin, uint32_t end)
+{
+    skip_job* job = (skip_job*)data;
+    const fps_collide* c = job->c;
+    const sinew_host_api* host = c->host;
+    for (uint32_t k = begin; k < end; ++k) {
+        uint32_t v0 = k * SKIP_CHUNK, v1 = v0 + SKIP_CHUNK < c->n ? v0 + SKIP_CHUNK : c->n;
+        skip_buffers* w = &job->chunks[k];
+        w->list_cap = 256;
+        w->found_cap = 64;
+        w->total_cap = (size_t)(v1 - v0) * 24u + 16u;
+        w->total = 0;
+        w->list = (uint32_t*)sinew_host_calloc(host, w->list_cap, sizeof(uint32_t));
+        w->found = (uint32_t*)sinew_host_calloc(host, w->found_cap, sizeof(uint32_t));
+        w->all = (uint32_t*)sinew_host_calloc(host, w->total_cap, sizeof(uint32_t));
+        w->stamp = (uint32_t*)sinew_host_calloc(host, c->tri_count ? c->tri_count : 1u,
+                                                sizeof(uint32_t));
+        bool ok = w->list && w->found && w->all && w->stamp;
+        for (uint32_t v = v0; ok && v < v1; ++v) {
+            size_t before = w->total;
+            ok = vertex_skip_list(c, job->xr, &job->view, v, w);
+            job->counts[v] = (uint32_t)(w->total - before);
+        }
+        job->failed[k] = !ok;
+    }
+}
+
+/* The chunks' lists one after the other into c->skip, with c->skip_ptr; false when out of
+ * memory. */
+static bool gather_skip(fps_collide* c, const skip_job* job, uint32_t chunk_count)
+{
+    const sinew_host_api* host = c->host;
+    size_t total = 0;
+    for (uint32_t k = 0; k < chunk_count; ++k) total += job->chunks[k].total;
+    c->skip_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n + 1u, sizeof(uint32_t));
+    c->skip = (uint32_t*)sinew_host_calloc(host, total ? total : 1u, sizeof(uint32_t));
+    if (!c->skip_ptr || !c->skip) return false;
+    for (uint32_t v = 0; v < c->n; ++v) c->skip_ptr[v + 1] = c->skip_ptr[v] + job->counts[v];
+    size_t at = 0;
+    for (uint32_t k = 0; k < chunk_count; ++k) {
+        memcpy(c->skip + at, job->chunks[k].all, job->chunks[k].total * sizeof(uint32_t));
+        at += job->chunks[k].total;
+    }
+    return true;
 }
 
 /* The skip lists: triangles around v and its one-ring (sorted, unique), plus the triangles
- * whose prisms contain v at rest or whose skin it touches (rest_skip). */
+ * whose prisms contain v at rest or whose skin it touches (rest_skip); the vertices in chunks
+ * over the job system. */
 static sinew_result build_skip(fps_collide* c, const double* xr)
 {
     const sinew_host_api* host = c->host;
-    const uint32_t n = c->n;
     sinew_result r = skip_hash(c, xr);
     if (r != SINEW_OK) return r;
-    sinew_spatial_hash_view view = sinew_spatial_hash_get_view(&c->hash);
-
-    skip_buffers w;
-    w.list_cap = 256;
-    w.found_cap = 64;
-    w.list = (uint32_t*)sinew_host_calloc(host, w.list_cap, sizeof(uint32_t));
-    w.found = (uint32_t*)sinew_host_calloc(host, w.found_cap, sizeof(uint32_t));
-    w.total_cap = (size_t)n * 24u + 16u;
-    w.total = 0;
-    w.all = (uint32_t*)sinew_host_calloc(host, w.total_cap, sizeof(uint32_t));
-    c->skip_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)n + 1u, sizeof(uint32_t));
-    bool ok = w.list && w.found && w.all && c->skip_ptr;
-    for (uint32_t v = 0; ok && v < n; ++v) {
-        ok = vertex_skip_list(c, xr, &view, v, &w);
-        if (ok) c->skip_ptr[v + 1] = (uint32_t)w.total;
+    uint32_t chunk_count = (c->n + SKIP_CHUNK - 1u) / SKIP_CHUNK;
+    skip_job job = {c, xr, sinew_spatial_hash_get_view(&c->hash), NULL, NULL, NULL};
+    job.chunks = (skip_buffers*)sinew_host_calloc(host, chunk_count ? chunk_count : 1u,
+                                                  sizeof(skip_buffers));
+    job.counts = (uint32_t*)sinew_host_calloc(host, c->n ? c->n : 1u, sizeof(uint32_t));
+    job.failed = (uint8_t*)sinew_host_calloc(host, chunk_count ? chunk_count : 1u, 1);
+    bool ok = job.chunks && job.counts && job.failed;
+    if (ok) sinew_host_parallel_for(host, skip_range, &job, chunk_count, 1u);
+    for (uint32_t k = 0; ok && k < chunk_count; ++k) ok = !job.failed[k];
+    if (ok) ok = gather_skip(c, &job, chunk_count);
+    if (!ok) r = oom(host, "the neighbourhoods");
+    for (uint32_t k = 0; job.chunks && k < chunk_count; ++k) {
+        sinew_host_free(host, job.chunks[k].list);
+        sinew_host_free(host, job.chunks[k].found);
+        sinew_host_free(host, job.chunks[k].all);
+        sinew_host_free(host, job.chunks[k].stamp);
     }
-    if (ok) {
-        c->skip = w.all;
-        w.all = NULL;
-    } else {
-        r = oom(host, "the neighbourhoods");
-    }
-    sinew_host_free(host, w.list);
-    sinew_host_free(host, w.found);
-    sinew_host_free(host, w.all);
+    sinew_host_free(host, job.chunks);
+    sinew_host_free(host, job.counts);
+    sinew_host_free(host, job.failed);
     return r;
 }
 
