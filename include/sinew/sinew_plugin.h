@@ -65,8 +65,10 @@ typedef struct sinew_rig_view {
     uint32_t padded_width;
     const uint32_t* padded_joints;
     const float* padded_weights;
-    /* Baked data loaded with the rig (sinew_rig_load_baked), or NULL/0. A backend whose name
-     * equals baked_backend restores its preparation from these bytes instead of recomputing;
+    /* Baked data loaded with the rig (sinew_rig_load_baked), or NULL/0: the blob baked for the
+     * backend being prepared when the file holds one, else the file's first. A backend whose
+     * name equals baked_backend restores its preparation from these bytes instead of
+     * recomputing;
      * the runtime has checked the file's checksum, but the backend must still bounds-check
      * every field it reads and refuse inconsistent data with SINEW_ERROR_FILE_FORMAT. */
     const char* baked_backend;
