@@ -510,17 +510,7 @@ static sinew_result prepare_model(const sinew_host_api* host, const sinew_rig_vi
     sinew_result r = build_model(host, rig, &inst->params, &inst->model, baked, &inst->mls,
                                  &has_mls);
     if (r != SINEW_OK) return r;
-    ps_upsampling up = ps_upsampling_resolve((ps_upsampling)inst->params.upsampling,
-                                               &inst->model);
-    if (up != PS_UPSAMPLING_MLS) {
-        sinew_mls_free(host, &inst->mls);
-    } else if (!has_mls) {
-        /* Not in the baked data (or nothing baked): the weights of Sec. 5 now. */
-        double t0 = ps_seconds();
-        r = ps_mls_bake(host, rig, &inst->model, &inst->mls);
-        inst->model.build_seconds[PS_BUILD_MLS] = ps_seconds() - t0;
-    }
-    return r;
+    return ps_mls_prepare(host, rig, &inst->model, inst->params.upsampling, has_mls, &inst->mls);
 }
 
 /* The simulation on the model and what the steps need around it: the render-mesh output, the
@@ -702,8 +692,7 @@ static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* r
     memset(&mls, 0, sizeof mls);
     r = build_model(host, &plain, &p, &m, &baked, &mls, &has_mls);
     if (r != SINEW_OK) return r;
-    if (ps_upsampling_resolve((ps_upsampling)p.upsampling, &m) == PS_UPSAMPLING_MLS)
-        r = ps_mls_bake(host, rig, &m, &mls);
+    r = ps_mls_prepare(host, rig, &m, p.upsampling, false, &mls);
     if (r == SINEW_OK) r = ps_bake_write_mls(host, rig, &m, mls.indices ? &mls : NULL, writer);
     sinew_mls_free(host, &mls);
     ps_model_free(host, &m);

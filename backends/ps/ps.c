@@ -495,16 +495,7 @@ static sinew_result prepare_model(const sinew_host_api* host, const sinew_rig_vi
     bool has_mls = false;
     sinew_result r = build_model(host, rig, inst, baked, &has_mls);
     if (r != SINEW_OK) return r;
-    ps_upsampling up = ps_upsampling_resolve((ps_upsampling)inst->params.upsampling,
-                                             &inst->model);
-    if (up != PS_UPSAMPLING_MLS) {
-        sinew_mls_free(host, &inst->mls);
-    } else if (!has_mls) {
-        double t0 = ps_seconds();
-        r = ps_mls_bake(host, rig, &inst->model, &inst->mls);
-        inst->model.build_seconds[PS_BUILD_MLS] = ps_seconds() - t0;
-    }
-    return r;
+    return ps_mls_prepare(host, rig, &inst->model, inst->params.upsampling, has_mls, &inst->mls);
 }
 
 static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,

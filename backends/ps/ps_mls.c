@@ -43,6 +43,21 @@ sinew_result ps_mls_bake(const sinew_host_api* host, const sinew_rig_view* rig,
     return r;
 }
 
+sinew_result ps_mls_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                            ps_model* model, int requested, bool has_mls,
+                            sinew_mls_weights* mls)
+{
+    if (ps_upsampling_resolve((ps_upsampling)requested, model) != PS_UPSAMPLING_MLS) {
+        sinew_mls_free(host, mls);
+        return SINEW_OK;
+    }
+    if (has_mls) return SINEW_OK;
+    double t0 = ps_seconds();
+    sinew_result r = ps_mls_bake(host, rig, model, mls);
+    model->build_seconds[PS_BUILD_MLS] = ps_seconds() - t0;
+    return r;
+}
+
 /* ---- bake blob ---- */
 
 typedef struct mem_sink {

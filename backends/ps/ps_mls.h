@@ -26,6 +26,13 @@ ps_upsampling ps_upsampling_resolve(ps_upsampling requested, const ps_model* mod
 sinew_result ps_mls_bake(const sinew_host_api* host, const sinew_rig_view* rig,
                          const ps_model* model, sinew_mls_weights* out);
 
+/* The weights `requested` (a ps_upsampling) needs for this model: those restored with it
+ * (has_mls) kept, else computed now (timed into the model's build_seconds[PS_BUILD_MLS]) when
+ * it resolves to mls; released when it does not. */
+sinew_result ps_mls_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                            ps_model* model, int requested, bool has_mls,
+                            sinew_mls_weights* mls);
+
 /* The blob of a model with MLS weights: "FPSB", version, the size of the model's blob and
  * the blob itself (ps_bake.c), then a flag and, when set, the MLS weights' own checked blob
  * (sinew_mls.h). The model's blob alone is read as the model without weights. */
