@@ -104,11 +104,35 @@ static void crc32c_table(uint32_t table[256])
     }
 }
 
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define BAKE_CRC_SSE42 1
+/* The same CRC with SSE4.2's crc32 instruction (which computes CRC-32C), 8 bytes at a time:
+ * a baked file of tens of megabytes is checked in milliseconds. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, const uint8_t* p,
+                                                                size_t size)
+{
+#if defined(__x86_64__)
+    uint64_t c = crc;
+    for (; size >= 8u; size -= 8u, p += 8u) {
+        uint64_t v;
+        memcpy(&v, p, 8u); /* little-endian: the first byte is the lowest */
+        c = __builtin_ia32_crc32di(c, v);
+    }
+    crc = (uint32_t)c;
+#endif
+    for (; size > 0u; --size, ++p) crc = __builtin_ia32_crc32qi(crc, *p);
+    return crc;
+}
+#endif
+
 /* Continues a CRC: start from 0xFFFFFFFF, xor the result with 0xFFFFFFFF at the end. */
 static uint32_t crc32c_update(const uint32_t table[256], uint32_t crc, const void* data,
                               size_t size)
 {
     const uint8_t* p = (const uint8_t*)data;
+#if defined(BAKE_CRC_SSE42)
+    if (__builtin_cpu_supports("sse4.2")) return crc32c_sse42(crc, p, size);
+#endif
     for (size_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
     return crc;
 }

@@ -67,7 +67,9 @@ static void usage(FILE* out)
         "\n"
         "The report gives prepare_ms: the time of sinew_world_add_skin, the backend's\n"
         "preparation from the created rig (import and rig creation left out; from a baked\n"
-        "file, the restore from its blob).\n"
+        "file, the restore from its blob); and load_ms: reading the character's file (the\n"
+        "import, or a baked file), creating the rig and that preparation, until the skin is\n"
+        "ready to step.\n"
         "\n"
         "Exit codes: 0 done, 1 runtime error, 2 bad command line, 77 character file missing\n"
         "(unless SINEW_REQUIRE_DATA=1).\n",
@@ -86,6 +88,8 @@ typedef struct bench {
     double dt;                          /* seconds per update */
     int profile;                        /* --profile: world logs at INFO */
     double prepare_ms;                  /* sinew_world_add_skin */
+    double read_ms;                     /* sample_character_load: the file */
+    double load_ms;                     /* read_ms, the rig's creation and prepare_ms */
     /* --swap-every: the swaps' figures */
     uint32_t swap_every;
     const char* swap_to;
@@ -275,7 +279,9 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
     sinew_result r = sinew_world_create(&world_desc, &b->world);
     if (r != SINEW_OK) return fail("sinew_world_create", r);
     sinew_rig rig;
+    const double rig_start = sample_now_seconds();
     if ((r = sinew_rig_create(b->world, rig_desc, &rig)) != SINEW_OK) return fail("sinew_rig_create", r);
+    const double rig_ms = 1000.0 * (sample_now_seconds() - rig_start);
     sinew_skin_desc skin_desc = SINEW_SKIN_DESC_INIT;
     skin_desc.rig = rig;
     skin_desc.backend = backend;
@@ -288,6 +294,7 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
         return fail("sinew_world_add_skin", r);
     }
     b->prepare_ms = 1000.0 * (sample_now_seconds() - prepare_start);
+    b->load_ms = b->read_ms + rig_ms + b->prepare_ms;
     if ((r = bind_output(b, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
         return fail("binding the output", r);
 
@@ -389,16 +396,18 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
             sample_json_end_array(&j);
             sample_json_uint(&j, "nonfinite_vertices", nonfinite);
             sample_json_number(&j, "prepare_ms", b->prepare_ms);
+            sample_json_number(&j, "load_ms", b->load_ms);
             if (b->swap_every) write_swap_json(b, &j);
             sample_json_end_object(&j);
         } else {
             char interval[48] = "";
             if (b->dt != SAMPLE_DEFAULT_DT) snprintf(interval, sizeof interval, " of %g s", b->dt);
             printf("%s (output %s) on %s (%u vertices, %s): %.4f ms per frame median, %.4f ms p95, "
-                   "%.3g vertices/s, %u threads, %u x %u frames%s, prepared in %.1f ms%s\n",
+                   "%.3g vertices/s, %u threads, %u x %u frames%s, prepared in %.1f ms (loaded "
+                   "in %.1f ms)%s\n",
                    backend, b->output, b->character.source, vertices, motion, median, p95,
                    vertices_per_second, used_threads, repeat, frames, interval, b->prepare_ms,
-                   nonfinite ? ", NON-FINITE OUTPUT" : "");
+                   b->load_ms, nonfinite ? ", NON-FINITE OUTPUT" : "");
             if (b->swap_every) print_swaps(b);
         }
     }
@@ -491,7 +500,9 @@ int main(int argc, char** argv)
         sample_params_free(&params);
         return SAMPLE_EXIT_USAGE;
     }
+    const double read_start = sample_now_seconds();
     sinew_result r = sample_character_load(character_path, NULL, &b.character);
+    b.read_ms = 1000.0 * (sample_now_seconds() - read_start);
     if (r == SINEW_ERROR_FILE_NOT_FOUND && !sample_require_data()) {
         fprintf(stderr, "sinew-bench: skipped, %s is missing (SINEW_REQUIRE_DATA=1 makes this an error)\n",
                 character_path);
