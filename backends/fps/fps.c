@@ -71,19 +71,17 @@
 #include "builtin_backends.h"
 #include "fps_internal.h"
 #include "fps_mls.h"
+#include "ps_shell.h"
 #include "polar3_batch.h"
 #include "sinew_output.h"
 
-#define FPS_MAGIC 0x6670736bu
 
 typedef struct fps_instance {
-    uint32_t magic;
+    ps_shell shell; /* first: the function-table entries shared with ps (ps_shell.h) */
     sinew_host_api host;
     fps_params params;
     ps_model model;
     fps_sim* sim;
-    uint32_t joint_count;
-    const uint32_t* render_indices;
     ps_output out;    /* render-mesh output (own buffers, binding) */
     ps_update update; /* the poses and the step clock (backends/ps/ps_update.c) */
     sinew_mls_weights mls;   /* baked or restored when upsampling resolves to mls */
@@ -92,8 +90,7 @@ typedef struct fps_instance {
 
 static fps_instance* fps_cast(void* instance)
 {
-    fps_instance* inst = (fps_instance*)instance;
-    return inst && inst->magic == FPS_MAGIC ? inst : NULL;
+    return (fps_instance*)ps_shell_cast(instance, FPS_NAME);
 }
 
 /* What ps_output calls on the simulation. */
@@ -446,7 +443,7 @@ static void fps_destroy(void* instance)
     ps_output_free(&inst->out, &host);
     ps_jump_free(&inst->jump);
     ps_update_free(&inst->update);
-    inst->magic = 0;
+    inst->shell.magic = 0;
     sinew_host_free(&host, inst);
 }
 
@@ -566,12 +563,12 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
     double t0 = seconds_now();
     fps_instance* inst = (fps_instance*)sinew_host_calloc(host, 1, sizeof(fps_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
-    inst->magic = FPS_MAGIC;
+    inst->shell = (ps_shell){PS_SHELL_MAGIC, FPS_NAME, &inst->host, rig->joint_count,
+                             rig->render_mesh.indices, &inst->model, &fps_update_ops, NULL,
+                             &inst->out, &inst->update, &inst->jump};
     inst->host = *host;
     inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
     inst->params = p;
-    inst->joint_count = rig->joint_count;
-    inst->render_indices = rig->render_mesh.indices;
     bool baked = false;
     r = prepare_model(host, rig, inst, &baked);
     double t1 = seconds_now();
@@ -583,18 +580,8 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
     inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
     if (inst->params.profile) ps_build_log(host, FPS_NAME, &inst->model);
     log_prepared(host, inst, baked, t0, t1);
+    inst->shell.sim = inst->sim;
     *out_instance = inst;
-    return SINEW_OK;
-}
-
-static sinew_result fps_set_pose(void* instance, const sinew_pose_view* pose)
-{
-    fps_instance* inst = fps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_update_check_pose(&inst->host, FPS_NAME, pose, inst->joint_count);
-    if (r != SINEW_OK) return r;
-    ps_update_set_pose(&inst->update, pose->skinning_matrices);
-    ps_jump_set_pose(&inst->jump, pose);
     return SINEW_OK;
 }
 
@@ -621,50 +608,6 @@ void fps_instance_end_update(void* instance)
 {
     fps_instance* inst = fps_cast(instance);
     if (inst) ps_update_end(&inst->update);
-}
-
-static sinew_result fps_step(void* instance, float dt)
-{
-    fps_instance* inst = fps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_update_check_dt(&inst->host, FPS_NAME, dt);
-    if (r != SINEW_OK) return r;
-    /* Whole steps of h through the poses since the last update; a pose that does not continue
-     * the last one restarts the tissue instead (backends/ps/ps_update.c, ps_jump.c). */
-    return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &fps_update_ops,
-                         inst->sim, dt);
-}
-
-static sinew_result fps_read_output(void* instance, const sinew_output_view* out)
-{
-    fps_instance* inst = fps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_read(&inst->out, &inst->host, out);
-}
-
-static sinew_result fps_bind_output(void* instance, const sinew_output_view* out)
-{
-    fps_instance* inst = fps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_bind(&inst->out, &inst->host, out);
-}
-
-static sinew_result fps_get_state(void* instance, const sinew_state_view* state)
-{
-    fps_instance* inst = fps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_get_state(&inst->out, &inst->host, state);
-}
-
-static sinew_result fps_set_state(void* instance, const sinew_state_view* state)
-{
-    fps_instance* inst = fps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
-                                         inst->render_indices, state);
-    if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
-    if (r == SINEW_OK) ps_update_set_state(&inst->update, &fps_update_ops, inst->sim);
-    return r;
 }
 
 /* Writes the blob of ps_mls.h: ps's model blob (ps_bake.c; fps uses the same
@@ -717,12 +660,12 @@ const sinew_backend_vtable sinew_backend_fps = {
     SINEW_BACKEND_FLAG_PHYSICS,
     fps_probe,
     fps_prepare,
-    fps_set_pose,
-    fps_step,
-    fps_read_output,
-    fps_bind_output,
-    fps_get_state,
-    fps_set_state,
+    ps_shell_set_pose,
+    ps_shell_step,
+    ps_shell_read_output,
+    ps_shell_bind_output,
+    ps_shell_get_state,
+    ps_shell_set_state,
     fps_destroy,
     fps_bake,
 };

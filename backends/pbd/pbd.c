@@ -19,21 +19,19 @@
 
 #include "builtin_backends.h"
 #include "pbd_internal.h"
+#include "ps_shell.h"
 
-#define PBD_MAGIC 0x7062646bu
 /* The reach of the folding joints' contacts in joint radii (ps_collide_candidates_near): ps's,
  * whose skin projection pbd shares. fps takes 3.3 to keep its limb capsules apart, which pbd
  * lacks; at 3.3 the cylinder's bend:150 kept 58 pairs (README.md, "Collisions"). */
 #define PBD_JOINT_REACH 8.0
 
 typedef struct pbd_instance {
-    uint32_t magic;
+    ps_shell shell; /* first: the function-table entries shared with ps (ps_shell.h) */
     sinew_host_api host;
     pbd_params params;
     ps_model model;
     pbd_sim* sim;
-    uint32_t joint_count;
-    const uint32_t* render_indices;
     ps_output out;   /* render-mesh output (own buffers, binding) */
     ps_update update; /* the poses and the step clock (backends/ps/ps_update.c) */
     ps_jump jump;    /* pose discontinuities (backends/ps/ps_jump.c) */
@@ -41,8 +39,7 @@ typedef struct pbd_instance {
 
 static pbd_instance* pbd_cast(void* instance)
 {
-    pbd_instance* inst = (pbd_instance*)instance;
-    return inst && inst->magic == PBD_MAGIC ? inst : NULL;
+    return (pbd_instance*)ps_shell_cast(instance, PBD_NAME);
 }
 
 /* What ps_output calls on the simulation. */
@@ -135,7 +132,7 @@ static void pbd_destroy(void* instance)
     ps_output_free(&inst->out, &host);
     ps_jump_free(&inst->jump);
     ps_update_free(&inst->update);
-    inst->magic = 0;
+    inst->shell.magic = 0;
     sinew_host_free(&host, inst);
 }
 
@@ -220,12 +217,12 @@ static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view
     double t0 = seconds_now();
     pbd_instance* inst = (pbd_instance*)sinew_host_calloc(host, 1, sizeof(pbd_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "pbd: out of memory");
-    inst->magic = PBD_MAGIC;
+    inst->shell = (ps_shell){PS_SHELL_MAGIC, PBD_NAME, &inst->host, rig->joint_count,
+                             rig->render_mesh.indices, &inst->model, &pbd_update_ops, NULL,
+                             &inst->out, &inst->update, &inst->jump};
     inst->host = *host;
     inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
     inst->params = p;
-    inst->joint_count = rig->joint_count;
-    inst->render_indices = rig->render_mesh.indices;
     bool baked = false;
     r = build_model(host, rig, &inst->params, &inst->model, &baked);
     double t1 = seconds_now();
@@ -237,67 +234,9 @@ static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view
     inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
     if (inst->params.profile) ps_build_log(host, PBD_NAME, &inst->model);
     log_prepared(host, inst, baked, t0, t1);
+    inst->shell.sim = inst->sim;
     *out_instance = inst;
     return SINEW_OK;
-}
-
-static sinew_result pbd_set_pose(void* instance, const sinew_pose_view* pose)
-{
-    pbd_instance* inst = pbd_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_update_check_pose(&inst->host, PBD_NAME, pose, inst->joint_count);
-    if (r != SINEW_OK) return r;
-    ps_update_set_pose(&inst->update, pose->skinning_matrices);
-    ps_jump_set_pose(&inst->jump, pose);
-    return SINEW_OK;
-}
-
-/* The whole steps of h that dt and the carried remainder make (dt 0: a paused frame, no
- * step), through the poses between the last update's and the new one; a pose that jumps from
- * the previous one restarts the tissue from it with a quasi-static step (ps_update.c,
- * ps_jump.c). */
-static sinew_result pbd_step(void* instance, float dt)
-{
-    pbd_instance* inst = pbd_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_update_check_dt(&inst->host, PBD_NAME, dt);
-    if (r != SINEW_OK) return r;
-    return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &pbd_update_ops,
-                         inst->sim, dt);
-}
-
-static sinew_result pbd_read_output(void* instance, const sinew_output_view* out)
-{
-    pbd_instance* inst = pbd_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_read(&inst->out, &inst->host, out);
-}
-
-static sinew_result pbd_bind_output(void* instance, const sinew_output_view* out)
-{
-    pbd_instance* inst = pbd_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_bind(&inst->out, &inst->host, out);
-}
-
-static sinew_result pbd_get_state(void* instance, const sinew_state_view* state)
-{
-    pbd_instance* inst = pbd_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_get_state(&inst->out, &inst->host, state);
-}
-
-static sinew_result pbd_set_state(void* instance, const sinew_state_view* state)
-{
-    pbd_instance* inst = pbd_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
-                                         inst->render_indices, state);
-    if (r == SINEW_OK) {
-        ps_jump_set_state(&inst->jump);
-        ps_update_set_state(&inst->update, &pbd_update_ops, inst->sim);
-    }
-    return r;
 }
 
 /* Writes ps's model blob (ps_bake.c; pbd uses the same pose-independent model) with the
@@ -351,12 +290,12 @@ const sinew_backend_vtable sinew_backend_pbd = {
     SINEW_BACKEND_FLAG_PHYSICS,
     pbd_probe,
     pbd_prepare,
-    pbd_set_pose,
-    pbd_step,
-    pbd_read_output,
-    pbd_bind_output,
-    pbd_get_state,
-    pbd_set_state,
+    ps_shell_set_pose,
+    ps_shell_step,
+    ps_shell_read_output,
+    ps_shell_bind_output,
+    ps_shell_get_state,
+    ps_shell_set_state,
     pbd_destroy,
     pbd_bake,
 };

@@ -9,10 +9,10 @@
  * "Parameters", has them with their defaults and meaning) and implements the backend's vtable:
  * prepare (the tissue model, built by ps_model.c or restored from a baked "ps" blob by
  * ps_bake.c; the local collisions' candidates, ps_collide.c; the simulation, ps_sim.c),
- * set_pose and step (the update's dt as whole steps of h through the poses in between,
- * ps_update.c, or a restart from the pose after a pose jump, ps_jump.c), output and state
- * (ps_output.c) and bake. What the backend promises about
- * rigs, poses, output, state and baking is README.md, "Contract". */
+ * destroy and bake. set_pose and step (the update's dt as whole steps of h through the poses
+ * in between, ps_update.c, or a restart from the pose after a pose jump, ps_jump.c), output
+ * and state (ps_output.c) are the entries fps and pbd share (ps_shell.c). What the backend
+ * promises about rigs, poses, output, state and baking is README.md, "Contract". */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,19 +20,16 @@
 #include "builtin_backends.h"
 #include "ps_internal.h"
 #include "ps_mls.h"
+#include "ps_shell.h"
 #include "sinew_output.h"
 
-#define PS_MAGIC 0x70736b6eu
-
 typedef struct ps_instance {
-    uint32_t magic;
+    ps_shell shell;   /* first: the shared function-table entries (ps_shell.h) */
     sinew_host_api host;
     ps_params params;
     ps_model model;
     sinew_mls_weights mls; /* restored or computed when upsampling resolves to mls */
     ps_sim* sim;
-    uint32_t joint_count;
-    const uint32_t* render_indices;
     ps_output out;    /* render-mesh output (own buffers, binding) */
     ps_update update; /* the poses and the step clock (ps_update.c) */
     ps_jump jump;     /* pose discontinuities (ps_jump.c) */
@@ -40,8 +37,7 @@ typedef struct ps_instance {
 
 static ps_instance* ps_cast(void* instance)
 {
-    ps_instance* inst = (ps_instance*)instance;
-    return inst && inst->magic == PS_MAGIC ? inst : NULL;
+    return (ps_instance*)ps_shell_cast(instance, PS_NAME);
 }
 
 /* What ps_output calls on the simulation. */
@@ -433,7 +429,7 @@ static void ps_destroy(void* instance)
     ps_output_free(&inst->out, &host);
     ps_jump_free(&inst->jump);
     ps_update_free(&inst->update);
-    inst->magic = 0;
+    inst->shell.magic = 0;
     sinew_host_free(&host, inst);
 }
 
@@ -518,12 +514,12 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     double t0 = ps_seconds();
     ps_instance* inst = (ps_instance*)sinew_host_calloc(host, 1, sizeof(ps_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-    inst->magic = PS_MAGIC;
+    inst->shell = (ps_shell){PS_SHELL_MAGIC, PS_NAME, &inst->host, rig->joint_count,
+                             rig->render_mesh.indices, &inst->model, &ps_update_ops, NULL,
+                             &inst->out, &inst->update, &inst->jump};
     inst->host = *host;
     inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
     inst->params = p;
-    inst->joint_count = rig->joint_count;
-    inst->render_indices = rig->render_mesh.indices;
     bool baked = false;
     r = prepare_model(host, rig, inst, &baked);
     if (r != SINEW_OK) {
@@ -559,63 +555,9 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
                    baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
                    m->tet_count, m->degenerate_count, ps_sim_matrix_nnz(inst->sim),
                    ps_sim_factor_nnz(inst->sim), 1e3 * (t1 - t0), 1e3 * (ps_seconds() - t1));
+    inst->shell.sim = inst->sim;
     *out_instance = inst;
     return SINEW_OK;
-}
-
-static sinew_result ps_set_pose(void* instance, const sinew_pose_view* pose)
-{
-    ps_instance* inst = ps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_update_check_pose(&inst->host, PS_NAME, pose, inst->joint_count);
-    if (r != SINEW_OK) return r;
-    ps_update_set_pose(&inst->update, pose->skinning_matrices);
-    ps_jump_set_pose(&inst->jump, pose);
-    return SINEW_OK;
-}
-
-static sinew_result ps_step(void* instance, float dt)
-{
-    ps_instance* inst = ps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_update_check_dt(&inst->host, PS_NAME, dt);
-    if (r != SINEW_OK) return r;
-    /* Whole steps of h through the poses since the last update; a pose that does not continue
-     * the last one restarts the tissue instead (ps_update.c, ps_jump.c). */
-    return ps_update_run(&inst->update, &inst->jump, &inst->out, &inst->model, &ps_update_ops,
-                         inst->sim, dt);
-}
-
-static sinew_result ps_read_output(void* instance, const sinew_output_view* out)
-{
-    ps_instance* inst = ps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_read(&inst->out, &inst->host, out);
-}
-
-static sinew_result ps_bind_output(void* instance, const sinew_output_view* out)
-{
-    ps_instance* inst = ps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_bind(&inst->out, &inst->host, out);
-}
-
-static sinew_result ps_get_state(void* instance, const sinew_state_view* state)
-{
-    ps_instance* inst = ps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    return ps_output_get_state(&inst->out, &inst->host, state);
-}
-
-static sinew_result ps_set_state(void* instance, const sinew_state_view* state)
-{
-    ps_instance* inst = ps_cast(instance);
-    if (!inst) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = ps_output_set_state(&inst->out, &inst->host, &inst->model,
-                                         inst->render_indices, state);
-    if (r == SINEW_OK) ps_jump_set_state(&inst->jump);
-    if (r == SINEW_OK) ps_update_set_state(&inst->update, &ps_update_ops, inst->sim);
-    return r;
 }
 
 static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* rig,
@@ -667,12 +609,12 @@ const sinew_backend_vtable sinew_backend_ps = {
     SINEW_BACKEND_FLAG_PHYSICS,
     ps_probe,
     ps_prepare,
-    ps_set_pose,
-    ps_step,
-    ps_read_output,
-    ps_bind_output,
-    ps_get_state,
-    ps_set_state,
+    ps_shell_set_pose,
+    ps_shell_step,
+    ps_shell_read_output,
+    ps_shell_bind_output,
+    ps_shell_get_state,
+    ps_shell_set_state,
     ps_destroy,
     ps_bake,
 };
