@@ -76,7 +76,11 @@ struct ps_sim {
     cholmod_dense* E;
     /* Sec. 5.3: the second matrix, with a collision constraint on every candidate vertex. */
     ps_collide* col;
+    cholmod_sparse* K2; /* until it is factored */
     cholmod_factor* L2;
+    cholmod_common cc2; /* the second factorization's, beside the first one's */
+    int cc2_started;
+    int factor_ok[2];
     double* col_w;      /* per constrained vertex (ps_collide_vertices order) */
     /* state: N x 3 columns (x coordinates, then y, then z), as CHOLMOD's dense matrices */
     double* x;
@@ -142,8 +146,10 @@ void ps_sim_destroy(ps_sim* s)
         cholmod_free_dense(&s->X, &s->cc);
         cholmod_free_dense(&s->Y, &s->cc);
         cholmod_free_dense(&s->E, &s->cc);
+        cholmod_free_sparse(&s->K2, &s->cc);
         cholmod_finish(&s->cc);
     }
+    if (s->cc2_started) cholmod_finish(&s->cc2);
     ps_collide_destroy(s->col);
     ps_slide_destroy(s->slide);
     sinew_host_free(&host, s->col_w);
@@ -181,8 +187,9 @@ static sinew_result ps_cholmod_fail(ps_sim* s, const char* what)
                            s->N);
 }
 
-/* Assembles the upper triangle of the system matrix of eq. (6) and factors it. */
-static sinew_result factor_system(ps_sim* s)
+/* Assembles the upper triangle of the system matrix of eq. (6) and analyses it (AMD ordering,
+ * the factor's pattern); factor_numeric computes the factor. */
+static sinew_result assemble_system(ps_sim* s)
 {
     const ps_model* m = s->m;
     uint32_t N = s->N;
@@ -223,8 +230,6 @@ static sinew_result factor_system(ps_sim* s)
     if (!s->K) return ps_cholmod_fail(s, "triplet_to_sparse");
     s->L = cholmod_analyze(s->K, &s->cc);
     if (!s->L) return ps_cholmod_fail(s, "analyze");
-    if (!cholmod_factorize(s->K, s->L, &s->cc) || s->cc.status != CHOLMOD_OK)
-        return ps_cholmod_fail(s, "factorize");
     s->B = cholmod_allocate_dense(N, 3, N, CHOLMOD_REAL, &s->cc);
     if (!s->B) return ps_cholmod_fail(s, "allocate_dense");
     return SINEW_OK;
@@ -232,9 +237,9 @@ static sinew_result factor_system(ps_sim* s)
 
 /* Sec. 5.3: the second system matrix adds w_v = collision_weight * K_vv to the diagonal of
  * every vertex of a candidate pair (relative to the vertex's own stiffness, like the anchors).
- * Same pattern as the first, so its factor is a numeric refactorization of a copy of the
- * first one: same AMD ordering and simplicial LDL^T, done once here. */
-static sinew_result factor_collisions(ps_sim* s)
+ * Same pattern as the first, so its factor starts as a copy of the first one's analysis (same
+ * AMD ordering, simplicial LDL^T) and factor_numeric computes both. */
+static sinew_result collision_system(ps_sim* s)
 {
     sinew_result r = ps_collide_create(&s->host, s->m, &s->col);
     if (r != SINEW_OK) return r;
@@ -258,10 +263,41 @@ static sinew_result factor_collisions(ps_sim* s)
         s->col_w[k] = s->p.collision_weight * kx[e];
         kx[e] += s->col_w[k];
     }
+    s->K2 = K2;
     s->L2 = cholmod_copy_factor(s->L, &s->cc);
-    int ok = s->L2 && cholmod_factorize(K2, s->L2, &s->cc) && s->cc.status == CHOLMOD_OK;
-    cholmod_free_sparse(&K2, &s->cc);
-    if (!ok) return ps_cholmod_fail(s, "factorize (collision matrix)");
+    if (!s->L2) return ps_cholmod_fail(s, "copy_factor");
+    return SINEW_OK;
+}
+
+/* Job k of factor_numeric: k = 0 the system's factor, k = 1 the collision matrix's, each with
+ * its own CHOLMOD common (the numeric factorizations share nothing but the pattern). */
+static void factor_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_sim* s = (ps_sim*)data;
+    for (uint32_t k = begin; k < end; ++k) {
+        cholmod_common* cc = k == 0 ? &s->cc : &s->cc2;
+        s->factor_ok[k] = cholmod_factorize(k == 0 ? s->K : s->K2, k == 0 ? s->L : s->L2, cc) &&
+                          cc->status == CHOLMOD_OK;
+    }
+}
+
+/* The numeric factors of the analysed matrices: both at once over the job system when there
+ * is a collision matrix. */
+static sinew_result factor_numeric(ps_sim* s)
+{
+    uint32_t jobs = s->L2 ? 2u : 1u;
+    if (jobs == 2u && !s->cc2_started) {
+        cholmod_start(&s->cc2);
+        s->cc2_started = 1;
+        s->cc2.print = 0;
+        s->cc2.supernodal = CHOLMOD_SIMPLICIAL;
+        s->cc2.final_ll = 0;
+    }
+    s->factor_ok[0] = s->factor_ok[1] = 0;
+    sinew_host_parallel_for(&s->host, factor_range, s, jobs, 1u);
+    cholmod_free_sparse(&s->K2, &s->cc);
+    if (!s->factor_ok[0]) return ps_cholmod_fail(s, "factorize");
+    if (jobs == 2u && !s->factor_ok[1]) return ps_cholmod_fail(s, "factorize (collision matrix)");
     return SINEW_OK;
 }
 
@@ -500,7 +536,7 @@ static sinew_result sim_optional_parts(ps_sim* s)
     const ps_model* m = s->m;
     sinew_result r = SINEW_OK;
     if (s->p.collisions && m->collision_pair_count > 0) {
-        r = factor_collisions(s);
+        r = collision_system(s);
         if (r == SINEW_OK) ps_collide_use_angle_test(s->col, s->p.collision_angle_test);
     }
     if (r == SINEW_OK && s->p.sliding && m->slide_vertex_count > 0)
@@ -539,9 +575,10 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     if (r == SINEW_OK) r = sim_gather(s);
     if (r == SINEW_OK) {
         sim_start_cholmod(s);
-        r = factor_system(s);
+        r = assemble_system(s);
     }
     if (r == SINEW_OK) r = sim_optional_parts(s);
+    if (r == SINEW_OK) r = factor_numeric(s);
     if (r != SINEW_OK) {
         ps_sim_destroy(s);
         return r;
