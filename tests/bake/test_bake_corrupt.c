@@ -262,6 +262,30 @@ static void test_chunks(void** state)
     expect_refused(f, c, n, SINEW_ERROR_FILE_FORMAT, "twice");
     free(c);
 
+    /* The backend's BKND and BLOB once more: twice in version 1; in version 2 (several
+     * backends) a backend named twice; and a BKND without its BLOB. */
+    uint64_t bknd_size, blob_size;
+    size_t bknd = chunk_at(f, f->bytes, "BKND", &bknd_size) - 16u;
+    size_t blob = chunk_at(f, f->bytes, "BLOB", &blob_size) - 16u;
+    size_t bknd_total = 16u + (size_t)((bknd_size + 7u) & ~7ull);
+    size_t blob_total = 16u + (size_t)((blob_size + 7u) & ~7ull);
+    uint8_t* q = (uint8_t*)malloc(payload_size + bknd_total + blob_total);
+    memcpy(q, payload, payload_size);
+    memcpy(q + payload_size, f->bytes + bknd, bknd_total);
+    memcpy(q + payload_size + bknd_total, f->bytes + blob, blob_total);
+    c = rebuild(f, q, payload_size + bknd_total + blob_total, &n);
+    expect_refused(f, c, n, SINEW_ERROR_FILE_FORMAT, "BKND appears twice");
+    bake_put_le32(c + 8, 2u);
+    bake_fix_checksum(c, n);
+    expect_refused(f, c, n, SINEW_ERROR_FILE_FORMAT, "names backend \"bakeprobe\" twice");
+    free(c);
+    c = rebuild(f, q, payload_size + bknd_total, &n);
+    bake_put_le32(c + 8, 2u);
+    bake_fix_checksum(c, n);
+    expect_refused(f, c, n, SINEW_ERROR_FILE_FORMAT, "BKND comes without chunk BLOB");
+    free(c);
+    free(q);
+
     /* A required chunk missing; BKND without BLOB. */
     const char* renamed[][2] = { { "WGHT", "WGHT is missing" }, { "SKEL", "SKEL is missing" },
                                  { "MESH", "MESH is missing" }, { "RIG0", "RIG0 is missing" },
