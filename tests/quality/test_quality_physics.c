@@ -96,6 +96,28 @@ static void test_male_elbow_and_knee(void** state)
     sample_character_free(&ch);
 }
 
+/* The male's right knee in its own fold (120 degrees about the lateral axis, heel backwards;
+ * the bend axis would swing the shin through the other thigh): lbs folds the back of the knee
+ * into itself and loses most of the flesh around the joint; ps and fps leave at most a quarter
+ * of its pairs and keep the joint's volume closer to the rest volume. */
+static void test_male_knee_flexion(void** state)
+{
+    (void)state;
+    sample_character ch;
+    assert_int_equal(sample_character_load(sinew_test_data_path("characters/male/male.ini"), NULL,
+                                           &ch), SINEW_OK);
+    const char* pose = "axis:1:0:0:120";
+    sample_quality_report lbs = measure(&ch, "lbs", pose, "r_knee");
+    assert_true(lbs.self_intersections >= 100);
+    const char* physics[] = { "ps", "fps" };
+    for (int b = 0; b < 2; ++b) {
+        sample_quality_report r = measure(&ch, physics[b], pose, "r_knee");
+        assert_true(4u * r.self_intersections <= lbs.self_intersections);
+        assert_true(fabs(1.0 - r.local_volume_ratio) + 0.1 <= fabs(1.0 - lbs.local_volume_ratio));
+    }
+    sample_character_free(&ch);
+}
+
 /* The male's animation 3 from frame 45 to 30 frames after its jump back to the start (frame
  * 60), where all of lbs's pairs of the loop lie: ps and fps sum at most half of them. */
 static void test_male_animation(void** state)
@@ -176,6 +198,7 @@ int main(int argc, char** argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cylinder_bend),
         cmocka_unit_test(test_male_elbow_and_knee),
+        cmocka_unit_test(test_male_knee_flexion),
         cmocka_unit_test(test_male_animation),
         cmocka_unit_test(test_epileptic_loop_end),
         cmocka_unit_test(test_tbone_fast_swing),
