@@ -660,12 +660,7 @@ const sinew_backend_vtable sinew_backend_fps = {
     SINEW_BACKEND_FLAG_PHYSICS,
     fps_probe,
     fps_prepare,
-    ps_shell_set_pose,
-    ps_shell_step,
-    ps_shell_read_output,
-    ps_shell_bind_output,
-    ps_shell_get_state,
-    ps_shell_set_state,
+    PS_SHELL_VTABLE_ENTRIES,
     fps_destroy,
     fps_bake,
 };

@@ -290,12 +290,7 @@ const sinew_backend_vtable sinew_backend_pbd = {
     SINEW_BACKEND_FLAG_PHYSICS,
     pbd_probe,
     pbd_prepare,
-    ps_shell_set_pose,
-    ps_shell_step,
-    ps_shell_read_output,
-    ps_shell_bind_output,
-    ps_shell_get_state,
-    ps_shell_set_state,
+    PS_SHELL_VTABLE_ENTRIES,
     pbd_destroy,
     pbd_bake,
 };

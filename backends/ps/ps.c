@@ -609,12 +609,7 @@ const sinew_backend_vtable sinew_backend_ps = {
     SINEW_BACKEND_FLAG_PHYSICS,
     ps_probe,
     ps_prepare,
-    ps_shell_set_pose,
-    ps_shell_step,
-    ps_shell_read_output,
-    ps_shell_bind_output,
-    ps_shell_get_state,
-    ps_shell_set_state,
+    PS_SHELL_VTABLE_ENTRIES,
     ps_destroy,
     ps_bake,
 };

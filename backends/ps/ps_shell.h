@@ -37,4 +37,9 @@ sinew_result ps_shell_bind_output(void* instance, const sinew_output_view* out);
 sinew_result ps_shell_get_state(void* instance, const sinew_state_view* state);
 sinew_result ps_shell_set_state(void* instance, const sinew_state_view* state);
 
+/* The six entries above in the order of sinew_backend_vtable, between prepare and destroy. */
+#define PS_SHELL_VTABLE_ENTRIES                                                                \
+    ps_shell_set_pose, ps_shell_step, ps_shell_read_output, ps_shell_bind_output,              \
+        ps_shell_get_state, ps_shell_set_state
+
 #endif

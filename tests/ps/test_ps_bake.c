@@ -262,67 +262,6 @@ static void test_writer_error_is_passed_on(void** state)
     ps_test_rig_free(&rig);
 }
 
-/* End to end: sinew_bake_write, sinew_rig_load_baked, a ps skin on the loaded rig simulates
- * exactly like one on the original rig. */
-static void test_runtime_baked_file(void** state)
-{
-    (void)state;
-    const char* path = sinew_test_data_path("characters/tbone/tbone.ini");
-    sample_character ch;
-    assert_int_equal(sample_character_load(path, NULL, &ch), SINEW_OK);
-    sinew_test_log log;
-    sinew_test_log_init(&log);
-    sinew_world* world = sinew_test_world(&log, 2);
-    sinew_rig rig, loaded;
-    assert_int_equal(sinew_rig_create(world, &ch.rig, &rig), SINEW_OK);
-    char dir[] = "/tmp/sinew-ps-bake-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char file[64];
-    snprintf(file, sizeof file, "%s/tbone.sinew", dir);
-    assert_int_equal(sinew_bake_write(world, rig, "ps", NULL, 0, file), SINEW_OK);
-    assert_int_equal(sinew_rig_load_baked(world, file, &loaded), SINEW_OK);
-    const char* backend = NULL;
-    size_t size = 0;
-    assert_int_equal(sinew_rig_get_baked(world, loaded, &backend, NULL, &size), SINEW_OK);
-    assert_string_equal(backend, "ps");
-    assert_true(size > 0);
-
-    uint32_t jn = ch.rig.skeleton.joint_count, n = ch.rig.render_mesh.vertex_count;
-    sinew_skin skins[2];
-    sinew_rig rigs[2] = {rig, loaded};
-    float* out[2];
-    float* model = malloc(sizeof(float) * 16u * jn);
-    int32_t joint = sample_default_joint(&ch);
-    for (int k = 0; k < 2; ++k) {
-        sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
-        sd.rig = rigs[k];
-        sd.backend = "ps";
-        assert_int_equal(sinew_world_add_skin(world, &sd, &skins[k]), SINEW_OK);
-        out[k] = malloc(sizeof(float) * 3u * n);
-    }
-    for (int i = 1; i <= 10; ++i) {
-        assert_int_equal(sample_bend_twist_pose(&ch, (uint32_t)joint, 9.0f * i, 0.0f, model), SINEW_OK);
-        sinew_pose_desc pd = SINEW_POSE_DESC_INIT;
-        pd.joint_count = jn;
-        pd.matrices = model;
-        for (int k = 0; k < 2; ++k) assert_int_equal(sinew_skin_set_pose(world, skins[k], &pd), SINEW_OK);
-        assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
-    }
-    for (int k = 0; k < 2; ++k) {
-        sinew_output_desc od = SINEW_OUTPUT_DESC_INIT;
-        od.vertex_capacity = n;
-        od.positions = out[k];
-        assert_int_equal(sinew_skin_read_output(world, skins[k], &od), SINEW_OK);
-    }
-    assert_memory_equal(out[0], out[1], sizeof(float) * 3u * n);
-    for (int k = 0; k < 2; ++k) free(out[k]);
-    free(model);
-    sinew_world_destroy(world);
-    remove(file);
-    rmdir(dir);
-    sample_character_free(&ch);
-}
-
 /* Runs `count` skins of the given backends on the given rigs through 10 updates of a bend and
  * reads their render positions into out[k] (3 floats per vertex). */
 static void run_skins(sinew_world* world, const sample_character* ch, const sinew_rig* rigs,
@@ -356,6 +295,45 @@ static void run_skins(sinew_world* world, const sample_character* ch, const sine
         assert_int_equal(sinew_world_remove_skin(world, skins[k]), SINEW_OK);
     }
     free(model);
+}
+
+/* End to end: sinew_bake_write, sinew_rig_load_baked, a ps skin on the loaded rig simulates
+ * exactly like one on the original rig. */
+static void test_runtime_baked_file(void** state)
+{
+    (void)state;
+    const char* path = sinew_test_data_path("characters/tbone/tbone.ini");
+    sample_character ch;
+    assert_int_equal(sample_character_load(path, NULL, &ch), SINEW_OK);
+    sinew_test_log log;
+    sinew_test_log_init(&log);
+    sinew_world* world = sinew_test_world(&log, 2);
+    sinew_rig rig, loaded;
+    assert_int_equal(sinew_rig_create(world, &ch.rig, &rig), SINEW_OK);
+    char dir[] = "/tmp/sinew-ps-bake-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char file[64];
+    snprintf(file, sizeof file, "%s/tbone.sinew", dir);
+    assert_int_equal(sinew_bake_write(world, rig, "ps", NULL, 0, file), SINEW_OK);
+    assert_int_equal(sinew_rig_load_baked(world, file, &loaded), SINEW_OK);
+    const char* backend = NULL;
+    size_t size = 0;
+    assert_int_equal(sinew_rig_get_baked(world, loaded, &backend, NULL, &size), SINEW_OK);
+    assert_string_equal(backend, "ps");
+    assert_true(size > 0);
+
+    uint32_t n = ch.rig.render_mesh.vertex_count;
+    const sinew_rig rigs[2] = {rig, loaded};
+    const char* const backends[2] = {"ps", "ps"};
+    float* out[2];
+    for (int k = 0; k < 2; ++k) out[k] = malloc(sizeof(float) * 3u * n);
+    run_skins(world, &ch, rigs, backends, 2, out);
+    assert_memory_equal(out[0], out[1], sizeof(float) * 3u * n);
+    for (int k = 0; k < 2; ++k) free(out[k]);
+    sinew_world_destroy(world);
+    remove(file);
+    rmdir(dir);
+    sample_character_free(&ch);
 }
 
 /* One file baked for ps and fps: both blobs come back in order, and a skin of either backend
