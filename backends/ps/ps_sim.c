@@ -78,8 +78,7 @@ struct ps_sim {
     ps_collide* col;
     cholmod_sparse* K2; /* until it is factored */
     cholmod_factor* L2;
-    cholmod_common cc2; /* the second factorization's, beside the first one's */
-    int cc2_started;
+    cholmod_common cc2; /* the second factorization's, during factor_numeric only */
     int factor_ok[2];
     double* col_w;      /* per constrained vertex (ps_collide_vertices order) */
     /* state: N x 3 columns (x coordinates, then y, then z), as CHOLMOD's dense matrices */
@@ -149,7 +148,6 @@ void ps_sim_destroy(ps_sim* s)
         cholmod_free_sparse(&s->K2, &s->cc);
         cholmod_finish(&s->cc);
     }
-    if (s->cc2_started) cholmod_finish(&s->cc2);
     ps_collide_destroy(s->col);
     ps_slide_destroy(s->slide);
     sinew_host_free(&host, s->col_w);
@@ -286,15 +284,15 @@ static void factor_range(void* data, uint32_t begin, uint32_t end)
 static sinew_result factor_numeric(ps_sim* s)
 {
     uint32_t jobs = s->L2 ? 2u : 1u;
-    if (jobs == 2u && !s->cc2_started) {
+    if (jobs == 2u) {
         cholmod_start(&s->cc2);
-        s->cc2_started = 1;
         s->cc2.print = 0;
         s->cc2.supernodal = CHOLMOD_SIMPLICIAL;
         s->cc2.final_ll = 0;
     }
     s->factor_ok[0] = s->factor_ok[1] = 0;
     sinew_host_parallel_for(&s->host, factor_range, s, jobs, 1u);
+    if (jobs == 2u) cholmod_finish(&s->cc2);
     cholmod_free_sparse(&s->K2, &s->cc);
     if (!s->factor_ok[0]) return ps_cholmod_fail(s, "factorize");
     if (jobs == 2u && !s->factor_ok[1]) return ps_cholmod_fail(s, "factorize (collision matrix)");
