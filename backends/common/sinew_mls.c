@@ -46,7 +46,13 @@ static void jacobi_eigen(double* a, double* v, int n)
         for (int p = 0; p < n - 1; ++p)
             for (int q = p + 1; q < n; ++q) {
                 double apq = a[p * n + q];
-                if (apq == 0.0) continue;
+                /* Far below the rounding of both diagonal entries: the rotation would not change
+                 * them, so the entry is dropped instead of rotated (its sqrt and divisions are
+                 * most of the cost). */
+                if (apq * apq <= 1e-36 * fabs(a[p * n + p] * a[q * n + q])) {
+                    a[p * n + q] = a[q * n + p] = 0.0;
+                    continue;
+                }
                 double theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
                 double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
                 double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
