@@ -3,6 +3,7 @@
 #include <sinew/sinew_host.h>
 
 #include "sinew_geodesic.h"
+#include "grid_reach.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -374,21 +375,6 @@ static double triangle_closest(const double p[3], const double a[3], const doubl
     return d2;
 }
 
-/* How far p lies inside the cube of the cells within Chebyshev distance r of cell c (less a
- * rounding margin): every triangle not yet visited lies wholly outside that cube, so at least
- * this far away. Negative for a p outside the grid, whose cell coordinates were clamped. */
-static double ring_reach(const sinew_geodesic* geo, const uint32_t c[3], int64_t r,
-                         const double p[3])
-{
-    double d = INFINITY;
-    for (int k = 0; k < 3; ++k) {
-        double lo = geo->grid_origin[k] + ((double)c[k] - (double)r) * geo->cell_size;
-        double hi = geo->grid_origin[k] + ((double)c[k] + (double)r + 1.0) * geo->cell_size;
-        d = fmin(d, fmin(p[k] - lo, hi - p[k]));
-    }
-    return d - 1e-9 * geo->cell_size;
-}
-
 uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], double q[3],
                                 double bary[3])
 {
@@ -434,7 +420,8 @@ uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], do
         }
         /* Cells beyond ring r lie at least r cells away from the point's clamped position, and
          * clamping into the grid box never lengthens a distance to a point inside it. */
-        double reach = (double)r * h, inside = ring_reach(geo, c, r, p);
+        double reach = (double)r * h;
+        double inside = sinew_grid_ring_reach(geo->grid_origin, h, c, (double)r, p);
         if (best_t != SINEW_GEODESIC_NONE &&
             (best <= reach * reach || (inside > 0.0 && best < inside * inside)))
             break;

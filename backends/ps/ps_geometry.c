@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ps_internal.h"
+#include "grid_reach.h"
 
 static inline void sub3(const double a[3], const double b[3], double out[3])
 {
@@ -323,20 +324,6 @@ static void grid_visit(const ps_grid* g, size_t id, const double p[3], double* b
     }
 }
 
-/* How far p lies inside the cube of the cells within Chebyshev distance r of cell c (less a
- * rounding margin): every triangle not yet visited lies wholly outside that cube, so at least
- * this far away. Negative for a p outside the grid, whose cell coordinates were clamped. */
-static double ring_reach(const ps_grid* g, const uint32_t c[3], uint32_t r, const double p[3])
-{
-    double d = DBL_MAX;
-    for (int a = 0; a < 3; ++a) {
-        double lo = g->origin[a] + ((double)c[a] - (double)r) * g->cell;
-        double hi = g->origin[a] + ((double)c[a] + (double)r + 1.0) * g->cell;
-        d = fmin(d, fmin(p[a] - lo, hi - p[a]));
-    }
-    return d - 1e-9 * g->cell;
-}
-
 uint32_t ps_grid_closest(const ps_grid* g, const double p[3], double out[3], double bary[3])
 {
     if (g->triangle_count == 0) return PS_NONE;
@@ -372,7 +359,8 @@ uint32_t ps_grid_closest(const ps_grid* g, const double p[3], double out[3], dou
             }
         }
         if (best_tri != PS_NONE) {
-            double reach = (double)r * g->cell, inside = ring_reach(g, c, r, p);
+            double reach = (double)r * g->cell;
+            double inside = sinew_grid_ring_reach(g->origin, g->cell, c, (double)r, p);
             if (best <= reach * reach || (inside > 0.0 && best < inside * inside)) break;
         }
     }
