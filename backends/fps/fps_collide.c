@@ -76,6 +76,7 @@ struct fps_collide {
     uint32_t* cap_v;      /* the contacts' skin vertices (increasing) */
     uint32_t* cap_b;      /* and capsules */
     uint32_t* cap_r;      /* and rows of x */
+    double* cap_deepest;  /* per skin vertex: the deepest contact it is held out of */
     double* cap_boxes;    /* 6 per bone at the step's pose: where its capsule can hold skin */
     sinew_spatial_hash cap_hash; /* over cap_boxes, rebuilt every step */
     sinew_spatial_hash_view cap_view;
@@ -101,7 +102,7 @@ void fps_collide_destroy(fps_collide* c)
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
                       c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->cap_boxes,
-                      c->tet_rest, c->tri_near};
+                      c->cap_deepest, c->tet_rest, c->tri_near};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -407,9 +408,10 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
  * there the parts' flesh shares the joint's sphere and the fold belongs to skin sliding).
  * Never held out of a capsule: the bone's own skin, skin that lay within an edge length of the
  * capsule at rest (the parts' flesh meets there), and a vertex whose anchor is inside the
- * capsule (the bone went through that flesh, as in fps_collide_anchor_through), and the skin
- * of a part whose own tube's largest radius is below half the tube's radius there (a finger
- * in a leg). The grid (FPS_CAP_SLICES x FPS_CAP_SECTORS), the weight (one edge spring's) and
+ * capsule (the bone went through that flesh, as in fps_collide_anchor_through), skin deeper
+ * inside than twice its own tissue's rest thickness (the same, where the anchor lies beyond
+ * the tube's active range), and the skin of a part whose own tube's largest radius is below
+ * half the tube's radius there (a finger in a leg). The grid (FPS_CAP_SLICES x FPS_CAP_SECTORS), the weight (one edge spring's) and
  * the rest margin (one edge) are the best of a small sweep
  * (docs/decisions/2026-11-26-fps-capsule-parameters.md). On with collisions=1 (fps's
  * default): they resolve the crease at the arm-into-torso pose, and over the male's six
@@ -420,6 +422,7 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
 #define CAP_SECTORS FPS_CAP_SECTORS
 #define CAP_FRAME FPS_CAP_FRAME
 #define CAP_THINNER 0.5 /* parts thinner than this fraction of a tube are not held out of it */
+#define CAP_TISSUE_DEPTHS 2.0 /* nor skin deeper inside than this many of its tissue's thickness */
 #define CAP_PI FPS_CAP_PI
 #define CAP_CANDIDATES 64u /* capsules a vertex's query may list before the full loop */
 
@@ -512,8 +515,10 @@ static sinew_result capsule_alloc(fps_collide* c)
     c->cap_b = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     c->cap_r = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     c->cap_boxes = (double*)sinew_host_calloc(host, 6u * (size_t)B + 6u, sizeof(double));
+    c->cap_deepest = (double*)sinew_host_calloc(host, n, sizeof(double));
     if (!c->cap_frame || !c->cap_R || !c->cap_pose || !c->cap_has || !c->cap_skip ||
-        !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b || !c->cap_r || !c->cap_boxes)
+        !c->cap_bone || !c->cap_next || !c->cap_v || !c->cap_b || !c->cap_r || !c->cap_boxes ||
+        !c->cap_deepest)
         return oom(host, "the limb capsules");
     for (uint32_t v = 0; v < n; ++v) c->cap_bone[v] = c->cap_next[v] = FPS_COLLIDE_NONE;
     return SINEW_OK;
@@ -633,6 +638,19 @@ static void capsule_rest_skips(fps_collide* c, uint32_t b)
     }
 }
 
+/* How deep inside a capsule each skin vertex may be held out of it: CAP_TISSUE_DEPTHS times
+ * its own tissue's rest thickness (skin to base). */
+static void capsule_depth_limits(fps_collide* c)
+{
+    const double* rest = c->m->rest;
+    for (uint32_t v = 0; v < c->n; ++v) {
+        const double* s = rest + 3u * (size_t)v;
+        const double* b = rest + 3u * ((size_t)c->n + v);
+        double d[3] = {s[0] - b[0], s[1] - b[1], s[2] - b[2]};
+        c->cap_deepest[v] = CAP_TISSUE_DEPTHS * sqrt(fps_col_dot(d, d));
+    }
+}
+
 /* The capsules' rest frames and radius tables, and which skin vertices never meet which. */
 static sinew_result capsule_build(fps_collide* c)
 {
@@ -647,6 +665,7 @@ static sinew_result capsule_build(fps_collide* c)
     c->cap_cell = reach > 0.0 && isfinite(reach) ? 2.0 * reach : 1.0;
     for (uint32_t b = 0; b < B; ++b)
         if (c->cap_has[b]) capsule_rest_skips(c, b);
+    capsule_depth_limits(c);
     return SINEW_OK;
 }
 
@@ -694,6 +713,11 @@ static uint32_t capsule_detect(const fps_collide* c, uint32_t v, uint32_t previo
         double Rb = capsule_eval(c, b, f, xb, &tb, &rb, db);
         if (Rb > 0.0 && rb < Rb) continue; /* the anchor is inside */
         double depth = R - r;
+        /* deeper than its tissue could lift it: the part's bone has reached the tube, even
+         * where the anchor lies beyond the tube's active range (a curled finger's knuckle in
+         * the next phalanx's tube), and holding the skin out tears the part
+         * (docs/decisions/2026-11-27-fps-contact-depth.md) */
+        if (depth > c->cap_deepest[v]) continue;
         if (b == previous && depth > -c->retain && best == FPS_COLLIDE_NONE) {
             best = b;
             best_depth = depth > 0.0 ? depth : 0.0;
@@ -1253,11 +1277,11 @@ static void detect_scene(const fps_collide* c, fps_collide_scene* scene)
     scene->bone_count = c->bone_count;
     scene->tri_near = c->same_part ? NULL : c->tri_near;
     /* global pairs only: also drop pairs whose anchor went through (fps_collide_anchor_through)
-     * by more than half a mean edge length (2 delta_col): deeper allowances let the side
-     * entries crush the hand again, shallower ones drop contacts the front entries resolve
-     * (docs/decisions/2026-11-26-fps-anchor-depth.md). */
+     * by more than an eighth of a mean edge length (delta_col / 2): deeper allowances let thin
+     * parts (fingers on a thigh) be lifted out by more than they are thick
+     * (docs/decisions/2026-11-27-fps-contact-depth.md). */
     scene->base_row = c->same_part ? NULL : c->base_row;
-    scene->base_depth = 2.0 * c->retain;
+    scene->base_depth = FPS_COLLIDE_ANCHOR_DEPTH * c->retain;
     scene->tet_rest = c->same_part ? NULL : c->tet_rest;
 }
 

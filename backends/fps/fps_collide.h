@@ -25,6 +25,10 @@
 
 typedef struct fps_collide fps_collide;
 
+/* How far below a triangle's plane the anchor of a skin vertex may lie before the global
+ * detection drops the pair (fps_collide_anchor_through), in units of delta_col. */
+#define FPS_COLLIDE_ANCHOR_DEPTH 0.5
+
 typedef struct fps_collide_desc {
     const ps_model* model;  /* required; must outlive the collision state */
     uint32_t free_count;    /* n_free: rows of the reduced system (1 .. 2n) */

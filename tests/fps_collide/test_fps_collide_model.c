@@ -91,7 +91,7 @@ static int32_t joint_index(const ps_test_rig* rig, const char* name)
  * through), FPS_COLLIDE_NONE for none. With the filters of the backend's global detection
  * (same_part 0) where given: tet_rest, the tet within a factor FPS_COLLIDE_TET_RATIO of its
  * rest volume (fps_collide_tet_usable); base_row, the vertex's anchor not through the plane
- * (fps_collide_anchor_through, depth 2 delta_col). boxes (6 per tet, lo and hi at x; may be
+ * (fps_collide_anchor_through, depth FPS_COLLIDE_ANCHOR_DEPTH delta_col). boxes (6 per tet, lo and hi at x; may be
  * NULL) only skip the far tets. */
 static uint32_t brute_force_filtered(const fps_collide* c, const ps_model* m, const double* x,
                                    size_t ldx, const double* tri_sign, const double* tet_rest,
@@ -104,7 +104,7 @@ static uint32_t brute_force_filtered(const fps_collide* c, const ps_model* m, co
     S.triangles = m->triangles;
     S.tri_sign = tri_sign;
     S.base_row = base_row;
-    S.base_depth = 2.0 * fps_collide_retain_distance(c);
+    S.base_depth = FPS_COLLIDE_ANCHOR_DEPTH * fps_collide_retain_distance(c);
     S.tet_rest = tet_rest;
     double xv[3];
     fps_col_load(x, ldx, v, xv);

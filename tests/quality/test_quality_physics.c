@@ -165,8 +165,9 @@ static void test_tbone_fast_swing(void** state)
 
 /* BCN_Epileptic.X around its loop's end and jump (frames 180 to 215, where its worst frames
  * were): no frame stretches an edge more than 1.5 times as far as lbs does on the same frame
- * with ps, 3 times with fps (closed lips once projected through each other there, 6.4 times;
- * fps's contacts still stretch a few very short edges at the hands and lips). */
+ * with ps, 2 times with fps (closed lips once projected through each other there, 6.4 times;
+ * a curled finger's knuckle held out of the next phalanx's limb capsule, 2.2 times; fps's
+ * contacts still stretch a few very short edges of the fingers resting on the thigh). */
 static void test_epileptic_loop_end(void** state)
 {
     (void)state;
@@ -184,9 +185,32 @@ static void test_epileptic_loop_end(void** state)
         for (uint32_t f = 0; f < r.frame_count; ++f)
             worst = fmax(worst, r.frames[f].max_edge_stretch / lbs.frames[f].max_edge_stretch);
         print_message("%s: largest stretch over lbs's %.2f\n", physics[b], worst);
-        assert_true(worst <= (b == 0 ? 1.5 : 3.0));
+        assert_true(worst <= (b == 0 ? 1.5 : 2.0));
         sample_sweep_report_free(&r);
     }
+    sample_sweep_report_free(&lbs);
+    sample_character_free(&ch);
+}
+
+/* The male's animation 4 while the hand swings up before the chest (frames 28 to 60): fps's
+ * contacts never stretch an edge more than twice as far as lbs on the same frame (the hand's
+ * thin tissue lifted out of the chest's prisms by more than it is thick: 2.5 times). */
+static void test_male_hand_before_chest(void** state)
+{
+    (void)state;
+    sample_character ch;
+    assert_int_equal(sample_character_load(sinew_test_data_path("characters/male/male.ini"), NULL,
+                                           &ch), SINEW_OK);
+    sample_sweep_report lbs, fps;
+    sweep(&ch, "lbs", 4, "28:60", &lbs);
+    sweep(&ch, "fps", 4, "28:60", &fps);
+    assert_int_equal(fps.frame_count, lbs.frame_count);
+    double worst = 0.0;
+    for (uint32_t f = 0; f < fps.frame_count; ++f)
+        worst = fmax(worst, fps.frames[f].max_edge_stretch / lbs.frames[f].max_edge_stretch);
+    print_message("fps: largest stretch over lbs's %.2f\n", worst);
+    assert_true(worst <= 2.0);
+    sample_sweep_report_free(&fps);
     sample_sweep_report_free(&lbs);
     sample_character_free(&ch);
 }
@@ -202,6 +226,7 @@ int main(int argc, char** argv)
         cmocka_unit_test(test_male_animation),
         cmocka_unit_test(test_epileptic_loop_end),
         cmocka_unit_test(test_tbone_fast_swing),
+        cmocka_unit_test(test_male_hand_before_chest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
