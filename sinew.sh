@@ -29,7 +29,7 @@ PACKAGES=(build-essential cmake pkg-config libcglm-dev libcmocka-dev libassimp-d
           libsuitesparse-dev libmeshoptimizer-dev
           libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
           libpng-dev libglfw3-dev xvfb xauth
-          assimp-testmodels)
+          assimp-testmodels locales)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else

@@ -187,7 +187,7 @@ void fps_model_params(const fps_params* p, ps_params* out)
 static bool parse_count(const char* text, double lo, double hi, uint32_t* out)
 {
     double v;
-    if (!ps_parse_number(text, &v) || v < lo || v > hi || v != floor(v)) return false;
+    if (!sinew_number_parse(text, &v) || v < lo || v > hi || v != floor(v)) return false;
     *out = (uint32_t)v;
     return true;
 }
@@ -259,11 +259,11 @@ typedef struct fps_seen {
     bool update[2];
 } fps_seen;
 
-/* A number within the key's bounds (ps_parse_number takes only finite numbers). */
+/* A number within the key's bounds (sinew_number_parse takes only finite numbers). */
 static bool parse_real(const fps_key* key, const char* text, double* out)
 {
     double v = 0.0;
-    if (!ps_parse_number(text, &v)) return false;
+    if (!sinew_number_parse(text, &v)) return false;
     if (key->lo_open ? !(v > key->lo) : v < key->lo) return false;
     if (key->hi_open ? !(v < key->hi) : v > key->hi) return false;
     *out = v;

@@ -91,7 +91,7 @@ typedef struct pbd_seen {
     bool update[2];
 } pbd_seen;
 
-/* A value of the key's kind within its bounds (ps_parse_number takes only finite numbers). */
+/* A value of the key's kind within its bounds (sinew_number_parse takes only finite numbers). */
 static bool parse_value(const pbd_key* key, const char* text, void* field)
 {
     double v = 0.0;
@@ -107,7 +107,7 @@ static bool parse_value(const pbd_key* key, const char* text, void* field)
         *(int*)field = text[0] == '1';
         return true;
     }
-    if (!ps_parse_number(text, &v)) return false;
+    if (!sinew_number_parse(text, &v)) return false;
     if (key->lo_open ? !(v > key->lo) : v < key->lo) return false;
     if (key->hi_open ? !(v < key->hi) : v > key->hi) return false;
     if (key->kind == PBD_VALUE_COUNT) {

@@ -126,7 +126,7 @@ static sinew_result parse_iterations(const sinew_host_api* host, const char* key
                                      const char* value, void* field)
 {
     double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
+    bool ok = sinew_number_parse(value, &v);
     ok = ok && v >= 1.0 && v <= 1000.0 && v == floor(v);
     if (!ok)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -142,7 +142,7 @@ static sinew_result parse_bounded(const sinew_host_api* host, const char* key, c
                                   void* field)
 {
     double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
+    bool ok = sinew_number_parse(value, &v);
     if (!ok || (lo_open ? !(v > lo) : v < lo) || v > hi)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: %s=\"%s\" is not %s", key,
                                value, what);
@@ -225,7 +225,7 @@ static sinew_result parse_vertex_count(const sinew_host_api* host, const char* k
                                        const char* value, uint32_t least, uint32_t* field)
 {
     double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
+    bool ok = sinew_number_parse(value, &v);
     ok = ok && v >= (double)least && v <= 1e8 && v == floor(v);
     if (!ok)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,

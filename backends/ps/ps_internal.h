@@ -20,6 +20,7 @@
 
 #include "cpu_features.h"
 #include "sinew_decimate.h"
+#include "sinew_number.h"
 #include "sinew_step_clock.h"
 
 #define PS_NAME "ps"
@@ -77,8 +78,6 @@ typedef struct ps_params {
 } ps_params;
 
 void ps_params_default(ps_params* p);
-/* A parameter's whole text as a finite number (strtod in full, nothing after it). */
-bool ps_parse_number(const char* text, double* out);
 /* For a pair of keys parsed apart from the table (jump_*, volume_*): which of names[] `key`
  * is (-1: neither); a repeated key sets *result to SINEW_ERROR_PARAMETER after one line naming
  * `backend`, else *result is SINEW_OK, *v the value and *ok whether it is a finite number

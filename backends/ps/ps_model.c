@@ -2,7 +2,6 @@
  * skeleton (Sec. 3.1), skin shrinking (Sec. 3.2), tissue mesh (Sec. 3.3, 4.1), upsampling
  * data (Sec. 6). SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,17 +75,6 @@ sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
 }
 
 
-bool ps_parse_number(const char* text, double* out)
-{
-    if (!text || !*text) return false;
-    errno = 0;
-    char* end = NULL;
-    double v = strtod(text, &end);
-    if (errno != 0 || !end || *end != '\0' || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
 int ps_param_of_two(const sinew_host_api* host, const char* backend, const char* key,
                     const char* value, const char* const names[2], bool seen[2], double* v,
                     bool* ok, sinew_result* result)
@@ -100,7 +88,7 @@ int ps_param_of_two(const sinew_host_api* host, const char* backend, const char*
         return k;
     }
     seen[k] = true;
-    *ok = ps_parse_number(value, v) && *v >= 0.0;
+    *ok = sinew_number_parse(value, v) && *v >= 0.0;
     return k;
 }
 

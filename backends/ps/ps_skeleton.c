@@ -141,9 +141,8 @@ static sinew_result user_radii(const sinew_host_api* host, const sinew_rig_view*
         name[nl] = '\0';
         memcpy(number, colon + 1, vl);
         number[vl] = '\0';
-        char* stop = NULL;
-        double radius = strtod(number, &stop);
-        if (!stop || *stop != '\0' || !isfinite(radius) || !(radius > 0.0))
+        double radius = 0.0;
+        if (!sinew_number_parse(number, &radius) || !(radius > 0.0))
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                    "ps: bone_radii: the radius \"%s\" of joint \"%s\" is not a "
                                    "positive number", number, name);

@@ -60,7 +60,7 @@ bool ps_update_parse(const sinew_host_api* host, const char* backend, const char
     }
     seen[k] = true;
     double v = 0.0;
-    bool ok = ps_parse_number(value, &v);
+    bool ok = sinew_number_parse(value, &v);
     if (k == 0 && ok && v >= 1.0 && v <= (double)SINEW_STEP_CLOCK_MAX_SUBSTEPS && v == floor(v))
         out->max_substeps = (uint32_t)v;
     else if (k == 1 && (strcmp(value, "0") == 0 || strcmp(value, "1") == 0))

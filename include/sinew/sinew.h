@@ -316,7 +316,9 @@ SINEW_API sinew_result sinew_rig_local_to_model(const sinew_world* world, sinew_
 /* Skin components                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-/* One backend parameter, as text: backends parse and validate their own keys. */
+/* One backend parameter, as text: backends parse and validate their own keys. Numbers are
+ * written as in C ('.' as the decimal point, an optional exponent) and read alike whatever
+ * locale the application has set. */
 typedef struct sinew_param {
     const char* key;
     const char* value;

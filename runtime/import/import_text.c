@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "import_internal.h"
+#include "sinew_number.h"
 
 /* The smallest bytes one record can take, used to bound counts before allocating:
  * "0 0 0\n" for a vertex or an axis, "3 0 1 2\n" for a face, "0 0 0 a b\n" for a joint. */
@@ -169,18 +170,16 @@ static sinew_result read_float(text_reader* r, int same_line, const char* what, 
     if (res != SINEW_OK) return res;
     char buffer[64];
     double value = 0.0;
-    char* stop = NULL;
+    bool number = false;
     if (t.length < sizeof buffer) {
         memcpy(buffer, t.text, t.length);
         buffer[t.length] = '\0';
-        value = strtod(buffer, &stop);
+        number = sinew_number_parse(buffer, &value);
     }
-    if (!stop || stop != buffer + t.length)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s is not a number",
-                           r->file, (unsigned)t.line, what);
-    if (!isfinite(value) || fabs(value) > FLT_MAX)
+    if (!number || fabs(value) > FLT_MAX)
         return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: %s is not a finite number", r->file, (unsigned)t.line, what);
+                           "%s:%u: %s is not a finite decimal number within the float range",
+                           r->file, (unsigned)t.line, what);
     *out = (float)value;
     return SINEW_OK;
 }
