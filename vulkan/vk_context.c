@@ -437,6 +437,12 @@ sinew_result sinew_vk_context_create(const sinew_vk_context_desc* desc,
         return sinew_host_fail(&tmp.host, SINEW_ERROR_OUT_OF_MEMORY,
                                "sinew_vk_context_create: out of memory");
     *ctx = tmp;
+    ctx->queue_lock_ready = pthread_mutex_init(&ctx->queue_lock, NULL) == 0;
+    if (!ctx->queue_lock_ready) {
+        sinew_vk_context_destroy(ctx);
+        return sinew_host_fail(&tmp.host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "sinew_vk_context_create: cannot create the queue's lock");
+    }
     r = open_device(ctx, desc);
     if (r != SINEW_OK) {
         sinew_vk_context_destroy(ctx);
@@ -451,8 +457,13 @@ void sinew_vk_context_destroy(sinew_vk_context* ctx)
     if (!ctx) return;
     /* Worlds tied to this context see their vk backends as unavailable from now on. */
     sinew_vk_backends_forget_context(ctx);
-    if (ctx->device && ctx->queue) vkQueueWaitIdle(ctx->queue);
+    if (ctx->device && ctx->queue) {
+        sinew_vk_context_lock_queue(ctx);
+        vkQueueWaitIdle(ctx->queue);
+        sinew_vk_context_unlock_queue(ctx);
+    }
     if (ctx->command_pool) vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
+    if (ctx->queue_lock_ready) pthread_mutex_destroy(&ctx->queue_lock);
     if (ctx->owns_device && ctx->device) vkDestroyDevice(ctx->device, NULL);
     if (ctx->messenger) {
         PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
@@ -490,6 +501,16 @@ sinew_result sinew_vk_context_get_info(const sinew_vk_context* ctx, sinew_vk_con
     return SINEW_OK;
 }
 
+void sinew_vk_context_lock_queue(sinew_vk_context* ctx)
+{
+    if (ctx && ctx->queue_lock_ready) pthread_mutex_lock(&ctx->queue_lock);
+}
+
+void sinew_vk_context_unlock_queue(sinew_vk_context* ctx)
+{
+    if (ctx && ctx->queue_lock_ready) pthread_mutex_unlock(&ctx->queue_lock);
+}
+
 sinew_result sinew_vk_context_submit_wait(sinew_vk_context* ctx,
                                           void (*record)(VkCommandBuffer cmd, void* user),
                                           void* user)
@@ -502,8 +523,12 @@ sinew_result sinew_vk_context_submit_wait(sinew_vk_context* ctx,
     alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     alloc.commandBufferCount = 1;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
+    sinew_vk_context_lock_queue(ctx);
     VkResult vr = vkAllocateCommandBuffers(ctx->device, &alloc, &cmd);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkAllocateCommandBuffers");
+    if (vr != VK_SUCCESS) {
+        sinew_vk_context_unlock_queue(ctx);
+        return sinew_vk_fail(ctx, vr, "vkAllocateCommandBuffers");
+    }
     VkFence fence = VK_NULL_HANDLE;
     VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -527,12 +552,15 @@ sinew_result sinew_vk_context_submit_wait(sinew_vk_context* ctx,
         vr = vkQueueSubmit(ctx->queue, 1, &submit, fence);
         if (vr != VK_SUCCESS) r = sinew_vk_fail(ctx, vr, "vkQueueSubmit");
     }
+    sinew_vk_context_unlock_queue(ctx);
     if (r == SINEW_OK) {
         vr = vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
         if (vr != VK_SUCCESS) r = sinew_vk_fail(ctx, vr, "vkWaitForFences");
     }
     if (fence) vkDestroyFence(ctx->device, fence, NULL);
+    sinew_vk_context_lock_queue(ctx);
     vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
+    sinew_vk_context_unlock_queue(ctx);
     return r;
 }
 

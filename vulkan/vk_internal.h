@@ -2,6 +2,8 @@
 #ifndef SINEW_VK_INTERNAL_H
 #define SINEW_VK_INTERNAL_H
 
+#include <pthread.h>
+
 #include <sinew/sinew_vulkan.h>
 
 #include <sinew/sinew_host.h>
@@ -22,6 +24,10 @@ struct sinew_vk_context {
     VkPhysicalDeviceMemoryProperties memory;
     uint8_t device_uuid[VK_UUID_SIZE];
     VkCommandPool command_pool;         /* for sinew_vk_context_submit_wait */
+    /* Held around every use of `queue` and `command_pool` (both externally synchronised):
+     * skins submit from the world's worker threads at once (sinew_vk_context_lock_queue). */
+    pthread_mutex_t queue_lock;
+    int queue_lock_ready;
     volatile uint64_t validation_messages;
     /* The live outputs, so that the renderer recognises an output's VkBuffer among the
      * buffers it is given (sinew_vk_output_find). */

@@ -392,7 +392,9 @@ void sinew_vk_output_destroy(sinew_vk_output* output)
     sinew_vk_output* out = output_cast(output);
     if (!out) return;
     if (out->world) sinew_vk_output_unbind(out);
+    sinew_vk_context_lock_queue(out->ctx);
     vkQueueWaitIdle(out->ctx->queue);
+    sinew_vk_context_unlock_queue(out->ctx);
     output_free(out);
 }
 
@@ -549,7 +551,9 @@ sinew_result sinew_vk_output_end_frame(sinew_vk_output* output)
         si.pNext = &ts;
         si.signalSemaphoreCount = 1;
         si.pSignalSemaphores = &out->written;
+        sinew_vk_context_lock_queue(ctx);
         vr = vkQueueSubmit(ctx->queue, 1, &si, VK_NULL_HANDLE);
+        sinew_vk_context_unlock_queue(ctx);
     } else {
         /* An external writer's signal of an earlier frame may still be queued on its stream:
          * a host signal must come after it (a timeline only grows). */

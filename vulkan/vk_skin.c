@@ -575,7 +575,11 @@ static sinew_result vk_dispatch(vk_skin* s, dispatch_target t, uint32_t flags,
         si.pWaitDstStageMask = &wait_stage;
     }
     vr = vkResetFences(ctx->device, 1, &s->fence);
-    if (vr == VK_SUCCESS) vr = vkQueueSubmit(ctx->queue, 1, &si, s->fence);
+    if (vr == VK_SUCCESS) {
+        sinew_vk_context_lock_queue(ctx);
+        vr = vkQueueSubmit(ctx->queue, 1, &si, s->fence);
+        sinew_vk_context_unlock_queue(ctx);
+    }
     if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkQueueSubmit (skin)");
     s->in_flight = true;
     return SINEW_OK;

@@ -109,6 +109,15 @@ SINEW_API sinew_result sinew_vk_context_submit_wait(sinew_vk_context* context,
                                                                    void* user),
                                                     void* user);
 
+/* The context's queue is externally synchronised (Vulkan spec, "Threading Behavior"), and
+ * sinew submits to it from the world's worker threads (every Vulkan skin's update) and from
+ * output calls. sinew serialises its own submissions with one lock per context; an engine that
+ * gave its own queue and submits to it (or presents, or waits for it to be idle) from other
+ * threads while sinew may run takes the same lock around those calls. Not recursive: never
+ * call a sinew function while holding it. NULL is ignored. */
+SINEW_API void sinew_vk_context_lock_queue(sinew_vk_context* context);
+SINEW_API void sinew_vk_context_unlock_queue(sinew_vk_context* context);
+
 /* Index of a memory type with all of `required` among type_bits, or -1. */
 SINEW_API int32_t sinew_vk_context_find_memory_type(const sinew_vk_context* context,
                                                     uint32_t type_bits,

@@ -663,7 +663,11 @@ sinew_result sinew_renderer_create(sinew_vk_context* ctx, const sinew_renderer_d
 void sinew_renderer_destroy(sinew_renderer* r)
 {
     if (!r) return;
-    if (r->queue) vkQueueWaitIdle(r->queue);
+    if (r->queue) {
+        sinew_vk_context_lock_queue(r->context);
+        vkQueueWaitIdle(r->queue);
+        sinew_vk_context_unlock_queue(r->context);
+    }
     if (r->fence) vkDestroyFence(r->device, r->fence, NULL);
     if (r->command_pool) vkDestroyCommandPool(r->device, r->command_pool, NULL);
     if (r->descriptor_pool) vkDestroyDescriptorPool(r->device, r->descriptor_pool, NULL);
@@ -1185,7 +1189,9 @@ static sinew_result submit_and_wait(sinew_renderer* r, VkCommandBuffer cmd)
     VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
+    sinew_vk_context_lock_queue(r->context);
     VkResult vr = vkQueueSubmit(r->queue, 1, &submit, r->fence);
+    sinew_vk_context_unlock_queue(r->context);
     if (vr != VK_SUCCESS) return render_vk_fail(r, vr, "vkQueueSubmit");
     vr = vkWaitForFences(r->device, 1, &r->fence, VK_TRUE, UINT64_MAX);
     VkResult reset = vkResetFences(r->device, 1, &r->fence);
