@@ -9,8 +9,14 @@
 #include <string.h>
 
 #include <sinew/sinew.h>
+#if defined(SINEW_QUALITY_HAVE_VULKAN)
+#include <sinew/sinew_vulkan.h>
+#else
+typedef struct sinew_vk_context sinew_vk_context;
+#endif
 
 #include "sample_character.h"
+#include "sample_log.h"
 #include "sample_off.h"
 #include "sample_options.h"
 #include "sample_quality.h"
@@ -171,6 +177,40 @@ static int measure(const quality_options* o, const sample_quality_desc* desc,
     return r == SINEW_OK ? SAMPLE_EXIT_OK : SAMPLE_EXIT_FAILURE;
 }
 
+/* For a vk-* backend: a world with a Vulkan context and the Vulkan backends registered, which
+ * the measurement runs in (desc->world); both left NULL for other backends. */
+static sinew_result vulkan_world(const quality_options* o, sinew_world** world,
+                                 sinew_vk_context** ctx)
+{
+    *world = NULL;
+    *ctx = NULL;
+    if (strncmp(o->backend, "vk-", 3) != 0) return SINEW_OK;
+#if defined(SINEW_QUALITY_HAVE_VULKAN)
+    sinew_world_desc wd = SINEW_WORLD_DESC_INIT;
+    wd.logger = sample_stderr_logger();
+    wd.thread_count = o->threads;
+    sinew_result r = sinew_world_create(&wd, world);
+    sinew_vk_context_desc cd = SINEW_VK_CONTEXT_DESC_INIT;
+    cd.logger = sample_stderr_logger();
+    if (r == SINEW_OK) r = sinew_vk_context_create(&cd, ctx);
+    if (r == SINEW_OK) r = sinew_vk_register_backends(*world, *ctx);
+    return r;
+#else
+    fprintf(stderr, "sinew-quality: this build has no Vulkan module\n");
+    return SINEW_ERROR_UNSUPPORTED;
+#endif
+}
+
+static void vulkan_world_free(sinew_world* world, sinew_vk_context* ctx)
+{
+    sinew_world_destroy(world);
+#if defined(SINEW_QUALITY_HAVE_VULKAN)
+    sinew_vk_context_destroy(ctx);
+#else
+    (void)ctx;
+#endif
+}
+
 /* Loads the character and measures; the exit code. */
 static int run(const quality_options* o, const sample_pose_spec* pose,
                const sample_sweep_spec* sweep)
@@ -201,8 +241,20 @@ static int run(const quality_options* o, const sample_pose_spec* pose,
     const sinew_mesh_desc* mesh = &character.rig.render_mesh;
     if (o->positions_out) desc.positions = malloc(sizeof(float) * 3 * mesh->vertex_count);
     int code = SAMPLE_EXIT_FAILURE;
-    if (o->positions_out && !desc.positions) fprintf(stderr, "sinew-quality: out of memory\n");
-    else code = measure(o, &desc, sweep);
+    sinew_vk_context* vk = NULL;
+    r = vulkan_world(o, &desc.world, &vk);
+    if (r != SINEW_OK) {
+        const char* require = getenv("SINEW_REQUIRE_VULKAN");
+        int skip = r == SINEW_ERROR_NO_DEVICE && !(require && strcmp(require, "1") == 0);
+        fprintf(stderr, "sinew-quality: %s needs a Vulkan device: %s%s\n", o->backend,
+                sinew_result_string(r),
+                skip ? " (skipped; SINEW_REQUIRE_VULKAN=1 makes this an error)" : "");
+        if (skip) code = SAMPLE_EXIT_SKIP;
+    } else if (o->positions_out && !desc.positions)
+        fprintf(stderr, "sinew-quality: out of memory\n");
+    else
+        code = measure(o, &desc, sweep);
+    vulkan_world_free(desc.world, vk);
     if (code == SAMPLE_EXIT_OK && desc.positions &&
         sample_off_write(o->positions_out, desc.positions, mesh->vertex_count, mesh->indices,
                          mesh->triangle_count) != SINEW_OK) {
