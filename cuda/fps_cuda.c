@@ -1160,6 +1160,16 @@ static sinew_result fpsc_bake(const sinew_host_api* host, const sinew_rig_view* 
     return sinew_backend_fps.bake(host, rig, rest, rest_count, writer);
 }
 
+/* The keys prepare takes: the plugin's own (split off in split_params), then fps's, whose
+ * solver the device restricts to pcg (the default here). */
+static const sinew_param_info fpsc_param_info[] = {
+    {"device", SINEW_PARAM_INTEGER, 0u, 0.0, 64.0, "0", NULL, "the CUDA device's ordinal"},
+    {"launch", SINEW_PARAM_CHOICE, 0u, 0.0, 0.0, "auto", "auto|graph|cooperative|stream",
+     "how a step's kernels are launched (cuda/README.md)"},
+    {"batch", SINEW_PARAM_TEXT, 0u, 0.0, 63.0, "", NULL,
+     "a name: every fps-cuda skin of the process with this name steps in the same launches"},
+    FPS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fps_params)};
+
 static const sinew_backend_vtable fpsc_vtable = {
     (uint32_t)sizeof(sinew_backend_vtable),
     FPSC_NAME,
@@ -1174,6 +1184,8 @@ static const sinew_backend_vtable fpsc_vtable = {
     fpsc_set_state,
     fpsc_destroy_instance,
     fpsc_bake,
+    fpsc_param_info,
+    (uint32_t)(sizeof fpsc_param_info / sizeof fpsc_param_info[0]),
 };
 
 static const sinew_backend_vtable* const fpsc_backends[] = {&fpsc_vtable};

@@ -70,6 +70,9 @@ typedef struct sinew_backend_entry {
 
 /* A backend function's result as the runtime passes it on: r when it is a sinew_result, else
  * BACKEND_FAILED with one line naming the backend, its `function` and the raw value. */
+/* The table's parameter descriptions (ABI version 2), or NULL and *count 0. */
+const sinew_param_info* sinew_backend_param_infos(const sinew_backend_vtable* vt,
+                                                  uint32_t* count);
 sinew_result sinew_backend_result(const sinew_host_api* host, const sinew_backend_vtable* vt,
                                   const char* function, sinew_result r);
 

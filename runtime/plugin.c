@@ -16,6 +16,29 @@
 #define VTABLE_MIN_SIZE ((uint32_t)(offsetof(sinew_backend_vtable, destroy) + sizeof(void (*)(void*))))
 #define PLUGIN_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_plugin_info, backends) + sizeof(void*)))
 
+#define PARAMS_END ((uint32_t)(offsetof(sinew_backend_vtable, param_count) + sizeof(uint32_t)))
+
+/* ABI version 2's parameter descriptions, where the table has them: a NULL array only with
+ * a count of 0, and every entry with a key and a known type (CHOICE with its words). */
+static sinew_result validate_param_infos(const sinew_host_api* host,
+                                         const sinew_backend_vtable* vt, const char* origin)
+{
+    if (vt->struct_size < PARAMS_END || (!vt->params && vt->param_count == 0)) return SINEW_OK;
+    if (!vt->params || vt->param_count > 4096u)
+        return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
+                               "%s: backend \"%s\" describes %u parameters in %s", origin,
+                               vt->name, vt->param_count, vt->params ? "too many" : "a NULL array");
+    for (uint32_t i = 0; i < vt->param_count; ++i) {
+        const sinew_param_info* p = &vt->params[i];
+        if (!p->key || !p->key[0] || p->type < SINEW_PARAM_FLAG || p->type > SINEW_PARAM_TEXT ||
+            (p->type == SINEW_PARAM_CHOICE && (!p->choices || !p->choices[0])))
+            return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
+                                   "%s: backend \"%s\": parameter description %u has no key, an "
+                                   "unknown type or a choice without words", origin, vt->name, i);
+    }
+    return SINEW_OK;
+}
+
 sinew_result sinew_validate_backend_table(const sinew_host_api* host,
                                           const sinew_backend_vtable* vt, const char* origin)
 {
@@ -37,7 +60,16 @@ sinew_result sinew_validate_backend_table(const sinew_host_api* host,
     if (missing)
         return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
                                "%s: backend \"%s\" has no %s function", origin, vt->name, missing);
-    return SINEW_OK;
+    return validate_param_infos(host, vt, origin);
+}
+
+const sinew_param_info* sinew_backend_param_infos(const sinew_backend_vtable* vt,
+                                                  uint32_t* count)
+{
+    *count = 0;
+    if (vt->struct_size < PARAMS_END || !vt->params) return NULL;
+    *count = vt->param_count;
+    return vt->params;
 }
 
 sinew_result sinew_backend_result(const sinew_host_api* host, const sinew_backend_vtable* vt,
@@ -86,7 +118,7 @@ static sinew_result negotiate(const sinew_host_api* host, const char* path,
     sinew_host_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = (uint32_t)sizeof info;
-    info.abi_version_min = SINEW_PLUGIN_ABI_VERSION;
+    info.abi_version_min = SINEW_PLUGIN_ABI_VERSION_MIN;
     info.abi_version_max = SINEW_PLUGIN_ABI_VERSION;
     info.sizeof_backend_vtable = (uint32_t)sizeof(sinew_backend_vtable);
     info.sizeof_rig_view = (uint32_t)sizeof(sinew_rig_view);

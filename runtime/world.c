@@ -282,6 +282,24 @@ const char* sinew_world_backend_name(const sinew_world* world, uint32_t index)
     return world->backends[index].vt->name;
 }
 
+sinew_result sinew_world_backend_params(const sinew_world* world, const char* backend,
+                                        const sinew_param_info** params, uint32_t* count)
+{
+    if (params) *params = NULL;
+    if (count) *count = 0;
+    if (!world || !backend || !params || !count)
+        return sinew_host_fail(world ? &world->host : NULL, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_world_backend_params: world, backend, params and count "
+                               "are required");
+    const sinew_backend_vtable* vt = sinew_world_find_backend(world, backend);
+    if (!vt)
+        return sinew_host_fail(&world->host, SINEW_ERROR_UNKNOWN_BACKEND,
+                               "sinew_world_backend_params: no backend named \"%s\" is "
+                               "registered", backend);
+    *params = sinew_backend_param_infos(vt, count);
+    return SINEW_OK;
+}
+
 sinew_result sinew_world_lookup_backend(sinew_world* world, const char* name,
                                         const sinew_backend_vtable** out)
 {

@@ -30,6 +30,7 @@
 #include "dual_quat.h"
 #include "sinew_output.h"
 #include "skin_geometric.h"
+#include "sinew_params.h"
 #include "vk_internal.h"
 
 #if defined(SINEW_VK_HAVE_SHADERS)
@@ -212,33 +213,25 @@ static sinew_result vk_probe(const sinew_host_api* host)
     return map_find(host) ? SINEW_OK : SINEW_ERROR_BACKEND_UNAVAILABLE;
 }
 
+/* The one key of vk-lbs and vk-dqs (sinew_params.h). */
+typedef struct vk_params {
+    int normals;
+} vk_params;
+
+static const sinew_param_info vk_param_info[] = {
+    {"normals", SINEW_PARAM_FLAG, 0u, 0.0, 1.0, "1", NULL,
+     "1: skinned normals too; 0: positions only"}};
+static const sinew_param_slot vk_param_slots[] = {
+    {offsetof(vk_params, normals), SINEW_STORE_INT, (uint32_t)sizeof(int), NULL}};
+
 static sinew_result vk_parse_params(const sinew_host_api* host, const char* name,
                                     const sinew_param* params, uint32_t count, bool* normals)
 {
-    *normals = true;
-    if (count > 0 && !params)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "%s: param_count is %u but params is NULL", name, count);
-    bool seen = false;
-    for (uint32_t i = 0; i < count; ++i) {
-        if (!params[i].key || !params[i].value)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "%s: parameter %u has a NULL %s",
-                                   name, i, params[i].key ? "value" : "key");
-        if (strcmp(params[i].key, "normals") != 0)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: unknown parameter \"%s\" (known: normals)", name,
-                                   params[i].key);
-        if (seen)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: parameter \"normals\" is given twice", name);
-        seen = true;
-        if (strcmp(params[i].value, "1") != 0 && strcmp(params[i].value, "0") != 0)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: normals=\"%s\" is neither 1 nor 0", name,
-                                   params[i].value);
-        *normals = params[i].value[0] == '1';
-    }
-    return SINEW_OK;
+    vk_params p = {1};
+    sinew_result r = sinew_params_parse(host, name, vk_param_info, vk_param_slots, 1u, params,
+                                        count, &p);
+    *normals = p.normals != 0;
+    return r;
 }
 
 /* The compute pipeline: six storage-buffer bindings, three push constants, the backend's
@@ -877,13 +870,13 @@ static sinew_result vk_dqs_prepare(const sinew_host_api* host, const sinew_rig_v
 static const sinew_backend_vtable vk_lbs_table = {
     (uint32_t)sizeof(sinew_backend_vtable), "vk-lbs", SINEW_BACKEND_FLAG_GPU, vk_probe,
     vk_lbs_prepare, vk_set_pose, vk_step, vk_read_output, vk_bind_output, vk_get_state,
-    vk_set_state, vk_destroy, NULL,
+    vk_set_state, vk_destroy, NULL, vk_param_info, 1u,
 };
 
 static const sinew_backend_vtable vk_dqs_table = {
     (uint32_t)sizeof(sinew_backend_vtable), "vk-dqs", SINEW_BACKEND_FLAG_GPU, vk_probe,
     vk_dqs_prepare, vk_set_pose, vk_step, vk_read_output, vk_bind_output, vk_get_state,
-    vk_set_state, vk_destroy, NULL,
+    vk_set_state, vk_destroy, NULL, vk_param_info, 1u,
 };
 
 static bool world_has(const sinew_world* world, const char* name)

@@ -1,6 +1,7 @@
 /* The geometric CPU backends' shared instance code; skin_geometric.h has the contract.
  * SPDX-License-Identifier: MIT */
 #include "skin_geometric.h"
+#include "sinew_params.h"
 
 /* ---- running kernels over the job system ---- */
 
@@ -66,45 +67,40 @@ static void sinew_geo_refresh(sinew_geo_instance* inst, bool need_normals)
 
 /* ---- parameters ---- */
 
+/* The stored form of the two keys (sinew_params.h). */
+typedef struct geo_params {
+    int normals;
+    int simd;
+} geo_params;
+
+static const int geo_simd_values[5] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW_SIMD_SSE41,
+                                       SINEW_SIMD_AVX2, SINEW_SIMD_AVX512};
+
+#define GEO_PARAM_ROWS(X, T)                                                                      \
+    X(T, normals, FLAG, 0, 0.0, 1.0, "1", NULL, "1: skinned normals too; 0: positions only", INT, \
+      normals, NULL)                                                                              \
+    X(T, simd, CHOICE, 0, 0.0, 0.0, "auto", "auto|scalar|sse|avx2|avx512",                        \
+      "the kernels' instruction set; one the CPU lacks is refused (the same results)", INT, simd, \
+      geo_simd_values)
+
+#define GEO_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
+const sinew_param_info sinew_geo_param_info[SINEW_GEO_PARAM_COUNT] = {
+    GEO_PARAM_ROWS(SINEW_PARAM_INFO_ROW, geo_params)};
+static const sinew_param_slot geo_param_slots[] = {GEO_PARAM_ROWS(GEO_SLOT_ROW, geo_params)};
+#undef GEO_SLOT_ROW
+_Static_assert(sizeof geo_param_slots / sizeof geo_param_slots[0] == SINEW_GEO_PARAM_COUNT,
+               "SINEW_GEO_PARAM_COUNT is the number of rows");
+
 sinew_result sinew_geo_parse_params(const sinew_host_api* host, const char* name,
                                     const sinew_param* params, uint32_t count,
                                     bool* want_normals, sinew_simd* simd)
 {
-    *want_normals = true;
-    *simd = SINEW_SIMD_AUTO;
-    if (count > 0 && !params)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "%s: param_count is %u but params is NULL", name, count);
-    bool seen_normals = false, seen_simd = false;
-    for (uint32_t i = 0; i < count; ++i) {
-        const char* key = params[i].key;
-        const char* value = params[i].value;
-        if (!key || !value)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "%s: parameter %u has a NULL %s",
-                                   name, i, key ? "value" : "key");
-        bool* seen = strcmp(key, "normals") == 0 ? &seen_normals
-                     : strcmp(key, "simd") == 0  ? &seen_simd
-                                                 : NULL;
-        if (!seen)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: unknown parameter \"%s\" (known: normals, simd)", name,
-                                   key);
-        if (*seen)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: parameter \"%s\" is given twice", name, key);
-        *seen = true;
-        if (seen == &seen_normals) {
-            if (strcmp(value, "1") != 0 && strcmp(value, "0") != 0)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "%s: normals=\"%s\" is neither 1 nor 0", name, value);
-            *want_normals = value[0] == '1';
-        } else if (!sinew_simd_parse(value, simd)) {
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: simd=\"%s\" is not one of auto, scalar, sse, avx2, avx512",
-                                   name, value);
-        }
-    }
-    return SINEW_OK;
+    geo_params p = {1, SINEW_SIMD_AUTO};
+    sinew_result r = sinew_params_parse(host, name, sinew_geo_param_info, geo_param_slots,
+                                        SINEW_GEO_PARAM_COUNT, params, count, &p);
+    *want_normals = p.normals != 0;
+    *simd = (sinew_simd)p.simd;
+    return r;
 }
 
 /* ---- vtable entries ---- */

@@ -192,7 +192,10 @@ static inline sinew_result sinew_geo_check_rig(const sinew_host_api* host, const
 
 /* ---- the vtable entries (skin_geometric.c); the contract is this file's opening comment ---- */
 
-/* The `normals` and `simd` parameters. */
+/* The `normals` and `simd` parameters: their description (the vtables of lbs and dqs) and the
+ * parse. */
+#define SINEW_GEO_PARAM_COUNT 2u
+extern const sinew_param_info sinew_geo_param_info[SINEW_GEO_PARAM_COUNT];
 sinew_result sinew_geo_parse_params(const sinew_host_api* host, const char* name,
                                     const sinew_param* params, uint32_t count,
                                     bool* want_normals, sinew_simd* simd);

@@ -45,6 +45,8 @@ const sinew_backend_vtable sinew_backend_dqs = {
     sinew_geo_set_state,
     sinew_geo_destroy,
     NULL, /* bake: nothing pose-independent is worth baking */
+    sinew_geo_param_info,
+    SINEW_GEO_PARAM_COUNT,
 };
 
 static void dqs_convert_pose(const float* skinning, uint32_t joint_count, float* out)

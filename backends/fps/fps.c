@@ -69,6 +69,7 @@
 #include <time.h>
 
 #include "builtin_backends.h"
+#include "ps_param_rows.h"
 #include "fps_internal.h"
 #include "fps_mls.h"
 #include "ps_shell.h"
@@ -184,223 +185,21 @@ void fps_model_params(const fps_params* p, ps_params* out)
     memcpy(out->bone_radii, p->bone_radii, sizeof out->bone_radii);
 }
 
-static bool parse_count(const char* text, double lo, double hi, uint32_t* out)
-{
-    double v;
-    if (!sinew_number_parse(text, &v) || v < lo || v > hi || v != floor(v)) return false;
-    *out = (uint32_t)v;
-    return true;
-}
+static const int fps_solver_values[2] = {FPS_SOLVER_CHOLMOD, FPS_SOLVER_PCG};
 
-static bool parse_flag(const char* text, int* out)
-{
-    if (strcmp(text, "0") != 0 && strcmp(text, "1") != 0) return false;
-    *out = text[0] == '1';
-    return true;
-}
-
-/* How the value of one of fps's own keys is read (fps_key). */
-typedef enum fps_value_kind {
-    FPS_VALUE_COUNT,  /* a whole number in [lo, hi], into a uint32_t */
-    FPS_VALUE_REAL,   /* a number within lo and hi (each bound open or closed), into a double */
-    FPS_VALUE_FLAG,   /* 0 or 1, into an int */
-    FPS_VALUE_SOLVER, /* cholmod or pcg */
-    FPS_VALUE_SIMD,   /* auto, scalar, avx2 or avx512 */
-    FPS_VALUE_TEXT    /* bone_radii */
-} fps_value_kind;
-
-/* One of fps's own keys: its field of fps_params, its bounds and how its log line states the
- * accepted values ("is not a whole number in <range>", "is not <range>"). */
-typedef struct fps_key {
-    const char* name;
-    fps_value_kind kind;
-    size_t offset;
-    double lo, hi;
-    bool lo_open, hi_open;
-    const char* range;
-} fps_key;
-
-#define FPS_KEY(name, kind, lo, hi, lo_open, hi_open, range) \
-    {#name, kind, offsetof(fps_params, name), lo, hi, lo_open, hi_open, range}
-
-static const fps_key fps_keys[] = {
-    FPS_KEY(iterations, FPS_VALUE_COUNT, 1.0, 1000.0, false, false, "1..1000"),
-    FPS_KEY(pcg_iterations, FPS_VALUE_COUNT, 1.0, 10000.0, false, false, "1..10000"),
-    FPS_KEY(pcg_tolerance, FPS_VALUE_REAL, 0.0, 1.0, false, true, "a number in [0, 1)"),
-    FPS_KEY(solver, FPS_VALUE_SOLVER, 0.0, 0.0, false, false, NULL),
-    FPS_KEY(timestep, FPS_VALUE_REAL, 0.0, 1.0, true, false,
-            "a number of seconds in (0, 1]"),
-    FPS_KEY(damping, FPS_VALUE_REAL, 0.0, 1.0, false, false, "a number in [0, 1]"),
-    FPS_KEY(strain_weight, FPS_VALUE_REAL, 0.0, 1e12, true, false,
-            "a positive number (at most 1e12)"),
-    FPS_KEY(mass, FPS_VALUE_REAL, 0.0, 1e12, true, false, "a positive number (at most 1e12)"),
-    FPS_KEY(sliding, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
-    FPS_KEY(profile, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
-    FPS_KEY(simd, FPS_VALUE_SIMD, 0.0, 0.0, false, false, NULL),
-    FPS_KEY(decimate_above, FPS_VALUE_COUNT, 0.0, 1e8, false, false, "0..100000000"),
-    FPS_KEY(simulation_vertices, FPS_VALUE_COUNT, 4.0, 1e8, false, false, "4..100000000"),
-    FPS_KEY(bone_radii, FPS_VALUE_TEXT, 0.0, 0.0, false, false, NULL),
-    FPS_KEY(collisions, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
-    FPS_KEY(collision_weight, FPS_VALUE_REAL, 0.0, 1e6, true, false, "a number in (0, 1e6]"),
-    FPS_KEY(capsules, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
-    FPS_KEY(joint_collisions, FPS_VALUE_FLAG, 0.0, 0.0, false, false, NULL),
-};
-
-#undef FPS_KEY
-
-enum { FPS_KEY_COUNT = sizeof fps_keys / sizeof fps_keys[0] };
-
-/* Which keys a parameter list has given so far: each may be given once. */
-typedef struct fps_seen {
-    bool key[FPS_KEY_COUNT];
-    bool upsampling;
-    bool jump[2];
-    bool volume[2];
-    bool update[2];
-} fps_seen;
-
-/* A number within the key's bounds (sinew_number_parse takes only finite numbers). */
-static bool parse_real(const fps_key* key, const char* text, double* out)
-{
-    double v = 0.0;
-    if (!sinew_number_parse(text, &v)) return false;
-    if (key->lo_open ? !(v > key->lo) : v < key->lo) return false;
-    if (key->hi_open ? !(v < key->hi) : v > key->hi) return false;
-    *out = v;
-    return true;
-}
-
-/* solver=cholmod or solver=pcg. */
-static bool parse_solver(const char* text, fps_solver_kind* out)
-{
-    if (strcmp(text, "cholmod") == 0) *out = FPS_SOLVER_CHOLMOD;
-    else if (strcmp(text, "pcg") == 0) *out = FPS_SOLVER_PCG;
-    else return false;
-    return true;
-}
-
-/* bone_radii, kept as text: its names are checked against the rig when the model is built. */
-static sinew_result parse_bone_radii(const sinew_host_api* host, const char* value,
-                                     fps_params* out)
-{
-    size_t len = strlen(value);
-    if (len == 0 || len >= sizeof out->bone_radii)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "fps: bone_radii=\"%.64s\" is empty or longer than %zu "
-                               "characters", value, sizeof out->bone_radii - 1u);
-    memcpy(out->bone_radii, value, len + 1u); /* names are checked against the rig */
-    return SINEW_OK;
-}
-
-/* The value of one of fps's own keys into its field of *out; a bad value is
- * SINEW_ERROR_PARAMETER with one log line naming the accepted values. */
-static sinew_result parse_key_value(const sinew_host_api* host, const fps_key* key,
-                                    const char* value, fps_params* out)
-{
-    void* field = (char*)out + key->offset;
-    switch (key->kind) {
-    case FPS_VALUE_COUNT:
-        if (!parse_count(value, key->lo, key->hi, (uint32_t*)field))
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "fps: %s=\"%s\" is not a whole number in %s", key->name, value,
-                                   key->range);
-        return SINEW_OK;
-    case FPS_VALUE_REAL:
-        if (!parse_real(key, value, (double*)field))
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: %s=\"%s\" is not %s",
-                                   key->name, value, key->range);
-        return SINEW_OK;
-    case FPS_VALUE_FLAG:
-        if (!parse_flag(value, (int*)field))
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "fps: %s=\"%s\" is neither 0 nor 1", key->name, value);
-        return SINEW_OK;
-    case FPS_VALUE_SOLVER:
-        if (!parse_solver(value, &out->solver))
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "fps: solver=\"%s\" is neither cholmod nor pcg", value);
-        return SINEW_OK;
-    case FPS_VALUE_SIMD:
-        if (!sinew_simd_parse(value, &out->simd) || out->simd == SINEW_SIMD_SSE41)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "fps: simd=\"%s\" is not one of auto, scalar, avx2, avx512",
-                                   value);
-        return SINEW_OK;
-    default:
-        return parse_bone_radii(host, value, out);
-    }
-}
-
-/* upsampling=auto, normal or mls, given at most once. */
-static sinew_result parse_upsampling(const sinew_host_api* host, const char* value,
-                                     fps_seen* seen, fps_params* out)
-{
-    ps_upsampling u;
-    if (seen->upsampling)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "fps: parameter \"upsampling\" is given twice");
-    if (!ps_upsampling_parse(value, &u))
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "fps: upsampling=\"%s\" is not one of auto, normal, mls", value);
-    seen->upsampling = true;
-    out->upsampling = (int)u;
-    return SINEW_OK;
-}
-
-/* One of fps's own keys (the table fps_keys), known and given once, with its value. */
-static sinew_result parse_own_key(const sinew_host_api* host, const char* key, const char* value,
-                                  fps_seen* seen, fps_params* out)
-{
-    int k = 0;
-    while (k < FPS_KEY_COUNT && strcmp(key, fps_keys[k].name) != 0) ++k;
-    if (k == FPS_KEY_COUNT)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "fps: unknown parameter \"%s\" (known: iterations, "
-                               "pcg_iterations, pcg_tolerance, solver, timestep, damping, "
-                               "strain_weight, mass, sliding, profile, simd, decimate_above, "
-                               "simulation_vertices, bone_radii, collisions, "
-                               "collision_weight, capsules, upsampling, jump_angle, "
-                               "jump_distance, volume_weight, volume_range, "
-                               "joint_collisions, max_substeps, interpolate_output)", key);
-    if (seen->key[k])
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "fps: parameter \"%s\" is given twice", key);
-    seen->key[k] = true;
-    return parse_key_value(host, &fps_keys[k], value, out);
-}
-
-/* Parameter i: ps's jump, volume and update keys first (they parse and check their own
- * values), then upsampling, then fps's own keys. */
-static sinew_result parse_param(const sinew_host_api* host, const sinew_param* param, uint32_t i,
-                                fps_seen* seen, fps_params* out)
-{
-    const char* key = param->key;
-    const char* value = param->value;
-    if (!key || !value)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps: parameter %u has a NULL %s",
-                               i, key ? "value" : "key");
-    sinew_result jump_result;
-    if (ps_jump_parse(host, FPS_NAME, key, value, seen->jump, &out->jump, &jump_result) ||
-        ps_volume_parse(host, FPS_NAME, key, value, seen->volume, &out->volume, &jump_result) ||
-        ps_update_parse(host, FPS_NAME, key, value, seen->update, &out->update, &jump_result))
-        return jump_result;
-    if (strcmp(key, "upsampling") == 0) return parse_upsampling(host, value, seen, out);
-    return parse_own_key(host, key, value, seen, out);
-}
+#define FPS_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
+static const sinew_param_info fps_param_info[] = {FPS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fps_params)};
+static const sinew_param_slot fps_param_slots[] = {FPS_PARAM_ROWS(FPS_SLOT_ROW, fps_params)};
+#undef FPS_SLOT_ROW
+enum { FPS_PARAM_COUNT = sizeof fps_param_info / sizeof fps_param_info[0] };
 
 sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,
                               uint32_t count, fps_params* out)
 {
     fps_params_default(out);
-    if (count > 0 && !params)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "fps: param_count is %u but params is NULL", count);
-    fps_seen seen;
-    memset(&seen, 0, sizeof seen);
-    for (uint32_t i = 0; i < count; ++i) {
-        sinew_result r = parse_param(host, &params[i], i, &seen, out);
-        if (r != SINEW_OK) return r;
-    }
+    sinew_result r = sinew_params_parse(host, FPS_NAME, fps_param_info, fps_param_slots,
+                                        FPS_PARAM_COUNT, params, count, out);
+    if (r != SINEW_OK) return r;
     if (out->capsules == 1 && !out->collisions)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                                "fps: capsules=1 needs collisions=1 (the capsules are contacts "
@@ -663,4 +462,6 @@ const sinew_backend_vtable sinew_backend_fps = {
     PS_SHELL_VTABLE_ENTRIES,
     fps_destroy,
     fps_bake,
+    fps_param_info,
+    FPS_PARAM_COUNT,
 };

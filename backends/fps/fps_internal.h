@@ -16,6 +16,7 @@
 
 #include "fps_kernels.h"
 #include "ps_internal.h"
+#include "ps_param_rows.h"
 #include "sparse_ellcrs.h"
 
 #define FPS_NAME "fps"
@@ -51,6 +52,45 @@ typedef struct fps_params {
                               * (the 2018 paper's local collisions, backends/ps/ps_collide.c) */
     ps_update_params update; /* max_substeps, interpolate_output (backends/ps/ps_update.c) */
 } fps_params;
+
+#if defined(SINEW_HAVE_CHOLMOD)
+#define FPS_DEFAULT_SOLVER "cholmod"
+#else
+#define FPS_DEFAULT_SOLVER "pcg"
+#endif
+
+/* fps's keys (README.md, "Parameters"; sinew_params.h's X-macro rows): its own, then the
+ * tissue backends' shared rows. fps-cuda describes them too, after its own. The CHOICE rows
+ * name fps_solver_values and ps_simd_values, which only the slot rows use. */
+#define FPS_PARAM_ROWS(X, T)                                                                      \
+    X(T, iterations, INTEGER, 0, 1.0, 1000.0, "10", NULL,                                          \
+      "PD (local/global) iterations per step", U32, iterations, NULL)                             \
+    X(T, pcg_iterations, INTEGER, 0, 1.0, 10000.0, "10", NULL,                                      \
+      "PCG iterations per PD iteration (solver=pcg)", U32, pcg_iterations, NULL)                  \
+    X(T, pcg_tolerance, REAL, SINEW_PARAM_MAX_OPEN, 0.0, 1.0, "0", NULL,                            \
+      "0: always pcg_iterations; else stop once every residual is below this relative one",       \
+      DOUBLE, pcg_tolerance, NULL)                                                                \
+    X(T, solver, CHOICE, 0, 0.0, 0.0, FPS_DEFAULT_SOLVER, "cholmod|pcg",                           \
+      "the global step's solver; a build without CHOLMOD has only pcg", INT, solver,              \
+      fps_solver_values)                                                                          \
+    X(T, strain_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e12, "1", NULL,                           \
+      "strain stiffness per unit rest volume", DOUBLE, strain_weight, NULL)                       \
+    X(T, simd, CHOICE, 0, 0.0, 0.0, "auto", PS_SIMD_CHOICES,                                        \
+      "kernels of the batched polar decomposition (the same bits)", INT, simd, ps_simd_values)    \
+    X(T, collisions, FLAG, 0, 0.0, 1.0, "1", NULL, "global collisions (2019 Sec. 6)", INT,          \
+      collisions, NULL)                                                                           \
+    X(T, collision_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e6, "1", NULL,                         \
+      "each contact spring's weight relative to the mean diagonal of the system matrix", DOUBLE, \
+      collision_weight, NULL)                                                                     \
+    X(T, capsules, FLAG, 0, 0.0, 1.0, NULL, NULL,                                                   \
+      "limb capsules with the global collisions; not given: as collisions", INT, capsules, NULL)  \
+    X(T, joint_collisions, FLAG, 0, 0.0, 1.0, "1", NULL,                                            \
+      "the local collisions of the folding joints (2018 Sec. 5)", INT, joint_collisions, NULL)    \
+    X(T, upsampling, CHOICE, 0, 0.0, 0.0, "auto", PS_UPSAMPLING_CHOICES,                            \
+      "auto: mls for a separate simulation mesh, else normal displacement", INT, upsampling,      \
+      NULL)                                                                                       \
+    PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)                   \
+    PS_PARAM_ROWS_VOLUME(X, T)
 
 void fps_params_default(fps_params* p);
 sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,

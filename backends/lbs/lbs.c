@@ -42,6 +42,8 @@ const sinew_backend_vtable sinew_backend_lbs = {
     sinew_geo_set_state,
     sinew_geo_destroy,
     NULL, /* bake: nothing pose-independent is worth baking */
+    sinew_geo_param_info,
+    SINEW_GEO_PARAM_COUNT,
 };
 
 /* Stores each skinning matrix row-major, rows 0-2 then a zero row (row 3 of an affine

@@ -293,4 +293,6 @@ const sinew_backend_vtable sinew_backend_pbd = {
     PS_SHELL_VTABLE_ENTRIES,
     pbd_destroy,
     pbd_bake,
+    pbd_param_info,
+    PBD_PARAM_COUNT,
 };

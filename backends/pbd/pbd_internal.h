@@ -45,6 +45,9 @@ typedef struct pbd_params {
 } pbd_params;
 
 void pbd_params_default(pbd_params* p);
+/* The keys pbd_params_parse takes, as sinew_world_backend_params gives them. */
+#define PBD_PARAM_COUNT 21u
+extern const sinew_param_info pbd_param_info[PBD_PARAM_COUNT];
 /* Parses and validates; an unknown or repeated key or a bad value is SINEW_ERROR_PARAMETER
  * with one log line. */
 sinew_result pbd_params_parse(const sinew_host_api* host, const sinew_param* params,

@@ -20,6 +20,7 @@
 #include "builtin_backends.h"
 #include "ps_internal.h"
 #include "ps_mls.h"
+#include "ps_param_rows.h"
 #include "ps_shell.h"
 #include "sinew_output.h"
 
@@ -116,275 +117,61 @@ void ps_params_default(ps_params* p)
     ps_update_params_default(&p->update);
 }
 
-/* Each parser checks one key's value and stores it in its field of ps_params; a bad value is
- * SINEW_ERROR_PARAMETER with one log line naming the key. */
-typedef sinew_result (*ps_param_parser)(const sinew_host_api* host, const char* key,
-                                        const char* value, void* field);
+/* ps's keys (README.md, "Parameters"): its own, then the tissue backends' shared rows. */
+#define PS_PARAM_ROWS(X, T)                                                                       \
+    X(T, iterations, INTEGER, 0, 1.0, 1000.0, "10", NULL,                                          \
+      "local/global iterations per step (Sec. 4)", U32, iterations, NULL)                         \
+    X(T, strain_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e12, "1", NULL,                           \
+      "strain stiffness per unit rest volume", DOUBLE, strain_weight, NULL)                       \
+    X(T, anchor_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e12, "1000", NULL,                        \
+      "anchor stiffness of the base vertices relative to their strain stiffness", DOUBLE,         \
+      anchor_weight, NULL)                                                                        \
+    X(T, simd, CHOICE, 0, 0.0, 0.0, "auto", PS_SIMD_CHOICES,                                        \
+      "kernels of the local step (the same bits)", INT, simd, ps_simd_values)                     \
+    X(T, collisions, FLAG, 0, 0.0, 1.0, "1", NULL, "local collisions at folding joints (Sec. 5)",   \
+      INT, collisions, NULL)                                                                      \
+    X(T, collision_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e6, "10", NULL,                        \
+      "weight of the collision constraints relative to the vertex's diagonal (Sec. 5.3)", DOUBLE, \
+      collision_weight, NULL)                                                                     \
+    X(T, collision_joints, TEXT, 0, 0.0, 1023.0, "", NULL,                                          \
+      "comma-separated names of the folding joints; not given: chosen by name and shape", TEXT,   \
+      collision_joints, NULL)                                                                     \
+    X(T, collision_test, CHOICE, 0, 0.0, 0.0, "plane", "plane|angle",                               \
+      "plane: each vertex keeps its side of the fold's plane; angle: Fig. 10 gates them", INT,    \
+      collision_angle_test, NULL)                                                                 \
+    X(T, collision_candidates, CHOICE, 0, 0.0, 0.0, "near", "near|poses",                           \
+      "near: the skin of each folding joint's bones; poses: Sec. 5.1's simulated poses", INT,     \
+      collision_poses, NULL)                                                                      \
+    X(T, upsampling, CHOICE, 0, 0.0, 0.0, "auto", PS_UPSAMPLING_CHOICES,                            \
+      "auto: mls for a separate simulation mesh, else normal displacement (Sec. 6)", INT,         \
+      upsampling, NULL)                                                                           \
+    PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)                   \
+    PS_PARAM_ROWS_VOLUME(X, T)
 
-/* iterations: a whole number of local/global iterations in 1..1000 (Sec. 4). */
-static sinew_result parse_iterations(const sinew_host_api* host, const char* key,
-                                     const char* value, void* field)
+#define PS_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
+static const sinew_param_info ps_param_info[] = {PS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, ps_params)};
+static const sinew_param_slot ps_param_slots[] = {PS_PARAM_ROWS(PS_SLOT_ROW, ps_params)};
+#undef PS_SLOT_ROW
+enum { PS_PARAM_COUNT = sizeof ps_param_info / sizeof ps_param_info[0] };
+
+/* collision_joints: names that are not empty (no leading, trailing or doubled comma). */
+static bool joint_list_ok(const char* list)
 {
-    double v = 0.0;
-    bool ok = sinew_number_parse(value, &v);
-    ok = ok && v >= 1.0 && v <= 1000.0 && v == floor(v);
-    if (!ok)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: iterations=\"%s\" is not a whole number in 1..1000", value);
-    *(uint32_t*)field = (uint32_t)v;
-    return SINEW_OK;
-}
-
-/* A number above lo (or at it, unless lo_open) and at most hi into the double *field; else
- * PARAMETER with the line "ps: KEY=\"VALUE\" is not WHAT". */
-static sinew_result parse_bounded(const sinew_host_api* host, const char* key, const char* value,
-                                  double lo, bool lo_open, double hi, const char* what,
-                                  void* field)
-{
-    double v = 0.0;
-    bool ok = sinew_number_parse(value, &v);
-    if (!ok || (lo_open ? !(v > lo) : v < lo) || v > hi)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: %s=\"%s\" is not %s", key,
-                               value, what);
-    *(double*)field = v;
-    return SINEW_OK;
-}
-
-/* timestep: h of the mass term in seconds, in (0, 1]. */
-static sinew_result parse_timestep(const sinew_host_api* host, const char* key,
-                                   const char* value, void* field)
-{
-    return parse_bounded(host, key, value, 0.0, true, 1.0, "a number of seconds in (0, 1]", field);
-}
-
-/* damping: lambda of the velocity update, in [0, 1]. */
-static sinew_result parse_damping(const sinew_host_api* host, const char* key,
-                                  const char* value, void* field)
-{
-    return parse_bounded(host, key, value, 0.0, false, 1.0, "a number in [0, 1]", field);
-}
-
-/* strain_weight, anchor_weight, mass: a positive number, at most 1e12. */
-static sinew_result parse_positive(const sinew_host_api* host, const char* key,
-                                   const char* value, void* field)
-{
-    return parse_bounded(host, key, value, 0.0, true, 1e12, "a positive number (at most 1e12)",
-                         field);
-}
-
-/* collisions, profile, sliding: exactly "0" or "1". */
-static sinew_result parse_switch(const sinew_host_api* host, const char* key, const char* value,
-                                 void* field)
-{
-    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: %s=\"%s\" is neither 0 nor 1",
-                               key, value);
-    *(int*)field = value[0] == '1';
-    return SINEW_OK;
-}
-
-/* simd: the local step's kernels; SSE has none of its own, so it is not accepted. */
-static sinew_result parse_simd(const sinew_host_api* host, const char* key, const char* value,
-                               void* field)
-{
-    sinew_simd* simd = (sinew_simd*)field;
-    if (!sinew_simd_parse(value, simd) || *simd == SINEW_SIMD_SSE41)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: simd=\"%s\" is not one of auto, scalar, avx2, avx512", value);
-    return SINEW_OK;
-}
-
-/* collision_weight: the weight of the collision constraints (Sec. 5.3), in (0, 1e6]. */
-static sinew_result parse_collision_weight(const sinew_host_api* host, const char* key,
-                                           const char* value, void* field)
-{
-    return parse_bounded(host, key, value, 0.0, true, 1e6, "a number in (0, 1e6]", field);
-}
-
-/* The size of a text field of ps_params, terminating zero included. */
-#define PS_PARAM_TEXT_SIZE(member) sizeof(((ps_params*)0)->member)
-
-/* collision_joints: a comma-separated list of non-empty joint names that fits its field. */
-static sinew_result parse_joint_list(const sinew_host_api* host, const char* key,
-                                     const char* value, void* field)
-{
-    const size_t size = PS_PARAM_TEXT_SIZE(collision_joints);
-    size_t len = strlen(value);
-    bool empty_name = len == 0 || value[0] == ',' || value[len - 1] == ',' ||
-                      strstr(value, ",,") != NULL;
-    if (len >= size || empty_name)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: collision_joints=\"%.64s\" is not a comma-separated "
-                               "list of joint names (at most %zu characters)", value, size - 1u);
-    memcpy(field, value, len + 1u);
-    return SINEW_OK;
-}
-
-/* decimate_above (from 0) and simulation_vertices (from 4): a whole vertex count up to 1e8. */
-static sinew_result parse_vertex_count(const sinew_host_api* host, const char* key,
-                                       const char* value, uint32_t least, uint32_t* field)
-{
-    double v = 0.0;
-    bool ok = sinew_number_parse(value, &v);
-    ok = ok && v >= (double)least && v <= 1e8 && v == floor(v);
-    if (!ok)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: %s=\"%s\" is not a whole number in %u..100000000", key,
-                               value, least);
-    *field = (uint32_t)v;
-    return SINEW_OK;
-}
-
-/* decimate_above: 0 (never) or the render vertex count above which the mesh is decimated. */
-static sinew_result parse_decimate_above(const sinew_host_api* host, const char* key,
-                                         const char* value, void* field)
-{
-    return parse_vertex_count(host, key, value, 0u, (uint32_t*)field);
-}
-
-/* simulation_vertices: the target size of the decimated simulation mesh, at least 4. */
-static sinew_result parse_simulation_vertices(const sinew_host_api* host, const char* key,
-                                              const char* value, void* field)
-{
-    return parse_vertex_count(host, key, value, 4u, (uint32_t*)field);
-}
-
-/* bone_radii: a non-empty text that fits its field; the names are checked against the rig
- * (Sec. 3.1, user-given radii). */
-static sinew_result parse_bone_radii(const sinew_host_api* host, const char* key,
-                                     const char* value, void* field)
-{
-    const size_t size = PS_PARAM_TEXT_SIZE(bone_radii);
-    size_t len = strlen(value);
-    if (len == 0 || len >= size)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: bone_radii=\"%.64s\" is empty or longer than %zu "
-                               "characters", value, size - 1u);
-    memcpy(field, value, len + 1u); /* names are checked against the rig */
-    return SINEW_OK;
-}
-
-/* collision_test: plane (the side test) or angle (Fig. 10 gates the projections). */
-static sinew_result parse_collision_test(const sinew_host_api* host, const char* key,
-                                         const char* value, void* field)
-{
-    if (strcmp(value, "plane") != 0 && strcmp(value, "angle") != 0)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: collision_test=\"%s\" is neither plane nor angle", value);
-    *(int*)field = value[0] == 'a';
-    return SINEW_OK;
-}
-
-/* collision_candidates: near (the skin near each folding joint) or poses (Sec. 5.1). */
-static sinew_result parse_collision_candidates(const sinew_host_api* host, const char* key,
-                                               const char* value, void* field)
-{
-    if (strcmp(value, "near") != 0 && strcmp(value, "poses") != 0)
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: collision_candidates=\"%s\" is neither near nor poses",
-                               value);
-    *(int*)field = value[0] == 'p';
-    return SINEW_OK;
-}
-
-/* upsampling: auto, normal (Sec. 6) or mls (2019 Sec. 5). */
-static sinew_result parse_upsampling(const sinew_host_api* host, const char* key,
-                                     const char* value, void* field)
-{
-    ps_upsampling u;
-    if (!ps_upsampling_parse(value, &u))
-        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                               "ps: %s=\"%s\" is not one of auto, normal, mls", key, value);
-    *(int*)field = (int)u;
-    return SINEW_OK;
-}
-
-/* The keys of ps_params_parse (jump_*, volume_* and the update's apart), each with its parser and the
- * offset of the field it sets. */
-typedef struct ps_param_key {
-    const char* name;
-    ps_param_parser parse;
-    size_t field;
-} ps_param_key;
-
-/* A key named after the field it sets. */
-#define PS_PARAM_KEY(name, parse) {#name, parse, offsetof(ps_params, name)}
-
-static const ps_param_key ps_param_keys[] = {
-    PS_PARAM_KEY(iterations, parse_iterations),
-    PS_PARAM_KEY(timestep, parse_timestep),
-    PS_PARAM_KEY(damping, parse_damping),
-    PS_PARAM_KEY(strain_weight, parse_positive),
-    PS_PARAM_KEY(anchor_weight, parse_positive),
-    PS_PARAM_KEY(mass, parse_positive),
-    PS_PARAM_KEY(collisions, parse_switch),
-    PS_PARAM_KEY(profile, parse_switch),
-    PS_PARAM_KEY(simd, parse_simd),
-    PS_PARAM_KEY(collision_weight, parse_collision_weight),
-    PS_PARAM_KEY(collision_joints, parse_joint_list),
-    PS_PARAM_KEY(sliding, parse_switch),
-    PS_PARAM_KEY(decimate_above, parse_decimate_above),
-    PS_PARAM_KEY(simulation_vertices, parse_simulation_vertices),
-    PS_PARAM_KEY(bone_radii, parse_bone_radii),
-    {"collision_test", parse_collision_test, offsetof(ps_params, collision_angle_test)},
-    {"collision_candidates", parse_collision_candidates, offsetof(ps_params, collision_poses)},
-    PS_PARAM_KEY(upsampling, parse_upsampling),
-};
-enum { PS_PARAM_KEY_COUNT = sizeof ps_param_keys / sizeof ps_param_keys[0] };
-
-/* The index of `key` in ps_param_keys; PS_PARAM_KEY_COUNT when it is none of them. */
-static int find_param_key(const char* key)
-{
-    int k = 0;
-    while (k < PS_PARAM_KEY_COUNT && strcmp(key, ps_param_keys[k].name) != 0) ++k;
-    return k;
+    size_t len = strlen(list);
+    return len == 0 || (list[0] != ',' && list[len - 1] != ',' && !strstr(list, ",,"));
 }
 
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
                              uint32_t count, ps_params* out)
 {
     ps_params_default(out);
-    if (count > 0 && !params)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "ps: param_count is %u but params is NULL", count);
-    bool seen[PS_PARAM_KEY_COUNT] = {false};
-    bool seen_jump[2] = {false, false};
-    bool seen_volume[2] = {false, false};
-    bool seen_update[2] = {false, false};
-    for (uint32_t i = 0; i < count; ++i) {
-        const char* key = params[i].key;
-        const char* value = params[i].value;
-        if (!key || !value)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "ps: parameter %u has a NULL %s",
-                                   i, key ? "value" : "key");
-        sinew_result jump_result;
-        if (ps_jump_parse(host, PS_NAME, key, value, seen_jump, &out->jump, &jump_result) ||
-            ps_volume_parse(host, PS_NAME, key, value, seen_volume, &out->volume, &jump_result) ||
-            ps_update_parse(host, PS_NAME, key, value, seen_update, &out->update, &jump_result)) {
-            if (jump_result != SINEW_OK) return jump_result;
-            continue;
-        }
-        int k = find_param_key(key);
-        if (k == PS_PARAM_KEY_COUNT)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "ps: unknown parameter \"%s\" (known: iterations, timestep, "
-                                   "damping, strain_weight, anchor_weight, mass, collisions, "
-                                   "profile, simd, collision_weight, collision_joints, "
-                                   "sliding, decimate_above, simulation_vertices, bone_radii, "
-                                   "collision_test, collision_candidates, upsampling, "
-                                   "jump_angle, "
-                                   "jump_distance, volume_weight, volume_range, "
-                                   "max_substeps, interpolate_output)",
-                                   key);
-        if (seen[k])
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "ps: parameter \"%s\" is given twice", key);
-        seen[k] = true;
-        sinew_result r = ps_param_keys[k].parse(host, key, value,
-                                                (char*)out + ps_param_keys[k].field);
-        if (r != SINEW_OK) return r;
-    }
-    return SINEW_OK;
+    sinew_result r = sinew_params_parse(host, PS_NAME, ps_param_info, ps_param_slots,
+                                        PS_PARAM_COUNT, params, count, out);
+    if (r == SINEW_OK && !joint_list_ok(out->collision_joints))
+        r = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                            "ps: collision_joints=\"%.64s\" is not a comma-separated list of "
+                            "joint names", out->collision_joints);
+    return r;
 }
 
 /* ---- vtable ---- */
@@ -612,4 +399,6 @@ const sinew_backend_vtable sinew_backend_ps = {
     PS_SHELL_VTABLE_ENTRIES,
     ps_destroy,
     ps_bake,
+    ps_param_info,
+    PS_PARAM_COUNT,
 };

@@ -78,17 +78,11 @@ typedef struct ps_params {
 } ps_params;
 
 void ps_params_default(ps_params* p);
-/* For a pair of keys parsed apart from the table (jump_*, volume_*): which of names[] `key`
- * is (-1: neither); a repeated key sets *result to SINEW_ERROR_PARAMETER after one line naming
- * `backend`, else *result is SINEW_OK, *v the value and *ok whether it is a finite number
- * >= 0. */
-int ps_param_of_two(const sinew_host_api* host, const char* backend, const char* key,
-                    const char* value, const char* const names[2], bool seen[2], double* v,
-                    bool* ok, sinew_result* result);
 /* Resolves SINEW_SIMD_AUTO to the widest local-step kernels this CPU runs (SSE: scalar);
  * an explicit AVX2 or AVX512 the CPU or build lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. */
 sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd);
-/* Parses and validates; one log line and SINEW_ERROR_PARAMETER on a bad key or value. */
+/* Parses and validates against ps's description (ps.c; sinew_params.h); one log line and
+ * SINEW_ERROR_PARAMETER on a bad key or value. */
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
                              uint32_t count, ps_params* out);
 
@@ -356,11 +350,6 @@ sinew_result ps_output_set_state(ps_output* o, const sinew_host_api* host, const
 /* ---- the volume term (ps_volume.c) ---- */
 
 void ps_volume_params_default(ps_volume_params* p);
-/* The keys volume_weight and volume_range for ps_params_parse and fps_params_parse: true when
- * `key` is one of them, with *result SINEW_OK or SINEW_ERROR_PARAMETER after one line naming
- * `backend` (a bad value, or the key given twice: seen[] tracks both). */
-bool ps_volume_parse(const sinew_host_api* host, const char* backend, const char* key,
-                     const char* value, bool seen[2], ps_volume_params* out, sinew_result* result);
 /* The local step's blend (volume3.h): keep = w_s / (w_s + w_v) (1 without the term) and the
  * band [1 - range, 1 + range]. */
 void ps_volume_blend(const ps_volume_params* p, double strain_weight, float* keep, float* lo,
@@ -409,12 +398,6 @@ typedef struct ps_jump {
 } ps_jump;
 
 void ps_jump_params_default(ps_jump_params* p);
-/* The keys jump_angle and jump_distance for ps_params_parse and fps_params_parse: true when
- * `key` is one of them, with *result SINEW_OK (value stored) or SINEW_ERROR_PARAMETER after
- * one log line that begins with `backend` (bad value, or the key given twice: seen has one
- * flag per key). False for any other key. */
-bool ps_jump_parse(const sinew_host_api* host, const char* backend, const char* key,
-                   const char* value, bool seen[2], ps_jump_params* out, sinew_result* result);
 /* Starts at the rest pose (the first step is tested against it). OUT_OF_MEMORY, one line. */
 sinew_result ps_jump_init(ps_jump* j, const sinew_host_api* host, const char* backend,
                           const sinew_rig_view* rig, const ps_model* m,
@@ -441,13 +424,6 @@ sinew_result ps_jump_begin_update(ps_jump* j, ps_output* o, const ps_model* m,
 /* ---- fixed steps from an update's dt (ps_update.c, shared with fps and fps-cuda) ---- */
 
 void ps_update_params_default(ps_update_params* p);
-/* The keys max_substeps and interpolate_output for ps_params_parse and fps_params_parse: true
- * when `key` is one of them, with *result SINEW_OK (value stored) or SINEW_ERROR_PARAMETER
- * after one line that begins with `backend` (bad value, or the key given twice: seen has one
- * flag per key). False for any other key. */
-bool ps_update_parse(const sinew_host_api* host, const char* backend, const char* key,
-                     const char* value, bool seen[2], ps_update_params* out,
-                     sinew_result* result);
 
 /* What an update asks of the simulation behind it (ps_sim or fps_sim behind `sim`): set_pose
  * takes a step's skinning matrices, step runs one step of h, clear_velocities zeroes them

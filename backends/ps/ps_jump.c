@@ -32,30 +32,6 @@ void ps_jump_params_default(ps_jump_params* p)
     p->distance = 0.5;
 }
 
-bool ps_jump_parse(const sinew_host_api* host, const char* backend, const char* key,
-                   const char* value, bool seen[2], ps_jump_params* out, sinew_result* result)
-{
-    static const char* const names[2] = {"jump_angle", "jump_distance"};
-    double v = 0.0;
-    bool ok = false;
-    int k = ps_param_of_two(host, backend, key, value, names, seen, &v, &ok, result);
-    if (k < 0) return false;
-    if (*result != SINEW_OK) return true;
-    if (k == 0 && !(ok && v <= 180.0))
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: jump_angle=\"%s\" is not a number of degrees in [0, 180] "
-                                  "(0: never)", backend, value);
-    else if (k == 1 && !(ok && v <= 1e6))
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: jump_distance=\"%s\" is not a number of rig heights in "
-                                  "[0, 1e6] (0: never)", backend, value);
-    else if (k == 0)
-        out->angle = v;
-    else
-        out->distance = v;
-    return true;
-}
-
 static void identity_poses(float* skinning, uint32_t joint_count)
 {
     for (uint32_t j = 0; j < joint_count; ++j)

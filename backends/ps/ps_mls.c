@@ -5,16 +5,6 @@
 
 #include "ps_mls.h"
 
-bool ps_upsampling_parse(const char* text, ps_upsampling* out)
-{
-    if (!text) return false;
-    if (strcmp(text, "auto") == 0) *out = PS_UPSAMPLING_AUTO;
-    else if (strcmp(text, "normal") == 0) *out = PS_UPSAMPLING_NORMAL;
-    else if (strcmp(text, "mls") == 0) *out = PS_UPSAMPLING_MLS;
-    else return false;
-    return true;
-}
-
 ps_upsampling ps_upsampling_resolve(ps_upsampling requested, const ps_model* model)
 {
     if (requested != PS_UPSAMPLING_AUTO) return requested;

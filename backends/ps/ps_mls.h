@@ -16,8 +16,6 @@ typedef enum ps_upsampling {
     PS_UPSAMPLING_MLS = 2     /* moving least squares (2019 Sec. 5) */
 } ps_upsampling;
 
-/* Parses "auto", "normal" or "mls"; false for anything else. */
-bool ps_upsampling_parse(const char* text, ps_upsampling* out);
 /* What AUTO means for this model. */
 ps_upsampling ps_upsampling_resolve(ps_upsampling requested, const ps_model* model);
 

@@ -8,6 +8,10 @@
 #include <time.h>
 
 #include "ps_internal.h"
+#include "ps_param_rows.h"
+
+const int ps_simd_values[4] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW_SIMD_AVX2,
+                                SINEW_SIMD_AVX512};
 
 /* ---- rig checks (ps, fps and the fps-cuda plugin) ---- */
 
@@ -74,23 +78,6 @@ sinew_result ps_check_rig(const sinew_host_api* host, const sinew_rig_view* rig,
     return r;
 }
 
-
-int ps_param_of_two(const sinew_host_api* host, const char* backend, const char* key,
-                    const char* value, const char* const names[2], bool seen[2], double* v,
-                    bool* ok, sinew_result* result)
-{
-    int k = strcmp(key, names[0]) == 0 ? 0 : strcmp(key, names[1]) == 0 ? 1 : -1;
-    if (k < 0) return -1;
-    *result = SINEW_OK;
-    if (seen[k]) {
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: parameter \"%s\" is given twice", backend, key);
-        return k;
-    }
-    seen[k] = true;
-    *ok = sinew_number_parse(value, v) && *v >= 0.0;
-    return k;
-}
 
 void ps_model_free(const sinew_host_api* host, ps_model* m)
 {

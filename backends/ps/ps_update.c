@@ -45,37 +45,6 @@ void ps_update_params_default(ps_update_params* p)
     p->interpolate_output = 0;
 }
 
-bool ps_update_parse(const sinew_host_api* host, const char* backend, const char* key,
-                     const char* value, bool seen[2], ps_update_params* out,
-                     sinew_result* result)
-{
-    int k = strcmp(key, "max_substeps") == 0 ? 0 : strcmp(key, "interpolate_output") == 0 ? 1
-                                                                                          : -1;
-    if (k < 0) return false;
-    *result = SINEW_OK;
-    if (seen[k]) {
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: parameter \"%s\" is given twice", backend, key);
-        return true;
-    }
-    seen[k] = true;
-    double v = 0.0;
-    bool ok = sinew_number_parse(value, &v);
-    if (k == 0 && ok && v >= 1.0 && v <= (double)SINEW_STEP_CLOCK_MAX_SUBSTEPS && v == floor(v))
-        out->max_substeps = (uint32_t)v;
-    else if (k == 1 && (strcmp(value, "0") == 0 || strcmp(value, "1") == 0))
-        out->interpolate_output = value[0] == '1';
-    else if (k == 0)
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: max_substeps=\"%s\" is not a whole number in 1..%u",
-                                  backend, value, SINEW_STEP_CLOCK_MAX_SUBSTEPS);
-    else
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: interpolate_output=\"%s\" is neither 0 nor 1", backend,
-                                  value);
-    return true;
-}
-
 static void identity_poses(float* skinning, uint32_t joint_count)
 {
     for (uint32_t j = 0; j < joint_count; ++j)

@@ -9,30 +9,6 @@ void ps_volume_params_default(ps_volume_params* p)
     p->range = PS_VOLUME_RANGE;
 }
 
-bool ps_volume_parse(const sinew_host_api* host, const char* backend, const char* key,
-                     const char* value, bool seen[2], ps_volume_params* out, sinew_result* result)
-{
-    static const char* const names[2] = {"volume_weight", "volume_range"};
-    double v = 0.0;
-    bool ok = false;
-    int k = ps_param_of_two(host, backend, key, value, names, seen, &v, &ok, result);
-    if (k < 0) return false;
-    if (*result != SINEW_OK) return true;
-    if (k == 0 && !(ok && v <= 1e12))
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: volume_weight=\"%s\" is not a number in [0, 1e12] (0: no "
-                                  "volume term)", backend, value);
-    else if (k == 1 && !(ok && v < 1.0))
-        *result = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                  "%s: volume_range=\"%s\" is not a number in [0, 1)", backend,
-                                  value);
-    else if (k == 0)
-        out->weight = v;
-    else
-        out->range = v;
-    return true;
-}
-
 void ps_volume_blend(const ps_volume_params* p, double strain_weight, float* keep, float* lo,
                      float* hi)
 {

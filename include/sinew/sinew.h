@@ -219,6 +219,39 @@ SINEW_API const char* sinew_world_backend_name(const sinew_world* world, uint32_
 /* SINEW_OK when the backend exists and can run here, else UNKNOWN_BACKEND/UNAVAILABLE. */
 SINEW_API sinew_result sinew_world_probe_backend(sinew_world* world, const char* name);
 
+/* What a backend parameter (sinew_param) accepts. */
+typedef enum sinew_param_type {
+    SINEW_PARAM_FLAG = 1,    /* "0" or "1" */
+    SINEW_PARAM_INTEGER = 2, /* a whole number within [min, max] */
+    SINEW_PARAM_REAL = 3,    /* a decimal number within min and max (open ends: flags) */
+    SINEW_PARAM_CHOICE = 4,  /* one of the words of `choices` */
+    SINEW_PARAM_TEXT = 5     /* text of 1 to `max` bytes that the backend checks against the rig */
+} sinew_param_type;
+
+/* sinew_param_info.flags */
+#define SINEW_PARAM_MIN_OPEN 1u /* REAL: the value must be above min */
+#define SINEW_PARAM_MAX_OPEN 2u /* REAL: the value must be below max */
+
+/* One parameter of a backend, as the backend describes it. */
+typedef struct sinew_param_info {
+    const char* key;
+    uint32_t type;                      /* sinew_param_type */
+    uint32_t flags;                     /* SINEW_PARAM_MIN_OPEN, SINEW_PARAM_MAX_OPEN */
+    double min, max;                    /* INTEGER, REAL: bounds; TEXT: max is the most bytes */
+    const char* default_value;          /* the value when the key is not given, as a value
+                                           would be written; NULL when it depends on other
+                                           parameters or on the machine (the doc says how) */
+    const char* choices;                /* CHOICE: the words, separated by '|'; else NULL */
+    const char* doc;                    /* one line */
+} sinew_param_info;
+
+/* The parameters a registered backend takes: its table (valid while the backend stays
+ * registered) and their count; *count 0 and *params NULL for a backend that describes none
+ * (a plugin built against ABI version 1). UNKNOWN_BACKEND (one log line) or INVALID_ARGUMENT. */
+SINEW_API sinew_result sinew_world_backend_params(const sinew_world* world, const char* backend,
+                                                  const sinew_param_info** params,
+                                                  uint32_t* count);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Rigs                                                                                     */
 /* ---------------------------------------------------------------------------------------- */

@@ -20,8 +20,11 @@
 extern "C" {
 #endif
 
-/* Version 1: the first published table. A new version only appends fields. */
-#define SINEW_PLUGIN_ABI_VERSION 1u
+/* Version 1: the first published table. A new version only appends fields.
+ * Version 2: sinew_backend_vtable gains params and param_count (the backend's parameters
+ * described). The host accepts plugins of versions 1 and 2. */
+#define SINEW_PLUGIN_ABI_VERSION 2u
+#define SINEW_PLUGIN_ABI_VERSION_MIN 1u
 #define SINEW_PLUGIN_ENTRY_NAME "sinew_plugin_entry"
 
 /* Services the host hands to backends. Always fully populated by the host. */
@@ -156,6 +159,11 @@ typedef struct sinew_backend_vtable {
     sinew_result (*bake)(const sinew_host_api* host, const sinew_rig_view* rig,
                          const sinew_param* params, uint32_t param_count,
                          const struct sinew_bake_writer* writer);
+    /* ABI version 2 (read only when struct_size covers them): the parameters prepare and bake
+     * accept, as sinew_world_backend_params returns them; the array must outlive the
+     * registration. NULL with param_count 0: none described. */
+    const sinew_param_info* params;
+    uint32_t param_count;
 } sinew_backend_vtable;
 
 /* What the host tells a plugin. */

@@ -62,6 +62,8 @@ static void usage(FILE* out)
         "  --profile          pass profile=1 to the backend and show its INFO lines: where the\n"
         "                     preparation's time goes (phase by phase) and, when the skin is\n"
         "                     destroyed, the step's phases\n"
+        "  --list-params NAME print the parameters backend NAME takes (key, type, default,\n"
+        "                     what it accepts, what it does) and exit; with --json as JSON\n"
         "  --json             print JSON instead of one line of text\n"
         "  --help             print this and exit\n"
         "\n"
@@ -419,6 +421,83 @@ static int run(bench* b, const char* backend, const sample_params* params, uint3
     return status;
 }
 
+static const char* param_type_name(uint32_t type)
+{
+    static const char* const names[] = {"?", "flag", "integer", "real", "choice", "text"};
+    return type <= SINEW_PARAM_TEXT ? names[type] : "?";
+}
+
+/* What a key accepts, as one phrase: "0 or 1", "[1, 1000]", "(0, 1]", "auto|normal|mls". */
+static void param_accepts(const sinew_param_info* p, char* buf, size_t size)
+{
+    if (p->type == SINEW_PARAM_FLAG) snprintf(buf, size, "0 or 1");
+    else if (p->type == SINEW_PARAM_CHOICE) snprintf(buf, size, "%s", p->choices);
+    else if (p->type == SINEW_PARAM_TEXT) snprintf(buf, size, "text, at most %g bytes", p->max);
+    else
+        snprintf(buf, size, "%c%g, %g%c", (p->flags & SINEW_PARAM_MIN_OPEN) ? '(' : '[', p->min,
+                 p->max, (p->flags & SINEW_PARAM_MAX_OPEN) ? ')' : ']');
+}
+
+static int has_backend(const sinew_world* world, const char* name)
+{
+    for (uint32_t i = 0; i < sinew_world_backend_count(world); ++i)
+        if (strcmp(sinew_world_backend_name(world, i), name) == 0) return 1;
+    return 0;
+}
+
+/* --list-params NAME: the backend's described parameters, from a world with the built-in
+ * backends, the Vulkan ones where a device exists, and the CUDA plugin where it loads. */
+static int list_params(const char* backend, int json)
+{
+    sinew_world_desc wd = SINEW_WORLD_DESC_INIT;
+    wd.logger = sample_stderr_logger();
+    wd.log_level = SINEW_LOG_ERROR;
+    sinew_world* world = NULL;
+    if (sinew_world_create(&wd, &world) != SINEW_OK) return SAMPLE_EXIT_FAILURE;
+    sinew_vk_context* vk = NULL;
+    const sinew_param_info* info = NULL;
+    uint32_t count = 0;
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+    if (!has_backend(world, backend) && strncmp(backend, "vk-", 3) == 0) {
+        sinew_vk_context_desc cd = SINEW_VK_CONTEXT_DESC_INIT;
+        cd.logger = sample_stderr_logger();
+        if (sinew_vk_context_create(&cd, &vk) == SINEW_OK)
+            sinew_vk_register_backends(world, vk);
+    }
+#endif
+    if (!has_backend(world, backend)) sinew_world_load_plugin(world, "libsinew_fps_cuda.so");
+    sinew_result r = SINEW_ERROR_UNKNOWN_BACKEND;
+    if (has_backend(world, backend))
+        r = sinew_world_backend_params(world, backend, &info, &count);
+    else
+        fprintf(stderr, "sinew-bench: no backend named %s\n", backend);
+    sample_json js;
+    sample_json_init(&js, json && r == SINEW_OK ? stdout : NULL);
+    sample_json_begin_array(&js, NULL);
+    for (uint32_t i = 0; r == SINEW_OK && i < count; ++i) {
+        const sinew_param_info* p = &info[i];
+        char accepts[256];
+        param_accepts(p, accepts, sizeof accepts);
+        sample_json_begin_object(&js, NULL);
+        sample_json_string(&js, "key", p->key);
+        sample_json_string(&js, "type", param_type_name(p->type));
+        sample_json_string(&js, "default", p->default_value);
+        sample_json_string(&js, "accepts", accepts);
+        sample_json_string(&js, "doc", p->doc ? p->doc : "");
+        sample_json_end_object(&js);
+        if (!json)
+            printf("%-22s %-8s %-22s %-26s %s\n", p->key, param_type_name(p->type),
+                   p->default_value ? p->default_value : "(see doc)", accepts,
+                   p->doc ? p->doc : "");
+    }
+    sample_json_end_array(&js);
+    sinew_world_destroy(world);
+#if defined(SINEW_BENCH_HAVE_VULKAN)
+    sinew_vk_context_destroy(vk);
+#endif
+    return r == SINEW_OK ? SAMPLE_EXIT_OK : SAMPLE_EXIT_USAGE;
+}
+
 int main(int argc, char** argv)
 {
     const char* character_path = NULL;
@@ -430,6 +509,7 @@ int main(int argc, char** argv)
     int json = 0, profile = 0;
     uint32_t swap_every = 0;
     const char* swap_to = NULL;
+    const char* list_backend = NULL;
     sample_params params;
     memset(&params, 0, sizeof params);
 
@@ -442,6 +522,9 @@ int main(int argc, char** argv)
             return SAMPLE_EXIT_OK;
         } else if (sample_option_flag(argv, i, "--json")) {
             json = 1;
+        } else if ((m = sample_option_value(argc, argv, &i, "--list-params", &value)) != 0) {
+            if (m < 0) goto usage_error;
+            list_backend = value;
         } else if (sample_option_flag(argv, i, "--profile")) {
             profile = 1;
         } else if ((m = sample_option_value(argc, argv, &i, "--swap-every", &value)) != 0) {
@@ -478,6 +561,10 @@ int main(int argc, char** argv)
             fprintf(stderr, "sinew-bench: unknown option %s\n", argv[i]);
             goto usage_error;
         }
+    }
+    if (list_backend) {
+        sample_params_free(&params);
+        return list_params(list_backend, json);
     }
     if (!character_path || !backend) {
         fprintf(stderr, "sinew-bench: --character and --backend are required\n");

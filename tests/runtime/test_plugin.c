@@ -129,6 +129,15 @@ static void rigid_destroy(void* inst)
     free(r);
 }
 
+/* The parameters it describes (ABI version 2); it takes none. */
+#if !defined(PLUGIN_BAD_PARAMS)
+static const sinew_param_info g_info[1] = {
+    {"scale", SINEW_PARAM_REAL, SINEW_PARAM_MIN_OPEN, 0.0, 10.0, "1", NULL, "unused"}};
+#else
+static const sinew_param_info g_bad_info[1] = {
+    {NULL, SINEW_PARAM_REAL, 0u, 0.0, 1.0, "1", NULL, "no key"}};
+#endif
+
 static sinew_backend_vtable g_rigid = {
     sizeof(sinew_backend_vtable),
 #if defined(PLUGIN_DUPLICATE)
@@ -137,7 +146,12 @@ static sinew_backend_vtable g_rigid = {
     "test-rigid",
 #endif
     0u, rigid_probe, rigid_prepare, rigid_set_pose, rigid_step, rigid_read, rigid_bind,
-    rigid_get_state, rigid_set_state, rigid_destroy, NULL
+    rigid_get_state, rigid_set_state, rigid_destroy, NULL,
+#if defined(PLUGIN_BAD_PARAMS)
+    g_bad_info, 1u, /* a description without a key */
+#else
+    g_info, 1u,
+#endif
 };
 
 static const sinew_backend_vtable* g_tables[1] = { &g_rigid };
@@ -165,6 +179,10 @@ sinew_result sinew_plugin_entry(const sinew_host_info* host, sinew_plugin_info* 
     out->backends = NULL;
 #elif defined(PLUGIN_NO_BACKENDS)
     out->backend_count = 0;
+#elif defined(PLUGIN_V1)
+    /* built against ABI version 1: its table ends after bake */
+    out->abi_version = 1u;
+    g_rigid.struct_size = (uint32_t)offsetof(sinew_backend_vtable, params);
 #elif defined(PLUGIN_SHORT_TABLE)
     g_rigid.struct_size = 8u; /* a table from an older, smaller ABI */
 #elif defined(PLUGIN_HUGE_COUNT)

@@ -95,6 +95,48 @@ static void test_missing_file(void** state) { (void)state; expect_refused(NULL, 
 /* A garbage backend_count is bounded before the array behind it is read. */
 static void test_huge_count(void** state) { (void)state; expect_refused("huge_count", SINEW_ERROR_LIMIT); }
 
+/* A description with no key is refused like any other malformed table. */
+static void test_bad_params(void** state) { (void)state; expect_refused("bad_params", SINEW_ERROR_PLUGIN_ABI); }
+
+/* Version 2 tables describe their parameters; a plugin built against version 1 (a table that
+ * ends after bake) still loads, runs, and describes none. */
+static void test_param_descriptions(void** state)
+{
+    (void)state;
+    sinew_test_log_init(&g_log);
+    sinew_world* world = sinew_test_world(&g_log, 1);
+    assert_int_equal(sinew_world_load_plugin(world, plugin_path("good")), SINEW_OK);
+    const sinew_param_info* info = NULL;
+    uint32_t count = 0;
+    assert_int_equal(sinew_world_backend_params(world, "test-rigid", &info, &count), SINEW_OK);
+    assert_int_equal(count, 1);
+    assert_string_equal(info[0].key, "scale");
+    sinew_world_destroy(world);
+
+    world = sinew_test_world(&g_log, 1);
+    assert_int_equal(sinew_world_load_plugin(world, plugin_path("v1")), SINEW_OK);
+    info = (const sinew_param_info*)&count;
+    assert_int_equal(sinew_world_backend_params(world, "test-rigid", &info, &count), SINEW_OK);
+    assert_int_equal(count, 0);
+    assert_null(info);
+    test_bar bar;
+    sinew_rig rig;
+    assert_int_equal(sinew_rig_create(world, test_bar_make(&bar, 5), &rig), SINEW_OK);
+    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.rig = rig;
+    desc.backend = "test-rigid";
+    sinew_skin skin;
+    assert_int_equal(sinew_world_add_skin(world, &desc, &skin), SINEW_OK);
+    assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
+    sinew_test_log_reset(&g_log);
+    assert_int_equal(sinew_world_backend_params(world, "absent", &info, &count),
+                     SINEW_ERROR_UNKNOWN_BACKEND);
+    assert_int_equal(g_log.count[SINEW_LOG_ERROR], 1);
+    assert_int_equal(sinew_world_backend_params(world, "lbs", NULL, &count),
+                     SINEW_ERROR_INVALID_ARGUMENT);
+    sinew_world_destroy(world);
+}
+
 /* A step that returns a code of its own (777) reaches the caller of sinew_world_update as
  * BACKEND_FAILED, with one line naming the backend and the raw code. */
 static void test_unknown_result(void** state)
@@ -169,6 +211,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_plugin_runs),
         cmocka_unit_test(test_wrong_abi),
+        cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_param_descriptions),
         cmocka_unit_test(test_null_table),
         cmocka_unit_test(test_no_backends),
         cmocka_unit_test(test_short_table),
