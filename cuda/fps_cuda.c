@@ -452,7 +452,7 @@ static sinew_result prepare_params(const sinew_host_api* host, const sinew_param
     sinew_result r = split_params(host, params, param_count, rest, rest_count, ordinal, launch,
                                   batch);
     if (r != SINEW_OK) return r;
-    r = fps_params_parse(host, rest, *rest_count, fp);
+    r = fps_params_parse(host, rest, *rest_count, NULL, fp);
     if (r != SINEW_OK) return r;
     if (fp->solver != FPS_SOLVER_PCG)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,

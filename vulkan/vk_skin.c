@@ -225,11 +225,12 @@ static const sinew_param_slot vk_param_slots[] = {
     {offsetof(vk_params, normals), SINEW_STORE_INT, (uint32_t)sizeof(int), NULL}};
 
 static sinew_result vk_parse_params(const sinew_host_api* host, const char* name,
-                                    const sinew_param* params, uint32_t count, bool* normals)
+                                    const sinew_param* params, uint32_t count, const void* next,
+                                    bool* normals)
 {
     vk_params p = {1};
     sinew_result r = sinew_params_parse(host, name, vk_param_info, vk_param_slots, 1u, params,
-                                        count, &p);
+                                        count, next, &p);
     *normals = p.normals != 0;
     return r;
 }
@@ -440,7 +441,7 @@ static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     if (host->struct_size < sizeof(sinew_host_api)) return SINEW_ERROR_STRUCT_SIZE;
     const char* name = ops->name;
-    sinew_result checked = sinew_geo_check_prepare(host, name, rig, next, out_instance);
+    sinew_result checked = sinew_geo_check_prepare(host, name, rig, out_instance);
     if (checked != SINEW_OK) return checked;
     sinew_vk_context* ctx = map_find(host);
     if (!ctx)
@@ -448,7 +449,7 @@ static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
                                "%s: no Vulkan context is tied to this world "
                                "(sinew_vk_register_backends)", name);
     bool normals;
-    sinew_result r = vk_parse_params(host, name, params, param_count, &normals);
+    sinew_result r = vk_parse_params(host, name, params, param_count, next, &normals);
     if (r == SINEW_OK) r = sinew_geo_check_rig(host, name, rig);
     vk_skin* s = NULL;
     if (r == SINEW_OK) r = vk_new_skin(ops, host, ctx, rig, normals, &s);

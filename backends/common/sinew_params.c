@@ -95,6 +95,33 @@ static sinew_result store_value(const sinew_host_api* host, const char* backend,
     }
 }
 
+/* A typed value of one described key into its field (text keys through store_value). */
+static sinew_result store_typed(const sinew_host_api* host, const char* backend,
+                                const sinew_param_info* p, const sinew_param_slot* s,
+                                const sinew_param_value* value, void* out)
+{
+    if (p->type == SINEW_PARAM_CHOICE || p->type == SINEW_PARAM_TEXT) {
+        if (!value->text)
+            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                   "%s: typed parameter %s has a NULL text", backend, p->key);
+        return store_value(host, backend, p, s, value->text, out);
+    }
+    double v = value->number;
+    char range[96] = "0 or 1";
+    bool ok = isfinite(v) && (p->type == SINEW_PARAM_FLAG ? (v == 0.0 || v == 1.0)
+                                                          : in_range(p, v));
+    if (!ok) {
+        if (p->type != SINEW_PARAM_FLAG) range_text(p, range, sizeof range);
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "%s: %s=%.17g is not %s", backend,
+                               p->key, v, range);
+    }
+    void* field = (char*)out + s->offset;
+    if (p->type == SINEW_PARAM_FLAG) *(int*)field = v != 0.0;
+    else if (s->store == SINEW_STORE_U32) *(uint32_t*)field = (uint32_t)v;
+    else *(double*)field = v;
+    return SINEW_OK;
+}
+
 /* The keys as one comma-separated list, for the unknown-key line. */
 static void key_list(const sinew_param_info* info, uint32_t count, char* buf, size_t size)
 {
@@ -107,10 +134,62 @@ static void key_list(const sinew_param_info* info, uint32_t count, char* buf, si
     }
 }
 
+/* Which described key `key` is (count: none; one line then) and whether it was given before
+ * (one line then too). */
+static sinew_result find_key(const sinew_host_api* host, const char* backend,
+                             const sinew_param_info* info, uint32_t count, bool* seen,
+                             const char* key, uint32_t* k)
+{
+    *k = 0;
+    while (*k < count && strcmp(key, info[*k].key) != 0) ++*k;
+    if (*k == count) {
+        char known[2048];
+        key_list(info, count, known, sizeof known);
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "%s: unknown parameter \"%.64s\" (known: %s)", backend, key,
+                               known);
+    }
+    if (seen[*k])
+        return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                               "%s: parameter \"%s\" is given twice", backend, key);
+    seen[*k] = true;
+    return SINEW_OK;
+}
+
+/* The typed values of the chain's sinew_backend_params_ext structs. */
+static sinew_result parse_chain(const sinew_host_api* host, const char* backend,
+                                const sinew_param_info* info, const sinew_param_slot* slots,
+                                uint32_t count, bool* seen, const void* next, void* out)
+{
+    for (const sinew_ext_header* h = (const sinew_ext_header*)next; h;
+         h = (const sinew_ext_header*)h->next) {
+        if (h->type != SINEW_EXT_BACKEND_PARAMS)
+            return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                                   "%s: takes no extension of type 0x%x in the next chain",
+                                   backend, (unsigned)h->type);
+        const sinew_backend_params_ext* ext = (const sinew_backend_params_ext*)h;
+        if (h->struct_size < sizeof *ext || (ext->count > 0 && !ext->values))
+            return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                                   "%s: typed parameters with struct_size %u, %u values at %p",
+                                   backend, h->struct_size, ext->count, (const void*)ext->values);
+        for (uint32_t i = 0; i < ext->count; ++i) {
+            const sinew_param_value* v = &ext->values[i];
+            if (!v->key)
+                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
+                                       "%s: typed parameter %u has a NULL key", backend, i);
+            uint32_t k;
+            sinew_result r = find_key(host, backend, info, count, seen, v->key, &k);
+            if (r == SINEW_OK) r = store_typed(host, backend, &info[k], &slots[k], v, out);
+            if (r != SINEW_OK) return r;
+        }
+    }
+    return SINEW_OK;
+}
+
 sinew_result sinew_params_parse(const sinew_host_api* host, const char* backend,
                                 const sinew_param_info* info, const sinew_param_slot* slots,
                                 uint32_t count, const sinew_param* params, uint32_t param_count,
-                                void* out)
+                                const void* next, void* out)
 {
     if (param_count > 0 && !params)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
@@ -126,21 +205,10 @@ sinew_result sinew_params_parse(const sinew_host_api* host, const char* backend,
         if (!key || !value)
             return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "%s: parameter %u has a NULL %s",
                                    backend, i, key ? "value" : "key");
-        uint32_t k = 0;
-        while (k < count && strcmp(key, info[k].key) != 0) ++k;
-        if (k == count) {
-            char known[2048];
-            key_list(info, count, known, sizeof known);
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: unknown parameter \"%.64s\" (known: %s)", backend, key,
-                                   known);
-        }
-        if (seen[k])
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "%s: parameter \"%s\" is given twice", backend, key);
-        seen[k] = true;
-        sinew_result r = store_value(host, backend, &info[k], &slots[k], value, out);
+        uint32_t k;
+        sinew_result r = find_key(host, backend, info, count, seen, key, &k);
+        if (r == SINEW_OK) r = store_value(host, backend, &info[k], &slots[k], value, out);
         if (r != SINEW_OK) return r;
     }
-    return SINEW_OK;
+    return parse_chain(host, backend, info, slots, count, seen, next, out);
 }

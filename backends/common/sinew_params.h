@@ -37,16 +37,18 @@ typedef struct sinew_param_slot {
                              values)                                                             \
     {offsetof(T, field), SINEW_STORE_##store, (uint32_t)sizeof(((T*)0)->field), values},
 
-/* Reads `params` into `out`, which holds the defaults already: each key must be one of the
- * `count` described ones (info[i], stored as slots[i]) and given once, each value what its
+/* Reads `params`, then the typed values of every sinew_backend_params_ext in the `next` chain,
+ * into `out`, which holds the defaults already: each key must be one of the `count` described
+ * ones (info[i], stored as slots[i]) and given once (text or typed), each value what its
  * description accepts (numbers: sinew_number_parse). A NULL key or value, an unknown or
  * repeated key, or a bad value is SINEW_ERROR_PARAMETER with one log line that starts with
  * `backend` and names the key and what it accepts; params NULL with a count is
- * SINEW_ERROR_INVALID_ARGUMENT. `out` may be partly written on failure. */
+ * SINEW_ERROR_INVALID_ARGUMENT; another extension in `next`, SINEW_ERROR_UNSUPPORTED. `out`
+ * may be partly written on failure. */
 sinew_result sinew_params_parse(const sinew_host_api* host, const char* backend,
                                 const sinew_param_info* info, const sinew_param_slot* slots,
                                 uint32_t count, const sinew_param* params, uint32_t param_count,
-                                void* out);
+                                const void* next, void* out);
 
 /* Whether `text` is one of the '|'-separated words of `choices`; its position in *index. */
 int sinew_param_choice(const char* choices, const char* text, uint32_t* index);

@@ -92,12 +92,12 @@ _Static_assert(sizeof geo_param_slots / sizeof geo_param_slots[0] == SINEW_GEO_P
                "SINEW_GEO_PARAM_COUNT is the number of rows");
 
 sinew_result sinew_geo_parse_params(const sinew_host_api* host, const char* name,
-                                    const sinew_param* params, uint32_t count,
+                                    const sinew_param* params, uint32_t count, const void* next,
                                     bool* want_normals, sinew_simd* simd)
 {
     geo_params p = {1, SINEW_SIMD_AUTO};
     sinew_result r = sinew_params_parse(host, name, sinew_geo_param_info, geo_param_slots,
-                                        SINEW_GEO_PARAM_COUNT, params, count, &p);
+                                        SINEW_GEO_PARAM_COUNT, params, count, next, &p);
     *want_normals = p.normals != 0;
     *simd = (sinew_simd)p.simd;
     return r;
@@ -174,11 +174,12 @@ sinew_result sinew_geo_prepare(const sinew_geo_ops* ops, const sinew_host_api* h
     if (!host->allocator.alloc || !host->allocator.free || !host->jobs.parallel_for)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "%s: the host API lacks an allocator or parallel_for", name);
-    sinew_result checked = sinew_geo_check_prepare(host, name, rig, next, out_instance);
+    sinew_result checked = sinew_geo_check_prepare(host, name, rig, out_instance);
     if (checked != SINEW_OK) return checked;
     bool want_normals;
     sinew_simd simd;
-    sinew_result r = sinew_geo_parse_params(host, name, params, param_count, &want_normals, &simd);
+    sinew_result r =
+        sinew_geo_parse_params(host, name, params, param_count, next, &want_normals, &simd);
     if (r == SINEW_OK) r = sinew_geo_pick_kernel(ops, host, &simd);
     if (r != SINEW_OK) return r;
     r = sinew_geo_check_rig(host, name, rig);

@@ -6,8 +6,9 @@
  * Contract of both backends (what the vtable documentation leaves to the backend):
  * - Parameters: `normals` = 1 (default) | 0, `simd` = auto (default) | scalar | sse | avx2 |
  *   avx512. An unknown or repeated key or a bad value is SINEW_ERROR_PARAMETER; an instruction
- *   set the CPU (or this build) lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. The backends take no
- *   typed parameters: a non-NULL `next` chain is SINEW_ERROR_UNSUPPORTED.
+ *   set the CPU (or this build) lacks is SINEW_ERROR_BACKEND_UNAVAILABLE. The same keys come
+ *   typed in a sinew_backend_params_ext of the `next` chain; any other extension there is
+ *   SINEW_ERROR_UNSUPPORTED.
  * - Rig: any padded width >= 1 (fast paths for 4 and 8 influences); each row's first weight
  *   must be positive (the runtime sorts rows by decreasing weight), no weight negative.
  * - Poses: the skinning matrices are taken as affine (row 3 is ignored). lbs uses them as they
@@ -114,7 +115,7 @@ static inline bool sinew_geo_finite(const float* v, size_t count)
 /* The arguments every geometric prepare (CPU and Vulkan) checks alike: an output pointer
  * (cleared), a rig, and no typed-parameter chain, which these backends do not take. */
 static inline sinew_result sinew_geo_check_prepare(const sinew_host_api* host, const char* name,
-                                                   const sinew_rig_view* rig, const void* next,
+                                                   const sinew_rig_view* rig,
                                                    void** out_instance)
 {
     if (!out_instance)
@@ -122,10 +123,6 @@ static inline sinew_result sinew_geo_check_prepare(const sinew_host_api* host, c
                                name);
     *out_instance = NULL;
     if (!rig) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: rig is NULL", name);
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "%s: takes no typed parameters, but the next chain is not NULL",
-                               name);
     return SINEW_OK;
 }
 
@@ -197,7 +194,7 @@ static inline sinew_result sinew_geo_check_rig(const sinew_host_api* host, const
 #define SINEW_GEO_PARAM_COUNT 2u
 extern const sinew_param_info sinew_geo_param_info[SINEW_GEO_PARAM_COUNT];
 sinew_result sinew_geo_parse_params(const sinew_host_api* host, const char* name,
-                                    const sinew_param* params, uint32_t count,
+                                    const sinew_param* params, uint32_t count, const void* next,
                                     bool* want_normals, sinew_simd* simd);
 sinew_result sinew_geo_probe(const sinew_host_api* host);
 void sinew_geo_destroy(void* instance);

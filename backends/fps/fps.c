@@ -194,11 +194,11 @@ static const sinew_param_slot fps_param_slots[] = {FPS_PARAM_ROWS(FPS_SLOT_ROW, 
 enum { FPS_PARAM_COUNT = sizeof fps_param_info / sizeof fps_param_info[0] };
 
 sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,
-                              uint32_t count, fps_params* out)
+                              uint32_t count, const void* next, fps_params* out)
 {
     fps_params_default(out);
     sinew_result r = sinew_params_parse(host, FPS_NAME, fps_param_info, fps_param_slots,
-                                        FPS_PARAM_COUNT, params, count, out);
+                                        FPS_PARAM_COUNT, params, count, next, out);
     if (r != SINEW_OK) return r;
     if (out->capsules == 1 && !out->collisions)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
@@ -274,13 +274,13 @@ static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view
                                     m);
 }
 
-/* The parameters and the checks that need no instance: a solver or SIMD kernels this build or
- * CPU lacks, typed parameters (none are known) and the rig. */
+/* The parameters (text, and typed in `next`) and the checks that need no instance: a solver or
+ * SIMD kernels this build or CPU lacks, and the rig. */
 static sinew_result check_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
                                   const sinew_param* params, uint32_t param_count,
                                   const void* next, fps_params* p)
 {
-    sinew_result r = fps_params_parse(host, params, param_count, p);
+    sinew_result r = fps_params_parse(host, params, param_count, next, p);
     if (r != SINEW_OK) return r;
 #if !defined(SINEW_HAVE_CHOLMOD)
     if (p->solver == FPS_SOLVER_CHOLMOD)
@@ -291,9 +291,6 @@ static sinew_result check_prepare(const sinew_host_api* host, const sinew_rig_vi
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "fps: simd=%s is not available on this CPU or in this build",
                                sinew_simd_name(p->simd));
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "fps: takes no typed parameters (next is not NULL)");
     return ps_check_rig(host, rig, FPS_NAME);
 }
 
@@ -417,7 +414,7 @@ static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* r
 {
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     fps_params p;
-    sinew_result r = fps_params_parse(host, params, param_count, &p);
+    sinew_result r = fps_params_parse(host, params, param_count, NULL, &p);
     if (r != SINEW_OK) return r;
     if (!writer || !writer->write)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps bake: writer is NULL");

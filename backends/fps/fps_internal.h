@@ -94,7 +94,7 @@ typedef struct fps_params {
 
 void fps_params_default(fps_params* p);
 sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,
-                              uint32_t count, fps_params* out);
+                              uint32_t count, const void* next, fps_params* out);
 /* The ps parameters that shape the model (bone_radii, decimation, sliding), for ps's builders. */
 void fps_model_params(const fps_params* p, ps_params* out);
 

@@ -154,14 +154,11 @@ static sinew_result check_prepare(const sinew_host_api* host, const sinew_rig_vi
                                   const sinew_param* params, uint32_t param_count,
                                   const void* next, pbd_params* p)
 {
-    sinew_result r = pbd_params_parse(host, params, param_count, p);
+    sinew_result r = pbd_params_parse(host, params, param_count, next, p);
     if (r != SINEW_OK) return r;
     sinew_simd simd = p->simd;
     r = pbd_simd_resolve(host, &simd);
     if (r != SINEW_OK) return r;
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "pbd: takes no typed parameters (next is not NULL)");
     return ps_check_rig(host, rig, PBD_NAME);
 }
 
@@ -247,7 +244,7 @@ static sinew_result pbd_bake(const sinew_host_api* host, const sinew_rig_view* r
 {
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     pbd_params p;
-    sinew_result r = pbd_params_parse(host, params, param_count, &p);
+    sinew_result r = pbd_params_parse(host, params, param_count, NULL, &p);
     if (r != SINEW_OK) return r;
     if (!writer || !writer->write)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "pbd bake: writer is NULL");

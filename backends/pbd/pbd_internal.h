@@ -51,7 +51,7 @@ extern const sinew_param_info pbd_param_info[PBD_PARAM_COUNT];
 /* Parses and validates; an unknown or repeated key or a bad value is SINEW_ERROR_PARAMETER
  * with one log line. */
 sinew_result pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
-                              uint32_t count, pbd_params* out);
+                              uint32_t count, const void* next, pbd_params* out);
 /* The kernels of a simd parameter: AUTO resolves to AVX512 where the CPU and the build have
  * it, else SCALAR; an explicit AVX512 they lack is SINEW_ERROR_BACKEND_UNAVAILABLE (one line). */
 sinew_result pbd_simd_resolve(const sinew_host_api* host, sinew_simd* simd);

@@ -76,11 +76,11 @@ _Static_assert(sizeof pbd_param_slots / sizeof pbd_param_slots[0] == PBD_PARAM_C
                "PBD_PARAM_COUNT is the number of rows");
 
 sinew_result pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
-                              uint32_t count, pbd_params* out)
+                              uint32_t count, const void* next, pbd_params* out)
 {
     pbd_params_default(out);
     return sinew_params_parse(host, PBD_NAME, pbd_param_info, pbd_param_slots, PBD_PARAM_COUNT,
-                              params, count, out);
+                              params, count, next, out);
 }
 
 sinew_result pbd_simd_resolve(const sinew_host_api* host, sinew_simd* simd)

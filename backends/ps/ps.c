@@ -162,11 +162,11 @@ static bool joint_list_ok(const char* list)
 }
 
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
-                             uint32_t count, ps_params* out)
+                             uint32_t count, const void* next, ps_params* out)
 {
     ps_params_default(out);
     sinew_result r = sinew_params_parse(host, PS_NAME, ps_param_info, ps_param_slots,
-                                        PS_PARAM_COUNT, params, count, out);
+                                        PS_PARAM_COUNT, params, count, next, out);
     if (r == SINEW_OK && !joint_list_ok(out->collision_joints))
         r = sinew_host_fail(host, SINEW_ERROR_PARAMETER,
                             "ps: collision_joints=\"%.64s\" is not a comma-separated list of "
@@ -290,12 +290,9 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps: out_instance is NULL");
     *out_instance = NULL;
     ps_params p;
-    sinew_result r = ps_params_parse(host, params, param_count, &p);
+    sinew_result r = ps_params_parse(host, params, param_count, next, &p);
     if (r == SINEW_OK) r = ps_simd_resolve(host, &p.simd);
     if (r != SINEW_OK) return r;
-    if (next)
-        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
-                               "ps: takes no typed parameters (next is not NULL)");
     r = ps_check_rig(host, rig, PS_NAME);
     if (r != SINEW_OK) return r;
     double t0 = ps_seconds();
@@ -353,7 +350,7 @@ static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* ri
 {
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     ps_params p;
-    sinew_result r = ps_params_parse(host, params, param_count, &p);
+    sinew_result r = ps_params_parse(host, params, param_count, NULL, &p);
     if (r != SINEW_OK) return r;
     if (!writer || !writer->write)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps bake: writer is NULL");

@@ -84,7 +84,7 @@ sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd);
 /* Parses and validates against ps's description (ps.c; sinew_params.h); one log line and
  * SINEW_ERROR_PARAMETER on a bad key or value. */
 sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* params,
-                             uint32_t count, ps_params* out);
+                             uint32_t count, const void* next, ps_params* out);
 
 /* ---- the pose-independent model ---- */
 

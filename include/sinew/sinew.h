@@ -357,9 +357,31 @@ typedef struct sinew_param {
     const char* value;
 } sinew_param;
 
+/* A backend parameter with a typed value, the alternative to sinew_param's text for a caller
+ * that holds numbers: FLAG, INTEGER and REAL keys (sinew_param_info) read `number` (a FLAG 0
+ * or 1, an INTEGER a whole number), CHOICE and TEXT keys read `text`. */
+typedef struct sinew_param_value {
+    const char* key;
+    double number;
+    const char* text;
+} sinew_param_value;
+
+/* Typed parameters in sinew_skin_desc.next (type SINEW_EXT_BACKEND_PARAMS): read by the
+ * backend like its text parameters, with the same checks; a key given both ways counts as
+ * given twice. Backends that take no parameters, or none typed, refuse it with
+ * SINEW_ERROR_UNSUPPORTED. Swaps and bakes take text parameters only. */
+typedef struct sinew_backend_params_ext {
+    sinew_ext_header header;            /* type SINEW_EXT_BACKEND_PARAMS */
+    const sinew_param_value* values;
+    uint32_t count;
+} sinew_backend_params_ext;
+
+#define SINEW_BACKEND_PARAMS_EXT_INIT \
+    { { (uint32_t)sizeof(sinew_backend_params_ext), SINEW_EXT_BACKEND_PARAMS, NULL }, NULL, 0u }
+
 typedef struct sinew_skin_desc {
     uint32_t struct_size;
-    const void* next;                   /* may chain typed backend parameter structs */
+    const void* next;                   /* sinew_backend_params_ext: typed parameters */
     sinew_rig rig;                      /* required */
     const char* backend;                /* NULL: "lbs" */
     const sinew_param* params;          /* optional */

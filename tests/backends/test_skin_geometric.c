@@ -285,8 +285,18 @@ static void test_parameters(void** state)
         expect_prepare_error(vt, &rig, null_value, 1, NULL, SINEW_ERROR_PARAMETER);
         expect_prepare_error(vt, &rig, null_key, 1, NULL, SINEW_ERROR_PARAMETER);
         expect_prepare_error(vt, &rig, NULL, 2, NULL, SINEW_ERROR_INVALID_ARGUMENT);
-        sinew_ext_header ext = {(uint32_t)sizeof ext, SINEW_EXT_BACKEND_PARAMS, NULL};
+        /* typed parameters in the chain: read like the text ones; another extension refused */
+        sinew_ext_header ext = {(uint32_t)sizeof ext, SINEW_EXT_CUDA_OUTPUT, NULL};
         expect_prepare_error(vt, &rig, NULL, 0, &ext, SINEW_ERROR_UNSUPPORTED);
+        const sinew_param_value typed_bad[1] = {{"normals", 2.0, NULL}};
+        sinew_backend_params_ext typed = SINEW_BACKEND_PARAMS_EXT_INIT;
+        typed.values = typed_bad;
+        typed.count = 1;
+        expect_prepare_error(vt, &rig, NULL, 0, &typed, SINEW_ERROR_PARAMETER);
+        const sinew_param_value typed_twice[1] = {{"normals", 0.0, NULL}};
+        const sinew_param normals_text[1] = {{"normals", "0"}};
+        typed.values = typed_twice;
+        expect_prepare_error(vt, &rig, normals_text, 1, &typed, SINEW_ERROR_PARAMETER);
         /* Every instruction set: accepted exactly when this CPU has it. */
         for (int s = 0; s < 4; ++s) {
             const sinew_param p[1] = {{"simd", skin_simd_names[s]}};

@@ -82,8 +82,21 @@ static void test_parameters(void** state)
     assert_int_equal(vt->prepare(&host.api, &rig.view, twice, 2, NULL, &inst), SINEW_ERROR_PARAMETER);
     assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 2, NULL, &inst),
                      SINEW_ERROR_INVALID_ARGUMENT);
-    sinew_ext_header ext = {(uint32_t)sizeof(sinew_ext_header), SINEW_EXT_BACKEND_PARAMS, NULL};
+    sinew_ext_header ext = {(uint32_t)sizeof(sinew_ext_header), SINEW_EXT_CUDA_OUTPUT, NULL};
     assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, &ext, &inst), SINEW_ERROR_UNSUPPORTED);
+    /* typed parameters: the same checks as text, and a key given both ways is given twice */
+    const sinew_param_value typed_values[2] = {{"iterations", 4.0, NULL}, {"simd", 0.0, "scalar"}};
+    sinew_backend_params_ext typed = SINEW_BACKEND_PARAMS_EXT_INIT;
+    typed.values = typed_values;
+    typed.count = 2;
+    assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, &typed, &inst), SINEW_OK);
+    vt->destroy(inst);
+    inst = NULL;
+    assert_int_equal(vt->prepare(&host.api, &rig.view, twice, 1, &typed, &inst), SINEW_ERROR_PARAMETER);
+    const sinew_param_value not_whole[1] = {{"iterations", 4.5, NULL}};
+    typed.values = not_whole;
+    typed.count = 1;
+    assert_int_equal(vt->prepare(&host.api, &rig.view, NULL, 0, &typed, &inst), SINEW_ERROR_PARAMETER);
     /* every key with a good value */
     sinew_param good[] = {{"iterations", "4"},   {"timestep", "0.02"},    {"damping", "1"},
                           {"strain_weight", "2"}, {"anchor_weight", "50"}, {"mass", "0.003"},

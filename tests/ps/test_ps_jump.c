@@ -152,13 +152,13 @@ static void test_parameters(void** state)
     ps_test_host host;
     ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
     ps_params p;
-    assert_int_equal(ps_params_parse(&host.api, NULL, 0, &p), SINEW_OK);
+    assert_int_equal(ps_params_parse(&host.api, NULL, 0, NULL, &p), SINEW_OK);
     assert_true(p.jump.angle == 45.0 && p.jump.distance == 0.5);
     const sinew_param good[] = {{"jump_angle", "0"}, {"jump_distance", "2.5"}};
-    assert_int_equal(ps_params_parse(&host.api, good, 2, &p), SINEW_OK);
+    assert_int_equal(ps_params_parse(&host.api, good, 2, NULL, &p), SINEW_OK);
     assert_true(p.jump.angle == 0.0 && p.jump.distance == 2.5);
     const sinew_param edge[] = {{"jump_angle", "180"}, {"jump_distance", "0"}};
-    assert_int_equal(ps_params_parse(&host.api, edge, 2, &p), SINEW_OK);
+    assert_int_equal(ps_params_parse(&host.api, edge, 2, NULL, &p), SINEW_OK);
     const sinew_param bad[][2] = {{{"jump_angle", "-1"}, {"iterations", "10"}},
                                   {{"jump_angle", "181"}, {"iterations", "10"}},
                                   {{"jump_angle", "nan"}, {"iterations", "10"}},
@@ -169,7 +169,7 @@ static void test_parameters(void** state)
                                   {{"jump_angle", "30"}, {"jump_angle", "40"}}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         sinew_test_log_reset(&host.log);
-        assert_int_equal(ps_params_parse(&host.api, bad[i], 2, &p), SINEW_ERROR_PARAMETER);
+        assert_int_equal(ps_params_parse(&host.api, bad[i], 2, NULL, &p), SINEW_ERROR_PARAMETER);
         assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
         assert_non_null(strstr(host.log.last, bad[i][0].key));
     }

@@ -15,7 +15,7 @@ static sinew_result build_with(ps_test_host* host, const ps_test_rig* rig, const
 {
     ps_params p;
     sinew_param param = {key, value};
-    sinew_result r = ps_params_parse(&host->api, &param, 1, &p);
+    sinew_result r = ps_params_parse(&host->api, &param, 1, NULL, &p);
     if (r != SINEW_OK) return r;
     return ps_model_build_with(&host->api, &rig->view, &p, m);
 }
@@ -299,10 +299,10 @@ static void test_volume_parameters(void** state)
     ps_test_host host;
     ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
     ps_params p;
-    assert_int_equal(ps_params_parse(&host.api, NULL, 0, &p), SINEW_OK);
+    assert_int_equal(ps_params_parse(&host.api, NULL, 0, NULL, &p), SINEW_OK);
     assert_true(p.volume.weight == PS_VOLUME_WEIGHT && p.volume.range == PS_VOLUME_RANGE);
     const sinew_param good[] = {{"volume_weight", "2.5"}, {"volume_range", "0"}};
-    assert_int_equal(ps_params_parse(&host.api, good, 2, &p), SINEW_OK);
+    assert_int_equal(ps_params_parse(&host.api, good, 2, NULL, &p), SINEW_OK);
     assert_true(p.volume.weight == 2.5 && p.volume.range == 0.0);
     float keep, lo, hi;
     ps_volume_blend(&p.volume, 1.0, &keep, &lo, &hi);
@@ -315,7 +315,7 @@ static void test_volume_parameters(void** state)
                                   {{"volume_weight", "1"}, {"volume_weight", "1"}}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         sinew_test_log_reset(&host.log);
-        assert_int_equal(ps_params_parse(&host.api, bad[i], 2, &p), SINEW_ERROR_PARAMETER);
+        assert_int_equal(ps_params_parse(&host.api, bad[i], 2, NULL, &p), SINEW_ERROR_PARAMETER);
         assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
         assert_non_null(strstr(host.log.last, bad[i][0].key));
     }

@@ -232,13 +232,13 @@ static void test_parameter(void** state)
     ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
     ps_params p;
     sinew_param on = {"sliding", "0"};
-    assert_int_equal(ps_params_parse(&host.api, &on, 1, &p), SINEW_OK);
+    assert_int_equal(ps_params_parse(&host.api, &on, 1, NULL, &p), SINEW_OK);
     assert_int_equal(p.sliding, 0);
-    assert_int_equal(ps_params_parse(&host.api, NULL, 0, &p), SINEW_OK);
+    assert_int_equal(ps_params_parse(&host.api, NULL, 0, NULL, &p), SINEW_OK);
     assert_int_equal(p.sliding, 1);
     sinew_param bad = {"sliding", "yes"};
     int before = host.log.count[SINEW_LOG_ERROR];
-    assert_int_equal(ps_params_parse(&host.api, &bad, 1, &p), SINEW_ERROR_PARAMETER);
+    assert_int_equal(ps_params_parse(&host.api, &bad, 1, NULL, &p), SINEW_ERROR_PARAMETER);
     assert_int_equal(host.log.count[SINEW_LOG_ERROR], before + 1);
 }
 

@@ -1,7 +1,8 @@
 /* Backend parameters as data: the shared parser (backends/common/sinew_params.h) on a table of
  * every type, and each built-in backend's description through sinew_world_backend_params held
- * to what its prepare does: every default given explicitly is accepted and steps to the same
- * bits as no parameters, and a value outside each described range or choice is refused.
+ * to what its prepare does: every default given explicitly, as text and as typed values, is
+ * accepted and steps to the same bits as no parameters, and a value outside each described
+ * range or choice is refused.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static sinew_result parse(const sinew_param* params, uint32_t count, sample_para
     host.log_level = SINEW_LOG_DEBUG;
     memset(out, 0, sizeof *out);
     sinew_test_log_reset(&g_log);
-    return sinew_params_parse(&host, "test", g_info, g_slots, 5u, params, count, out);
+    return sinew_params_parse(&host, "test", g_info, g_slots, 5u, params, count, NULL, out);
 }
 
 static void expect_refused(const char* key, const char* value)
@@ -96,9 +97,10 @@ static sinew_rig g_rig;
 /* A skin of `backend` with `params`, stepped through the cylinder's animation; its positions
  * into out (NULL: only the result of adding it). */
 static sinew_result run_skin(const char* backend, const sinew_param* params, uint32_t count,
-                             float* out)
+                             const void* next, float* out)
 {
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.next = next;
     desc.rig = g_rig;
     desc.backend = backend;
     desc.params = params;
@@ -178,31 +180,43 @@ static void check_backend(const char* backend)
     assert_int_equal(sinew_world_backend_params(g_world, backend, &info, &count), SINEW_OK);
     check_description(backend, info, count);
     sinew_param* all = calloc(count, sizeof *all);
-    assert_non_null(all);
+    sinew_param_value* typed = calloc(count, sizeof *typed);
+    assert_true(all && typed);
     uint32_t given = 0;
-    for (uint32_t i = 0; i < count; ++i)
-        if (info[i].default_value && info[i].default_value[0])
-            all[given++] = (sinew_param){info[i].key, info[i].default_value};
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* d = info[i].default_value;
+        if (!d || !d[0]) continue;
+        int number = info[i].type != SINEW_PARAM_CHOICE && info[i].type != SINEW_PARAM_TEXT;
+        typed[given] = (sinew_param_value){info[i].key, number ? strtod(d, NULL) : 0.0,
+                                           number ? NULL : d};
+        all[given++] = (sinew_param){info[i].key, d};
+    }
+    sinew_backend_params_ext ext = SINEW_BACKEND_PARAMS_EXT_INIT;
+    ext.values = typed;
+    ext.count = given;
     size_t n3 = (size_t)g_cylinder->rig.render_mesh.vertex_count * 3u;
     float* plain = malloc(n3 * sizeof(float));
     float* explicit_defaults = malloc(n3 * sizeof(float));
     assert_true(plain && explicit_defaults);
-    assert_int_equal(run_skin(backend, NULL, 0, plain), SINEW_OK);
-    assert_int_equal(run_skin(backend, all, given, explicit_defaults), SINEW_OK);
+    assert_int_equal(run_skin(backend, NULL, 0, NULL, plain), SINEW_OK);
+    assert_int_equal(run_skin(backend, all, given, NULL, explicit_defaults), SINEW_OK);
     assert_memory_equal(plain, explicit_defaults, n3 * sizeof(float));
-    print_message("%s: %u keys described, %u defaults given explicitly step to the same bits\n",
-                  backend, count, given);
+    assert_int_equal(run_skin(backend, NULL, 0, &ext, explicit_defaults), SINEW_OK);
+    assert_memory_equal(plain, explicit_defaults, n3 * sizeof(float));
+    print_message("%s: %u keys described, %u defaults given explicitly (as text and typed) step "
+                  "to the same bits\n", backend, count, given);
     for (uint32_t i = 0; i < count; ++i) {
         char buf[64];
         const char* value = refused_value(&info[i], buf, sizeof buf);
         if (!value) continue;
         sinew_param p = {info[i].key, value};
-        if (run_skin(backend, &p, 1, NULL) != SINEW_ERROR_PARAMETER)
+        if (run_skin(backend, &p, 1, NULL, NULL) != SINEW_ERROR_PARAMETER)
             fail_msg("%s: %s=%s was not refused", backend, info[i].key, value);
     }
     free(plain);
     free(explicit_defaults);
     free(all);
+    free(typed);
 }
 
 static void test_builtin_backends(void** state)
