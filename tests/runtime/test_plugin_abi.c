@@ -20,6 +20,19 @@ static const char* plugin_path(const char* variant)
     return path;
 }
 
+/* A skin of the plugin's backend "test-rigid" on a five-joint bar (made into *bar). */
+static sinew_skin add_rigid_skin(sinew_world* world, test_bar* bar)
+{
+    sinew_rig rig;
+    assert_int_equal(sinew_rig_create(world, test_bar_make(bar, 5), &rig), SINEW_OK);
+    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
+    desc.rig = rig;
+    desc.backend = "test-rigid";
+    sinew_skin skin;
+    assert_int_equal(sinew_world_add_skin(world, &desc, &skin), SINEW_OK);
+    return skin;
+}
+
 static void test_good_plugin_runs(void** state)
 {
     (void)state;
@@ -31,13 +44,7 @@ static void test_good_plugin_runs(void** state)
     assert_int_equal(sinew_world_probe_backend(world, "test-rigid"), SINEW_OK);
 
     test_bar bar;
-    sinew_rig rig;
-    assert_int_equal(sinew_rig_create(world, test_bar_make(&bar, 5), &rig), SINEW_OK);
-    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
-    desc.rig = rig;
-    desc.backend = "test-rigid";
-    sinew_skin skin;
-    assert_int_equal(sinew_world_add_skin(world, &desc, &skin), SINEW_OK);
+    sinew_skin skin = add_rigid_skin(world, &bar);
     float model[32];
     test_mat_identity(model);
     test_mat_identity(model + 16);
@@ -120,13 +127,7 @@ static void test_param_descriptions(void** state)
     assert_int_equal(count, 0);
     assert_null(info);
     test_bar bar;
-    sinew_rig rig;
-    assert_int_equal(sinew_rig_create(world, test_bar_make(&bar, 5), &rig), SINEW_OK);
-    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
-    desc.rig = rig;
-    desc.backend = "test-rigid";
-    sinew_skin skin;
-    assert_int_equal(sinew_world_add_skin(world, &desc, &skin), SINEW_OK);
+    (void)add_rigid_skin(world, &bar);
     assert_int_equal(sinew_world_update(world, 1.0f / 60.0f), SINEW_OK);
     sinew_test_log_reset(&g_log);
     assert_int_equal(sinew_world_backend_params(world, "absent", &info, &count),
@@ -146,13 +147,7 @@ static void test_unknown_result(void** state)
     sinew_world* world = sinew_test_world(&g_log, 1);
     assert_int_equal(sinew_world_load_plugin(world, plugin_path("bad_result")), SINEW_OK);
     test_bar bar;
-    sinew_rig rig;
-    assert_int_equal(sinew_rig_create(world, test_bar_make(&bar, 5), &rig), SINEW_OK);
-    sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
-    desc.rig = rig;
-    desc.backend = "test-rigid";
-    sinew_skin skin;
-    assert_int_equal(sinew_world_add_skin(world, &desc, &skin), SINEW_OK);
+    sinew_skin skin = add_rigid_skin(world, &bar);
     sinew_test_log_reset(&g_log);
     sinew_result r = sinew_world_update(world, 1.0f / 60.0f);
     print_message("  update -> %s: %s\n", sinew_result_string(r), g_log.last);
