@@ -602,6 +602,10 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps-cuda: out_instance is NULL");
     *out_instance = NULL;
+    if (next)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: takes its parameters as text (sinew_param) only, but "
+                               "the next chain is not NULL");
     sinew_param rest[1025]; /* the caller's and solver */
     uint32_t rest_count = 0;
     int ordinal = 0;
@@ -624,7 +628,7 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
     if (rig->struct_size >= sizeof(sinew_rig_view) && rig->baked_backend &&
         strcmp(rig->baked_backend, FPSC_NAME) == 0)
         view.baked_backend = "fps";
-    r = sinew_backend_fps.prepare(host, &view, rest, rest_count, next, &p->fps);
+    r = sinew_backend_fps.prepare(host, &view, rest, rest_count, NULL, &p->fps);
     fpsc_desc d;
     if (r == SINEW_OK) {
         p->sim = fps_instance_sim(p->fps);
