@@ -19,7 +19,7 @@
  * offset, one 8-byte weight-pair broadcast, one record load, one multiply and one add. Lanes
  * across render vertices (one gather per component) would need six gathers per entry, slower
  * than these loads on current x86 cores; that is also why 512-bit registers would not help.
- * The figures are in backends/fps/README.md ("Figures"), the variants that gained nothing in
+ * Its measured gain and the variants that gained nothing:
  * docs/decisions/2026-11-26-mls-avx2-kernel.md. */
 #include <immintrin.h>
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The figures of backends/fps/README.md ("Figures"), printed as Markdown: the reduced system's
+# solvers on the male (sinew-fps-solver-bench) and the step time per frame (sinew-bench,
+# medians of several runs) with and without collisions, each solver, one and two threads.
+#   backends/fps/figures.sh [BUILD_DIR]       (default: $SINEW_BUILD_DIR, else build/)
+# Environment: SINEW_DATA_DIR (default ../shared/data beside the checkout), FPS_REPEAT (bench
+# runs per case, default 5), FPS_FRAMES (frames per run, default 300).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${1:-${SINEW_BUILD_DIR:-$ROOT/build}}
+DATA=${SINEW_DATA_DIR:-$ROOT/../shared/data}
+REPEAT=${FPS_REPEAT:-5}
+FRAMES=${FPS_FRAMES:-300}
+MALE=$DATA/characters/male/male.ini
+
+for tool in sinew-bench sinew-fps-solver-bench; do
+    [ -x "$BUILD/bin/$tool" ] || { echo "figures.sh: $BUILD/bin/$tool is not built" >&2; exit 1; }
+done
+[ -f "$MALE" ] || { echo "figures.sh: no test data at $DATA" >&2; exit 77; }
+
+# The value of a top-level key of sinew-bench's JSON (one key per line).
+json() { sed -n "s/^ *\"$1\": *\([^,]*\),\{0,1\}$/\1/p" | head -n 1; }
+
+# Median ms per frame of fps on the male with $1 threads (and the run medians); further
+# arguments go to sinew-bench (--set KEY=VALUE).
+bench() {
+    local out
+    out=$("$BUILD/bin/sinew-bench" --character "$MALE" --backend fps --threads "$1" \
+        --frames "$FRAMES" --repeat "$REPEAT" --json "${@:2}" 2>/dev/null) ||
+        { printf 'failed'; return; }
+    printf '%.2f (runs %s)' "$(json ms_per_frame_median <<<"$out")" \
+        "$(tr -d '\n' <<<"$out" | sed -n 's/.*"run_medians_ms": *\[\([^]]*\)\].*/\1/p' |
+           awk -F', *' '{for (i = 1; i <= NF; ++i) printf "%s%.2f", (i > 1 ? " " : ""), $i}')"
+}
+
+echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "The reduced system of the male, one thread, medians of 200 (sinew-fps-solver-bench):"
+echo
+"$BUILD/bin/sinew-fps-solver-bench" "$MALE" 2>/dev/null | sed "s|^$MALE: ||; s/^/    /"
+echo
+echo "ms per frame (step and MLS upsampling), the male playing its first animation, medians of"
+echo "$REPEAT runs of $FRAMES frames (sinew-bench; each run's median in brackets):"
+echo
+echo "| solver | collisions | 1 thread | 2 threads |"
+echo "|---|---|---|---|"
+for solver in cholmod pcg; do
+    for collisions in 1 0; do
+        printf '| %s | %s | %s | %s |\n' "$solver" "$collisions" \
+            "$(bench 1 --set solver=$solver --set collisions=$collisions)" \
+            "$(bench 2 --set solver=$solver --set collisions=$collisions)"
+    done
+done
