@@ -336,7 +336,7 @@ static inline SINEW_HD int fps_collide_behind(const fps_collide_scene* S, uint32
  * the base vertices are at the new pose, the skin is not), they span space the tissue does
  * not fill, and vertices found inside them would be projected onto planes that face the wrong
  * way, holding the tangle instead of letting the skin return (the male's animations, which
- * jump back to their first key at every loop: backends/fps/README.md, "Poses that jump"). */
+ * jump back to their first key at every loop: docs/decisions/2026-11-26-fps-tet-test.md). */
 static inline SINEW_HD int fps_collide_tet_usable(const fps_collide_scene* S, uint32_t t,
                                                   const double c[4][3])
 {
@@ -416,8 +416,8 @@ static inline SINEW_HD int fps_collide_near(const fps_collide_scene* S, uint32_t
  * base_depth below triangle tri's plane. Then the bone itself has passed through the other
  * surface, and no target above the plane can be reached without stretching v's own prism from
  * the bone to beyond the plane: projecting v there crushes a thin part between the other body
- * and its own bones (the male's hand swung into the side of the hip: backends/fps/README.md,
- * the arm-into-torso acceptance test). Such a pair is left to the other side: the other
+ * and its own bones (the male's hand swung into the side of the hip:
+ * docs/decisions/2026-11-26-fps-arm-into-torso.md). Such a pair is left to the other side: the other
  * part's skin vertices inside this part's prisms are still projected out of them. */
 static inline SINEW_HD int fps_collide_anchor_through(const fps_collide_scene* S, uint32_t v,
                                                       uint32_t tri)

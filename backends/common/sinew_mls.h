@@ -7,8 +7,8 @@
  * sum of the deformed simulation positions (eq. 8), and weights Ñ_ij for the normals (linear
  * MLS on the normals, the formula after eq. 8). Evaluation is then a gather and a sum
  * (sinew_mls_eval.h, shared with CUDA), run over the host's job system here; on x86-64 CPUs
- * with AVX2 an AVX kernel (sinew_mls_avx2.c) gives the same bits faster (backends/fps/README.md,
- * "Figures").
+ * with AVX2 an AVX kernel (sinew_mls_avx2.c) gives the same bits faster
+ * (docs/decisions/2026-11-26-mls-avx2-kernel.md).
  *
  * How the weights are baked (all in double precision, stored as float):
  *  1. The render vertex is located on the simulation surface (closest point of its triangles).

@@ -397,8 +397,8 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
  * the plane of one triangle of the other side does not keep a limb's flesh out of its
  * neighbour's: on the male with the left arm swung across the chest, the armpit's wall (the
  * clavicle bone's skin) and the chest end up inside the upper arm and the arm's skin inside the
- * chest, a closed crease that the prism pairs do not undo (backends/fps/README.md, the
- * acceptance test). So each bone's flesh at rest is also a volume of its own: around its
+ * chest, a closed crease that the prism pairs do not undo
+ * (docs/decisions/2026-11-26-fps-arm-into-torso.md). So each bone's flesh at rest is also a volume of its own: around its
  * segment, in a frame that moves with the bone, the smallest distance of the bone's own skin
  * vertices from the axis per slice along the bone and sector around it (a star-shaped tube
  * inside the skin), interpolated bilinearly so the radius is continuous. The skin vertices of
@@ -411,12 +411,12 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
  * capsule (the bone went through that flesh, as in fps_collide_anchor_through), skin deeper
  * inside than twice its own tissue's rest thickness (the same, where the anchor lies beyond
  * the tube's active range), and the skin of a part whose own tube's largest radius is below
- * half the tube's radius there (a finger in a leg). The grid (FPS_CAP_SLICES x FPS_CAP_SECTORS), the weight (one edge spring's) and
- * the rest margin (one edge) are the best of a small sweep
- * (docs/decisions/2026-11-26-fps-capsule-parameters.md). On with collisions=1 (fps's
- * default): they resolve the crease at the arm-into-torso pose, and over the male's six
- * animations they lower the pairs; the groin and the knee gain some (README.md, "Limb
- * capsules"). */
+ * half the tube's radius there (a finger in a leg). The grid (FPS_CAP_SLICES x
+ * FPS_CAP_SECTORS), the weight (one edge spring's) and the rest margin (one edge) are the best
+ * of a small sweep (docs/decisions/2026-11-26-fps-capsule-parameters.md). On with
+ * collisions=1 (fps's default): they resolve the crease at the arm-into-torso pose, and over
+ * the male's six animations they lower the pairs; the groin and the knee gain some
+ * (docs/decisions/2026-11-26-fps-limb-capsules.md). */
 
 #define CAP_SLICES FPS_CAP_SLICES
 #define CAP_SECTORS FPS_CAP_SECTORS

@@ -8,7 +8,7 @@
  * 20 degrees about Y before the hand touches anything); among the candidates measured this is
  * the one the global collisions can act on: the hand and forearm come in from the front, not
  * through the side of the hip, where the hand's bones pass through the hip's surface and no
- * projection of the surfaces resolves it (backends/fps/README.md, the acceptance test).
+ * projection of the surfaces resolves it (docs/decisions/2026-11-26-fps-arm-into-torso.md).
  *
  * Counted like sinew-quality (the same ramp, settling test and metric on the render mesh) and
  * split by region: pairs with both triangles within SHOULDER_RADIUS of the shoulder joint at
