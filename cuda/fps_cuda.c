@@ -378,60 +378,62 @@ static sinew_result fpsc_probe(const sinew_host_api* host)
 
 static void fpsc_destroy_instance(void* instance);
 
-/* Splits the plugin's own keys off; the rest goes to fps (with solver=pcg added unless given). */
+/* The plugin's own keys (sinew_params.h's X-macro rows), described first in its table. */
+typedef struct fpsc_own_params {
+    uint32_t device;
+    int launch;
+    char batch[64];
+} fpsc_own_params;
+
+#define FPSC_OWN_PARAM_ROWS(X, T)                                                                 \
+    X(T, device, INTEGER, 0, 0.0, 64.0, "0", NULL, "the CUDA device's ordinal", U32, device,      \
+      NULL)                                                                                       \
+    X(T, launch, CHOICE, 0, 0.0, 0.0, "auto", "auto|graph|cooperative|stream",                     \
+      "how a step's kernels are launched (cuda/README.md)", INT, launch, NULL)                     \
+    X(T, batch, TEXT, 0, 0.0, 63.0, "", NULL,                                                      \
+      "a name: every fps-cuda skin of the process with this name steps in the same launches",     \
+      TEXT, batch, NULL)
+
+#define FPSC_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
+static const sinew_param_slot fpsc_own_slots[] = {FPSC_OWN_PARAM_ROWS(FPSC_SLOT_ROW, fpsc_own_params)};
+#undef FPSC_SLOT_ROW
+static const sinew_param_info fpsc_param_info[] = {
+    FPSC_OWN_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fpsc_own_params)
+    FPS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fps_params)};
+enum { FPSC_OWN_PARAM_COUNT = sizeof fpsc_own_slots / sizeof fpsc_own_slots[0] };
+
+/* Splits the plugin's own keys off and reads them with the shared parser (the launch words are
+ * fpsc_launch's values in order); the rest goes to fps, with solver=pcg added unless given.
+ * `rest` has room for count + 1 entries. */
 static sinew_result split_params(const sinew_host_api* host, const sinew_param* params,
                                  uint32_t count, sinew_param* rest, uint32_t* rest_count,
                                  int* ordinal, fpsc_launch* launch, char batch[64])
 {
-    *ordinal = 0;
-    *launch = FPSC_LAUNCH_AUTO;
-    batch[0] = '\0';
     *rest_count = 0;
-    bool seen[3] = {false, false, false}, solver = false;
+    bool solver = false;
+    /* three keys: a fourth own entry repeats one of them, which the parser reports */
+    sinew_param own[FPSC_OWN_PARAM_COUNT + 1];
+    uint32_t own_count = 0;
     if (count > 0 && !params)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps-cuda: param_count is %u but params is NULL", count);
     for (uint32_t i = 0; i < count; ++i) {
         const char* k = params[i].key;
-        const char* v = params[i].value;
-        int which = !k ? -1 : strcmp(k, "device") == 0 ? 0 : strcmp(k, "launch") == 0 ? 1
-                          : strcmp(k, "batch") == 0    ? 2 : -1;
-        if (which < 0) {
-            if (k && strcmp(k, "solver") == 0) solver = true;
-            rest[(*rest_count)++] = params[i];
+        uint32_t index = 0;
+        if (k && sinew_param_choice("device|launch|batch", k, &index)) {
+            if (own_count <= FPSC_OWN_PARAM_COUNT) own[own_count++] = params[i];
             continue;
         }
-        if (!v)
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: parameter %s has a "
-                                   "NULL value", k);
-        if (seen[which])
-            return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                   "fps-cuda: parameter \"%s\" is given twice", k);
-        seen[which] = true;
-        if (which == 0) {
-            char* end = NULL;
-            long d = strtol(v, &end, 10);
-            if (!*v || *end || d < 0 || d > 64)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps-cuda: device=\"%s\" is not an ordinal in 0..64", v);
-            *ordinal = (int)d;
-        } else if (which == 1) {
-            if (strcmp(v, "auto") == 0) *launch = FPSC_LAUNCH_AUTO;
-            else if (strcmp(v, "graph") == 0) *launch = FPSC_LAUNCH_GRAPH;
-            else if (strcmp(v, "cooperative") == 0) *launch = FPSC_LAUNCH_COOPERATIVE;
-            else if (strcmp(v, "stream") == 0) *launch = FPSC_LAUNCH_STREAM;
-            else
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: launch=\"%s\" is "
-                                       "not one of auto, graph, cooperative, stream", v);
-        } else {
-            size_t len = strlen(v);
-            if (len == 0 || len >= 64)
-                return sinew_host_fail(host, SINEW_ERROR_PARAMETER,
-                                       "fps-cuda: batch=\"%.64s\" is empty or longer than 63 "
-                                       "characters", v);
-            memcpy(batch, v, len + 1u);
-        }
+        if (k && strcmp(k, "solver") == 0) solver = true;
+        rest[(*rest_count)++] = params[i];
     }
+    fpsc_own_params p = {0u, FPSC_LAUNCH_AUTO, ""};
+    sinew_result r = sinew_params_parse(host, FPSC_NAME, fpsc_param_info, fpsc_own_slots,
+                                        FPSC_OWN_PARAM_COUNT, own, own_count, NULL, &p);
+    if (r != SINEW_OK) return r;
+    *ordinal = (int)p.device;
+    *launch = (fpsc_launch)p.launch;
+    memcpy(batch, p.batch, sizeof p.batch);
     if (!solver) {
         static const sinew_param pcg = {"solver", "pcg"};
         rest[(*rest_count)++] = pcg;
@@ -1163,16 +1165,6 @@ static sinew_result fpsc_bake(const sinew_host_api* host, const sinew_rig_view* 
     if (r != SINEW_OK) return r;
     return sinew_backend_fps.bake(host, rig, rest, rest_count, writer);
 }
-
-/* The keys prepare takes: the plugin's own (split off in split_params), then fps's, whose
- * solver the device restricts to pcg (the default here). */
-static const sinew_param_info fpsc_param_info[] = {
-    {"device", SINEW_PARAM_INTEGER, 0u, 0.0, 64.0, "0", NULL, "the CUDA device's ordinal"},
-    {"launch", SINEW_PARAM_CHOICE, 0u, 0.0, 0.0, "auto", "auto|graph|cooperative|stream",
-     "how a step's kernels are launched (cuda/README.md)"},
-    {"batch", SINEW_PARAM_TEXT, 0u, 0.0, 63.0, "", NULL,
-     "a name: every fps-cuda skin of the process with this name steps in the same launches"},
-    FPS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fps_params)};
 
 static const sinew_backend_vtable fpsc_vtable = {
     (uint32_t)sizeof(sinew_backend_vtable),

@@ -114,6 +114,20 @@ static void check_collision_params(void)
         CHECK(strstr(log.last, k < 3 ? "collision_weight" : "collisions") != NULL);
         CHECK(inst == NULL);
     }
+    /* the plugin's own keys through the shared parser: a word that is no launch mode, an
+     * ordinal out of range, a key given twice */
+    const sinew_param own_bad[][2] = {{{"launch", "fast"}, {"device", "0"}},
+                                      {{"device", "65"}, {"launch", "auto"}},
+                                      {{"device", "1"}, {"device", "2"}}};
+    const char* own_key[3] = {"launch", "device", "twice"};
+    for (int k = 0; k < 3; ++k) {
+        void* inst = (void*)&log;
+        int before = log.lines;
+        CHECK(vt->prepare(&host, NULL, own_bad[k], 2, NULL, &inst) == SINEW_ERROR_PARAMETER);
+        CHECK(log.lines == before + 1);
+        CHECK(strstr(log.last, own_key[k]) != NULL);
+        CHECK(inst == NULL);
+    }
     /* fps's limb capsules: capsules=1 with collisions=0 is fps's parameter error; with
      * collisions the parameters pass (the device runs the capsules too) and only what follows
      * refuses */
