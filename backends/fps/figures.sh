@@ -19,22 +19,10 @@ for tool in sinew-bench sinew-fps-solver-bench; do
 done
 [ -f "$MALE" ] || { echo "figures.sh: no test data at $DATA" >&2; exit 77; }
 
-# The value of a top-level key of sinew-bench's JSON (one key per line).
-json() { sed -n "s/^ *\"$1\": *\([^,]*\),\{0,1\}$/\1/p" | head -n 1; }
+# The shared helpers: json, bench BACKEND CHARACTER THREADS [ARGS], measured_line.
+. "$ROOT/samples/bench/figures_common.sh"
 
-# Median ms per frame of fps on the male with $1 threads (and the run medians); further
-# arguments go to sinew-bench (--set KEY=VALUE).
-bench() {
-    local out
-    out=$("$BUILD/bin/sinew-bench" --character "$MALE" --backend fps --threads "$1" \
-        --frames "$FRAMES" --repeat "$REPEAT" --json "${@:2}" 2>/dev/null) ||
-        { printf 'failed'; return; }
-    printf '%.2f (runs %s)' "$(json ms_per_frame_median <<<"$out")" \
-        "$(tr -d '\n' <<<"$out" | sed -n 's/.*"run_medians_ms": *\[\([^]]*\)\].*/\1/p' |
-           awk -F', *' '{for (i = 1; i <= NF; ++i) printf "%s%.2f", (i > 1 ? " " : ""), $i}')"
-}
-
-echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
+measured_line
 echo
 echo "The reduced system of the male, one thread, medians of 200 (sinew-fps-solver-bench):"
 echo
@@ -48,7 +36,7 @@ echo "|---|---|---|---|"
 for solver in cholmod pcg; do
     for collisions in 1 0; do
         printf '| %s | %s | %s | %s |\n' "$solver" "$collisions" \
-            "$(bench 1 --set solver=$solver --set collisions=$collisions)" \
-            "$(bench 2 --set solver=$solver --set collisions=$collisions)"
+            "$(bench fps "$MALE" 1 --set solver=$solver --set collisions=$collisions)" \
+            "$(bench fps "$MALE" 2 --set solver=$solver --set collisions=$collisions)"
     done
 done

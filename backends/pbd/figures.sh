@@ -22,8 +22,8 @@ for tool in sinew-quality sinew-bench sinew-pbd-profile; do
 done
 [ -f "$MALE" ] || { echo "figures.sh: no test data at $DATA" >&2; exit 77; }
 
-# The value of a top-level key of the tools' JSON (one key per line).
-json() { sed -n "s/^ *\"$1\": *\([^,]*\),\{0,1\}$/\1/p" | head -n 1; }
+# The shared helpers: json, bench BACKEND CHARACTER THREADS [ARGS], measured_line.
+. "$ROOT/samples/bench/figures_common.sh"
 
 # Is backend $1 registered in this build? (ps needs CHOLMOD.)
 have() {
@@ -40,19 +40,7 @@ quality() {
         "$(json volume_ratio <<<"$out")" "$(json max_edge_stretch <<<"$out")"
 }
 
-# Median ms per step of backend $1 on character $2 with $3 threads (and the run medians);
-# further arguments go to sinew-bench (--set KEY=VALUE).
-bench() {
-    local out
-    out=$("$BUILD/bin/sinew-bench" --character "$2" --backend "$1" --threads "$3" \
-        --frames "$FRAMES" --repeat "$REPEAT" --json "${@:4}" 2>/dev/null) ||
-        { printf 'failed'; return; }
-    printf '%.2f (runs %s)' "$(json ms_per_frame_median <<<"$out")" \
-        "$(tr -d '\n' <<<"$out" | sed -n 's/.*"run_medians_ms": *\[\([^]]*\)\].*/\1/p' |
-           awk -F', *' '{for (i = 1; i <= NF; ++i) printf "%s%.2f", (i > 1 ? " " : ""), $i}')"
-}
-
-echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
+measured_line
 echo
 echo "| character | constraints and colours (INFO line of prepare) |"
 echo "|---|---|"

@@ -17,22 +17,10 @@ MALE=$DATA/characters/male/male.ini
 [ -x "$BUILD/bin/sinew-bench" ] || { echo "figures.sh: $BUILD/bin/sinew-bench is not built" >&2; exit 1; }
 [ -f "$MALE" ] || { echo "figures.sh: no test data at $DATA" >&2; exit 77; }
 
-# The value of a top-level key of sinew-bench's JSON (one key per line).
-json() { sed -n "s/^ *\"$1\": *\([^,]*\),\{0,1\}$/\1/p" | head -n 1; }
+# The shared helpers: json, bench BACKEND CHARACTER THREADS [ARGS], measured_line.
+. "$ROOT/samples/bench/figures_common.sh"
 
-# Median ms per frame of ps on the male with $1 threads (and the run medians); further
-# arguments go to sinew-bench (--set KEY=VALUE).
-bench() {
-    local out
-    out=$("$BUILD/bin/sinew-bench" --character "$MALE" --backend ps --threads "$1" \
-        --frames "$FRAMES" --repeat "$REPEAT" --json "${@:2}" 2>/dev/null) ||
-        { printf 'failed'; return; }
-    printf '%.2f (runs %s)' "$(json ms_per_frame_median <<<"$out")" \
-        "$(tr -d '\n' <<<"$out" | sed -n 's/.*"run_medians_ms": *\[\([^]]*\)\].*/\1/p' |
-           awk -F', *' '{for (i = 1; i <= NF; ++i) printf "%s%.2f", (i > 1 ? " " : ""), $i}')"
-}
-
-echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
+measured_line
 echo
 echo "ms per frame (step and upsampling), the male playing its first animation, medians of"
 echo "$REPEAT runs of $FRAMES frames (sinew-bench; each run's median in brackets):"
@@ -41,7 +29,8 @@ echo "| collisions | 1 thread | 2 threads |"
 echo "|---|---|---|"
 for collisions in 1 0; do
     printf '| %s | %s | %s |\n' "$collisions" \
-        "$(bench 1 --set collisions=$collisions)" "$(bench 2 --set collisions=$collisions)"
+        "$(bench ps "$MALE" 1 --set collisions=$collisions)" \
+        "$(bench ps "$MALE" 2 --set collisions=$collisions)"
 done
 echo
 echo "A default step with 2 threads, per step (\`sinew-bench --profile\`, one run):"

@@ -1,0 +1,23 @@
+# Shell helpers of the README figure scripts (backends/*/figures.sh), sourced by them: they read
+# BUILD (the build folder), FRAMES and REPEAT from the sourcing script. Not run on its own.
+
+# The value of a top-level key of the tools' JSON (one key per line).
+json() { sed -n "s/^ *\"$1\": *\([^,]*\),\{0,1\}$/\1/p" | head -n 1; }
+
+# Median ms per frame of backend $1 on character $2 with $3 threads, and each run's median in
+# brackets (sinew-bench, REPEAT runs of FRAMES frames); further arguments go to sinew-bench
+# (--set KEY=VALUE).
+bench() {
+    local out
+    out=$("$BUILD/bin/sinew-bench" --character "$2" --backend "$1" --threads "$3" \
+        --frames "$FRAMES" --repeat "$REPEAT" --json "${@:4}" 2>/dev/null) ||
+        { printf 'failed'; return; }
+    printf '%.2f (runs %s)' "$(json ms_per_frame_median <<<"$out")" \
+        "$(tr -d '\n' <<<"$out" | sed -n 's/.*"run_medians_ms": *\[\([^]]*\)\].*/\1/p' |
+           awk -F', *' '{for (i = 1; i <= NF; ++i) printf "%s%.2f", (i > 1 ? " " : ""), $i}')"
+}
+
+# The line that opens every generated table: the date, the cores and the load.
+measured_line() {
+    echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
+}
