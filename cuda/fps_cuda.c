@@ -394,9 +394,8 @@ typedef struct fpsc_own_params {
       "a name: every fps-cuda skin of the process with this name steps in the same launches",     \
       TEXT, batch, NULL)
 
-#define FPSC_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
-static const sinew_param_slot fpsc_own_slots[] = {FPSC_OWN_PARAM_ROWS(FPSC_SLOT_ROW, fpsc_own_params)};
-#undef FPSC_SLOT_ROW
+static const sinew_param_slot fpsc_own_slots[] = {
+    FPSC_OWN_PARAM_ROWS(SINEW_PARAM_SLOT_ROW, fpsc_own_params)};
 static const sinew_param_info fpsc_param_info[] = {
     FPSC_OWN_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fpsc_own_params)
     FPS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fps_params)};

@@ -83,11 +83,10 @@ static const int geo_simd_values[5] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW
       "the kernels' instruction set; one the CPU lacks is refused (the same results)", INT, simd, \
       geo_simd_values)
 
-#define GEO_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
 const sinew_param_info sinew_geo_param_info[SINEW_GEO_PARAM_COUNT] = {
     GEO_PARAM_ROWS(SINEW_PARAM_INFO_ROW, geo_params)};
-static const sinew_param_slot geo_param_slots[] = {GEO_PARAM_ROWS(GEO_SLOT_ROW, geo_params)};
-#undef GEO_SLOT_ROW
+static const sinew_param_slot geo_param_slots[] = {
+    GEO_PARAM_ROWS(SINEW_PARAM_SLOT_ROW, geo_params)};
 _Static_assert(sizeof geo_param_slots / sizeof geo_param_slots[0] == SINEW_GEO_PARAM_COUNT,
                "SINEW_GEO_PARAM_COUNT is the number of rows");
 

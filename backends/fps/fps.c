@@ -187,10 +187,9 @@ void fps_model_params(const fps_params* p, ps_params* out)
 
 static const int fps_solver_values[2] = {FPS_SOLVER_CHOLMOD, FPS_SOLVER_PCG};
 
-#define FPS_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
 static const sinew_param_info fps_param_info[] = {FPS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, fps_params)};
-static const sinew_param_slot fps_param_slots[] = {FPS_PARAM_ROWS(FPS_SLOT_ROW, fps_params)};
-#undef FPS_SLOT_ROW
+static const sinew_param_slot fps_param_slots[] = {
+    FPS_PARAM_ROWS(SINEW_PARAM_SLOT_ROW, fps_params)};
 enum { FPS_PARAM_COUNT = sizeof fps_param_info / sizeof fps_param_info[0] };
 
 sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,

@@ -67,11 +67,10 @@ static const int pbd_simd_values[3] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW
       grain, NULL)                                                                                \
     PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)
 
-#define PBD_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
 const sinew_param_info pbd_param_info[PBD_PARAM_COUNT] = {
     PBD_PARAM_ROWS(SINEW_PARAM_INFO_ROW, pbd_params)};
-static const sinew_param_slot pbd_param_slots[] = {PBD_PARAM_ROWS(PBD_SLOT_ROW, pbd_params)};
-#undef PBD_SLOT_ROW
+static const sinew_param_slot pbd_param_slots[] = {
+    PBD_PARAM_ROWS(SINEW_PARAM_SLOT_ROW, pbd_params)};
 _Static_assert(sizeof pbd_param_slots / sizeof pbd_param_slots[0] == PBD_PARAM_COUNT,
                "PBD_PARAM_COUNT is the number of rows");
 

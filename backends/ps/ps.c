@@ -148,10 +148,9 @@ void ps_params_default(ps_params* p)
     PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)                   \
     PS_PARAM_ROWS_VOLUME(X, T)
 
-#define PS_SLOT_ROW(...) SINEW_PARAM_SLOT_ROW(__VA_ARGS__)
 static const sinew_param_info ps_param_info[] = {PS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, ps_params)};
-static const sinew_param_slot ps_param_slots[] = {PS_PARAM_ROWS(PS_SLOT_ROW, ps_params)};
-#undef PS_SLOT_ROW
+static const sinew_param_slot ps_param_slots[] = {
+    PS_PARAM_ROWS(SINEW_PARAM_SLOT_ROW, ps_params)};
 enum { PS_PARAM_COUNT = sizeof ps_param_info / sizeof ps_param_info[0] };
 
 /* collision_joints: names that are not empty (no leading, trailing or doubled comma). */
