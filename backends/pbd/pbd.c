@@ -21,11 +21,6 @@
 #include "pbd_internal.h"
 #include "ps_shell.h"
 
-/* The reach of the folding joints' contacts in joint radii (ps_collide_candidates_near): ps's,
- * whose skin projection pbd shares. fps takes 3.3 to keep its limb capsules apart, which pbd
- * lacks; at 3.3 the cylinder's bend:150 kept 58 pairs (README.md, "Collisions"). */
-#define PBD_JOINT_REACH 8.0
-
 typedef struct pbd_instance {
     ps_shell shell; /* first: the function-table entries shared with ps (ps_shell.h) */
     sinew_host_api host;
@@ -136,19 +131,6 @@ static void pbd_destroy(void* instance)
     sinew_host_free(&host, inst);
 }
 
-/* The model (ps's): restored from a "pbd" or "ps" blob, else built (decimating a lone large
- * render mesh first, as ps does) with the joints' contact candidates when collisions are on. */
-static sinew_result build_model(const sinew_host_api* host, const sinew_rig_view* rig,
-                                const pbd_params* p, ps_model* m, bool* baked)
-{
-    const char* name = rig->baked_backend;
-    *baked = name && rig->baked_data && (strcmp(name, PBD_NAME) == 0 || strcmp(name, PS_NAME) == 0);
-    if (*baked) return ps_bake_read(host, rig, rig->baked_data, rig->baked_size, m);
-    ps_params pp;
-    pbd_model_params(p, &pp);
-    return ps_model_build_decimated(host, rig, &pp, p->collisions ? PBD_JOINT_REACH : 0.0, m);
-}
-
 /* The parameters and the checks that need no instance. */
 static sinew_result check_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
                                   const sinew_param* params, uint32_t param_count,
@@ -221,7 +203,7 @@ static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view
     inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
     inst->params = p;
     bool baked = false;
-    r = build_model(host, rig, &inst->params, &inst->model, &baked);
+    r = pbd_model_prepare(host, rig, &inst->params, PBD_NAME, &inst->model, &baked);
     double t1 = seconds_now();
     if (r == SINEW_OK) r = prepare_simulation(host, rig, inst);
     if (r != SINEW_OK) {
@@ -256,7 +238,7 @@ static sinew_result pbd_bake(const sinew_host_api* host, const sinew_rig_view* r
     plain.baked_backend = NULL; /* bake from the rig itself, not from a blob it carries */
     plain.baked_data = NULL;
     plain.baked_size = 0;
-    r = build_model(host, &plain, &p, &m, &baked);
+    r = pbd_model_prepare(host, &plain, &p, PBD_NAME, &m, &baked);
     if (r != SINEW_OK) return r;
     r = ps_bake_write(host, rig, &m, writer);
     ps_model_free(host, &m);

@@ -17,6 +17,7 @@
 #include "ps_internal.h"
 
 #define PBD_NAME "pbd"
+#define VK_PBD_NAME "vk-pbd" /* the same solver in Vulkan compute shaders (vulkan/vk_pbd.c) */
 #define PBD_NONE UINT32_MAX
 
 /* ---- parameters (pbd_params.c; defaults and meaning: README.md, "Parameters") ---- */
@@ -52,6 +53,11 @@ extern const sinew_param_info pbd_param_info[PBD_PARAM_COUNT];
  * with one log line. */
 sinew_result pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
                               uint32_t count, const void* next, pbd_params* out);
+/* vk-pbd's keys: pbd's without simd and grain, which only the CPU's sweeps read. */
+#define VK_PBD_PARAM_COUNT 19u
+extern const sinew_param_info vk_pbd_param_info[VK_PBD_PARAM_COUNT];
+sinew_result vk_pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
+                                 uint32_t count, const void* next, pbd_params* out);
 /* The kernels of a simd parameter: AUTO resolves to AVX512 where the CPU and the build have
  * it, else SCALAR; an explicit AVX512 they lack is SINEW_ERROR_BACKEND_UNAVAILABLE (one line). */
 sinew_result pbd_simd_resolve(const sinew_host_api* host, sinew_simd* simd);
@@ -176,9 +182,27 @@ void pbd_sim_render_velocities(const pbd_sim* sim, float* velocities);
 /* Seconds summed over the steps (profile=1): targets and prediction, the coloured sweeps,
  * the contacts' projections, the upsampling; and the number of steps. */
 void pbd_sim_profile(const pbd_sim* sim, double seconds[4], uint64_t* steps);
-/* The constraints (colours, particles) and the positions (3N, columns of N) for tests. */
+/* The constraints (colours, particles) and the positions (3N, columns of N) for tests and
+ * for vk-pbd, which uploads them. */
 const pbd_constraints* pbd_sim_constraints(const pbd_sim* sim);
 const float* pbd_sim_positions(const pbd_sim* sim);
+/* The targets of the particles of zero inverse mass (3N, columns of N) for the pose of the
+ * latest pbd_sim_set_pose, placed as a step places them (computed once per pose); the contact
+ * planes of the joints follow the same pose. vk-pbd uploads them for each of its steps. */
+const double* pbd_sim_targets(pbd_sim* sim);
+/* The joints' contacts (2018 Sec. 5), NULL without; and the skinning matrices of the latest
+ * pose (16 floats per joint), which the upsampling reads. */
+ps_collide* pbd_sim_contacts(const pbd_sim* sim);
+const float* pbd_sim_skinning(const pbd_sim* sim);
+
+/* ---- the model (pbd_model.c) ---- */
+
+/* ps's tissue model for pbd or vk-pbd (`backend`): restored from a blob the rig carries for
+ * "pbd", "ps" or `backend`, else built (decimating a lone large render mesh first, as ps does)
+ * with the joints' contact candidates when collisions are on. *baked: whether it was restored. */
+sinew_result pbd_model_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
+                               const pbd_params* p, const char* backend, ps_model* m,
+                               bool* baked);
 
 /* ---- the backend instance (pbd.c) ---- */
 

@@ -41,8 +41,8 @@ void pbd_model_params(const pbd_params* p, ps_params* out)
 
 static const int pbd_simd_values[3] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW_SIMD_AVX512};
 
-/* pbd's keys (README.md, "Parameters"): its own, then the tissue backends' shared rows. */
-#define PBD_PARAM_ROWS(X, T)                                                                      \
+/* The solver's keys, which pbd and vk-pbd share (README.md, "Parameters"). */
+#define PBD_PARAM_ROWS_SOLVER(X, T)                                                               \
     X(T, iterations, INTEGER, 0, 1.0, 1000.0, "10", NULL,                                          \
       "solver sweeps per step (Sec. 4: n_its)", U32, iterations, NULL)                            \
     X(T, compliance, FLAG, 0, 0.0, 1.0, "1", NULL,                                                  \
@@ -59,12 +59,22 @@ static const int pbd_simd_values[3] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW
     X(T, volume_stiffness, REAL, 0, 0.0, 1.0, "1", NULL,                                            \
       "plain PBD: stiffness of the volume constraints", DOUBLE, volume_stiffness, NULL)           \
     X(T, collisions, FLAG, 0, 0.0, 1.0, "1", NULL,                                                  \
-      "the folding joints' contacts clamp the base targets (2018 Sec. 5)", INT, collisions, NULL) \
+      "the folding joints' contacts clamp the base targets (2018 Sec. 5)", INT, collisions, NULL)
+
+/* pbd's keys: the solver's, the CPU kernels' and job split, then the tissue backends' shared
+ * rows. */
+#define PBD_PARAM_ROWS(X, T)                                                                      \
+    PBD_PARAM_ROWS_SOLVER(X, T)                                                                   \
     X(T, simd, CHOICE, 0, 0.0, 0.0, "auto", "auto|scalar|avx512",                                   \
       "kernels of the projections (the same bits)", INT, simd, pbd_simd_values)                   \
     X(T, grain, INTEGER, 0, 1.0, 1e8, "4096", NULL,                                                 \
       "constraints of a colour per job at least; smaller colours run on the calling thread", U32, \
       grain, NULL)                                                                                \
+    PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)
+
+/* vk-pbd's keys (vulkan/vk_pbd.c): pbd's without the CPU's simd and grain. */
+#define VK_PBD_PARAM_ROWS(X, T)                                                                   \
+    PBD_PARAM_ROWS_SOLVER(X, T)                                                                   \
     PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)
 
 const sinew_param_info pbd_param_info[PBD_PARAM_COUNT] = {
@@ -74,12 +84,28 @@ static const sinew_param_slot pbd_param_slots[] = {
 _Static_assert(sizeof pbd_param_slots / sizeof pbd_param_slots[0] == PBD_PARAM_COUNT,
                "PBD_PARAM_COUNT is the number of rows");
 
+const sinew_param_info vk_pbd_param_info[VK_PBD_PARAM_COUNT] = {
+    VK_PBD_PARAM_ROWS(SINEW_PARAM_INFO_ROW, pbd_params)};
+static const sinew_param_slot vk_pbd_param_slots[] = {
+    VK_PBD_PARAM_ROWS(SINEW_PARAM_SLOT_ROW, pbd_params)};
+_Static_assert(sizeof vk_pbd_param_slots / sizeof vk_pbd_param_slots[0] == VK_PBD_PARAM_COUNT,
+               "VK_PBD_PARAM_COUNT is the number of rows");
+
 sinew_result pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
                               uint32_t count, const void* next, pbd_params* out)
 {
     pbd_params_default(out);
     return sinew_params_parse(host, PBD_NAME, pbd_param_info, pbd_param_slots, PBD_PARAM_COUNT,
                               params, count, next, out);
+}
+
+sinew_result vk_pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
+                                 uint32_t count, const void* next, pbd_params* out)
+{
+    pbd_params_default(out);
+    out->simd = SINEW_SIMD_SCALAR;
+    return sinew_params_parse(host, VK_PBD_NAME, vk_pbd_param_info, vk_pbd_param_slots,
+                              VK_PBD_PARAM_COUNT, params, count, next, out);
 }
 
 sinew_result pbd_simd_resolve(const sinew_host_api* host, sinew_simd* simd)

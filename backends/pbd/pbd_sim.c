@@ -287,14 +287,20 @@ static void iterate(pbd_sim* s)
     }
 }
 
-sinew_result pbd_sim_step(pbd_sim* s)
+const double* pbd_sim_targets(pbd_sim* s)
 {
-    size_t N3 = 3u * (size_t)s->N;
-    double t0 = s->p.profile ? now_seconds() : 0.0;
     if (s->pose_dirty) {
         update_targets(s);
         s->pose_dirty = 0;
     }
+    return s->target;
+}
+
+sinew_result pbd_sim_step(pbd_sim* s)
+{
+    size_t N3 = 3u * (size_t)s->N;
+    double t0 = s->p.profile ? now_seconds() : 0.0;
+    pbd_sim_targets(s);
     predict(s);
     /* XPBD: the multipliers start from zero each step (Macklin et al. 2016, Alg. 1) */
     memset(s->stretch_lambda, 0, ((size_t)s->con.stretch_count + 1u) * sizeof(float));
@@ -398,4 +404,14 @@ const pbd_constraints* pbd_sim_constraints(const pbd_sim* s)
 const float* pbd_sim_positions(const pbd_sim* s)
 {
     return s->x;
+}
+
+ps_collide* pbd_sim_contacts(const pbd_sim* s)
+{
+    return s->joints;
+}
+
+const float* pbd_sim_skinning(const pbd_sim* s)
+{
+    return s->skinning;
 }

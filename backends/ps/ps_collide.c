@@ -664,6 +664,41 @@ const uint32_t* ps_collide_vertices(const ps_collide* c)
     return c->vertices;
 }
 
+uint32_t ps_collide_entry_count(const ps_collide* c)
+{
+    return c->entry_count;
+}
+
+uint32_t ps_collide_contact_count(const ps_collide* c)
+{
+    return c->contact_count;
+}
+
+void ps_collide_skin_entries(const ps_collide* c, uint32_t* offsets, uint32_t* contact,
+                             float* side, float* margin, float* slack)
+{
+    memcpy(offsets, c->side_offsets, ((size_t)c->vertex_count + 1u) * sizeof(uint32_t));
+    for (uint32_t e = 0; e < c->entry_count; ++e) {
+        contact[e] = c->skin_sides[e].contact;
+        side[e] = (float)c->skin_sides[e].side;
+        margin[e] = (float)c->skin_sides[e].margin;
+    }
+    *slack = (float)c->slack;
+}
+
+void ps_collide_planes(const ps_collide* c, float* out)
+{
+    for (uint32_t k = 0; k < c->contact_count; ++k) {
+        const ps_contact* q = &c->contacts[k];
+        for (int i = 0; i < 3; ++i) {
+            out[8u * k + i] = (float)q->point[i];
+            out[8u * k + 4u + i] = (float)q->normal[i];
+        }
+        out[8u * k + 3u] = q->valid ? 1.0f : 0.0f;
+        out[8u * k + 7u] = 0.0f;
+    }
+}
+
 uint32_t ps_collide_detected(const ps_collide* c)
 {
     return c->detected;

@@ -763,6 +763,17 @@ uint32_t ps_collide_vertex_count(const ps_collide* c);
 const uint32_t* ps_collide_vertices(const ps_collide* c);
 /* Constrained skin vertices the last projection moved (on the wrong side of a contact plane). */
 uint32_t ps_collide_detected(const ps_collide* c);
+/* For a copy of ps_collide_project (without the angle test) on another device: the side
+ * entries of the skin, per constrained vertex s its entries [offsets[s], offsets[s + 1])
+ * (vertex_count + 1 offsets), per entry its contact, side (+1, -1, 0: none) and margin, and the
+ * slack below the margin that counts as on the plane; single precision. */
+uint32_t ps_collide_entry_count(const ps_collide* c);
+uint32_t ps_collide_contact_count(const ps_collide* c);
+void ps_collide_skin_entries(const ps_collide* c, uint32_t* offsets, uint32_t* contact,
+                             float* side, float* margin, float* slack);
+/* The contact planes of the current pose (ps_collide_pose), 8 floats per contact: the point,
+ * 1 when the pose gives a plane (else 0), the unit normal, 0. */
+void ps_collide_planes(const ps_collide* c, float* out);
 /* The collision state of a simulation (NULL without collisions or without pairs). */
 const ps_collide* ps_sim_collide(const ps_sim* sim);
 /* Bone positions for skinning matrices (16 floats per joint), or the rest pose for NULL. */
