@@ -133,5 +133,11 @@ sinew_result sinew_vk_buffer_flush(sinew_vk_context* ctx, VkDeviceMemory memory,
 
 /* Forgets every world tied to ctx (called by sinew_vk_context_destroy). */
 void sinew_vk_backends_forget_context(const sinew_vk_context* ctx);
+/* The context tied to a world's host services (sinew_vk_register_backends), or NULL; and the
+ * probe every compute backend answers with: OK for such a world, BACKEND_UNAVAILABLE else. */
+sinew_vk_context* sinew_vk_backend_context(const sinew_host_api* host);
+sinew_result sinew_vk_backend_probe(const sinew_host_api* host);
+/* vk-pbd's function table (vk_pbd.c), registered with vk-lbs and vk-dqs. */
+extern const sinew_backend_vtable sinew_vk_pbd_table;
 
 #endif

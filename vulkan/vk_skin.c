@@ -1,6 +1,6 @@
 /* The compute backends vk-lbs and vk-dqs: the arithmetic of lbs and dqs in a compute shader
  * (vulkan/shaders/skin_*.comp, SPIR-V embedded at build time), registered through the plugin
- * table like any backend.
+ * table like any backend, with vk-pbd (vk_pbd.c), which shares their world -> context map.
  * SPDX-License-Identifier: MIT
  *
  * Contract (what differs from backends/common/skin_geometric.h, which otherwise applies):
@@ -211,6 +211,16 @@ static sinew_result vk_probe(const sinew_host_api* host)
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     if (g_registering) return map_set(host, g_registering) ? SINEW_OK : SINEW_ERROR_LIMIT;
     return map_find(host) ? SINEW_OK : SINEW_ERROR_BACKEND_UNAVAILABLE;
+}
+
+sinew_vk_context* sinew_vk_backend_context(const sinew_host_api* host)
+{
+    return host ? map_find(host) : NULL;
+}
+
+sinew_result sinew_vk_backend_probe(const sinew_host_api* host)
+{
+    return vk_probe(host);
 }
 
 /* The one key of vk-lbs and vk-dqs (sinew_params.h). */
@@ -893,8 +903,8 @@ sinew_result sinew_vk_register_backends(sinew_world* world, sinew_vk_context* ct
     if (!world)
         return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_vk_register_backends: world is NULL");
-    const sinew_backend_vtable* tables[2] = {&vk_lbs_table, &vk_dqs_table};
-    for (int i = 0; i < 2; ++i) {
+    const sinew_backend_vtable* tables[3] = {&vk_lbs_table, &vk_dqs_table, &sinew_vk_pbd_table};
+    for (int i = 0; i < 3; ++i) {
         if (world_has(world, tables[i]->name)) continue;
         sinew_result r = sinew_world_register_backend(world, tables[i]);
         if (r != SINEW_OK) return r;
