@@ -351,7 +351,8 @@ static sinew_result make_objects(vk_pbd_device* d)
     VkDescriptorBufferInfo info[B_COUNT];
     VkWriteDescriptorSet w[B_COUNT];
     memset(w, 0, sizeof w);
-    VkDeviceSize bytes = d->own_nrm;
+    VkDeviceSize bytes = (VkDeviceSize)d->m->render_count * 12u;
+    bytes = bytes ? bytes : 16u;
     for (uint32_t i = 0; i < B_COUNT; ++i) {
         info[i] = (VkDescriptorBufferInfo){d->buf[i].buffer, 0, VK_WHOLE_SIZE};
         if (i == B_OUT_POS) info[i] = (VkDescriptorBufferInfo){d->own.buffer, 0, bytes};
