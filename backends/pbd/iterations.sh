@@ -29,23 +29,8 @@ step_ms() { # step_ms BACKEND K
     "$BUILD/bin/sinew-bench" --character "$MALE" --backend "$1" --set iterations="$2" \
         --frames 300 --threads 2 2>/dev/null | sed -n 's/.*: \([0-9.]*\) ms per frame median.*/\1/p'
 }
-# The largest distance between two OFF meshes' vertices over the first one's diagonal.
-off_error() {
-    python3 - "$1" "$2" <<'PY'
-import sys
-def read(path):
-    words = open(path).read().split()
-    assert words[0] == "OFF"
-    n = int(words[1])
-    v = [tuple(map(float, words[4 + 3 * i:7 + 3 * i])) for i in range(n)]
-    return v
-a, b = read(sys.argv[1]), read(sys.argv[2])
-lo = [min(p[k] for p in b) for k in range(3)]
-hi = [max(p[k] for p in b) for k in range(3)]
-diag = sum((hi[k] - lo[k]) ** 2 for k in range(3)) ** 0.5
-print("%.3g" % (max(sum((p[k] - q[k]) ** 2 for k in range(3)) ** 0.5 for p, q in zip(a, b)) / diag))
-PY
-}
+# The shared helpers (off_error: the largest vertex distance over the diagonal).
+. "$ROOT/samples/bench/figures_common.sh"
 
 echo "| backend | iterations | ms per step | distance from $REFERENCE iterations (of the diagonal) |"
 echo "|---|---|---|---|"

@@ -4,8 +4,8 @@
  *
  * The Vulkan module (library sinew_vulkan, which links the Vulkan loader; the core runtime
  * never does): a context over the engine's own Vulkan objects, device output buffers that a
- * skin writes, export of their memory to other APIs, and the compute backends vk-lbs and
- * vk-dqs.
+ * skin writes, export of their memory to other APIs, and the compute backends vk-lbs,
+ * vk-dqs and vk-pbd.
  *
  * Conventions are those of sinew.h (struct_size first, zero means default, one log line per
  * refusal). Thread safety: a context is externally synchronised, like a world. sinew submits
@@ -408,7 +408,8 @@ SINEW_API sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output
 /* Compute backends                                                                         */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Registers "vk-lbs" and "vk-dqs" (flags SINEW_BACKEND_FLAG_GPU) in the world through
+/* Registers "vk-lbs", "vk-dqs" and "vk-pbd" (flags SINEW_BACKEND_FLAG_GPU; vk-pbd also
+ * SINEW_BACKEND_FLAG_PHYSICS) in the world through
  * sinew_world_register_backend, and ties the world to the context: every instance of these
  * backends in this world runs on `context`'s device and queue. (The backend table has no user
  * pointer, so the module keeps a small process-wide map from the world's host services to the
@@ -417,7 +418,8 @@ SINEW_API sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output
  * sinew_world_add_destroy_hook), and destroying the context removes the entries of every world
  * tied to it, whose probe then answers SINEW_ERROR_BACKEND_UNAVAILABLE.) The context must
  * outlive every skin using these backends. Behaviour and parameters equal lbs/dqs (normals =
- * 1 | 0; no simd); results agree with them within float rounding.
+ * 1 | 0; no simd); results agree with them within float rounding. vk-pbd is pbd's solver in
+ * compute shaders with pbd's parameters but simd and grain (backends/pbd/README.md, "vk-pbd").
  * Registering twice in one world is refused by the world (the names exist). */
 #define SINEW_VK_MAX_WORLDS 64u
 SINEW_API sinew_result sinew_vk_register_backends(sinew_world* world,

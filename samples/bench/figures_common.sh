@@ -21,3 +21,22 @@ bench() {
 measured_line() {
     echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
 }
+
+# The largest distance between the vertices of two OFF meshes (sinew-quality --positions-out)
+# over the second one's bounding-box diagonal.
+off_error() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+def read(path):
+    words = open(path).read().split()
+    assert words[0] == "OFF"
+    n = int(words[1])
+    v = [tuple(map(float, words[4 + 3 * i:7 + 3 * i])) for i in range(n)]
+    return v
+a, b = read(sys.argv[1]), read(sys.argv[2])
+lo = [min(p[k] for p in b) for k in range(3)]
+hi = [max(p[k] for p in b) for k in range(3)]
+diag = sum((hi[k] - lo[k]) ** 2 for k in range(3)) ** 0.5
+print("%.3g" % (max(sum((p[k] - q[k]) ** 2 for k in range(3)) ** 0.5 for p, q in zip(a, b)) / diag))
+PY
+}

@@ -2,14 +2,17 @@
  * every type, and each built-in backend's description through sinew_world_backend_params held
  * to what its prepare does: every default given explicitly, as text and as typed values, is
  * accepted and steps to the same bits as no parameters, and a value outside each described
- * range or choice is refused.
- * SPDX-License-Identifier: MIT */
+ * range or choice is refused; the same for the Vulkan module's compute backends where a Vulkan
+ * device is there. SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sinew/sinew_import.h>
+#if defined(SINEW_TEST_HAVE_VULKAN)
+#include <sinew/sinew_vulkan.h>
+#endif
 
 #include "sinew_params.h"
 #include "test_support.h"
@@ -219,25 +222,66 @@ static void check_backend(const char* backend)
     free(typed);
 }
 
-static void test_builtin_backends(void** state)
+/* The cylinder's rig in a fresh world of two threads (g_world, g_rig). */
+static void open_world(void)
 {
-    (void)state;
     sinew_test_log_init(&g_log);
     assert_int_equal(sinew_import_character(
                          sinew_test_data_path("characters/cylinder/cylinder.ini"), NULL,
                          &g_cylinder), SINEW_OK);
     g_world = sinew_test_world(&g_log, 2);
     assert_int_equal(sinew_rig_create(g_world, &g_cylinder->rig, &g_rig), SINEW_OK);
-    const char* backends[] = {"lbs", "dqs", "ps", "fps", "pbd"};
-    for (size_t b = 0; b < sizeof backends / sizeof backends[0]; ++b) {
+}
+
+static void close_world(void)
+{
+    sinew_world_destroy(g_world);
+    sinew_import_free(g_cylinder);
+}
+
+static void check_backends(const char* const* backends, size_t count)
+{
+    for (size_t b = 0; b < count; ++b) {
         if (sinew_world_probe_backend(g_world, backends[b]) != SINEW_OK) {
             print_message("%s is not built here\n", backends[b]);
             continue;
         }
         check_backend(backends[b]);
     }
-    sinew_world_destroy(g_world);
-    sinew_import_free(g_cylinder);
+}
+
+static void test_builtin_backends(void** state)
+{
+    (void)state;
+    open_world();
+    const char* backends[] = {"lbs", "dqs", "ps", "fps", "pbd"};
+    check_backends(backends, sizeof backends / sizeof backends[0]);
+    close_world();
+}
+
+/* vk-lbs, vk-dqs and vk-pbd on the first Vulkan device (lavapipe without a GPU). */
+static void test_vulkan_backends(void** state)
+{
+    (void)state;
+#if defined(SINEW_TEST_HAVE_VULKAN)
+    open_world();
+    sinew_vk_context_desc cd = SINEW_VK_CONTEXT_DESC_INIT;
+    cd.logger = &g_log.logger;
+    sinew_vk_context* ctx = NULL;
+    sinew_result r = sinew_vk_context_create(&cd, &ctx);
+    if (r == SINEW_OK) {
+        assert_int_equal(sinew_vk_register_backends(g_world, ctx), SINEW_OK);
+        const char* backends[] = {"vk-lbs", "vk-dqs", "vk-pbd"};
+        check_backends(backends, sizeof backends / sizeof backends[0]);
+    } else {
+        print_message("no Vulkan device (%s): the compute backends are not checked\n",
+                      sinew_result_string(r));
+    }
+    close_world();
+    sinew_vk_context_destroy(ctx);
+#else
+    print_message("this build has no Vulkan module\n");
+#endif
 }
 
 int main(void)
@@ -245,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parser),
         cmocka_unit_test(test_builtin_backends),
+        cmocka_unit_test(test_vulkan_backends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
