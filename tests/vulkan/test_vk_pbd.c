@@ -2,7 +2,8 @@
  * step, and render positions and normals within the stated tolerance over an animation (the
  * same colouring and the same order within a colour; FMA contraction is off on both sides,
  * but the host rounds the contacts in double precision); the render mesh written straight
- * into a sinew_vk_output slot on the device; with default parameters the cylinder bent 90
+ * into a sinew_vk_output slot on the device; swaps pbd <-> vk-pbd that continue from the
+ * current shape; with default parameters the cylinder bent 90
  * degrees at joint2 keeps its volume within 0.97-1.03 as sinew-quality measures it; and the
  * refusals of a world without a context and of bad parameters. Validation layers are on;
  * any message fails. SPDX-License-Identifier: MIT */
@@ -126,6 +127,46 @@ static void test_output_buffer(void** state)
     vk_scene_close(&s);
 }
 
+/* Swaps that continue from the current shape (get_state / set_state): two pbd skins stepped
+ * alike, one swapped to vk-pbd and one to pbd at the same frame, then the first back to pbd,
+ * stay within the tolerance of each other. */
+static void test_swaps(void** state)
+{
+    (void)state;
+    vk_scene s;
+    vk_scene_open(&s, "cylinder", 1);
+    size_t n3 = (size_t)s.vertices * 3;
+    pair_arrays a;
+    arrays_alloc(&a, n3);
+    sinew_skin skin = vk_scene_add_skin(&s, "pbd");
+    sinew_skin ref = vk_scene_add_skin(&s, "pbd");
+    const sinew_animation* anim = &s.character->animations[0];
+    const char* order[3] = {"vk-pbd", "pbd", "vk-pbd"};
+    float worst = 0.0f;
+    for (int f = 1; f <= 60; ++f) {
+        if (f % 20 == 0) {
+            assert_int_equal(sinew_skin_set_backend(s.world, skin, order[f / 20 - 1], NULL, 0),
+                             SINEW_OK);
+            assert_int_equal(sinew_skin_set_backend(s.world, ref, "pbd", NULL, 0), SINEW_OK);
+            assert_int_equal(sinew_skin_wait_swap(s.world, skin), SINEW_OK);
+            assert_int_equal(sinew_skin_wait_swap(s.world, ref), SINEW_OK);
+            assert_string_equal(sinew_skin_backend(s.world, skin), order[f / 20 - 1]);
+        }
+        assert_int_equal(sinew_animation_sample(anim, (float)f / 60.0f, 0, s.local), SINEW_OK);
+        vk_scene_pose(&s, skin);
+        vk_scene_pose(&s, ref);
+        assert_int_equal(sinew_world_update(s.world, 1.0f / 60.0f), SINEW_OK);
+        vk_scene_read(&s, skin, a.pg, NULL);
+        vk_scene_read(&s, ref, a.pc, NULL);
+        worst = fmaxf(worst, vk_max_diff(a.pg, a.pc, n3) / s.diagonal);
+    }
+    print_message("swaps pbd -> vk-pbd -> pbd -> vk-pbd: positions within %.3g of the diagonal\n",
+                  (double)worst);
+    assert_true(worst <= VK_PBD_POSITION_TOLERANCE);
+    arrays_free(&a);
+    vk_scene_close(&s);
+}
+
 /* The cylinder bent 90 degrees at joint2 with the defaults, measured as sinew-quality does. */
 static void test_cylinder_volume(void** state)
 {
@@ -203,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_pbd),
         cmocka_unit_test(test_output_buffer),
+        cmocka_unit_test(test_swaps),
         cmocka_unit_test(test_cylinder_volume),
         cmocka_unit_test(test_refusals),
     };
