@@ -77,7 +77,7 @@ static void usage(FILE* out)
         "  --json             print JSON instead of one line of text\n"
         "  --help             print this and exit\n"
         "\n"
-        "The report gives prepare_ms: the time of sinew_world_add_skin, the backend's\n"
+        "The report gives prepare_ms: the time of (the first) sinew_world_add_skin, the backend's\n"
         "preparation from the created rig (import and rig creation left out; from a baked\n"
         "file, the restore from its blob); and load_ms: reading the character's file (the\n"
         "import, or a baked file), creating the rig and that preparation, until the skin is\n"
