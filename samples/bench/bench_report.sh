@@ -9,7 +9,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=figures_common.sh
+# shellcheck source-path=SCRIPTDIR source=figures_common.sh
 . "$ROOT/samples/bench/figures_common.sh"   # json, measured_line
 BIN=$ROOT/build/bin
 OUT=$ROOT/out/bench
@@ -60,8 +60,9 @@ fail_usage() { echo "bench_report.sh: $1" >&2; exit 2; }
 
 # A whole number in [MIN, 100000] or a usage error naming OPTION.
 count_arg() { # OPTION VALUE MIN
-    [[ $2 =~ ^[0-9]{1,6}$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le 100000 ] ||
+    if ! [[ $2 =~ ^[0-9]{1,6}$ ]] || [ "$2" -lt "$3" ] || [ "$2" -gt 100000 ]; then
         fail_usage "$1 \"$2\" is not a whole number in $3..100000"
+    fi
 }
 
 # A comma-separated list of words made of letters, digits, '_' and '-', or a usage error.
@@ -236,7 +237,7 @@ write_plot() {
     [ -s "$RUNS/points" ] || { echo "bench_report.sh: nothing measured, no plot" >&2; return 1; }
     mkdir -p "$(dirname "$PNG")"
     "$BIN/sinew-plot" --out "$PNG" --log-y \
-        --title "STEP TIME, $(threads_words "$t" | tr a-z A-Z), MEDIANS OF $ROUNDS ROUNDS" \
+        --title "STEP TIME, $(threads_words "$t" | tr '[:lower:]' '[:upper:]'), MEDIANS OF $ROUNDS ROUNDS" \
         --x-label "SIMULATED VERTICES" --y-label "MS PER STEP" <"$RUNS/points"
 }
 
