@@ -1,5 +1,5 @@
 /* Memory figures for the benchmark. SPDX-License-Identifier: MIT */
-#define _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
 #include "sample_memory.h"
 
 #include <stdatomic.h>
