@@ -6,6 +6,11 @@
 #   ./sinew.sh quality [..] build sinew-quality and run the full quality sweep (not part of test;
 #                         options go to samples/quality/quality_sweep.sh): out/quality/ and the
 #                         table in samples/quality/README.md
+#   ./sinew.sh bench [..] build sinew-bench and sinew-plot and run the benchmark set (not part of
+#                         test; options go to samples/bench/bench_report.sh): every backend on
+#                         every test character with 1 and 2 threads and a crowd of 64 males on
+#                         fps; out/bench/bench.json, samples/bench/step_time.png and the table
+#                         in README.md
 #   ./sinew.sh tsan       build with ThreadSanitizer and run the threaded tests (world, Vulkan,
 #                         the several-worlds stress with every CPU backend); any report fails
 #   ./sinew.sh fuzz [S]   build the libFuzzer harnesses (clang, ASan + UBSan) and run each for S
@@ -170,6 +175,18 @@ quality() {
     "$ROOT/samples/quality/quality_sweep.sh" --bin "$BUILD/bin/sinew-quality" --jobs "$JOBS" "$@"
 }
 
+bench() {
+    # Every backend on every test character, in interleaved rounds, one measurement at a time
+    # (samples/bench/README.md); the CUDA plugin too where this build has it.
+    local targets=(sinew-bench sinew-plot)
+    configure "$BUILD"
+    if cmake --build "$BUILD" --target help | grep -q "sinew_fps_cuda$"; then
+        targets+=(sinew_fps_cuda)
+    fi
+    cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}"
+    "$ROOT/samples/bench/bench_report.sh" --bin "$BUILD/bin" "$@"
+}
+
 cmd=${1:-}
 case "$cmd" in
     deps) deps ;;
@@ -183,6 +200,7 @@ case "$cmd" in
             run_tests "${SINEW_ASAN_BUILD_DIR:-$ROOT/build-asan}" ;;
     demo) deps; build "$BUILD"; shift; demo "$@" ;;
     quality) deps; shift; quality "$@" ;;
+    bench) deps; shift; bench "$@" ;;
     fuzz) deps; fuzz_deps; shift; fuzz "$@" ;;
     tsan) deps; tsan ;;
     gpu-check) shift; exec "$ROOT/tests/cuda/gpu_check.sh" "$@" ;;

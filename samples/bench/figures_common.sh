@@ -1,5 +1,6 @@
-# Shell helpers of the README figure scripts (backends/*/figures.sh), sourced by them: they read
-# BUILD (the build folder), FRAMES and REPEAT from the sourcing script. Not run on its own.
+# Shell helpers of the README figure scripts (backends/*/figures.sh, bench_report.sh here),
+# sourced by them: bench reads BUILD (the build folder), FRAMES and REPEAT from the sourcing
+# script. Not run on its own.
 
 # The value of a top-level key of the tools' JSON (one key per line).
 json() { sed -n "s/^ *\"$1\": *\([^,]*\),\{0,1\}$/\1/p" | head -n 1; }

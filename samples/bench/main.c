@@ -13,7 +13,13 @@
  * own Vulkan context; with the Vulkan output the timed region is a whole frame: begin_frame,
  * the update, end_frame, the wait for the frame's `written` value (the renderer's wait, which
  * includes a GPU backend's dispatch) and the renderer's release. Backends named vk-* run on
- * that context too. */
+ * that context too.
+ *
+ * --characters N adds N skins of the one rig to the world (a crowd) and times the update of all
+ * of them. The memory figures are the process's anonymous resident memory and the bytes held
+ * through the world's allocator (a counting allocator), each read before and after the skins'
+ * preparation: the shared rig is measured on its own and not counted per character. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +33,13 @@
 #include "sample_character.h"
 #include "sample_json.h"
 #include "sample_log.h"
+#include "sample_memory.h"
 #include "sample_metrics.h"
 #include "sample_options.h"
 #include "sample_stats.h"
 
-enum { WARMUP_FRAMES = 10, DEFAULT_FRAMES = 600, MAX_REPEAT = 1000, MAX_SWAPS = 4096 };
+enum { WARMUP_FRAMES = 10, DEFAULT_FRAMES = 600, MAX_REPEAT = 1000, MAX_SWAPS = 4096,
+       MAX_CHARACTERS = 1024 };
 
 static void usage(FILE* out)
 {
@@ -47,6 +55,8 @@ static void usage(FILE* out)
         "  --repeat R         runs of the whole measurement (default 1); the report gives the\n"
         "                     median of the runs' medians and each run's median\n"
         "  --threads T        world threads (default: one per core)\n"
+        "  --characters N     skins of the character in the one world, sharing its rig\n"
+        "                     (default 1, at most %d): a crowd, timed as one update of all\n"
         "  --motion M         anim (the first animation; the default when there is one) or\n"
         "                     bend-twist (the built-in motion; the default otherwise)\n"
         "  --set KEY=VALUE    backend parameter (repeatable)\n"
@@ -67,21 +77,38 @@ static void usage(FILE* out)
         "  --json             print JSON instead of one line of text\n"
         "  --help             print this and exit\n"
         "\n"
-        "The report gives prepare_ms: the time of sinew_world_add_skin, the backend's\n"
-        "preparation from the created rig (import and rig creation left out; from a baked\n"
-        "file, the restore from its blob); and load_ms: reading the character's file (the\n"
-        "import, or a baked file), creating the rig and that preparation, until the skin is\n"
-        "ready to step.\n"
+        "The report gives prepare_ms: the time of (the first skin's) sinew_world_add_skin,\n"
+        "the backend's preparation from the created rig (import and rig creation left out;\n"
+        "from a baked file, the restore from its blob); and load_ms: reading the character's\n"
+        "file (the import, or a baked file), creating the rig and that preparation, until the\n"
+        "skin is ready to step.\n"
+        "\n"
+        "Memory, read before and after the skins' preparation: resident_bytes_per_character,\n"
+        "the growth of the process's anonymous resident memory (RssAnon, after returning freed\n"
+        "pages) over the number of skins; allocated_bytes_per_character, the same for the bytes\n"
+        "held through the world's allocator (what the runtime and backends asked for; CHOLMOD's\n"
+        "factors and device memory are not in it). The shared rig is counted apart\n"
+        "(rig_resident_bytes, rig_allocated_bytes); peak_resident_bytes is the process's peak.\n"
+        "simulated_vertices: the vertices a volumetric backend simulates, from its preparation\n"
+        "line; the render mesh's for the others.\n"
         "\n"
         "Exit codes: 0 done, 1 runtime error, 2 bad command line, 77 character file missing\n"
         "(unless SINEW_REQUIRE_DATA=1).\n",
-        DEFAULT_FRAMES, WARMUP_FRAMES);
+        DEFAULT_FRAMES, WARMUP_FRAMES, MAX_CHARACTERS);
 }
 
 typedef struct bench {
     sample_character character;
     sinew_world* world;
-    sinew_skin skin;
+    sinew_skin skin;                    /* skins[0] */
+    sinew_skin* skins;                  /* --characters: every skin of the rig */
+    uint32_t characters;
+    const char* backend;
+    sinew_logger logger;                /* bench_log */
+    sample_counting_allocator counter;  /* the world's allocator */
+    _Atomic uint32_t simulated_vertices; /* from the backend's preparation line; 0: none */
+    /* bytes (-1: unknown): the rig's creation, and the skins' preparation, all of them */
+    int64_t rig_resident, rig_allocated, skins_resident, skins_allocated;
     const sinew_animation* animation;   /* NULL: the built-in motion at `joint` */
     int32_t joint;
     float* pose;
@@ -212,23 +239,6 @@ static sinew_result swap_after_frame(bench* b, double frame_ms)
     return SINEW_OK;
 }
 
-/* Hands the pose of frame `frame` (frame dt seconds on) to the skin; not timed. */
-static sinew_result set_frame_pose(bench* b, uint64_t frame)
-{
-    const double seconds = (double)frame / (1.0 / b->dt); /* frame / 60.0 at the default */
-    sinew_result r = b->animation
-        ? sinew_animation_sample(b->animation, (float)seconds, 1, b->pose)
-        : sample_motion_pose(&b->character, (uint32_t)b->joint, seconds, b->pose);
-    if (r != SINEW_OK) return r;
-    return sinew_skin_set_pose(b->world, b->skin, &b->pose_desc);
-}
-
-static int fail(const char* what, sinew_result r)
-{
-    fprintf(stderr, "sinew-bench: %s failed: %s\n", what, sinew_result_string(r));
-    return SAMPLE_EXIT_FAILURE;
-}
-
 /* The swaps' figures: the call's time (max, median), the time until the new backend took over
  * (median, max) and the frames run while a swap was pending (count, slowest). */
 static void swap_figures(bench* b, double* call_max, double* call_median, double* ready_median,
@@ -270,148 +280,326 @@ static void print_swaps(bench* b)
            b->pending_frame_ms_max);
 }
 
-static int run(bench* b, const char* backend, const sample_params* params, uint32_t frames,
-               uint32_t repeat, uint32_t threads, int json)
+/* The world's logger: errors and warnings go to stderr (INFO lines too with --profile); a
+ * volumetric backend's preparation line ("ps: prepared 4651 skin vertices, ...") gives the
+ * number of vertices it simulates. Called from any thread. */
+static void bench_log(sinew_log_level level, const char* message, void* user)
+{
+    bench* b = user;
+    char name[32];
+    unsigned vertices;
+    if (level == SINEW_LOG_INFO &&
+        (sscanf(message, "%31[^:]: prepared %u skin vertices", name, &vertices) == 2 ||
+         sscanf(message, "%31[^:]: restored from baked data: %u skin vertices", name,
+                &vertices) == 2) &&
+        strcmp(name, b->backend) == 0)
+        atomic_store(&b->simulated_vertices, vertices);
+    const sinew_logger* out = sample_stderr_logger();
+    if (level <= SINEW_LOG_WARNING || b->profile) out->func(level, message, out->user);
+}
+
+static int has_backend(const sinew_world* world, const char* name)
+{
+    for (uint32_t i = 0; i < sinew_world_backend_count(world); ++i)
+        if (strcmp(sinew_world_backend_name(world, i), name) == 0) return 1;
+    return 0;
+}
+
+/* A backend that is neither built in nor a Vulkan one may come from the CUDA plugin
+ * (fps-cuda), which registers its backends when it loads. */
+static void load_plugin_for(sinew_world* world, const char* backend)
+{
+    if (!has_backend(world, backend) && strncmp(backend, "vk-", 3) != 0)
+        sinew_world_load_plugin(world, "libsinew_fps_cuda.so");
+}
+
+/* Hands the pose of frame `frame` (frame dt seconds on) to every skin; not timed. */
+static sinew_result set_frame_pose(bench* b, uint64_t frame)
+{
+    const double seconds = (double)frame / (1.0 / b->dt); /* frame / 60.0 at the default */
+    sinew_result r = b->animation
+        ? sinew_animation_sample(b->animation, (float)seconds, 1, b->pose)
+        : sample_motion_pose(&b->character, (uint32_t)b->joint, seconds, b->pose);
+    for (uint32_t i = 0; i < b->characters && r == SINEW_OK; ++i)
+        r = sinew_skin_set_pose(b->world, b->skins[i], &b->pose_desc);
+    return r;
+}
+
+static int fail(const char* what, sinew_result r)
+{
+    fprintf(stderr, "sinew-bench: %s failed: %s\n", what, sinew_result_string(r));
+    return SAMPLE_EXIT_FAILURE;
+}
+
+/* The world, with the counting allocator and bench_log (INFO lines reach it: see there). */
+static sinew_result create_world(bench* b, uint32_t threads)
+{
+    sample_counting_allocator_init(&b->counter);
+    b->logger.func = bench_log;
+    b->logger.user = b;
+    sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
+    world_desc.allocator = &b->counter.allocator;
+    world_desc.logger = &b->logger;
+    world_desc.thread_count = threads;
+    world_desc.log_level = SINEW_LOG_INFO;
+    return sinew_world_create(&world_desc, &b->world);
+}
+
+/* Adds the --characters skins of `rig`; the first one's sinew_world_add_skin is prepare_ms. */
+static sinew_result add_skins(bench* b, sinew_rig rig, const sample_params* params)
+{
+    sinew_skin_desc skin_desc = SINEW_SKIN_DESC_INIT;
+    skin_desc.rig = rig;
+    skin_desc.backend = b->backend;
+    skin_desc.params = params->params;
+    skin_desc.param_count = params->count;
+    for (uint32_t i = 0; i < b->characters; ++i) {
+        const double start = sample_now_seconds();
+        sinew_result r = sinew_world_add_skin(b->world, &skin_desc, &b->skins[i]);
+        if (r != SINEW_OK) return r;
+        if (i == 0) b->prepare_ms = 1000.0 * (sample_now_seconds() - start);
+    }
+    b->skin = b->skins[0];
+    return SINEW_OK;
+}
+
+/* The memory a step of the preparation took: the growth of the resident and of the allocated
+ * bytes since *resident and *allocated, which then hold the new readings. */
+static void memory_growth(bench* b, int64_t* resident, int64_t* allocated, int64_t* resident_grown,
+                          int64_t* allocated_grown)
+{
+    const int64_t now_resident = sample_resident_bytes();
+    const int64_t now_allocated = sample_counting_allocator_live(&b->counter);
+    *resident_grown = now_resident >= 0 && *resident >= 0 ? now_resident - *resident : -1;
+    *allocated_grown = now_allocated - *allocated;
+    *resident = now_resident;
+    *allocated = now_allocated;
+}
+
+/* The world, the rig and the skins, ready to step, with the memory the rig and the skins took
+ * (the Vulkan context's, made in between, counts for neither). */
+static int prepare(bench* b, const sample_params* params, uint32_t threads)
 {
     const sinew_rig_desc* rig_desc = &b->character.rig;
-    sinew_world_desc world_desc = SINEW_WORLD_DESC_INIT;
-    world_desc.logger = sample_stderr_logger();
-    world_desc.thread_count = threads;
-    if (b->profile) world_desc.log_level = SINEW_LOG_INFO;
-    sinew_result r = sinew_world_create(&world_desc, &b->world);
+    b->skins = calloc(b->characters, sizeof *b->skins);
+    if (!b->skins) return fail("allocating the skins", SINEW_ERROR_OUT_OF_MEMORY);
+    sinew_result r = create_world(b, threads);
     if (r != SINEW_OK) return fail("sinew_world_create", r);
+    load_plugin_for(b->world, b->backend);
+    int64_t resident = sample_resident_bytes();
+    int64_t allocated = sample_counting_allocator_live(&b->counter);
+    int64_t unused_resident, unused_allocated;
     sinew_rig rig;
     const double rig_start = sample_now_seconds();
     if ((r = sinew_rig_create(b->world, rig_desc, &rig)) != SINEW_OK) return fail("sinew_rig_create", r);
     const double rig_ms = 1000.0 * (sample_now_seconds() - rig_start);
-    sinew_skin_desc skin_desc = SINEW_SKIN_DESC_INIT;
-    skin_desc.rig = rig;
-    skin_desc.backend = backend;
-    skin_desc.params = params->params;
-    skin_desc.param_count = params->count;
-    if ((r = setup_output(b, backend, rig, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
+    memory_growth(b, &resident, &allocated, &b->rig_resident, &b->rig_allocated);
+    if ((r = setup_output(b, b->backend, rig, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
         return fail("setting up the Vulkan context", r);
-    const double prepare_start = sample_now_seconds();
-    if ((r = sinew_world_add_skin(b->world, &skin_desc, &b->skin)) != SINEW_OK) {
-        return fail("sinew_world_add_skin", r);
-    }
-    b->prepare_ms = 1000.0 * (sample_now_seconds() - prepare_start);
+    memory_growth(b, &resident, &allocated, &unused_resident, &unused_allocated);
+    if ((r = add_skins(b, rig, params)) != SINEW_OK) return fail("sinew_world_add_skin", r);
+    memory_growth(b, &resident, &allocated, &b->skins_resident, &b->skins_allocated);
     b->load_ms = b->read_ms + rig_ms + b->prepare_ms;
     if ((r = bind_output(b, rig_desc->render_mesh.vertex_count)) != SINEW_OK)
         return fail("binding the output", r);
+    return SAMPLE_EXIT_OK;
+}
 
+/* `repeat` runs of `frames` timed frames after the warm-up, along one continuous motion (a
+ * physics backend never sees the pose jump back): each run's median and p95 in ms. */
+static int time_runs(bench* b, uint32_t frames, uint32_t repeat, double* times, double* medians,
+                     double* p95s)
+{
+    uint64_t frame = 0;
+    sinew_result r;
+    for (uint32_t run_index = 0; run_index < repeat; ++run_index) {
+        for (uint32_t f = 0; f < WARMUP_FRAMES + frames; ++f, ++frame) {
+            if ((r = set_frame_pose(b, frame)) != SINEW_OK) return fail("posing the skin", r);
+            if (f >= WARMUP_FRAMES && (r = swap_tick(b, f - WARMUP_FRAMES)) != SINEW_OK)
+                return fail("sinew_skin_set_backend", r);
+            const double start = sample_now_seconds();
+            r = frame_step(b);
+            const double elapsed = sample_now_seconds() - start;
+            if (r != SINEW_OK) return fail("sinew_world_update", r);
+            if (f >= WARMUP_FRAMES) times[f - WARMUP_FRAMES] = 1000.0 * elapsed;
+            if ((r = swap_after_frame(b, 1000.0 * elapsed)) != SINEW_OK)
+                return fail("a backend swap", r);
+        }
+        medians[run_index] = sample_quantile(times, frames, 0.5);  /* sorts times */
+        p95s[run_index] = sample_quantile(times, frames, 0.95);
+    }
+    return SAMPLE_EXIT_OK;
+}
+
+/* The figures of a measurement, for the JSON and the text report. */
+typedef struct report {
+    const char* backend;
+    uint32_t frames, repeat, threads, vertices, simulated_vertices, nonfinite;
+    const double* medians;              /* each run's median and p95, ms */
+    const double* p95s;
+    double median, p95;                 /* the median of the runs' medians and of their p95 */
+    char motion[256];
+} report;
+
+/* Bytes per character as a whole number; -1 (unknown) stays -1. */
+static int64_t per_character(const bench* b, int64_t bytes)
+{
+    return bytes < 0 ? -1 : (bytes + b->characters / 2) / b->characters;
+}
+
+static void json_bytes(sample_json* j, const char* key, int64_t bytes)
+{
+    if (bytes < 0) sample_json_null(j, key);
+    else sample_json_int(j, key, bytes);
+}
+
+static void write_memory_json(const bench* b, sample_json* j)
+{
+    json_bytes(j, "resident_bytes_per_character", per_character(b, b->skins_resident));
+    json_bytes(j, "allocated_bytes_per_character", per_character(b, b->skins_allocated));
+    json_bytes(j, "characters_resident_bytes", b->skins_resident);
+    json_bytes(j, "characters_allocated_bytes", b->skins_allocated);
+    json_bytes(j, "rig_resident_bytes", b->rig_resident);
+    json_bytes(j, "rig_allocated_bytes", b->rig_allocated);
+    json_bytes(j, "peak_resident_bytes", sample_peak_resident_bytes());
+}
+
+static void write_json(bench* b, const report* rep)
+{
+    sample_json j;
+    sample_json_init(&j, stdout);
+    sample_json_begin_object(&j, NULL);
+    sample_json_string(&j, "backend", rep->backend);
+    sample_json_string(&j, "output", b->output);
+    sample_json_string(&j, "character", b->character.source);
+    sample_json_uint(&j, "vertices", rep->vertices);
+    sample_json_uint(&j, "simulated_vertices", rep->simulated_vertices);
+    sample_json_uint(&j, "joints", b->character.rig.skeleton.joint_count);
+    sample_json_string(&j, "motion", rep->motion);
+    sample_json_uint(&j, "characters", b->characters);
+    sample_json_uint(&j, "frames", rep->frames);
+    sample_json_uint(&j, "warmup_frames", WARMUP_FRAMES);
+    sample_json_uint(&j, "repeat", rep->repeat);
+    sample_json_uint(&j, "threads", rep->threads);
+    if (b->dt != SAMPLE_DEFAULT_DT) sample_json_number(&j, "dt", b->dt);
+    sample_json_number(&j, "ms_per_frame_median", rep->median);
+    sample_json_number(&j, "ms_per_frame_p95", rep->p95);
+    sample_json_number(&j, "ms_per_character_median", rep->median / b->characters);
+    sample_json_number(&j, "vertices_per_second",
+                       rep->median > 0.0 ? b->characters * rep->vertices / (rep->median / 1000.0)
+                                         : 0.0);
+    sample_json_begin_array(&j, "run_medians_ms");
+    for (uint32_t i = 0; i < rep->repeat; ++i) sample_json_number(&j, NULL, rep->medians[i]);
+    sample_json_end_array(&j);
+    sample_json_begin_array(&j, "run_p95_ms");
+    for (uint32_t i = 0; i < rep->repeat; ++i) sample_json_number(&j, NULL, rep->p95s[i]);
+    sample_json_end_array(&j);
+    sample_json_uint(&j, "nonfinite_vertices", rep->nonfinite);
+    sample_json_number(&j, "prepare_ms", b->prepare_ms);
+    sample_json_number(&j, "load_ms", b->load_ms);
+    write_memory_json(b, &j);
+    if (b->swap_every) write_swap_json(b, &j);
+    sample_json_end_object(&j);
+}
+
+static double mib(int64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+static void print_text(bench* b, const report* rep)
+{
+    char interval[48] = "", crowd[96] = "";
+    if (b->dt != SAMPLE_DEFAULT_DT) snprintf(interval, sizeof interval, " of %g s", b->dt);
+    if (b->characters > 1)
+        snprintf(crowd, sizeof crowd, ", %u characters: %.4f ms per character", b->characters,
+                 rep->median / b->characters);
+    const double vertices_per_second =
+        rep->median > 0.0 ? b->characters * rep->vertices / (rep->median / 1000.0) : 0.0;
+    printf("%s (output %s) on %s (%u vertices, %u simulated, %s): %.4f ms per frame median, "
+           "%.4f ms p95%s, %.3g vertices/s, %u threads, %u x %u frames%s, prepared in %.1f ms "
+           "(loaded in %.1f ms)%s\n",
+           rep->backend, b->output, b->character.source, rep->vertices, rep->simulated_vertices,
+           rep->motion, rep->median, rep->p95, crowd, vertices_per_second, rep->threads,
+           rep->repeat, rep->frames, interval, b->prepare_ms, b->load_ms,
+           rep->nonfinite ? ", NON-FINITE OUTPUT" : "");
+    printf("memory per character: %.3f MiB resident, %.3f MiB allocated; the shared rig %.3f MiB "
+           "resident, %.3f MiB allocated; peak %.1f MiB resident\n",
+           mib(per_character(b, b->skins_resident)), mib(per_character(b, b->skins_allocated)),
+           mib(b->rig_resident), mib(b->rig_allocated), mib(sample_peak_resident_bytes()));
+    if (b->swap_every) print_swaps(b);
+}
+
+/* The animation's name, or the built-in motion's joint. */
+static void describe_motion(const bench* b, char* buf, size_t size)
+{
+    const sinew_rig_desc* rig_desc = &b->character.rig;
+    if (b->animation) {
+        snprintf(buf, size, "animation 0 (%s)", b->animation->name ? b->animation->name : "unnamed");
+        return;
+    }
+    const char* name = rig_desc->skeleton.names ? rig_desc->skeleton.names[b->joint] : NULL;
+    snprintf(buf, size, "bend-and-twist at joint %d (%s)", (int)b->joint, name ? name : "unnamed");
+}
+
+/* Vertices with a NaN or infinite coordinate in every skin's output. */
+static int count_nonfinite(bench* b, float* output, uint32_t vertices, uint32_t* nonfinite)
+{
+    sinew_output_desc out_desc = SINEW_OUTPUT_DESC_INIT;
+    out_desc.vertex_capacity = vertices;
+    out_desc.positions = output;
+    *nonfinite = 0;
+    for (uint32_t i = 0; i < b->characters; ++i) {
+        sinew_result r = sinew_skin_read_output(b->world, b->skins[i], &out_desc);
+        if (r != SINEW_OK) return fail("sinew_skin_read_output", r);
+        *nonfinite += sample_count_nonfinite(output, vertices);
+    }
+    return SAMPLE_EXIT_OK;
+}
+
+static int run(bench* b, const sample_params* params, uint32_t frames, uint32_t repeat,
+               uint32_t threads, int json)
+{
+    int status = prepare(b, params, threads);
+    if (status != SAMPLE_EXIT_OK) return status;
+    const sinew_rig_desc* rig_desc = &b->character.rig;
     const uint32_t joint_count = rig_desc->skeleton.joint_count;
+    const uint32_t vertices = rig_desc->render_mesh.vertex_count;
     b->pose = malloc(sizeof(float) * 16 * joint_count);
     double* times = malloc(sizeof(double) * frames);
     double* medians = malloc(sizeof(double) * repeat);
     double* p95s = malloc(sizeof(double) * repeat);
     double* sorted = malloc(sizeof(double) * repeat);
-    float* output = malloc(sizeof(float) * 3 * rig_desc->render_mesh.vertex_count);
-    if (!b->pose || !times || !medians || !p95s || !sorted || !output) {
-        free(times); free(medians); free(p95s); free(sorted); free(output);
-        return fail("allocating frame buffers", SINEW_ERROR_OUT_OF_MEMORY);
-    }
+    float* output = malloc(sizeof(float) * 3 * vertices);
+    if (!b->pose || !times || !medians || !p95s || !sorted || !output)
+        status = fail("allocating frame buffers", SINEW_ERROR_OUT_OF_MEMORY);
     sinew_pose_desc pose_desc = SINEW_POSE_DESC_INIT;
     pose_desc.space = b->animation ? SINEW_POSE_LOCAL : SINEW_POSE_MODEL;
     pose_desc.joint_count = joint_count;
     pose_desc.matrices = b->pose;
     b->pose_desc = pose_desc;
 
-    /* One continuous motion across runs: a physics backend never sees the pose jump back. */
-    uint64_t frame = 0;
-    int status = SAMPLE_EXIT_OK;
-    for (uint32_t run_index = 0; run_index < repeat && status == SAMPLE_EXIT_OK; ++run_index) {
-        for (uint32_t f = 0; f < WARMUP_FRAMES + frames; ++f, ++frame) {
-            if ((r = set_frame_pose(b, frame)) != SINEW_OK) {
-                status = fail("posing the skin", r);
-                break;
-            }
-            if (f >= WARMUP_FRAMES && (r = swap_tick(b, f - WARMUP_FRAMES)) != SINEW_OK) {
-                status = fail("sinew_skin_set_backend", r);
-                break;
-            }
-            const double start = sample_now_seconds();
-            r = frame_step(b);
-            const double elapsed = sample_now_seconds() - start;
-            if (r != SINEW_OK) {
-                status = fail("sinew_world_update", r);
-                break;
-            }
-            if (f >= WARMUP_FRAMES) times[f - WARMUP_FRAMES] = 1000.0 * elapsed;
-            if ((r = swap_after_frame(b, 1000.0 * elapsed)) != SINEW_OK) {
-                status = fail("a backend swap", r);
-                break;
-            }
-        }
-        if (status != SAMPLE_EXIT_OK) break;
-        medians[run_index] = sample_quantile(times, frames, 0.5);  /* sorts times */
-        p95s[run_index] = sample_quantile(times, frames, 0.95);
-    }
-
-    sinew_output_desc out_desc = SINEW_OUTPUT_DESC_INIT;
-    out_desc.vertex_capacity = rig_desc->render_mesh.vertex_count;
-    out_desc.positions = output;
-    if (status == SAMPLE_EXIT_OK && (r = sinew_skin_read_output(b->world, b->skin, &out_desc)) != SINEW_OK) {
-        status = fail("sinew_skin_read_output", r);
-    }
+    report rep;
+    memset(&rep, 0, sizeof rep);
+    if (status == SAMPLE_EXIT_OK) status = time_runs(b, frames, repeat, times, medians, p95s);
+    if (status == SAMPLE_EXIT_OK) status = count_nonfinite(b, output, vertices, &rep.nonfinite);
     if (status == SAMPLE_EXIT_OK) {
+        rep.backend = b->backend;
+        rep.frames = frames;
+        rep.repeat = repeat;
+        rep.threads = sinew_world_thread_count(b->world);
+        rep.vertices = vertices;
+        rep.simulated_vertices = atomic_load(&b->simulated_vertices);
+        if (rep.simulated_vertices == 0) rep.simulated_vertices = vertices;
+        rep.medians = medians;
+        rep.p95s = p95s;
         memcpy(sorted, medians, sizeof(double) * repeat);
-        const double median = sample_quantile(sorted, repeat, 0.5);
+        rep.median = sample_quantile(sorted, repeat, 0.5);
         memcpy(sorted, p95s, sizeof(double) * repeat);
-        const double p95 = sample_quantile(sorted, repeat, 0.5);   /* median of the runs' p95 */
-        const uint32_t vertices = rig_desc->render_mesh.vertex_count;
-        const double vertices_per_second = median > 0.0 ? vertices / (median / 1000.0) : 0.0;
-        const uint32_t nonfinite = sample_count_nonfinite(output, vertices);
-        const uint32_t used_threads = sinew_world_thread_count(b->world);
-        char motion[256];
-        if (b->animation) {
-            snprintf(motion, sizeof motion, "animation 0 (%s)",
-                     b->animation->name ? b->animation->name : "unnamed");
-        } else {
-            const char* name = rig_desc->skeleton.names ? rig_desc->skeleton.names[b->joint] : NULL;
-            snprintf(motion, sizeof motion, "bend-and-twist at joint %d (%s)", (int)b->joint,
-                     name ? name : "unnamed");
-        }
-        if (json) {
-            sample_json j;
-            sample_json_init(&j, stdout);
-            sample_json_begin_object(&j, NULL);
-            sample_json_string(&j, "backend", backend);
-            sample_json_string(&j, "output", b->output);
-            sample_json_string(&j, "character", b->character.source);
-            sample_json_uint(&j, "vertices", vertices);
-            sample_json_uint(&j, "joints", joint_count);
-            sample_json_string(&j, "motion", motion);
-            sample_json_uint(&j, "frames", frames);
-            sample_json_uint(&j, "warmup_frames", WARMUP_FRAMES);
-            sample_json_uint(&j, "repeat", repeat);
-            sample_json_uint(&j, "threads", used_threads);
-            if (b->dt != SAMPLE_DEFAULT_DT) sample_json_number(&j, "dt", b->dt);
-            sample_json_number(&j, "ms_per_frame_median", median);
-            sample_json_number(&j, "ms_per_frame_p95", p95);
-            sample_json_number(&j, "vertices_per_second", vertices_per_second);
-            sample_json_begin_array(&j, "run_medians_ms");
-            for (uint32_t i = 0; i < repeat; ++i) sample_json_number(&j, NULL, medians[i]);
-            sample_json_end_array(&j);
-            sample_json_begin_array(&j, "run_p95_ms");
-            for (uint32_t i = 0; i < repeat; ++i) sample_json_number(&j, NULL, p95s[i]);
-            sample_json_end_array(&j);
-            sample_json_uint(&j, "nonfinite_vertices", nonfinite);
-            sample_json_number(&j, "prepare_ms", b->prepare_ms);
-            sample_json_number(&j, "load_ms", b->load_ms);
-            if (b->swap_every) write_swap_json(b, &j);
-            sample_json_end_object(&j);
-        } else {
-            char interval[48] = "";
-            if (b->dt != SAMPLE_DEFAULT_DT) snprintf(interval, sizeof interval, " of %g s", b->dt);
-            printf("%s (output %s) on %s (%u vertices, %s): %.4f ms per frame median, %.4f ms p95, "
-                   "%.3g vertices/s, %u threads, %u x %u frames%s, prepared in %.1f ms (loaded "
-                   "in %.1f ms)%s\n",
-                   backend, b->output, b->character.source, vertices, motion, median, p95,
-                   vertices_per_second, used_threads, repeat, frames, interval, b->prepare_ms,
-                   b->load_ms, nonfinite ? ", NON-FINITE OUTPUT" : "");
-            if (b->swap_every) print_swaps(b);
-        }
+        rep.p95 = sample_quantile(sorted, repeat, 0.5);   /* median of the runs' p95 */
+        describe_motion(b, rep.motion, sizeof rep.motion);
+        if (json) write_json(b, &rep);
+        else print_text(b, &rep);
     }
     free(times);
     free(medians);
@@ -436,13 +624,6 @@ static void param_accepts(const sinew_param_info* p, char* buf, size_t size)
     else
         snprintf(buf, size, "%c%g, %g%c", (p->flags & SINEW_PARAM_MIN_OPEN) ? '(' : '[', p->min,
                  p->max, (p->flags & SINEW_PARAM_MAX_OPEN) ? ')' : ']');
-}
-
-static int has_backend(const sinew_world* world, const char* name)
-{
-    for (uint32_t i = 0; i < sinew_world_backend_count(world); ++i)
-        if (strcmp(sinew_world_backend_name(world, i), name) == 0) return 1;
-    return 0;
 }
 
 /* --list-params NAME: the backend's described parameters, from a world with the built-in
@@ -504,7 +685,7 @@ int main(int argc, char** argv)
     const char* backend = NULL;
     const char* motion = NULL;
     const char* output = "own";
-    uint32_t frames = DEFAULT_FRAMES, repeat = 1, threads = 0;
+    uint32_t frames = DEFAULT_FRAMES, repeat = 1, threads = 0, characters = 1;
     double dt = SAMPLE_DEFAULT_DT;
     int json = 0, profile = 0;
     uint32_t swap_every = 0;
@@ -540,6 +721,9 @@ int main(int argc, char** argv)
             if (m < 0 || !sample_parse_u32("--frames", value, 1, 10000000, &frames)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--dt", &value)) != 0) {
             if (m < 0 || !sample_parse_seconds("--dt", value, &dt)) goto usage_error;
+        } else if ((m = sample_option_value(argc, argv, &i, "--characters", &value)) != 0) {
+            if (m < 0 || !sample_parse_u32("--characters", value, 1, MAX_CHARACTERS, &characters))
+                goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--repeat", &value)) != 0) {
             if (m < 0 || !sample_parse_u32("--repeat", value, 1, MAX_REPEAT, &repeat)) goto usage_error;
         } else if ((m = sample_option_value(argc, argv, &i, "--output", &value)) != 0) {
@@ -574,6 +758,14 @@ int main(int argc, char** argv)
         fprintf(stderr, "sinew-bench: --swap-every and --swap-to go together\n");
         goto usage_error;
     }
+    if (characters > 1 && swap_every) {
+        fprintf(stderr, "sinew-bench: --characters above 1 and --swap-every do not go together\n");
+        goto usage_error;
+    }
+    if (characters > 1 && strcmp(output, "own") != 0) {
+        fprintf(stderr, "sinew-bench: --characters above 1 needs --output own\n");
+        goto usage_error;
+    }
 
     bench b;
     memset(&b, 0, sizeof b);
@@ -583,6 +775,8 @@ int main(int argc, char** argv)
     b.swap_every = swap_every;
     b.swap_to = swap_to;
     b.swap_from = backend;
+    b.backend = backend;
+    b.characters = characters;
     if (profile && !sample_params_add(&params, "profile=1")) {
         sample_params_free(&params);
         return SAMPLE_EXIT_USAGE;
@@ -615,7 +809,7 @@ int main(int argc, char** argv)
                         : sample_joint_axes(&b.character, (uint32_t)b.joint, twist, bend);
         if (r != SINEW_OK) status = fail("choosing a joint for the built-in motion", r);
     }
-    if (status == SAMPLE_EXIT_OK) status = run(&b, backend, &params, frames, repeat, threads, json);
+    if (status == SAMPLE_EXIT_OK) status = run(&b, &params, frames, repeat, threads, json);
 #if defined(SINEW_BENCH_HAVE_VULKAN)
     sinew_vk_output_destroy(b.vk_output);
 #endif
@@ -625,6 +819,7 @@ int main(int argc, char** argv)
 #endif
     free(b.host_output);
     free(b.pose);
+    free(b.skins);
     sample_character_free(&b.character);
     sample_params_free(&params);
     return status;

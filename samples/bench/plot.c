@@ -121,8 +121,10 @@ static void axes(sample_image* im, const plot* pl, const char* x_label, const ch
         double x = pl->x0 + (pl->x1 - pl->x0) * k / 5.0;
         line(im, px(pl, x), TOP, px(pl, x), HEIGHT - BOTTOM, grid);
         snprintf(text, sizeof text, "%.3g", x);
-        sample_text_draw(im, px(pl, x) - (int)sample_text_width(text, SCALE) / 2,
-                         HEIGHT - BOTTOM + 10, text, SCALE, ink);
+        int tx = px(pl, x) - (int)sample_text_width(text, SCALE) / 2;
+        int overflow = tx + (int)sample_text_width(text, SCALE) - (WIDTH - 2); /* keep it in */
+        sample_text_draw(im, overflow > 0 ? tx - overflow : tx, HEIGHT - BOTTOM + 10, text,
+                         SCALE, ink);
     }
     int ticks = pl->log_y ? (int)(pl->y1 - pl->y0) : 5;
     for (int k = 0; k <= ticks; ++k) { /* y ticks */
