@@ -1,6 +1,6 @@
 /* The per-element arithmetic of fast projective skinning's global collisions (Komaritzan and
  * Botsch 2019, ../shared/papers/fast-projective-skinning-2019.txt, Sec. 6), shared by the CPU
- * backend `fps` (backends/fps/fps_collide.c) and the CUDA plugin: one thread per skin vertex
+ * backends `fps` and `ps` (backends/ps/fps_collide.c) and the CUDA plugin: one thread per skin vertex
  * (detection), per collision pair (projection) or per free row (right-hand side).
  * SPDX-License-Identifier: MIT
  *

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The figures of backends/ps/README.md ("Figures"), printed as Markdown: the step time per frame
-# of ps on the male (sinew-bench, medians of several runs) with and without its local
-# collisions, one and two threads, and where a default step goes (sinew-bench --profile).
+# of ps on the male (sinew-bench, medians of several runs) with its defaults, without the global
+# collisions and without any collisions, one and two threads, and where a default step goes
+# (sinew-bench --profile).
 #   backends/ps/figures.sh [BUILD_DIR]        (default: $SINEW_BUILD_DIR, else build/)
 # Environment: SINEW_DATA_DIR (default ../shared/data beside the checkout), PS_REPEAT (bench
 # runs per case, default 5), PS_FRAMES (frames per run, default 300).
@@ -25,12 +26,13 @@ echo
 echo "ms per frame (step and upsampling), the male playing its first animation, medians of"
 echo "$REPEAT runs of $FRAMES frames (sinew-bench; each run's median in brackets):"
 echo
-echo "| collisions | 1 thread | 2 threads |"
+echo "| collisions (local, global) | 1 thread | 2 threads |"
 echo "|---|---|---|"
-for collisions in 1 0; do
-    printf '| %s | %s | %s |\n' "$collisions" \
-        "$(bench ps "$MALE" 1 --set collisions=$collisions)" \
-        "$(bench ps "$MALE" 2 --set collisions=$collisions)"
+for case in "1 1" "1 0" "0 0"; do
+    set -- $case
+    printf '| %s, %s | %s | %s |\n' "$1" "$2" \
+        "$(bench ps "$MALE" 1 --set collisions=$1 --set global_collisions=$2)" \
+        "$(bench ps "$MALE" 2 --set collisions=$1 --set global_collisions=$2)"
 done
 echo
 echo "A default step with 2 threads, per step (\`sinew-bench --profile\`, one run):"

@@ -103,6 +103,8 @@ void ps_params_default(ps_params* p)
     p->collisions = 1;
     p->collision_weight = 10.0;
     p->collision_joints[0] = '\0';
+    p->global_collisions = 1;
+    p->global_weight = 0.5;
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
     p->sliding = 1;
@@ -133,6 +135,12 @@ void ps_params_default(ps_params* p)
     X(T, collision_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e6, "10", NULL,                        \
       "weight of the collision constraints relative to the vertex's diagonal (Sec. 5.3)", DOUBLE, \
       collision_weight, NULL)                                                                     \
+    X(T, global_collisions, FLAG, 0, 0.0, 1.0, "1", NULL,                                            \
+      "contacts between body parts (2019 Sec. 6) in the second matrix", INT, global_collisions,   \
+      NULL)                                                                                       \
+    X(T, global_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e6, "0.5", NULL,                            \
+      "weight of each skin vertex's contact constraint relative to its diagonal", DOUBLE,         \
+      global_weight, NULL)                                                                        \
     X(T, collision_joints, TEXT, 0, 0.0, 1023.0, "", NULL,                                          \
       "comma-separated names of the folding joints; not given: chosen by name and shape", TEXT,   \
       collision_joints, NULL)                                                                     \

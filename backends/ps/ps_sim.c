@@ -29,6 +29,7 @@
 #include "polar3.h"
 #include "polar3_batch.h"
 #include "volume3.h"
+#include "fps_collide.h"
 #include "ps_internal.h"
 #include "ps_local.h"
 #include "ps_mls.h"
@@ -74,13 +75,22 @@ struct ps_sim {
     cholmod_dense* X;
     cholmod_dense* Y;
     cholmod_dense* E;
-    /* Sec. 5.3: the second matrix, with a collision constraint on every candidate vertex. */
+    /* Sec. 5.3: the second matrices, [0] with a collision constraint on every candidate vertex
+     * of the local collisions, [1] also on every other skin vertex for the global ones (used in
+     * a step that has global contacts); NULL where not built. */
     ps_collide* col;
-    cholmod_sparse* K2; /* until it is factored */
-    cholmod_factor* L2;
-    cholmod_common cc2; /* the second factorization's, during factor_numeric only */
-    int factor_ok[2];
+    cholmod_sparse* K2[2]; /* until they are factored */
+    cholmod_factor* L2[2];
+    cholmod_common cc2[2]; /* their factorizations', during factor_numeric only */
+    int factor_ok[3];
+    int global_step;    /* the step has global contacts: the iterations use L2[1] */
     double* col_w;      /* per constrained vertex (ps_collide_vertices order) */
+    /* The 2019 paper's global collisions (Sec. 6) as point constraints of K2[1]: every skin
+     * vertex without a local constraint carries one (weight glob_w), projected onto its
+     * contact or, without one, onto its current position. */
+    fps_collide* glob;
+    double* glob_w;     /* n: 0 for the vertices of the local constraints */
+    double* glob_t;     /* N x 3: the iterate with the contacts' targets */
     /* state: N x 3 columns (x coordinates, then y, then z), as CHOLMOD's dense matrices */
     double* x;
     double* v;
@@ -140,17 +150,22 @@ void ps_sim_destroy(ps_sim* s)
     if (s->cc_started) {
         cholmod_free_sparse(&s->K, &s->cc);
         cholmod_free_factor(&s->L, &s->cc);
-        cholmod_free_factor(&s->L2, &s->cc);
+        for (int k = 0; k < 2; ++k) {
+            cholmod_free_factor(&s->L2[k], &s->cc);
+            cholmod_free_sparse(&s->K2[k], &s->cc);
+        }
         cholmod_free_dense(&s->B, &s->cc);
         cholmod_free_dense(&s->X, &s->cc);
         cholmod_free_dense(&s->Y, &s->cc);
         cholmod_free_dense(&s->E, &s->cc);
-        cholmod_free_sparse(&s->K2, &s->cc);
         cholmod_finish(&s->cc);
     }
     ps_collide_destroy(s->col);
+    fps_collide_destroy(s->glob);
     ps_slide_destroy(s->slide);
     sinew_host_free(&host, s->col_w);
+    sinew_host_free(&host, s->glob_w);
+    sinew_host_free(&host, s->glob_t);
     void* arrays[] = {s->mass,     s->anchor_w,  s->anchor_joint,   s->anchored, s->prism_v,
                       s->prism_Gd, s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
                       s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
@@ -233,69 +248,195 @@ static sinew_result assemble_system(ps_sim* s)
     return SINEW_OK;
 }
 
-/* Sec. 5.3: the second system matrix adds w_v = collision_weight * K_vv to the diagonal of
- * every vertex of a candidate pair (relative to the vertex's own stiffness, like the anchors).
- * Same pattern as the first, so its factor starts as a copy of the first one's analysis (same
- * AMD ordering, simplicial LDL^T) and factor_numeric computes both. */
-static sinew_result collision_system(ps_sim* s)
+/* The diagonal entry of column v of the upper triangle (the column's last entry), or -1. */
+static int diagonal_entry(const cholmod_sparse* K, int v)
 {
-    sinew_result r = ps_collide_create(&s->host, s->m, &s->col);
-    if (r != SINEW_OK) return r;
-    uint32_t vc = ps_collide_vertex_count(s->col);
-    const uint32_t* verts = ps_collide_vertices(s->col);
-    s->col_w = (double*)sinew_host_calloc(&s->host, vc ? vc : 1u, sizeof(double));
-    if (!s->col_w) return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-    cholmod_sparse* K2 = cholmod_copy_sparse(s->K, &s->cc);
-    if (!K2) return ps_cholmod_fail(s, "copy_sparse");
-    const int* cp = (const int*)K2->p;
-    const int* ri = (const int*)K2->i;
+    const int* cp = (const int*)K->p;
+    const int* ri = (const int*)K->i;
+    int e = cp[v + 1] - 1;
+    while (e >= cp[v] && ri[e] != v) --e;
+    return e >= cp[v] ? e : -1;
+}
+
+/* Adds w[k] = rel * K_vv to the diagonal of K2 for each listed vertex. */
+static sinew_result add_point_weights(ps_sim* s, cholmod_sparse* K2, const uint32_t* verts,
+                                      uint32_t count, double rel, double* w)
+{
     double* kx = (double*)K2->x;
-    for (uint32_t k = 0; k < vc; ++k) {
-        int v = (int)verts[k], e = cp[v + 1] - 1;
-        while (e >= cp[v] && ri[e] != v) --e;
-        if (e < cp[v]) {
-            cholmod_free_sparse(&K2, &s->cc);
+    for (uint32_t k = 0; k < count; ++k) {
+        int e = diagonal_entry(K2, (int)verts[k]);
+        if (e < 0)
             return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
-                                   "ps: vertex %d has no diagonal entry in the system matrix", v);
-        }
-        s->col_w[k] = s->p.collision_weight * kx[e];
-        kx[e] += s->col_w[k];
+                                   "ps: vertex %u has no diagonal entry in the system matrix",
+                                   verts[k]);
+        w[k] = rel * kx[e];
     }
-    s->K2 = K2;
-    s->L2 = cholmod_copy_factor(s->L, &s->cc);
-    if (!s->L2) return ps_cholmod_fail(s, "copy_factor");
+    for (uint32_t k = 0; k < count; ++k) kx[diagonal_entry(K2, (int)verts[k])] += w[k];
     return SINEW_OK;
 }
 
-/* Job k of factor_numeric: k = 0 the system's factor, k = 1 the collision matrix's, each with
- * its own CHOLMOD common (the numeric factorizations share nothing but the pattern). */
+/* The local collisions' constraints (Sec. 5.3): w_v = collision_weight * K_vv on every vertex
+ * of a candidate pair (relative to the vertex's own stiffness, like the anchors). */
+static sinew_result local_constraints(ps_sim* s, cholmod_sparse* K2)
+{
+    sinew_result r = ps_collide_create(&s->host, s->m, &s->col);
+    if (r != SINEW_OK) return r;
+    ps_collide_use_angle_test(s->col, s->p.collision_angle_test);
+    uint32_t vc = ps_collide_vertex_count(s->col);
+    s->col_w = (double*)sinew_host_calloc(&s->host, vc ? vc : 1u, sizeof(double));
+    if (!s->col_w) return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    return add_point_weights(s, K2, ps_collide_vertices(s->col), vc, s->p.collision_weight,
+                             s->col_w);
+}
+
+/* Local-collision vertices within this many joint radii of their pair's joint are free of
+ * every limb capsule, which would fight the joint's plane there (fps's joint reach,
+ * backends/fps/README.md). */
+#define PS_CAPSULE_FREE_REACH 3.3
+/* Beyond it, a vertex is free of the capsule of its fold's other bone when both bones are at
+ * least this many joint radii long (a limb's fold, the elbow or the knee, which the plane
+ * holds); at a short bone's joint (the shoulder after the clavicle, the hip) that capsule
+ * holds the other side out, the armpit's wall against the upper arm. */
+#define PS_CAPSULE_FOLD_BONES 6.0
+
+static double bone_length(const ps_model* m, uint32_t b)
+{
+    double a[3], c[3];
+    ps_joint_position(m, m->bones[b].end[0], a);
+    ps_joint_position(m, m->bones[b].end[1], c);
+    double d[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    return sqrt(ps_dot3(d, d));
+}
+
+/* Marks in `local` (n bytes) the skin vertices of the local collisions' pairs (1; 2 within
+ * PS_CAPSULE_FREE_REACH joint radii of the pair's joint) and frees the vertices of a limb's
+ * fold of the capsule of the fold's other bone. */
+static void mark_local_vertices(ps_sim* s, uint8_t* local)
+{
+    const ps_model* m = s->m;
+    for (uint32_t k = 0; k < m->collision_pair_count; ++k) {
+        const ps_collision_pair* cp = m->collision_pairs + k;
+        uint32_t rep = m->joint_rep[cp->joint];
+        double jc[3], r = m->joint_radius[rep], reach = PS_CAPSULE_FREE_REACH * r;
+        ps_joint_position(m, rep, jc);
+        int fold = bone_length(m, cp->bone_i) >= PS_CAPSULE_FOLD_BONES * r &&
+                   bone_length(m, cp->bone_j) >= PS_CAPSULE_FOLD_BONES * r;
+        const uint32_t ends[2] = {cp->i, cp->j}, other[2] = {cp->bone_j, cp->bone_i};
+        for (int e = 0; e < 2; ++e) {
+            uint32_t v = ends[e];
+            if (v >= m->n) continue;
+            double d[3] = {m->rest[3u * v] - jc[0], m->rest[3u * v + 1] - jc[1],
+                           m->rest[3u * v + 2] - jc[2]};
+            uint8_t mark = ps_dot3(d, d) <= reach * reach ? 2u : 1u;
+            if (mark > local[v]) local[v] = mark;
+            if (fold) fps_collide_free_of_capsule(s->glob, v, other[e]);
+        }
+    }
+}
+
+/* The global collisions' weights: glob_w = global_weight * K_vv on every skin vertex that the
+ * local collisions leave free; the local ones near their joint are freed of the capsules. */
+static sinew_result global_weights(ps_sim* s, cholmod_sparse* K2, uint8_t* local, uint32_t* list,
+                                   double* w)
+{
+    uint32_t n = s->n, count = 0, near = 0;
+    if (s->col) mark_local_vertices(s, local);
+    for (uint32_t v = 0; v < n; ++v)
+        if (local[v] == 2u) list[near++] = v;
+    fps_collide_free_of_capsules(s->glob, list, near);
+    for (uint32_t v = 0; v < n; ++v)
+        if (!local[v]) list[count++] = v;
+    sinew_result r = add_point_weights(s, K2, list, count, s->p.global_weight, w);
+    for (uint32_t k = 0; k < count && r == SINEW_OK; ++k) s->glob_w[list[k]] = w[k];
+    return r;
+}
+
+/* The global collisions of the 2019 paper (Sec. 6, fps_collide.c) as point constraints of
+ * K2[1]: the detection state and the weights. */
+static sinew_result global_constraints(ps_sim* s, cholmod_sparse* K2)
+{
+    uint32_t n = s->n;
+    fps_collide_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.model = s->m;
+    cd.free_count = s->N;
+    cd.weight = 1.0; /* the edge springs' weight, which ps does not use */
+    cd.margin = 0.2; /* fps's margin and limb capsules (backends/fps/README.md) */
+    cd.skinning = s->skinning;
+    sinew_result r = fps_collide_create(&s->host, &cd, &s->glob);
+    if (r != SINEW_OK) return r;
+    s->glob_w = (double*)sinew_host_calloc(&s->host, n, sizeof(double));
+    s->glob_t = (double*)sinew_host_calloc(&s->host, 3u * (size_t)s->N, sizeof(double));
+    uint32_t* list = (uint32_t*)sinew_host_calloc(&s->host, n, sizeof(uint32_t));
+    double* w = (double*)sinew_host_calloc(&s->host, n, sizeof(double));
+    uint8_t* local = (uint8_t*)sinew_host_calloc(&s->host, n, 1u);
+    if (s->glob_w && s->glob_t && list && w && local)
+        r = global_weights(s, K2, local, list, w);
+    else
+        r = sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    sinew_host_free(&s->host, list);
+    sinew_host_free(&s->host, w);
+    sinew_host_free(&s->host, local);
+    return r;
+}
+
+/* Sec. 5.3: the second system matrices, the first plus the collision constraints' weights on
+ * the diagonal: K2[0] the local collisions', K2[1] K2[0]'s (or the first's) plus the global
+ * ones'. Same pattern as the first, so their factors start as copies of the first one's
+ * analysis (same AMD ordering, simplicial LDL^T) and factor_numeric computes them all. */
+static sinew_result collision_system(ps_sim* s)
+{
+    sinew_result r = SINEW_OK;
+    if (s->p.collisions && s->m->collision_pair_count > 0) {
+        s->K2[0] = cholmod_copy_sparse(s->K, &s->cc);
+        if (!s->K2[0]) return ps_cholmod_fail(s, "copy_sparse");
+        r = local_constraints(s, s->K2[0]);
+    }
+    if (r == SINEW_OK && s->p.global_collisions) {
+        s->K2[1] = cholmod_copy_sparse(s->K2[0] ? s->K2[0] : s->K, &s->cc);
+        if (!s->K2[1]) return ps_cholmod_fail(s, "copy_sparse");
+        r = global_constraints(s, s->K2[1]);
+    }
+    for (int k = 0; k < 2 && r == SINEW_OK; ++k) {
+        if (!s->K2[k]) continue;
+        s->L2[k] = cholmod_copy_factor(s->L, &s->cc);
+        if (!s->L2[k]) return ps_cholmod_fail(s, "copy_factor");
+    }
+    return r;
+}
+
+/* Job k of factor_numeric: k = 0 the system's factor, k = 1, 2 the collision matrices', each
+ * with its own CHOLMOD common (the numeric factorizations share nothing but the pattern). */
 static void factor_range(void* data, uint32_t begin, uint32_t end)
 {
     ps_sim* s = (ps_sim*)data;
     for (uint32_t k = begin; k < end; ++k) {
-        cholmod_common* cc = k == 0 ? &s->cc : &s->cc2;
-        s->factor_ok[k] = cholmod_factorize(k == 0 ? s->K : s->K2, k == 0 ? s->L : s->L2, cc) &&
-                          cc->status == CHOLMOD_OK;
+        cholmod_common* cc = k == 0 ? &s->cc : &s->cc2[k - 1u];
+        cholmod_sparse* K = k == 0 ? s->K : s->K2[k - 1u];
+        cholmod_factor* L = k == 0 ? s->L : s->L2[k - 1u];
+        s->factor_ok[k] = !L || (cholmod_factorize(K, L, cc) && cc->status == CHOLMOD_OK);
     }
 }
 
-/* The numeric factors of the analysed matrices: both at once over the job system when there
- * is a collision matrix. */
+/* The numeric factors of the analysed matrices, all at once over the job system. */
 static sinew_result factor_numeric(ps_sim* s)
 {
-    uint32_t jobs = s->L2 ? 2u : 1u;
-    if (jobs == 2u) {
-        cholmod_start(&s->cc2);
-        s->cc2.print = 0;
-        s->cc2.supernodal = CHOLMOD_SIMPLICIAL;
-        s->cc2.final_ll = 0;
+    for (int k = 0; k < 2; ++k) {
+        if (!s->L2[k]) continue;
+        cholmod_start(&s->cc2[k]);
+        s->cc2[k].print = 0;
+        s->cc2[k].supernodal = CHOLMOD_SIMPLICIAL;
+        s->cc2[k].final_ll = 0;
     }
-    s->factor_ok[0] = s->factor_ok[1] = 0;
-    sinew_host_parallel_for(&s->host, factor_range, s, jobs, 1u);
-    if (jobs == 2u) cholmod_finish(&s->cc2);
-    cholmod_free_sparse(&s->K2, &s->cc);
+    s->factor_ok[0] = s->factor_ok[1] = s->factor_ok[2] = 0;
+    sinew_host_parallel_for(&s->host, factor_range, s, 3u, 1u);
+    for (int k = 0; k < 2; ++k) {
+        if (s->L2[k]) cholmod_finish(&s->cc2[k]);
+        cholmod_free_sparse(&s->K2[k], &s->cc);
+    }
     if (!s->factor_ok[0]) return ps_cholmod_fail(s, "factorize");
-    if (jobs == 2u && !s->factor_ok[1]) return ps_cholmod_fail(s, "factorize (collision matrix)");
+    if (!s->factor_ok[1] || !s->factor_ok[2])
+        return ps_cholmod_fail(s, "factorize (collision matrix)");
     return SINEW_OK;
 }
 
@@ -533,10 +674,8 @@ static sinew_result sim_optional_parts(ps_sim* s)
 {
     const ps_model* m = s->m;
     sinew_result r = SINEW_OK;
-    if (s->p.collisions && m->collision_pair_count > 0) {
+    if ((s->p.collisions && m->collision_pair_count > 0) || s->p.global_collisions)
         r = collision_system(s);
-        if (r == SINEW_OK) ps_collide_use_angle_test(s->col, s->p.collision_angle_test);
-    }
     if (r == SINEW_OK && s->p.sliding && m->slide_vertex_count > 0)
         r = ps_slide_create(&s->host, m, &s->slide);
     return r;
@@ -808,6 +947,44 @@ static void step_predict(ps_sim* s)
     }
 }
 
+/* Sec. 5.3, an iteration of the second half: the collision constraints' projections w_v p_v
+ * added to the right-hand side. The global contacts move their vertices' targets first
+ * (fps_collide_point_targets), which the local contact planes then act on; every other
+ * constrained vertex projects onto its current position. */
+static void second_half_targets(ps_sim* s, uint32_t it)
+{
+    uint32_t N = s->N;
+    const double* xt = s->x;
+    double* b = (double*)s->B->x;
+    if (s->global_step) {
+        memcpy(s->glob_t, s->x, 3u * (size_t)N * sizeof(double));
+        fps_collide_point_targets(s->glob, s->x, N, s->glob_t, 0.5);
+        xt = s->glob_t;
+        for (int c = 0; c < 3; ++c) {
+            size_t o = (size_t)c * N;
+            for (uint32_t v = 0; v < s->n; ++v) b[o + v] += s->glob_w[v] * xt[o + v];
+        }
+    }
+    if (s->col) {
+        /* Fig. 10 once per step, on the preliminary shape of the first k/2 iterations. */
+        if (it == s->p.iterations / 2u && s->p.collision_angle_test)
+            ps_collide_detect(s->col, s->x, N);
+        ps_collide_project(s->col, xt, N, s->col_w, b);
+    }
+}
+
+/* 2019 Sec. 6: the global contacts of the step, detected at the prediction. */
+static sinew_result step_contacts(ps_sim* s, step_times* t)
+{
+    if (!s->glob) return SINEW_OK;
+    double a = s->p.profile ? now_seconds() : 0.0;
+    int changed = 0;
+    sinew_result r = fps_collide_update(s->glob, s->x, s->N, &changed);
+    s->global_step = fps_collide_pair_count(s->glob) + fps_collide_capsule_count(s->glob) > 0;
+    if (s->p.profile) t->collide += now_seconds() - a;
+    return r;
+}
+
 /* Local/global iteration `it`: the prisms' rotations, the right-hand side and the solve. */
 static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
 {
@@ -822,12 +999,10 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
      * matrix and the collision projections of the current positions. */
     cholmod_factor* L = s->L;
     double c2 = c;
-    if (s->col && it >= s->p.iterations / 2u) {
-        /* Fig. 10 once per step, on the preliminary shape of the first k/2 iterations. */
-        if (it == s->p.iterations / 2u && s->p.collision_angle_test)
-            ps_collide_detect(s->col, s->x, N);
-        ps_collide_project(s->col, s->x, N, s->col_w, (double*)s->B->x);
-        L = s->L2;
+    cholmod_factor* L2 = s->L2[s->global_step ? 1 : 0];
+    if (L2 && it >= s->p.iterations / 2u) {
+        second_half_targets(s, it);
+        L = L2;
         if (s->p.profile) c2 = now_seconds();
     }
     if (!cholmod_solve2(CHOLMOD_A, L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
@@ -839,7 +1014,7 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
         t->rhs += c - b;
         t->solve += d - c;
         t->collide += c2 - c;
-        if (L == s->L2) t->solve2 += d - c2;
+        if (L == L2) t->solve2 += d - c2;
     }
     return SINEW_OK;
 }
@@ -884,13 +1059,15 @@ sinew_result ps_sim_step(ps_sim* s, double* energies)
     step_pose(s, &t);
     step_snap(s);
     step_predict(s);
+    sinew_result r = step_contacts(s, &t);
+    if (r != SINEW_OK) return r;
     if (energies) energies[0] = ps_sim_energy(s);
     for (uint32_t it = 0; it < s->p.iterations; ++it) {
-        sinew_result r = step_iterate(s, it, &t);
+        r = step_iterate(s, it, &t);
         if (r != SINEW_OK) return r;
         if (energies) energies[it + 1] = ps_sim_energy(s);
     }
-    sinew_result r = step_velocities(s);
+    r = step_velocities(s);
     if (r != SINEW_OK) return r;
     if (s->p.profile) step_profile(s, &t, t0);
     return SINEW_OK;
@@ -915,6 +1092,7 @@ void ps_sim_set_skin(ps_sim* s, const float* positions, const float* velocities)
             s->v[(size_t)c * N + i] = velocities ? velocities[3u * i + c] : 0.0;
         }
     s->snap = 1;
+    fps_collide_reset(s->glob);
 }
 
 void ps_sim_clear_velocities(ps_sim* s)

@@ -49,7 +49,7 @@ static void compare_with_ps(const char* relative, float bend, float twist, uint3
     assert_int_equal(sinew_rig_create(world, &ch.rig, &rig), SINEW_OK);
     /* the solvers alone: neither side's collisions */
     sinew_param ps_params[] = {{"damping", "0"}, {"volume_weight", volume_weight},
-                               {"collisions", "0"}};
+                               {"collisions", "0"}, {"global_collisions", "0"}};
     sinew_param fps_params[] = {{"damping", "0"}, {"volume_weight", volume_weight},
                                 {"solver", solver}, {"collisions", "0"},
                                 {"joint_collisions", "0"}};
@@ -60,7 +60,7 @@ static void compare_with_ps(const char* relative, float bend, float twist, uint3
         sd.rig = rig;
         sd.backend = names[k];
         sd.params = k ? fps_params : ps_params;
-        sd.param_count = k ? 5u : 3u;
+        sd.param_count = k ? 5u : 4u;
         sinew_result r = sinew_world_add_skin(world, &sd, &skins[k]);
         if (r != SINEW_OK) fail_msg("%s: adding a %s skin: %s (%s)", path, names[k],
                                     sinew_result_string(r), log.last);

@@ -195,6 +195,68 @@ static void check_matrix(const fps_collide* c, uint32_t n_free)
     }
 }
 
+/* The point targets a solver with point constraints takes (ps): with share 0 each pair's
+ * vertex lands on its triangle's plane (margin 0 here) and nothing else moves; with share 1/2 a
+ * vertex that is no pair's corner moves half as far, some corner moves against its pair's push,
+ * and the rows outside the contacts stay. */
+static void check_point_targets(fps_collide* c, const ps_model* m, const double* x, uint32_t N,
+                                const double* sign)
+{
+    const uint32_t P = fps_collide_pair_count(c);
+    const uint32_t* pv = fps_collide_pair_vertices(c);
+    const uint32_t* pt = fps_collide_pair_triangles(c);
+    const size_t bytes = sizeof(double) * 3u * N;
+    const double tol = 1e-12 * m->diagonal;
+    double* t0 = malloc(bytes);
+    double* t1 = malloc(bytes);
+    uint8_t* role = calloc(N, 1); /* 1: a pair's vertex, 2: a corner */
+    assert_true(t0 && t1 && role);
+    memcpy(t0, x, bytes);
+    memcpy(t1, x, bytes);
+    uint32_t moved = fps_collide_point_targets(c, x, N, t0, 0.0);
+    assert_true(moved > 0 && moved <= P);
+    assert_int_equal(fps_collide_point_targets(c, x, N, t1, 0.5), moved);
+    for (uint32_t p = 0; p < P; ++p) {
+        role[pv[p]] |= 1u;
+        for (int k = 0; k < 3; ++k) role[m->triangles[3u * pt[p] + (uint32_t)k]] |= 2u;
+    }
+    uint32_t halves = 0, against = 0;
+    for (uint32_t p = 0; p < P; ++p) {
+        double xk[3][3], n[3], d0[3], d1[3];
+        for (int k = 0; k < 3; ++k) fps_col_load(x, N, m->triangles[3u * pt[p] + (uint32_t)k], xk[k]);
+        assert_true(fps_collide_normal(xk[0], xk[1], xk[2], sign[pt[p]], n));
+        double h = 0.0, push = 0.0;
+        for (int i = 0; i < 3; ++i) {
+            d0[i] = t0[(size_t)i * N + pv[p]] - x[(size_t)i * N + pv[p]];
+            d1[i] = t1[(size_t)i * N + pv[p]] - x[(size_t)i * N + pv[p]];
+            h += (t0[(size_t)i * N + pv[p]] - xk[0][i]) * n[i];
+            push += d0[i] * n[i];
+        }
+        assert_true(h > -tol); /* on the plane or above it */
+        if (!(role[pv[p]] & 2u) && push > tol) {
+            for (int i = 0; i < 3; ++i) assert_true(fabs(d1[i] - 0.5 * d0[i]) < tol);
+            ++halves;
+        }
+        for (int k = 0; k < 3 && push > tol; ++k) {
+            uint32_t r = m->triangles[3u * pt[p] + (uint32_t)k];
+            double along = 0.0;
+            for (int i = 0; i < 3; ++i) along += (t1[(size_t)i * N + r] - x[(size_t)i * N + r]) * n[i];
+            against += along < -tol;
+        }
+    }
+    for (uint32_t r = 0; r < N; ++r)
+        for (int i = 0; i < 3; ++i) {
+            if (!(role[r] & 1u)) assert_true(t0[(size_t)i * N + r] == x[(size_t)i * N + r]);
+            if (!role[r]) assert_true(t1[(size_t)i * N + r] == x[(size_t)i * N + r]);
+        }
+    print_message("point targets: %u of %u pairs push; %u vertices moved half as far with "
+                  "share 1/2, %u corners pushed back\n", moved, P, halves, against);
+    assert_true(halves > 0 && against > 0);
+    free(t0);
+    free(t1);
+    free(role);
+}
+
 static void test_cylinder(void** state)
 {
     (void)state;
@@ -267,6 +329,7 @@ static void test_cylinder(void** state)
         for (int k = 0; k < 3; ++k) assert_int_not_equal(m.triangles[3u * pt[p] + (uint32_t)k], pv[p]);
     }
     check_matrix(c, m.n);
+    check_point_targets(c, &m, x, N, sign);
     /* the right-hand side: translation invariant too (its rows sum to zero), and pulling
      * each colliding vertex up along its triangle's normal */
     assert_int_equal(fps_collide_rhs(c, x, N), 1);

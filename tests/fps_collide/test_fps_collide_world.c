@@ -193,7 +193,11 @@ static void test_arm_into_torso(void** state)
      * the hand and forearm in the torso, not the shoulder */
     assert_true(lbs.total >= 50);
     assert_true(lbs.total - lbs.shoulder > lbs.total / 2);
-    const arm_count ps = measure(&male, "ps", NULL, 0);
+    /* ps without global collisions: the comparison's baseline */
+    const sinew_param ps_local[] = {{"global_collisions", "0"}};
+    const arm_count ps = measure(&male, "ps", ps_local, 1);
+    /* ps with its defaults: the same global contacts as point constraints */
+    const arm_count ps_global = measure(&male, "ps", NULL, 0);
     /* collisions=1 with fps's defaults: the prism pairs of Sec. 6 and the limb capsules */
     const sinew_param on[] = {{"collisions", "1"}};
     const arm_count fps = measure(&male, "fps", on, 1);
@@ -213,6 +217,13 @@ static void test_arm_into_torso(void** state)
                   (double)(pairs.total - pairs.shoulder) / (double)(ps.total - ps.shoulder));
     /* the bound: fps at most a tenth of ps's pairs */
     assert_true(10u * fps.total <= ps.total);
+    /* ps's global contacts: the hand and forearm out of the torso (at most a tenth of the
+     * pairs away from the shoulder) and a quarter of the pairs in all */
+    print_message("ps with global collisions / without: %.2f in all, %.2f away from the "
+                  "shoulder\n", (double)ps_global.total / (double)ps.total,
+                  (double)(ps_global.total - ps_global.shoulder) / (double)(ps.total - ps.shoulder));
+    assert_true(10u * (ps_global.total - ps_global.shoulder) <= ps.total - ps.shoulder);
+    assert_true(4u * ps_global.total <= ps.total);
     /* the prism pairs alone act between body parts: the bound holds away from the shoulder's
      * fold, and the total is below fps without collisions and ps */
     assert_true(10u * (pairs.total - pairs.shoulder) <= ps.total - ps.shoulder);

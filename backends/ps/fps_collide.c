@@ -1,4 +1,4 @@
-/* Global collisions of `fps` (Komaritzan and Botsch 2019, Sec. 6): see fps_collide.h; the
+/* Global collisions of `fps` and `ps` (Komaritzan and Botsch 2019, Sec. 6): see fps_collide.h; the
  * arithmetic is in backends/common/fps_collide_kernels.h. SPDX-License-Identifier: MIT
  *
  * Neighbourhood: a skin vertex always lies on the prisms of its own triangles and, where the
@@ -59,7 +59,8 @@ struct fps_collide {
     uint32_t* t_ptr;      /* n_free + 1: triplets per row before merging */
     uint32_t* t_col;
     double* t_val;
-    double* extra;        /* n_free x 3 */
+    double* extra;        /* n_free x 3; fps_collide_point_targets' sums by skin vertex */
+    uint32_t* pt_count;   /* n: pushes per skin vertex (fps_collide_point_targets) */
     uint32_t detected, retained;
     const double* x;      /* positions of the running update / rhs */
     size_t ldx;
@@ -102,7 +103,7 @@ void fps_collide_destroy(fps_collide* c)
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
                       c->extra, c->cap_frame, c->cap_R, c->cap_pose, c->cap_has, c->cap_skip,
                       c->cap_bone, c->cap_next, c->cap_v, c->cap_b, c->cap_r, c->cap_boxes,
-                      c->cap_deepest, c->tet_rest, c->tri_near};
+                      c->cap_deepest, c->tet_rest, c->tri_near, c->pt_count};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(host, arrays[i]);
     sinew_host_free(host, c);
 }
@@ -787,7 +788,8 @@ static bool alloc_arrays(fps_collide* c)
     c->a_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 1u, sizeof(uint32_t));
     c->t_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)c->n_free + 2u, sizeof(uint32_t));
     c->extra = (double*)sinew_host_calloc(host, 3u * (size_t)c->n_free, sizeof(double));
-    return c->tri_sign && c->tri_rest && c->skin_rest && c->boxes && c->pair_tri &&
+    c->pt_count = (uint32_t*)sinew_host_calloc(host, c->n, sizeof(uint32_t));
+    return c->pt_count && c->tri_sign && c->tri_rest && c->skin_rest && c->boxes && c->pair_tri &&
            c->next_tri && c->next_kept && c->gather_ptr && c->a_ptr && c->t_ptr && c->extra;
 }
 
@@ -1399,6 +1401,56 @@ int fps_collide_rhs(fps_collide* c, const double* x, size_t ldx)
     return 1;
 }
 
+/* The pairs' pushes: the vertex takes 1 - share of its push to the plane, each corner of the
+ * triangle share of it the other way; a corner pushed by several pairs takes their mean
+ * (summed into extra by skin vertex, counted in pt_count). Returns the pairs that pushed. */
+static uint32_t pair_pushes(fps_collide* c, const double* x, size_t ldx, double* t, double share)
+{
+    const size_t ld = c->n_free;
+    uint32_t moved = 0;
+    memset(c->pt_count, 0, (size_t)c->n * sizeof(uint32_t));
+    for (int i = 0; i < 3; ++i) memset(c->extra + (size_t)i * ld, 0, (size_t)c->n * sizeof(double));
+    for (uint32_t q = 0; q < c->pair_count; ++q) {
+        uint32_t tri = c->pair_t[q];
+        const uint32_t* rows = c->tris_r + 3u * tri;
+        double xv[3], xk[3][3], p[3];
+        fps_col_load(t, ldx, c->pair_row[q], xv);
+        for (int k = 0; k < 3; ++k) fps_col_load(x, ldx, rows[k], xk[k]);
+        if (fps_collide_project(xv, xk[0], xk[1], xk[2], c->tri_sign[tri], c->margin, p) >=
+            c->margin)
+            continue;
+        for (int i = 0; i < 3; ++i) {
+            double d = p[i] - xv[i];
+            t[(size_t)i * ldx + c->pair_row[q]] = xv[i] + (1.0 - share) * d;
+            for (int k = 0; k < 3; ++k) c->extra[(size_t)i * ld + c->m->triangles[3u * tri + (uint32_t)k]] -= share * d;
+        }
+        for (int k = 0; k < 3; ++k) c->pt_count[c->m->triangles[3u * tri + (uint32_t)k]]++;
+        ++moved;
+    }
+    for (uint32_t v = 0; v < c->n && moved; ++v)
+        if (c->pt_count[v])
+            for (int i = 0; i < 3; ++i)
+                t[(size_t)i * ldx + c->skin_row[v]] += c->extra[(size_t)i * ld + v] / c->pt_count[v];
+    return moved;
+}
+
+uint32_t fps_collide_point_targets(fps_collide* c, const double* x, size_t ldx, double* t,
+                                   double share)
+{
+    if (!c || !x || !t || ldx < c->N || c->n_free < c->n) return 0;
+    uint32_t moved = pair_pushes(c, x, ldx, t, share);
+    c->x = t;
+    c->ldx = ldx;
+    for (uint32_t q = 0; q < c->cap_count; ++q) {
+        double p[3];
+        uint32_t row = c->skin_row[c->cap_v[q]];
+        capsule_target(c, c->cap_v[q], c->cap_b[q], p);
+        for (int i = 0; i < 3; ++i) t[(size_t)i * ldx + row] = p[i];
+        ++moved;
+    }
+    return moved;
+}
+
 const double* fps_collide_extra(const fps_collide* c)
 {
     return c ? c->extra : NULL;
@@ -1443,6 +1495,12 @@ void fps_collide_free_of_capsules(fps_collide* c, const uint32_t* vertices, uint
     for (uint32_t k = 0; k < count; ++k)
         if (vertices[k] < c->n)
             memset(c->cap_skip + (size_t)vertices[k] * c->bone_count, 1, c->bone_count);
+}
+
+void fps_collide_free_of_capsule(fps_collide* c, uint32_t vertex, uint32_t bone)
+{
+    if (!c || !c->cap_skip || vertex >= c->n || bone >= c->bone_count) return;
+    c->cap_skip[(size_t)vertex * c->bone_count + bone] = 1;
 }
 
 uint32_t fps_collide_capsule_count(const fps_collide* c)

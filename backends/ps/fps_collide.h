@@ -1,8 +1,10 @@
-/* Global collisions of the `fps` backend (Komaritzan and Botsch 2019, Sec. 6): detection with
- * a spatial hash and point-in-tetrahedron tests every step, retention of resting contacts,
+/* Global collisions of the tissue backends (Komaritzan and Botsch 2019, Sec. 6): detection
+ * with a spatial hash and point-in-tetrahedron tests every step, retention of resting contacts,
  * translation-invariant edge-spring constraints as the matrix A_col and the right-hand-side
- * term Q_col^T p_col. The per-element arithmetic is backends/common/fps_collide_kernels.h
- * (shared with the CUDA plugin). SPDX-License-Identifier: MIT
+ * term Q_col^T p_col (fps), or point targets of the contacts (ps,
+ * fps_collide_point_targets). Part of the tissue layer (sinew_tissue) so that both backends
+ * share it. The per-element arithmetic is backends/common/fps_collide_kernels.h (shared with
+ * the CUDA plugin). SPDX-License-Identifier: MIT
  *
  * Use from the simulation (fps_sim.c), per time step:
  *   fps_collide_update(c, x, ldx, &changed);            after the prediction (Alg. 1 line 2)
@@ -75,6 +77,18 @@ sinew_crs fps_collide_matrix(const fps_collide* c);
  * then not written: pass NULL as `extra`), else 1. */
 int fps_collide_rhs(fps_collide* c, const double* x, size_t ldx);
 const double* fps_collide_extra(const fps_collide* c);
+
+/* Point targets of the held contacts at positions x, for a solver that takes each contact as
+ * a point constraint (ps's second matrix, 2018 Sec. 5.3): where a pair's skin vertex lies
+ * below its triangle's plane raised by the margin (fps_collide_project), the vertex takes
+ * 1 - share of the push onto it and the triangle's corners share of it the other way (0.5:
+ * both sides meet at the in-between plane of 2018 Sec. 5.3; a corner pushed by several pairs
+ * takes their mean); then each capsule contact's vertex goes onto its tube
+ * (fps_capsule_target). t holds positions in x's layout (ldx apart) on entry, usually a copy
+ * of x; only the rows of skin vertices in contacts change. Needs n_free >= n (the skin's
+ * rows). Returns the contacts that moved a vertex. */
+uint32_t fps_collide_point_targets(fps_collide* c, const double* x, size_t ldx, double* t,
+                                   double share);
 size_t fps_collide_extra_ld(const fps_collide* c);
 
 /* Forgets every pair (a teleport: set_state or a new rest); the next update starts afresh. */
@@ -91,6 +105,10 @@ uint32_t fps_collide_capsule_count(const fps_collide* c);
 /* Skin vertices (model numbering) that no limb capsule holds out: those a folding joint's
  * contact keeps on its side (backends/ps/ps_collide.c), where the two would fight. */
 void fps_collide_free_of_capsules(fps_collide* c, const uint32_t* vertices, uint32_t count);
+/* Skin vertex `vertex` is never held out of `bone`'s capsule (a vertex of a folding joint's
+ * contact and the other bone of that joint: the fold's plane decides there). Indices out of
+ * range are ignored. */
+void fps_collide_free_of_capsule(fps_collide* c, uint32_t vertex, uint32_t bone);
 /* Of the last update: pairs found inside a tet, pairs kept by retention only. */
 void fps_collide_stats(const fps_collide* c, uint32_t* detected, uint32_t* retained);
 /* 1 when skin vertex v never pairs with `triangle` (its neighbourhood, inside that prism at
