@@ -54,6 +54,42 @@ const char* sinew_vk_result_name(VkResult vr)
     }
 }
 
+sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd, VkFence fence,
+                                     const sinew_vk_output* wait_output, uint64_t wait_read,
+                                     const char* what)
+{
+    char name[96];
+    VkResult vr = vkEndCommandBuffer(cmd);
+    if (vr != VK_SUCCESS) {
+        snprintf(name, sizeof name, "vkEndCommandBuffer (%s)", what);
+        return sinew_vk_fail(ctx, vr, name);
+    }
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    VkTimelineSemaphoreSubmitInfo ts = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    if (wait_output && wait_read) {
+        ts.waitSemaphoreValueCount = 1;
+        ts.pWaitSemaphoreValues = &wait_read;
+        si.pNext = &ts;
+        si.waitSemaphoreCount = 1;
+        si.pWaitSemaphores = &wait_output->read;
+        si.pWaitDstStageMask = &wait_stage;
+    }
+    vr = vkResetFences(ctx->device, 1, &fence);
+    if (vr == VK_SUCCESS) {
+        sinew_vk_context_lock_queue(ctx);
+        vr = vkQueueSubmit(ctx->queue, 1, &si, fence);
+        sinew_vk_context_unlock_queue(ctx);
+    }
+    if (vr != VK_SUCCESS) {
+        snprintf(name, sizeof name, "vkQueueSubmit (%s)", what);
+        return sinew_vk_fail(ctx, vr, name);
+    }
+    return SINEW_OK;
+}
+
 sinew_result sinew_vk_fail(const sinew_vk_context* ctx, VkResult vr, const char* what)
 {
     sinew_result r = SINEW_ERROR_DEVICE;

@@ -129,6 +129,14 @@ sinew_result sinew_vk_buffer_upload(sinew_vk_context* ctx, sinew_vk_buffer* buf,
 sinew_result sinew_vk_buffer_flush(sinew_vk_context* ctx, VkDeviceMemory memory, int coherent,
                                    VkDeviceSize offset, VkDeviceSize size);
 
+/* Ends `cmd` and submits it on the context's queue (under its lock) signalling `fence`, which
+ * it resets first; with wait_output and a non-zero wait_read, the submission waits for that
+ * read-release value of the output's `read` semaphore at the compute stage. `what` names the
+ * submitter in the log line of a failure. Returns OK or sinew_vk_fail's result. */
+sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd, VkFence fence,
+                                     const sinew_vk_output* wait_output, uint64_t wait_read,
+                                     const char* what);
+
 /* ---- compute backends (vk_skin.c) ---- */
 
 /* Forgets every world tied to ctx (called by sinew_vk_context_destroy). */

@@ -540,28 +540,8 @@ sinew_result vk_pbd_device_submit(vk_pbd_device* d, sinew_vk_output* wait_output
     }
     vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          dst, 0, 1, &mb, 0, NULL, 0, NULL);
-    VkResult vr = vkEndCommandBuffer(d->cmd);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkEndCommandBuffer (vk-pbd)");
-    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &d->cmd;
-    VkTimelineSemaphoreSubmitInfo ts = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    if (wait_output && wait_read) {
-        ts.waitSemaphoreValueCount = 1;
-        ts.pWaitSemaphoreValues = &wait_read;
-        si.pNext = &ts;
-        si.waitSemaphoreCount = 1;
-        si.pWaitSemaphores = &wait_output->read;
-        si.pWaitDstStageMask = &wait_stage;
-    }
-    vr = vkResetFences(ctx->device, 1, &d->fence);
-    if (vr == VK_SUCCESS) {
-        sinew_vk_context_lock_queue(ctx);
-        vr = vkQueueSubmit(ctx->queue, 1, &si, d->fence);
-        sinew_vk_context_unlock_queue(ctx);
-    }
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkQueueSubmit (vk-pbd)");
+    sinew_result r = sinew_vk_submit_compute(ctx, d->cmd, d->fence, wait_output, wait_read, "vk-pbd");
+    if (r != SINEW_OK) return r;
     d->in_flight = true;
     return SINEW_OK;
 }

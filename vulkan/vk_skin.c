@@ -563,28 +563,8 @@ static sinew_result vk_dispatch(vk_skin* s, dispatch_target t, uint32_t flags,
     }
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst, 0, 1, &mb, 0, NULL, 0,
                          NULL);
-    vr = vkEndCommandBuffer(cmd);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkEndCommandBuffer (skin)");
-    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cmd;
-    VkTimelineSemaphoreSubmitInfo ts = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    if (wait_output && wait_read) {
-        ts.waitSemaphoreValueCount = 1;
-        ts.pWaitSemaphoreValues = &wait_read;
-        si.pNext = &ts;
-        si.waitSemaphoreCount = 1;
-        si.pWaitSemaphores = &wait_output->read;
-        si.pWaitDstStageMask = &wait_stage;
-    }
-    vr = vkResetFences(ctx->device, 1, &s->fence);
-    if (vr == VK_SUCCESS) {
-        sinew_vk_context_lock_queue(ctx);
-        vr = vkQueueSubmit(ctx->queue, 1, &si, s->fence);
-        sinew_vk_context_unlock_queue(ctx);
-    }
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkQueueSubmit (skin)");
+    r = sinew_vk_submit_compute(ctx, cmd, s->fence, wait_output, wait_read, "skin");
+    if (r != SINEW_OK) return r;
     s->in_flight = true;
     return SINEW_OK;
 }
