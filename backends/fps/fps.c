@@ -69,6 +69,7 @@
 #include <time.h>
 
 #include "builtin_backends.h"
+#include "fps_collide.h"
 #include "ps_param_rows.h"
 #include "fps_internal.h"
 #include "fps_mls.h"
@@ -431,6 +432,8 @@ static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* r
     r = build_model(host, &plain, &p, &m, &baked, &mls, &has_mls);
     if (r != SINEW_OK) return r;
     r = ps_mls_prepare(host, rig, &m, p.upsampling, false, &mls);
+    /* the global collisions' rest data, so that a restore does not build it again */
+    if (r == SINEW_OK && p.collisions) r = fps_collide_keep_rest_skips(host, &m);
     if (r == SINEW_OK) r = ps_bake_write_mls(host, rig, &m, mls.indices ? &mls : NULL, writer);
     sinew_mls_free(host, &mls);
     ps_model_free(host, &m);

@@ -1119,10 +1119,11 @@ sinew_result fps_sim_set_collision_matrix(fps_sim* s, const sinew_crs* A_col)
 void fps_sim_set_skin(fps_sim* s, const float* positions, const float* velocities)
 {
     uint32_t N = s->N;
-    if (s->col && fps_collide_pair_count(s->col) + fps_collide_capsule_count(s->col)) {
+    if (s->col) {
         /* a teleport: the old contacts mean nothing at the new shape */
+        int held = fps_collide_pair_count(s->col) + fps_collide_capsule_count(s->col) > 0;
         fps_collide_reset(s->col);
-        if (fps_sim_set_collision_matrix(s, NULL) != SINEW_OK)
+        if (held && fps_sim_set_collision_matrix(s, NULL) != SINEW_OK)
             sinew_host_log(&s->host, SINEW_LOG_ERROR, "fps: dropping the collision matrix failed");
     }
     for (uint32_t i = 0; i < s->n; ++i) {

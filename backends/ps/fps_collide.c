@@ -392,6 +392,51 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
     return r;
 }
 
+/* The skip lists from the model when it carries them (restored from baked data, where
+ * build_skip made them), else built. */
+static sinew_result rest_skips(fps_collide* c, const double* xr)
+{
+    const ps_model* m = c->m;
+    if (!m->rest_skip_ptr || !m->rest_skip) return build_skip(c, xr);
+    size_t total = m->rest_skip_ptr[c->n];
+    c->skip_ptr = (uint32_t*)sinew_host_calloc(c->host, (size_t)c->n + 1u, sizeof(uint32_t));
+    c->skip = (uint32_t*)sinew_host_calloc(c->host, total ? total : 1u, sizeof(uint32_t));
+    if (!c->skip_ptr || !c->skip) return oom(c->host, "the neighbourhoods");
+    memcpy(c->skip_ptr, m->rest_skip_ptr, ((size_t)c->n + 1u) * sizeof(uint32_t));
+    memcpy(c->skip, m->rest_skip, total * sizeof(uint32_t));
+    return SINEW_OK;
+}
+
+sinew_result fps_collide_keep_rest_skips(const sinew_host_api* host, ps_model* m)
+{
+    if (!host || !m || m->n == 0)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "fps collisions: no model to keep the skip lists in");
+    if (m->rest_skip_ptr) return SINEW_OK;
+    fps_collide_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.model = m;
+    desc.free_count = m->n;
+    desc.weight = 1.0;
+    fps_collide* c = NULL;
+    sinew_result r = fps_collide_create(host, &desc, &c);
+    if (r != SINEW_OK) return r;
+    size_t total = c->skip_ptr[c->n];
+    m->rest_skip_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)m->n + 1u, sizeof(uint32_t));
+    m->rest_skip = (uint32_t*)sinew_host_calloc(host, total ? total : 1u, sizeof(uint32_t));
+    if (m->rest_skip_ptr && m->rest_skip) {
+        memcpy(m->rest_skip_ptr, c->skip_ptr, ((size_t)m->n + 1u) * sizeof(uint32_t));
+        memcpy(m->rest_skip, c->skip, total * sizeof(uint32_t));
+    } else {
+        sinew_host_free(host, m->rest_skip_ptr);
+        sinew_host_free(host, m->rest_skip);
+        m->rest_skip_ptr = m->rest_skip = NULL;
+        r = oom(host, "the kept skip lists");
+    }
+    fps_collide_destroy(c);
+    return r;
+}
+
 /* ---- limb capsules ----
  *
  * The prism pairs above never join bones that meet at a joint, and a skin vertex pushed onto
@@ -1006,7 +1051,7 @@ static sinew_result build_rest(fps_collide* c, const fps_collide_desc* desc, con
     c->retain = (desc->retain > 0.0 ? desc->retain : 0.25) * c->edge;
     c->margin *= c->edge;
     c->cell = c->edge > 0.0 && isfinite(c->edge) ? 1.5 * c->edge : 1.0;
-    return build_skip(c, xr);
+    return rest_skips(c, xr);
 }
 
 sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_desc* desc,
@@ -1472,6 +1517,16 @@ void fps_collide_reset(fps_collide* c)
     c->detected = c->retained = 0;
     memset(c->a_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
     memset(c->gather_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
+    /* the scratch that grew with the poses since (the hash of the prisms' boxes, the pair
+     * arrays) goes too: after a teleport the state holds what the new pose needs, not the
+     * largest pose it ever saw */
+    sinew_spatial_hash_free(c->host, &c->hash);
+    void* pairs[] = {c->pair_v, c->pair_row, c->pair_t, c->contrib, c->gather,
+                     c->a_col, c->a_val, c->t_col, c->t_val};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i) sinew_host_free(c->host, pairs[i]);
+    c->pair_v = c->pair_row = c->pair_t = c->gather = c->a_col = c->t_col = NULL;
+    c->contrib = c->a_val = c->t_val = NULL;
+    c->pair_capacity = 0;
 }
 
 uint32_t fps_collide_pair_count(const fps_collide* c)

@@ -60,6 +60,13 @@ sinew_result fps_collide_create(const sinew_host_api* host, const fps_collide_de
                                 fps_collide** out);
 void fps_collide_destroy(fps_collide* c);
 
+/* Builds the rest skip lists of the model's skin vertices (each vertex's neighbourhood and the
+ * prisms it lies in or touches at rest, as fps_collide_create makes them) and keeps them in
+ * the model (rest_skip_ptr, rest_skip), so that a bake carries them and fps_collide_create
+ * copies them instead of building them again. Nothing to do when the model has them.
+ * INVALID_ARGUMENT, OUT_OF_MEMORY; one log line each. */
+sinew_result fps_collide_keep_rest_skips(const sinew_host_api* host, ps_model* m);
+
 /* Detection and retention at positions x (N x 3 column blocks, ldx >= N apart, N = 2n): new
  * pairs, kept pairs, dropped pairs; rebuilds A_col and the right-hand side's gather lists
  * when the set changed (*changed = 1, else 0). Runs over the host's job system.
@@ -91,7 +98,8 @@ uint32_t fps_collide_point_targets(fps_collide* c, const double* x, size_t ldx, 
                                    double share);
 size_t fps_collide_extra_ld(const fps_collide* c);
 
-/* Forgets every pair (a teleport: set_state or a new rest); the next update starts afresh. */
+/* Forgets every pair (a teleport: set_state or a new rest) and frees the scratch that grew with
+ * the poses seen; the next update starts afresh. */
 void fps_collide_reset(fps_collide* c);
 
 /* The pairs: count, and per pair its skin vertex and triangle (model numbering, increasing

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "builtin_backends.h"
+#include "fps_collide.h"
 #include "ps_internal.h"
 #include "ps_mls.h"
 #include "ps_param_rows.h"
@@ -372,6 +373,8 @@ static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* ri
     plain.baked_size = 0;
     bool baked = false;
     r = prepare_model(host, &plain, &inst, &baked);
+    /* the global collisions' rest data, so that a restore does not build it again */
+    if (r == SINEW_OK && p.global_collisions) r = fps_collide_keep_rest_skips(host, &inst.model);
     /* The model's blob alone when there are no weights (ps_mls.h reads both). */
     if (r == SINEW_OK && inst.mls.indices)
         r = ps_bake_write_mls(host, rig, &inst.model, &inst.mls, writer);

@@ -25,6 +25,9 @@
  *     "PSLD" skin sliding (Sec. 4.2): u32 anchor count, per anchor u32 joint0, joint1, center,
  *            f64 rest[3], axis[3], ref[3], reach; u32 record count, per record u32 vertex,
  *            joint, anchor[4], f64 weight[4], p0[3];
+ *     "PSKP" the global collisions' rest skip lists (fps_collide.c): u32 n, total,
+ *            offsets[n + 1] (from 0, not decreasing, to total), u32 triangle[total] (each
+ *            vertex's list increasing);
  *   u32 end marker "PEND". */
 #include <math.h>
 #include <string.h>
@@ -35,6 +38,7 @@
 #define PS_BAKE_END 0x444e4550u
 #define PS_BAKE_TAG_COLLISIONS 0x4c4f4350u /* "PCOL" */
 #define PS_BAKE_TAG_SLIDING 0x444c5350u    /* "PSLD" */
+#define PS_BAKE_TAG_SKIPS 0x504b5350u      /* "PSKP" */
 #define PS_BAKE_TAG_SPLIT 0x4c505350u      /* "PSPL" */
 
 /* ---- little-endian writing, in two passes (size, then bytes) ---- */
@@ -231,6 +235,18 @@ static void put_sliding(bake_out* o, const ps_model* m)
     }
 }
 
+/* The "PSKP" section when the model keeps the global collisions' rest skip lists. */
+static void put_rest_skips(bake_out* o, const ps_model* m)
+{
+    if (!m->rest_skip_ptr) return;
+    uint32_t total = m->rest_skip_ptr[m->n];
+    put_u32(o, PS_BAKE_TAG_SKIPS);
+    put_u32(o, m->n);
+    put_u32(o, total);
+    for (uint32_t v = 0; v <= m->n; ++v) put_u32(o, m->rest_skip_ptr[v]);
+    for (uint32_t k = 0; k < total; ++k) put_u32(o, m->rest_skip[k]);
+}
+
 /* The whole blob in the layout above (counting only while o->data is NULL). */
 static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m, uint64_t print)
 {
@@ -240,6 +256,7 @@ static void serialise(bake_out* o, const sinew_rig_view* rig, const ps_model* m,
     put_upsampling(o, rig, m);
     put_collisions_and_split(o, m);
     put_sliding(o, m);
+    put_rest_skips(o, m);
     put_u32(o, PS_BAKE_END);
 }
 
@@ -346,6 +363,38 @@ static sinew_result read_collisions(const sinew_host_api* host, bake_in* in, ps_
         if (!ok) return BAD("collision pair %u is out of range or out of order", k);
         m->collision_pair_count = k + 1u;
     }
+    return SINEW_OK;
+}
+
+/* The offsets of the "PSKP" section: from 0, not decreasing, to total. */
+static bool skip_offsets_ok(const uint32_t* ptr, uint32_t n, uint32_t total)
+{
+    if (ptr[0] != 0u || ptr[n] != total) return false;
+    for (uint32_t v = 0; v < n; ++v)
+        if (ptr[v + 1] < ptr[v]) return false;
+    return true;
+}
+
+/* The "PSKP" section: the model's vertex count, offsets as above, every triangle in range
+ * and each vertex's list increasing. */
+static sinew_result read_rest_skips(const sinew_host_api* host, bake_in* in, ps_model* m)
+{
+    if (m->rest_skip_ptr) return BAD("the skip-list section appears twice");
+    uint32_t n = get_u32(in), total = get_u32(in);
+    if (n != m->n) return BAD("skip lists for %u vertices in a model of %u", n, m->n);
+    if (!room_for(in, (size_t)n + 1u + total, 4u)) return BAD("truncated in the skip lists");
+    m->rest_skip_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)n + 1u, sizeof(uint32_t));
+    m->rest_skip = (uint32_t*)sinew_host_calloc(host, total ? total : 1u, sizeof(uint32_t));
+    if (!m->rest_skip_ptr || !m->rest_skip)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps baked data: out of memory");
+    for (uint32_t v = 0; v <= n; ++v) m->rest_skip_ptr[v] = get_u32(in);
+    if (!skip_offsets_ok(m->rest_skip_ptr, n, total)) return BAD("the skip lists' offsets are out of order");
+    for (uint32_t v = 0; v < n; ++v)
+        for (uint32_t k = m->rest_skip_ptr[v]; k < m->rest_skip_ptr[v + 1]; ++k) {
+            uint32_t t = m->rest_skip[k] = get_u32(in);
+            if (t >= m->triangle_count || (k > m->rest_skip_ptr[v] && t <= m->rest_skip[k - 1]))
+                return BAD("skip list of vertex %u: triangle %u out of range or order", v, t);
+        }
     return SINEW_OK;
 }
 
@@ -574,9 +623,10 @@ static sinew_result read_sections(const sinew_host_api* host, bake_in* in, ps_mo
 {
     uint32_t end = get_u32(in);
     while (!in->short_read && (end == PS_BAKE_TAG_COLLISIONS || end == PS_BAKE_TAG_SLIDING ||
-                               end == PS_BAKE_TAG_SPLIT)) {
+                               end == PS_BAKE_TAG_SPLIT || end == PS_BAKE_TAG_SKIPS)) {
         sinew_result r = end == PS_BAKE_TAG_SLIDING ? read_sliding(host, in, m)
                          : end == PS_BAKE_TAG_SPLIT ? read_split(host, in, m)
+                         : end == PS_BAKE_TAG_SKIPS ? read_rest_skips(host, in, m)
                                                     : read_collisions(host, in, m);
         if (r != SINEW_OK) return r;
         end = get_u32(in);

@@ -229,6 +229,12 @@ typedef struct ps_model {
     int has_collision_pairs; /* 1: computed (or restored), even when none were found */
     uint32_t collision_pair_count;
     ps_collision_pair* collision_pairs;
+
+    /* The global collisions' rest skip lists (2019 Sec. 6, fps_collide.c): per skin vertex the
+     * triangles it never pairs with, sorted; NULL until kept for a bake or restored from one
+     * (fps_collide_keep_rest_skips), and then fps_collide_create takes them as they are. */
+    uint32_t* rest_skip_ptr; /* n + 1 */
+    uint32_t* rest_skip;     /* rest_skip_ptr[n] */
 } ps_model;
 
 /* Monotonic seconds, for the phases' times (ps_model.c). */

@@ -101,6 +101,8 @@ void ps_model_free(const sinew_host_api* host, ps_model* m)
     sinew_host_free(host, m->slide_anchors);
     sinew_host_free(host, m->slide_vertices);
     sinew_host_free(host, m->collision_pairs);
+    sinew_host_free(host, m->rest_skip_ptr);
+    sinew_host_free(host, m->rest_skip);
     memset(m, 0, sizeof *m);
 }
 

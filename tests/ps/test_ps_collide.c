@@ -164,6 +164,44 @@ static void test_candidates_two_joints(void** state)
     ps_test_rig_free(&rig);
 }
 
+/* The global collisions' rest skip lists ("PSKP", the blob's last section): refused with one
+ * error line when an offset runs backwards, a triangle is out of range or the section appears
+ * twice (the round trip itself: test_runtime_two_backends, tests/ps/test_ps_bake.c). */
+static void check_skip_section(const sinew_backend_vtable* v, ps_test_host* host,
+                               sinew_rig_view* baked, const ps_test_buffer* blob)
+{
+    size_t at = blob->size - 4u;
+    while (at > 0 && memcmp(blob->data + at, "PSKP", 4) != 0) --at;
+    assert_memory_equal(blob->data + at, "PSKP", 4);
+    uint32_t n, total;
+    memcpy(&n, blob->data + at + 4u, 4);
+    memcpy(&total, blob->data + at + 8u, 4);
+    size_t end = at + 12u + 4u * ((size_t)n + 1u + total);
+    assert_memory_equal(blob->data + end, "PEND", 4);
+    assert_true(total > n); /* every vertex skips at least its own triangles */
+    unsigned char* copy = malloc(blob->size + end - at);
+    const size_t hits[2] = {at + 16u, end - 4u}; /* offsets[1]; the last triangle */
+    baked->baked_data = copy;
+    void* inst = NULL;
+    for (int i = 0; i < 2; ++i) {
+        memcpy(copy, blob->data, blob->size);
+        memset(copy + hits[i], 0xff, 4);
+        baked->baked_size = blob->size;
+        sinew_test_log_reset(&host->log);
+        assert_int_equal(v->prepare(&host->api, baked, NULL, 0, NULL, &inst), SINEW_ERROR_FILE_FORMAT);
+        assert_null(inst);
+        assert_int_equal(host->log.count[SINEW_LOG_ERROR], 1);
+    }
+    memcpy(copy, blob->data, end);
+    memcpy(copy + end, blob->data + at, end - at);
+    memcpy(copy + end + (end - at), blob->data + end, blob->size - end);
+    baked->baked_size = blob->size + (end - at);
+    sinew_test_log_reset(&host->log);
+    assert_int_equal(v->prepare(&host->api, baked, NULL, 0, NULL, &inst), SINEW_ERROR_FILE_FORMAT);
+    assert_non_null(strstr(host->log.last, "twice"));
+    free(copy);
+}
+
 /* The cylinder: bake with collisions=1 (candidates in the blob), restore, compare every array;
  * then damage the candidate section. */
 static void test_bake_round_trip(void** state)
@@ -252,6 +290,7 @@ static void test_bake_round_trip(void** state)
         assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
     }
     free(copy);
+    check_skip_section(vt, &host, &baked, &blob);
     ps_test_buffer_free(&a);
     ps_test_buffer_free(&b);
     ps_test_buffer_free(&blob);
