@@ -10,7 +10,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=figures_common.sh
-. "$ROOT/samples/bench/figures_common.sh"   # json
+. "$ROOT/samples/bench/figures_common.sh"   # json, replace_section
 BIN=$ROOT/build/bin
 OUT=$ROOT/out/bench
 PNG=$ROOT/samples/bench/step_time.png
@@ -364,15 +364,7 @@ write_json() { # SECONDS LOAD_BEFORE
 # Replaces the lines between the README's marker lines with the Markdown section.
 update_readme() {
     [ "$README" = "-" ] && return 0
-    if ! grep -qxF "$BEGIN_MARK" "$README" || ! grep -qxF "$END_MARK" "$README"; then
-        echo "bench_report.sh: $README lacks the lines $BEGIN_MARK and $END_MARK" >&2
-        return 1
-    fi
-    awk -v begin="$BEGIN_MARK" -v end="$END_MARK" -v table="$OUT/bench.md" '
-        $0 == begin { print; while ((getline line < table) > 0) print line; skip = 1; next }
-        $0 == end { skip = 0 }
-        !skip { print }' "$README" >"$README.tmp"
-    mv "$README.tmp" "$README"
+    replace_section "$README" "$BEGIN_MARK" "$END_MARK" "$OUT/bench.md" bench_report.sh
 }
 
 run_crowd() {

@@ -1,4 +1,5 @@
-# Shell helpers of the README figure scripts (backends/*/figures.sh, bench_report.sh here),
+# Shell helpers of the README figure scripts (backends/*/figures.sh, bench_report.sh here,
+# samples/quality/quality_sweep.sh),
 # sourced by them: bench reads BUILD (the build folder), FRAMES and REPEAT from the sourcing
 # script. Not run on its own.
 
@@ -40,4 +41,19 @@ hi = [max(p[k] for p in b) for k in range(3)]
 diag = sum((hi[k] - lo[k]) ** 2 for k in range(3)) ** 0.5
 print("%.3g" % (max(sum((p[k] - q[k]) ** 2 for k in range(3)) ** 0.5 for p, q in zip(a, b)) / diag))
 PY
+}
+
+# Replaces the lines of README $1 between its marker lines $2 and $3 with the contents of file
+# $4; $5 names the caller in the error line when a marker is missing (exit status 1).
+replace_section() {
+    local readme=$1 begin=$2 end=$3 section=$4 who=$5
+    if ! grep -qxF "$begin" "$readme" || ! grep -qxF "$end" "$readme"; then
+        echo "$who: $readme lacks the lines $begin and $end" >&2
+        return 1
+    fi
+    awk -v begin="$begin" -v end="$end" -v table="$section" '
+        $0 == begin { print; while ((getline line < table) > 0) print line; skip = 1; next }
+        $0 == end { skip = 0 }
+        !skip { print }' "$readme" >"$readme.tmp"
+    mv "$readme.tmp" "$readme"
 }

@@ -7,6 +7,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../bench/figures_common.sh
+. "$ROOT/samples/bench/figures_common.sh"   # replace_section
 BIN=$ROOT/build/bin/sinew-quality
 OUT=$ROOT/out/quality
 README=$ROOT/samples/quality/README.md
@@ -278,15 +280,7 @@ write_markdown() { # SECONDS MEASUREMENTS
 # Replaces the lines between the README's marker lines with the Markdown table.
 update_readme() {
     [ "$README" = "-" ] && return 0
-    if ! grep -qxF "$BEGIN_MARK" "$README" || ! grep -qxF "$END_MARK" "$README"; then
-        echo "quality_sweep.sh: $README lacks the lines $BEGIN_MARK and $END_MARK" >&2
-        return 1
-    fi
-    awk -v begin="$BEGIN_MARK" -v end="$END_MARK" -v table="$OUT/quality.md" '
-        $0 == begin { print; while ((getline line < table) > 0) print line; skip = 1; next }
-        $0 == end { skip = 0 }
-        !skip { print }' "$README" >"$README.tmp"
-    mv "$README.tmp" "$README"
+    replace_section "$README" "$BEGIN_MARK" "$END_MARK" "$OUT/quality.md" quality_sweep.sh
 }
 
 main() {
