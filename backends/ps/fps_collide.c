@@ -421,18 +421,10 @@ sinew_result fps_collide_keep_rest_skips(const sinew_host_api* host, ps_model* m
     fps_collide* c = NULL;
     sinew_result r = fps_collide_create(host, &desc, &c);
     if (r != SINEW_OK) return r;
-    size_t total = c->skip_ptr[c->n];
-    m->rest_skip_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)m->n + 1u, sizeof(uint32_t));
-    m->rest_skip = (uint32_t*)sinew_host_calloc(host, total ? total : 1u, sizeof(uint32_t));
-    if (m->rest_skip_ptr && m->rest_skip) {
-        memcpy(m->rest_skip_ptr, c->skip_ptr, ((size_t)m->n + 1u) * sizeof(uint32_t));
-        memcpy(m->rest_skip, c->skip, total * sizeof(uint32_t));
-    } else {
-        sinew_host_free(host, m->rest_skip_ptr);
-        sinew_host_free(host, m->rest_skip);
-        m->rest_skip_ptr = m->rest_skip = NULL;
-        r = oom(host, "the kept skip lists");
-    }
+    /* the model takes the state's lists over */
+    m->rest_skip_ptr = c->skip_ptr;
+    m->rest_skip = c->skip;
+    c->skip_ptr = c->skip = NULL;
     fps_collide_destroy(c);
     return r;
 }
