@@ -42,9 +42,13 @@ typedef struct ps_jump_params {
 typedef struct ps_volume_params {
     double weight;
     double range;
+    double joint;       /* joint_volume: the share of a joint region's loss given back */
+    double joint_reach; /* joint_volume_reach: the region's radius in joint radii */
 } ps_volume_params;
 #define PS_VOLUME_WEIGHT 0.0
 #define PS_VOLUME_RANGE 0.01
+#define PS_JOINT_VOLUME 1.0
+#define PS_JOINT_VOLUME_REACH 3.5
 
 /* How an update's dt becomes fixed steps (ps_update.c, sinew_step_clock.h; parameters
  * max_substeps and interpolate_output of ps and fps). */

@@ -1,5 +1,5 @@
 /* The parameter rows (sinew_params.h's X-macro form) that the tissue backends share: the model's
- * shape, skin sliding, pose jumps, the volume term and the update's steps, for a parameter
+ * shape, skin sliding, pose jumps, the volume terms and the update's steps, for a parameter
  * struct T whose fields carry these names. Each backend lists the rows it takes beside its own
  * (ps.c, fps.c, pbd_params.c). SPDX-License-Identifier: MIT */
 #ifndef SINEW_PS_PARAM_ROWS_H
@@ -59,6 +59,12 @@ extern const int ps_simd_values[4];
       DOUBLE, volume.weight, NULL)                                                                \
     X(T, volume_range, REAL, SINEW_PARAM_MAX_OPEN, 0.0, 1.0, "0.01", NULL,                         \
       "half-width of the band of det F that the volume term leaves alone", DOUBLE, volume.range,   \
-      NULL)
+      NULL)                                                                                       \
+    X(T, joint_volume, REAL, 0, 0.0, 10.0, "1", NULL,                                               \
+      "share of the volume lost around a bending joint that each iteration gives back (0: none)", \
+      DOUBLE, volume.joint, NULL)                                                                 \
+    X(T, joint_volume_reach, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 20.0, "3.5", NULL,                    \
+      "radius of the skin region around a joint whose volume is kept, in joint radii", DOUBLE,    \
+      volume.joint_reach, NULL)
 
 #endif

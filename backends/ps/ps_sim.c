@@ -31,6 +31,7 @@
 #include "volume3.h"
 #include "fps_collide.h"
 #include "ps_internal.h"
+#include "ps_joint_volume.h"
 #include "ps_local.h"
 #include "ps_mls.h"
 
@@ -91,6 +92,10 @@ struct ps_sim {
     fps_collide* glob;
     double* glob_w;     /* n: 0 for the vertices of the local constraints */
     double* glob_t;     /* N x 3: the iterate with the contacts' targets */
+    /* The joints' volume (ps_joint_volume.c) through the same point constraints: a step whose
+     * first half leaves a joint region short of volume uses K2[1] with its targets. */
+    ps_joint_volume* jvol;
+    int volume_step;
     /* state: N x 3 columns (x coordinates, then y, then z), as CHOLMOD's dense matrices */
     double* x;
     double* v;
@@ -162,6 +167,7 @@ void ps_sim_destroy(ps_sim* s)
     }
     ps_collide_destroy(s->col);
     fps_collide_destroy(s->glob);
+    ps_joint_volume_destroy(&s->host, s->jvol);
     ps_slide_destroy(s->slide);
     sinew_host_free(&host, s->col_w);
     sinew_host_free(&host, s->glob_w);
@@ -329,21 +335,21 @@ static void mark_local_vertices(ps_sim* s, uint8_t* local)
                            m->rest[3u * v + 2] - jc[2]};
             uint8_t mark = ps_dot3(d, d) <= reach * reach ? 2u : 1u;
             if (mark > local[v]) local[v] = mark;
-            if (fold) fps_collide_free_of_capsule(s->glob, v, other[e]);
+            if (fold && s->glob) fps_collide_free_of_capsule(s->glob, v, other[e]);
         }
     }
 }
 
-/* The global collisions' weights: glob_w = global_weight * K_vv on every skin vertex that the
+/* The point constraints' weights: glob_w = global_weight * K_vv on every skin vertex that the
  * local collisions leave free; the local ones near their joint are freed of the capsules. */
-static sinew_result global_weights(ps_sim* s, cholmod_sparse* K2, uint8_t* local, uint32_t* list,
-                                   double* w)
+static sinew_result point_weights(ps_sim* s, cholmod_sparse* K2, uint8_t* local, uint32_t* list,
+                                  double* w)
 {
     uint32_t n = s->n, count = 0, near = 0;
     if (s->col) mark_local_vertices(s, local);
     for (uint32_t v = 0; v < n; ++v)
         if (local[v] == 2u) list[near++] = v;
-    fps_collide_free_of_capsules(s->glob, list, near);
+    if (s->glob) fps_collide_free_of_capsules(s->glob, list, near);
     for (uint32_t v = 0; v < n; ++v)
         if (!local[v]) list[count++] = v;
     sinew_result r = add_point_weights(s, K2, list, count, s->p.global_weight, w);
@@ -351,11 +357,9 @@ static sinew_result global_weights(ps_sim* s, cholmod_sparse* K2, uint8_t* local
     return r;
 }
 
-/* The global collisions of the 2019 paper (Sec. 6, fps_collide.c) as point constraints of
- * K2[1]: the detection state and the weights. */
-static sinew_result global_constraints(ps_sim* s, cholmod_sparse* K2)
+/* The global collisions of the 2019 paper (Sec. 6, fps_collide.c): the detection state. */
+static sinew_result global_detection(ps_sim* s)
 {
-    uint32_t n = s->n;
     fps_collide_desc cd;
     memset(&cd, 0, sizeof cd);
     cd.model = s->m;
@@ -363,15 +367,22 @@ static sinew_result global_constraints(ps_sim* s, cholmod_sparse* K2)
     cd.weight = 1.0; /* the edge springs' weight, which ps does not use */
     cd.margin = 0.2; /* fps's margin and limb capsules (backends/fps/README.md) */
     cd.skinning = s->skinning;
-    sinew_result r = fps_collide_create(&s->host, &cd, &s->glob);
-    if (r != SINEW_OK) return r;
+    return fps_collide_create(&s->host, &cd, &s->glob);
+}
+
+/* The point constraints of K2[1], which the global contacts and the joints' volume project
+ * onto: their weights and the targets' room. */
+static sinew_result point_constraints(ps_sim* s, cholmod_sparse* K2)
+{
+    uint32_t n = s->n;
+    sinew_result r;
     s->glob_w = (double*)sinew_host_calloc(&s->host, n, sizeof(double));
     s->glob_t = (double*)sinew_host_calloc(&s->host, 3u * (size_t)s->N, sizeof(double));
     uint32_t* list = (uint32_t*)sinew_host_calloc(&s->host, n, sizeof(uint32_t));
     double* w = (double*)sinew_host_calloc(&s->host, n, sizeof(double));
     uint8_t* local = (uint8_t*)sinew_host_calloc(&s->host, n, 1u);
     if (s->glob_w && s->glob_t && list && w && local)
-        r = global_weights(s, K2, local, list, w);
+        r = point_weights(s, K2, local, list, w);
     else
         r = sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     sinew_host_free(&s->host, list);
@@ -381,8 +392,8 @@ static sinew_result global_constraints(ps_sim* s, cholmod_sparse* K2)
 }
 
 /* Sec. 5.3: the second system matrices, the first plus the collision constraints' weights on
- * the diagonal: K2[0] the local collisions', K2[1] K2[0]'s (or the first's) plus the global
- * ones'. Same pattern as the first, so their factors start as copies of the first one's
+ * the diagonal: K2[0] the local collisions', K2[1] K2[0]'s (or the first's) plus the point
+ * constraints of the global contacts and the joints' volume. Same pattern as the first, so their factors start as copies of the first one's
  * analysis (same AMD ordering, simplicial LDL^T) and factor_numeric computes them all. */
 static sinew_result collision_system(ps_sim* s)
 {
@@ -392,10 +403,13 @@ static sinew_result collision_system(ps_sim* s)
         if (!s->K2[0]) return ps_cholmod_fail(s, "copy_sparse");
         r = local_constraints(s, s->K2[0]);
     }
-    if (r == SINEW_OK && s->p.global_collisions) {
+    if (r == SINEW_OK && (s->p.global_collisions || s->p.volume.joint > 0.0)) {
         s->K2[1] = cholmod_copy_sparse(s->K2[0] ? s->K2[0] : s->K, &s->cc);
         if (!s->K2[1]) return ps_cholmod_fail(s, "copy_sparse");
-        r = global_constraints(s, s->K2[1]);
+        if (s->p.global_collisions) r = global_detection(s);
+        if (r == SINEW_OK) r = point_constraints(s, s->K2[1]);
+        if (r == SINEW_OK && s->p.volume.joint > 0.0)
+            r = ps_joint_volume_create(&s->host, s->m, s->p.volume.joint_reach, &s->jvol);
     }
     for (int k = 0; k < 2 && r == SINEW_OK; ++k) {
         if (!s->K2[k]) continue;
@@ -949,16 +963,18 @@ static void step_predict(ps_sim* s)
 
 /* Sec. 5.3, an iteration of the second half: the collision constraints' projections w_v p_v
  * added to the right-hand side. The global contacts move their vertices' targets first
- * (fps_collide_point_targets), which the local contact planes then act on; every other
- * constrained vertex projects onto its current position. */
+ * (fps_collide_point_targets), then the joints' volume (ps_joint_volume_targets), and the local
+ * contact planes act on the result; every other constrained vertex projects onto its current
+ * position. */
 static void second_half_targets(ps_sim* s, uint32_t it)
 {
     uint32_t N = s->N;
     const double* xt = s->x;
     double* b = (double*)s->B->x;
-    if (s->global_step) {
+    if (s->global_step || s->volume_step) {
         memcpy(s->glob_t, s->x, 3u * (size_t)N * sizeof(double));
-        fps_collide_point_targets(s->glob, s->x, N, s->glob_t, 0.5);
+        if (s->global_step) fps_collide_point_targets(s->glob, s->x, N, s->glob_t, 0.5);
+        if (s->volume_step) ps_joint_volume_targets(s->jvol, s->x, N, s->p.volume.joint, s->glob_t);
         xt = s->glob_t;
         for (int c = 0; c < 3; ++c) {
             size_t o = (size_t)c * N;
@@ -999,7 +1015,13 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
      * matrix and the collision projections of the current positions. */
     cholmod_factor* L = s->L;
     double c2 = c;
-    cholmod_factor* L2 = s->L2[s->global_step ? 1 : 0];
+    /* The joints' volume is judged on the first half's shape, which the plain matrix gives
+     * alike in every step of a held pose (judged at the prediction, a step that restored the
+     * volume would switch the next one off). */
+    if (s->jvol && it == s->p.iterations / 2u)
+        s->volume_step = ps_joint_volume_measure(s->jvol, s->x, N, s->skinning,
+                                                 PS_JOINT_VOLUME_SLACK, NULL);
+    cholmod_factor* L2 = s->L2[s->global_step || s->volume_step ? 1 : 0];
     if (L2 && it >= s->p.iterations / 2u) {
         second_half_targets(s, it);
         L = L2;
