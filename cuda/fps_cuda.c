@@ -402,14 +402,14 @@ static const sinew_param_info fpsc_param_info[] = {
 enum { FPSC_OWN_PARAM_COUNT = sizeof fpsc_own_slots / sizeof fpsc_own_slots[0] };
 
 /* Splits the plugin's own keys off and reads them with the shared parser (the launch words are
- * fpsc_launch's values in order); the rest goes to fps, with solver=pcg added unless given.
- * `rest` has room for count + 1 entries. */
+ * fpsc_launch's values in order); the rest goes to fps, with solver=pcg and joint_volume=0
+ * added unless given. `rest` has room for count + 2 entries. */
 static sinew_result split_params(const sinew_host_api* host, const sinew_param* params,
                                  uint32_t count, sinew_param* rest, uint32_t* rest_count,
                                  int* ordinal, fpsc_launch* launch, char batch[64])
 {
     *rest_count = 0;
-    bool solver = false;
+    bool solver = false, joint_volume = false;
     /* three keys: a fourth own entry repeats one of them, which the parser reports */
     sinew_param own[FPSC_OWN_PARAM_COUNT + 1];
     uint32_t own_count = 0;
@@ -424,6 +424,7 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
             continue;
         }
         if (k && strcmp(k, "solver") == 0) solver = true;
+        if (k && strcmp(k, "joint_volume") == 0) joint_volume = true;
         rest[(*rest_count)++] = params[i];
     }
     fpsc_own_params p = {0u, FPSC_LAUNCH_AUTO, ""};
@@ -436,6 +437,10 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
     if (!solver) {
         static const sinew_param pcg = {"solver", "pcg"};
         rest[(*rest_count)++] = pcg;
+    }
+    if (!joint_volume) {
+        static const sinew_param none = {"joint_volume", "0"};
+        rest[(*rest_count)++] = none;
     }
     return SINEW_OK;
 }
@@ -462,6 +467,10 @@ static sinew_result prepare_params(const sinew_host_api* host, const sinew_param
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: pcg_tolerance must be 0 (the device runs exactly "
                                "pcg_iterations iterations)");
+    if (fp->volume.joint > 0.0)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: joint_volume must be 0 (the device does not give back "
+                               "the joints' volume)");
     if (fp->update.interpolate_output)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: interpolate_output must be 0 (the device writes the "
@@ -607,7 +616,7 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: takes its parameters as text (sinew_param) only, but "
                                "the next chain is not NULL");
-    sinew_param rest[1025]; /* the caller's and solver */
+    sinew_param rest[1026]; /* the caller's, solver and joint_volume */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch = FPSC_LAUNCH_AUTO;
@@ -1154,7 +1163,7 @@ static sinew_result fpsc_bake(const sinew_host_api* host, const sinew_rig_view* 
     if (param_count > 1024u)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
                                param_count);
-    sinew_param rest[1025]; /* the caller's and solver */
+    sinew_param rest[1026]; /* the caller's, solver and joint_volume */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch;

@@ -173,6 +173,7 @@ void fps_params_default(fps_params* p)
     p->upsampling = PS_UPSAMPLING_AUTO;
     ps_jump_params_default(&p->jump);
     ps_volume_params_default(&p->volume);
+    p->volume.joint = FPS_JOINT_VOLUME;
     ps_update_params_default(&p->update);
     p->joint_collisions = 1;
 }

@@ -20,6 +20,9 @@
 #include "sparse_ellcrs.h"
 
 #define FPS_NAME "fps"
+/* joint_volume's default: fps pulls with a force where ps constrains (fps_joint_volume.c), and
+ * this gain gives the cylinder's bends their volume as ps's 1 does. */
+#define FPS_JOINT_VOLUME 1.4
 /* The reach of the folding joints' contacts, in joint radii (ps_collide_candidates_near). */
 #define FPS_JOINT_REACH 3.3
 
@@ -90,7 +93,7 @@ typedef struct fps_params {
       "auto: mls for a separate simulation mesh, else normal displacement", INT, upsampling,      \
       NULL)                                                                                       \
     PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)                   \
-    PS_PARAM_ROWS_VOLUME(X, T)
+    PS_PARAM_ROWS_VOLUME(X, T) PS_PARAM_ROWS_JOINT_VOLUME(X, T, "1.4")
 
 void fps_params_default(fps_params* p);
 sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* params,

@@ -18,6 +18,7 @@
 
 #include "fps_block_sum.h"
 #include "fps_collide.h"
+#include "fps_joint_volume.h"
 #include "fps_internal.h"
 #include "fps_mls.h"
 #include "polar3_batch.h"
@@ -110,6 +111,7 @@ struct fps_sim {
     ps_slide* slide;
     fps_collide* col;        /* global collisions (Sec. 6), NULL when off */
     const double* col_extra; /* this iteration's Q_col^T p_col, NULL without pairs */
+    fps_jv* jvol;            /* the joints' volume (fps_joint_volume.c), NULL when off */
     double profile[6];
     uint64_t profile_steps;
     const sinew_mls_weights* mls; /* MLS upsampling (2019 Sec. 5), NULL: normal displacement */
@@ -133,6 +135,7 @@ void fps_sim_destroy(fps_sim* s)
     ps_clamp_spread_destroy(s->spread);
     ps_collide_destroy(s->joints);
     fps_collide_destroy(s->col);
+    fps_jv_destroy(&host, s->jvol);
     fps_csr_free(&host, &s->K);
     fps_csr_free(&host, &s->Ksb);
     fps_csr_free(&host, &s->col_off);
@@ -614,6 +617,8 @@ static sinew_result create_solver_and_contacts(const sinew_host_api* host, fps_s
     if (r == SINEW_OK && s->joints)
         r = ps_clamp_spread_create(host, m, FPS_CLAMP_SPREAD_RINGS, &s->spread);
     if (r == SINEW_OK && params->collisions && s->ns > 0) r = create_collide(host, s);
+    if (r == SINEW_OK && params->volume.joint > 0.0 && s->ns > 0)
+        r = fps_jv_create(host, m, params, s->perm, s->ns, s->N, s->diag0, &s->jvol);
     return r;
 }
 
@@ -983,6 +988,13 @@ sinew_result fps_sim_solve(fps_sim* s, const double* b, double* x, double* resid
     return solve(s, b, x, s->ns, residual);
 }
 
+/* An iteration's joints' volume, judged on its starting shape: the pull towards the targets
+ * onto the right-hand side. */
+static void joint_volume_iteration(fps_sim* s)
+{
+    if (fps_jv_judge(s->jvol, s->x, s->skinning)) fps_jv_rhs(s->jvol, s->b);
+}
+
 sinew_result fps_sim_step(fps_sim* s)
 {
     uint32_t N = s->N, ns = s->ns;
@@ -1023,6 +1035,7 @@ sinew_result fps_sim_step(fps_sim* s)
         s->col_extra = s->col && fps_collide_rhs(s->col, s->x, N) ? fps_collide_extra(s->col) : NULL;
         double b = prof ? now_seconds() : 0.0;
         FPS_INLINE(rhs_range, &ctx, ns);
+        if (s->jvol) joint_volume_iteration(s);
         double c = prof ? now_seconds() : 0.0;
         sinew_result r = solve(s, s->b, s->x, N, NULL);
         if (r != SINEW_OK) return r;

@@ -155,7 +155,7 @@ void ps_params_default(ps_params* p)
       "auto: mls for a separate simulation mesh, else normal displacement (Sec. 6)", INT,         \
       upsampling, NULL)                                                                           \
     PS_PARAM_ROWS_TIME(X, T) PS_PARAM_ROWS_MODEL(X, T) PS_PARAM_ROWS_JUMP(X, T)                   \
-    PS_PARAM_ROWS_VOLUME(X, T)
+    PS_PARAM_ROWS_VOLUME(X, T) PS_PARAM_ROWS_JOINT_VOLUME(X, T, "1")
 
 static const sinew_param_info ps_param_info[] = {PS_PARAM_ROWS(SINEW_PARAM_INFO_ROW, ps_params)};
 static const sinew_param_slot ps_param_slots[] = {

@@ -59,9 +59,13 @@ extern const int ps_simd_values[4];
       DOUBLE, volume.weight, NULL)                                                                \
     X(T, volume_range, REAL, SINEW_PARAM_MAX_OPEN, 0.0, 1.0, "0.01", NULL,                         \
       "half-width of the band of det F that the volume term leaves alone", DOUBLE, volume.range,   \
-      NULL)                                                                                       \
-    X(T, joint_volume, REAL, 0, 0.0, 10.0, "1", NULL,                                               \
-      "share of the volume lost around a bending joint that each iteration gives back (0: none)", \
+      NULL)
+
+/* The joints' volume (ps_joint_volume.c); each backend gives its gain's default (DEFAULT, a
+ * string), which its parameter defaults must match. */
+#define PS_PARAM_ROWS_JOINT_VOLUME(X, T, DEFAULT)                                                 \
+    X(T, joint_volume, REAL, 0, 0.0, 10.0, DEFAULT, NULL,                                           \
+      "gain of the pull that gives back the volume lost around a bending joint (0: none)",        \
       DOUBLE, volume.joint, NULL)                                                                 \
     X(T, joint_volume_reach, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 20.0, "3.5", NULL,                    \
       "radius of the skin region around a joint whose volume is kept, in joint radii", DOUBLE,    \

@@ -148,6 +148,22 @@ static void check_collision_params(void)
         CHECK(strstr(log.last, "capsules") == NULL);
         CHECK(inst == NULL);
     }
+    /* the joints' volume is fps's alone: asked for, it is refused before any device; given as
+     * 0, it passes */
+    {
+        const sinew_param jv[1] = {{"joint_volume", "1"}};
+        void* inst = (void*)&log;
+        int before = log.lines;
+        CHECK(vt->prepare(&host, NULL, jv, 1, NULL, &inst) == SINEW_ERROR_UNSUPPORTED);
+        CHECK(log.lines == before + 1);
+        CHECK(strstr(log.last, "joint_volume") != NULL);
+        CHECK(inst == NULL);
+        const sinew_param off[1] = {{"joint_volume", "0"}};
+        before = log.lines;
+        sinew_result r = vt->prepare(&host, NULL, off, 1, NULL, &inst);
+        CHECK(r == SINEW_ERROR_BACKEND_UNAVAILABLE || r == SINEW_ERROR_INVALID_ARGUMENT);
+        CHECK(strstr(log.last, "joint_volume") == NULL);
+    }
     const sinew_param good[2] = {{"collisions", "1"}, {"collision_weight", "2.5"}};
     void* inst = NULL;
     int before = log.lines;
