@@ -3,15 +3,16 @@
  *
  * The tissue keeps its own volume (Sec. 4.1), but inside a bend the volumetric skeleton's
  * capsules overlap and the local collisions (Sec. 5) flatten the crease, so the skin encloses
- * less than at rest: the flesh that would bulge around the joint is lost. Every joint with two
- * or more bones gets a region: the skin triangles whose corners all lie within `reach` joint
- * radii of the joint's rest centre. The region's volume is the fan of its triangles from the
+ * less than at rest: the flesh that would bulge around the joint is lost. Every folding joint
+ * (one with local collisions, Sec. 5.1) gets a region: the skin triangles whose corners all lie
+ * within `reach` joint radii of the joint's rest centre. The region's volume is the fan of its triangles from the
  * joint's posed centre, which a rigid turn of the limb about the joint keeps. A region that has
  * lost volume moves its vertices outward along their normals, by the first-order amount that
  * gives `gain` of the loss back, each weighted (1 - d^2 / R^2)^2 by its rest distance d from
  * the centre, so that the bulge is round. Skin compressed below PS_JOINT_VOLUME_AREA_GATE of its
  * rest area (the crease itself) is not pushed, which would press the crease's lips into each
- * other. The solver reaches the targets through point constraints (ps_sim.c, fps_sim.c). */
+ * other. ps reaches the targets through point constraints (ps_sim.c), fps through a pull
+ * (fps_joint_volume.c). */
 #include <math.h>
 #include <string.h>
 
@@ -133,13 +134,12 @@ static void region_members(const ps_model* m, const jv_region* r, double R, uint
     *tc = nt;
 }
 
-static int joint_has_region(const ps_model* m, uint32_t j)
+/* The folding joints: those of the local collisions' candidate pairs (Sec. 5.1), marked in
+ * `fold` (one byte per joint). */
+static void mark_folding_joints(const ps_model* m, uint8_t* fold)
 {
-    if (m->joint_rep[j] != j || !(m->joint_radius[j] > 0.0)) return 0;
-    uint32_t bones = 0;
-    for (uint32_t b = 0; b < m->bone_count; ++b)
-        bones += (m->bones[b].end[0] == j) + (m->bones[b].end[1] == j);
-    return bones >= 2u;
+    for (uint32_t k = 0; k < m->collision_pair_count; ++k)
+        fold[m->joint_rep[m->collision_pairs[k].joint]] = 1u;
 }
 
 static sinew_result alloc_lists(const sinew_host_api* host, ps_joint_volume* jv, uint32_t rc,
@@ -154,15 +154,16 @@ static sinew_result alloc_lists(const sinew_host_api* host, ps_joint_volume* jv,
     return SINEW_OK;
 }
 
-/* Two passes over the joints: count, then fill; the rest volumes from the rest skin. */
+/* Two passes over the folding joints (marked in `fold`): count, then fill; the rest volumes
+ * from the rest skin. */
 static sinew_result build_regions(const sinew_host_api* host, ps_joint_volume* jv, double reach,
-                                  uint8_t* in, double* rest)
+                                  const uint8_t* fold, uint8_t* in, double* rest)
 {
     const ps_model* m = jv->m;
     for (int pass = 0; pass < 2; ++pass) {
         uint32_t vo = 0, to = 0, rc = 0;
         for (uint32_t j = 0; j < m->joint_count; ++j) {
-            if (!joint_has_region(m, j)) continue;
+            if (!fold[j] || !(m->joint_radius[j] > 0.0)) continue;
             jv_region tmp, *r = pass ? jv->regions + rc : &tmp;
             memset(r, 0, sizeof *r);
             r->joint = j;
@@ -207,19 +208,22 @@ sinew_result ps_joint_volume_create(const sinew_host_api* host, const ps_model* 
     *out = NULL;
     ps_joint_volume* jv = (ps_joint_volume*)sinew_host_calloc(host, 1u, sizeof *jv);
     uint8_t* in = (uint8_t*)sinew_host_calloc(host, m->n ? m->n : 1u, 1u);
+    uint8_t* fold = (uint8_t*)sinew_host_calloc(host, m->joint_count ? m->joint_count : 1u, 1u);
     if (jv) {
         jv->m = m;
         jv->area0 = (double*)sinew_host_calloc(host, m->n ? m->n : 1u, sizeof(double));
         jv->push = (double*)sinew_host_calloc(host, 3u * (size_t)m->n + 1u, sizeof(double));
     }
     sinew_result r = SINEW_OK;
-    if (!jv || !in || !jv->area0 || !jv->push) {
+    if (!jv || !in || !fold || !jv->area0 || !jv->push) {
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     } else {
+        mark_folding_joints(m, fold);
         rest_data(jv, jv->push);
-        r = build_regions(host, jv, reach, in, jv->push);
+        r = build_regions(host, jv, reach, fold, in, jv->push);
     }
     sinew_host_free(host, in);
+    sinew_host_free(host, fold);
     if (r != SINEW_OK || jv->region_count == 0) {
         ps_joint_volume_destroy(host, jv);
         return r;

@@ -13,9 +13,9 @@ typedef struct ps_joint_volume ps_joint_volume;
 /* A region counts as having lost volume beyond this fraction of its rest volume. */
 #define PS_JOINT_VOLUME_SLACK 1e-3
 
-/* The regions around the model's joints with two or more bones: the skin triangles within
- * `reach` joint radii of the joint's rest centre, and their rest volume. *out is NULL (and
- * SINEW_OK) when no joint has a region. */
+/* The regions around the model's folding joints (those of its local collisions' candidate
+ * pairs): the skin triangles within `reach` joint radii of the joint's rest centre, and their
+ * rest volume. *out is NULL (and SINEW_OK) when no joint has a region. */
 sinew_result ps_joint_volume_create(const sinew_host_api* host, const ps_model* m, double reach,
                                     ps_joint_volume** out);
 void ps_joint_volume_destroy(const sinew_host_api* host, ps_joint_volume* jv);

@@ -203,9 +203,12 @@ static void test_arm_into_torso(void** state)
     const arm_count fps = measure(&male, "fps", on, 1);
     /* The prism pairs alone, with tissue that lags the bone as at mass 0.001: at the default
      * mass the skin follows the hand into the torso until its anchors pass the torso's
-     * surface, where the pairs give way, and the capsules (asserted below) hold the arm. */
-    const sinew_param pairs_only[] = {{"collisions", "1"}, {"capsules", "0"}, {"mass", "0.001"}};
-    const arm_count pairs = measure(&male, "fps", pairs_only, 3);
+     * surface, where the pairs give way, and the capsules (asserted below) hold the arm.
+     * Without the joints' volume, whose bulge at the shoulder the pairs alone do not hold
+     * against the torso (0.20 of ps's pairs away from the shoulder with it). */
+    const sinew_param pairs_only[] = {{"collisions", "1"}, {"capsules", "0"}, {"mass", "0.001"},
+                                      {"joint_volume", "0"}};
+    const arm_count pairs = measure(&male, "fps", pairs_only, 4);
     const sinew_param off[] = {{"collisions", "0"}};
     const arm_count plain = measure(&male, "fps", off, 1);
     /* without global collisions the body parts do intersect, so the comparison is not vacuous */

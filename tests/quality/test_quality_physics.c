@@ -53,8 +53,9 @@ static void sweep(const sample_character* ch, const char* backend, uint32_t anim
     assert_int_equal(out->nonfinite_total, 0);
 }
 
-/* The cylinder's deep bend: lbs folds the inside of the joint into itself, the local
- * collisions of ps and fps leave at most 2 pairs. */
+/* The cylinder's bends and twist: lbs folds the inside of the bend into itself, the local
+ * collisions of ps and fps leave at most 2 pairs; the joints' volume keeps the body's volume
+ * within 1 % of the rest volume (without it ps keeps 0.955 at bend:120, lbs 0.962). */
 static void test_cylinder_bend(void** state)
 {
     (void)state;
@@ -64,11 +65,13 @@ static void test_cylinder_bend(void** state)
     sample_quality_report lbs = measure(&ch, "lbs", "bend:135", "joint2");
     assert_true(lbs.self_intersections >= 40);
     const char* physics[] = { "ps", "fps" };
-    for (int b = 0; b < 2; ++b) {
-        sample_quality_report r = measure(&ch, physics[b], "bend:135", "joint2");
-        assert_true(r.self_intersections <= 2);
-        assert_true(r.volume_ratio > 0.9 && r.volume_ratio < 1.02);
-    }
+    const char* poses[] = { "bend:120", "bend:135", "twist:180" };
+    for (int b = 0; b < 2; ++b)
+        for (int p = 0; p < 3; ++p) {
+            sample_quality_report r = measure(&ch, physics[b], poses[p], "joint2");
+            assert_true(r.self_intersections <= 2);
+            assert_true(r.volume_ratio >= 0.99 && r.volume_ratio <= 1.01);
+        }
     sample_character_free(&ch);
 }
 
