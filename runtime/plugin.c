@@ -197,13 +197,18 @@ static sinew_result check_services(const sinew_world* world, const char* path,
     for (uint32_t i = 0; i < answer->service_count; ++i) {
         const sinew_service_request* q = &answer->services[i];
         const void* table = NULL;
-        if (sinew_world_get_service(world, (sinew_service_id)q->id, q->min_version, &table) !=
+        if (sinew_world_get_service(world, (sinew_service_id)q->id, q->min_version, &table) ==
             SINEW_OK)
+            continue;
+        if (q->id == 0 || q->id >= SINEW_SERVICE_SLOTS)
             return sinew_host_fail(host, SINEW_ERROR_NO_SERVICE,
-                                   "plugin %s: needs the %s service (id %u) at version %u or "
-                                   "later, which this world does not provide (provide it before "
-                                   "loading the plugin)", path, sinew_service_name(q->id), q->id,
-                                   q->min_version);
+                                   "plugin %s: needs service id %u, which this runtime does not "
+                                   "know (a later sinew's?)", path, q->id);
+        return sinew_host_fail(host, SINEW_ERROR_NO_SERVICE,
+                               "plugin %s: needs the %s service (id %u) at version %u or later, "
+                               "which this world does not provide (provide it before loading "
+                               "the plugin)", path, sinew_service_name(q->id), q->id,
+                               q->min_version);
     }
     return SINEW_OK;
 }
