@@ -6,7 +6,8 @@
  * The host passes the range of ABI versions it speaks and the sizes of its structs; the plugin
  * picks a version inside that range, checks the sizes, and fills a sinew_plugin_info with its
  * backends, or returns SINEW_ERROR_PLUGIN_ABI. The host refuses a plugin whose answer is out
- * of range, whose tables are NULL or too small, or that returns success with no backend.
+ * of range, whose tables are NULL or too small, that returns success with no backend, or that
+ * needs a service the world does not provide (SINEW_ERROR_NO_SERVICE).
  *
  * A backend sees only what crosses this header: a read-only rig view, the host's services
  * (sinew_host_api: allocator, logger, jobs, and from ABI version 3 the service tables the world
