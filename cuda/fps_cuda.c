@@ -18,10 +18,10 @@
  * its state and emptied contacts uploaded), the upsampling method fps resolved (MLS, 2019
  * Sec. 5, or ps's normal displacement, both run on the device), and the output: host arrays
  * copied down after each step, or a Vulkan output whose memory and timeline semaphores the
- * plugin imports so that the kernels write the slot directly. cuda/README.md describes each
- * (parameters, "Launch modes and batching", "Global collisions", "Output and interop"). */
-#define _GNU_SOURCE /* dlsym(RTLD_DEFAULT) */
-#include <dlfcn.h>
+ * plugin imports so that the kernels write the slot directly, through the functions of the
+ * world's Vulkan service (fps_cuda_vk.c). cuda/README.md describes each (parameters, "Launch
+ * modes and batching", "Global collisions", "Output and interop"). */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -45,13 +45,6 @@
 #define FPSC_MAGIC 0x66706375u
 
 #include "fps_cuda_vk.h"
-
-typedef sinew_result (*fpsc_export_memory_fn)(const void* output, fpsc_vk_memory_export* out);
-typedef sinew_result (*fpsc_export_semaphores_fn)(const void* output, int* written_fd,
-                                                  int* read_fd);
-typedef sinew_result (*fpsc_set_external_writer_fn)(void* output, int enabled);
-typedef sinew_result (*fpsc_external_frame_fn)(void* output, uint64_t* wait_read,
-                                               uint64_t* signal_written);
 
 /* ---- instance ---- */
 
@@ -86,16 +79,16 @@ typedef struct fpsc_plugin_instance {
     float* positions;           /* host copy for reads */
     float* normals;
     bool fresh;
-    /* The imported Vulkan memory (one per output object). */
-    const void* vk_output;
+    /* The imported Vulkan memory (one per output object), and the Vulkan service it came
+     * through. */
+    const sinew_vk_service* vk;
+    struct sinew_vk_output* vk_output;
     fpsc_vk_handle vk_buffer;
     sinew_cuda_imported_memory vk_memory;
     /* The output's timeline semaphores imported into CUDA: this skin is the output's external
      * writer (sinew_vk_output_set_external_writer) and synchronises frames on its stream. */
     bool vk_sync;
     sinew_cuda_imported_timeline vk_written, vk_read;
-    fpsc_external_frame_fn vk_external_frame;
-    fpsc_set_external_writer_fn vk_set_writer;
     uint64_t frame_signal;      /* `written` value to signal after this launch (0: none) */
     bool in_flight;             /* own batch: a step runs that nobody waited for yet */
     int ordinal;
@@ -161,7 +154,7 @@ static sinew_result launch(fpsc_batch* batch, fpsc_plugin_instance* const* membe
         if (!m->pending) continue;
         if (m->vk_sync && m->bound_device) {
             uint64_t wait = 0, signal = 0;
-            if (m->vk_external_frame((void*)m->vk_output, &wait, &signal) == SINEW_OK) {
+            if (m->vk->output_external_frame(m->vk_output, &wait, &signal) == SINEW_OK) {
                 m->frame_signal = signal;
                 if (wait && r == SINEW_OK)
                     r = sinew_cuda_timeline_wait(&m->host, &m->vk_read, wait, stream);
@@ -672,12 +665,13 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
 static void release_vk(fpsc_plugin_instance* p)
 {
     if (p->vk_sync) {
-        (void)p->vk_set_writer((void*)p->vk_output, 0);
+        (void)p->vk->output_set_external_writer(p->vk_output, 0);
         sinew_cuda_release_timeline(&p->vk_written);
         sinew_cuda_release_timeline(&p->vk_read);
         p->vk_sync = false;
     }
     sinew_cuda_release_memory(&p->vk_memory);
+    p->vk = NULL;
     p->vk_output = NULL;
     p->vk_buffer = 0;
 }
@@ -848,7 +842,7 @@ static sinew_result write_device_slot(fpsc_plugin_instance* p)
     void* stream = fpsc_batch_stream(p->group ? p->group->batch : p->own_batch);
     uint64_t wait = 0, signal = 0;
     sinew_result r = SINEW_OK;
-    if (p->vk_sync && p->vk_external_frame((void*)p->vk_output, &wait, &signal) == SINEW_OK &&
+    if (p->vk_sync && p->vk->output_external_frame(p->vk_output, &wait, &signal) == SINEW_OK &&
         wait)
         r = sinew_cuda_timeline_wait(&p->host, &p->vk_read, wait, stream);
     if (p->group) pthread_mutex_lock(&g_groups_lock); /* a flush reads the members' outputs */
@@ -949,23 +943,15 @@ static const fpsc_vk_output_ext* find_vk_ext(const void* next)
 
 /* Imports the output's timeline semaphores and becomes its external writer, so that steps wait
  * for `read` and signal `written` on the stream (sinew_vk_output_set_external_writer). Where
- * anything is missing (a sinew_vulkan without it, a device that cannot export timeline
- * semaphores: SINEW_ERROR_UNSUPPORTED, one line from the Vulkan module) the skin stays on the
- * host path: each step waits for its stream before returning, end_frame signals on the host,
- * and begin_frame's wait for `read` on the CPU has happened before. */
+ * anything is missing (a device that cannot export timeline semaphores:
+ * SINEW_ERROR_UNSUPPORTED, one line from the Vulkan module) the skin stays on the host path:
+ * each step waits for its stream before returning, end_frame signals on the host, and
+ * begin_frame's wait for `read` on the CPU has happened before. */
 static void import_vk_sync(fpsc_plugin_instance* p)
 {
-    fpsc_export_semaphores_fn export_semaphores =
-        (fpsc_export_semaphores_fn)dlsym(RTLD_DEFAULT, "sinew_vk_output_export_semaphores");
-    p->vk_set_writer = (fpsc_set_external_writer_fn)dlsym(RTLD_DEFAULT,
-                                                          "sinew_vk_output_set_external_writer");
-    p->vk_external_frame =
-        (fpsc_external_frame_fn)dlsym(RTLD_DEFAULT, "sinew_vk_output_external_frame");
     const char* why = NULL;
     int wfd = -1, rfd = -1;
-    if (!export_semaphores || !p->vk_set_writer || !p->vk_external_frame)
-        why = "this sinew_vulkan has no external writers";
-    else if (export_semaphores(p->vk_output, &wfd, &rfd) != SINEW_OK)
+    if (p->vk->output_export_semaphores(p->vk_output, &wfd, &rfd) != SINEW_OK)
         why = "the output's timeline semaphores cannot be exported";
     else if (sinew_cuda_import_timeline_fd(&p->host, wfd, &p->vk_written) != SINEW_OK) {
         close(wfd); /* a failed import leaves the fd with us */
@@ -975,7 +961,7 @@ static void import_vk_sync(fpsc_plugin_instance* p)
         close(rfd);
         sinew_cuda_release_timeline(&p->vk_written);
         why = "cudaImportExternalSemaphore failed";
-    } else if (p->vk_set_writer((void*)p->vk_output, 1) != SINEW_OK) {
+    } else if (p->vk->output_set_external_writer(p->vk_output, 1) != SINEW_OK) {
         sinew_cuda_release_timeline(&p->vk_written);
         sinew_cuda_release_timeline(&p->vk_read);
         why = "another writer holds the output";
@@ -995,14 +981,11 @@ static const char* import_vk(fpsc_plugin_instance* p, const fpsc_vk_output_ext* 
     if (p->vk_memory.handle && p->vk_output == ext->output && p->vk_buffer == ext->buffer)
         return NULL;
     release_vk(p);
-    fpsc_export_memory_fn export_memory =
-        (fpsc_export_memory_fn)dlsym(RTLD_DEFAULT, "sinew_vk_output_export_memory");
-    if (!export_memory) return "sinew_vulkan is not loaded in this process";
+    const sinew_vk_service* vk = NULL;
+    const char* why = fpsc_vk_find(&p->host, &vk);
+    if (why) return why;
     fpsc_vk_memory_export ex;
-    memset(&ex, 0, sizeof ex);
-    ex.struct_size = (uint32_t)sizeof ex;
-    ex.fd = -1;
-    if (export_memory(ext->output, &ex) != SINEW_OK)
+    if (fpsc_vk_export_memory(vk, ext->output, &ex) != SINEW_OK)
         return "the output's memory cannot be exported (create it with SINEW_VK_OUTPUT_EXPORTABLE)";
     sinew_cuda_device_info info;
     if (sinew_cuda_device_info_get(&p->host, p->ordinal, &info) != SINEW_OK ||
@@ -1026,6 +1009,7 @@ static const char* import_vk(fpsc_plugin_instance* p, const fpsc_vk_output_ext* 
         close(ex.fd); /* a failed import leaves the fd with us */
         return "cudaImportExternalMemory failed";
     }
+    p->vk = vk;
     p->vk_output = ext->output;
     p->vk_buffer = ext->buffer;
     import_vk_sync(p);

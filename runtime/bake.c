@@ -470,9 +470,9 @@ static sinew_result check_backends(sinew_world* world, const char* fn,
 }
 
 /* The backend's blob for the rig into `blob`: it must return a result and write something.
- * The backend gets the world's own host (whost): its lines are its own business; ours go to
+ * The backend gets its own host api (bhost): its lines are its own business; ours go to
  * `host`, which names the file. */
-static sinew_result bake_blob(const sinew_host_api* whost, const sinew_host_api* host,
+static sinew_result bake_blob(const sinew_host_api* bhost, const sinew_host_api* host,
                               const sinew_backend_vtable* vt, const sinew_rig_data* data,
                               const sinew_param* params, uint32_t param_count, blob_buffer* blob)
 {
@@ -484,7 +484,7 @@ static sinew_result bake_blob(const sinew_host_api* whost, const sinew_host_api*
                    v->render_mesh.vertex_count, v->simulation_mesh.vertex_count);
     sinew_bake_writer writer = { blob_write, blob };
     sinew_result r = sinew_backend_result(host, vt, "bake",
-                                          vt->bake(whost, v, params, param_count, &writer));
+                                          vt->bake(bhost, v, params, param_count, &writer));
     if (r == SINEW_OK && blob->size == 0)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_FAILED,
                                "backend \"%s\": bake succeeded but wrote nothing", vt->name);
@@ -496,7 +496,7 @@ static sinew_result bake_blob(const sinew_host_api* whost, const sinew_host_api*
 
 /* Bakes every backend that has a bake function (the others are logged and left out) and
  * writes the file through `tmp`. `baked` receives the backends kept. */
-static sinew_result bake_and_write(const sinew_host_api* whost, const sinew_host_api* host,
+static sinew_result bake_and_write(const sinew_world* world, const sinew_host_api* host,
                                    const sinew_rig_data* data,
                                    const sinew_bake_backend* backends,
                                    const sinew_backend_vtable* const* vts, uint32_t count,
@@ -512,9 +512,9 @@ static sinew_result bake_and_write(const sinew_host_api* whost, const sinew_host
                            vts[i]->name);
             continue;
         }
-        blobs[kept].host = whost;
-        r = bake_blob(whost, host, vts[i], data, backends[i].params, backends[i].param_count,
-                      &blobs[kept]);
+        blobs[kept].host = &world->host;
+        r = bake_blob(sinew_world_backend_host(world, vts[i]), host, vts[i], data,
+                      backends[i].params, backends[i].param_count, &blobs[kept]);
         baked[kept] = backends[i];
         baked[kept].name = vts[i]->name;
         ++kept;
@@ -559,7 +559,7 @@ static sinew_result write_backends(sinew_world* world, const char* fn, sinew_rig
     blob_buffer blobs[SINEW_BAKE_MAX_BACKENDS];
     sinew_bake_backend baked[SINEW_BAKE_MAX_BACKENDS];
     memset(blobs, 0, sizeof blobs);
-    r = bake_and_write(whost, &host, data, backends, vts, count, path, tmp, blobs, baked);
+    r = bake_and_write(world, &host, data, backends, vts, count, path, tmp, blobs, baked);
     for (uint32_t i = 0; i < count; ++i) sinew_host_free(whost, blobs[i].data);
     sinew_host_free(whost, tmp);
     sinew_host_free(whost, label);

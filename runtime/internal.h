@@ -2,6 +2,7 @@
 #ifndef SINEW_RUNTIME_INTERNAL_H
 #define SINEW_RUNTIME_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,6 +67,9 @@ sinew_result sinew_pose_check_range(const sinew_host_api* host, const sinew_rig_
 typedef struct sinew_backend_entry {
     const sinew_backend_vtable* vt;
     uint32_t plugin;             /* index into plugins + 1, 0 for built-in */
+    sinew_host_api* host;        /* what the backend is handed: the world's host with its
+                                    user pointer (an allocation of its own, so that it stays
+                                    where it is when the entries grow) */
 } sinew_backend_entry;
 
 /* A backend function's result as the runtime passes it on: r when it is a sinew_result, else
@@ -87,6 +91,14 @@ void sinew_plugins_unload(sinew_world* world);
  * holds a '/', else the first match along the plugin search path written into `buffer`, else
  * `path` for the dynamic loader's own search. */
 const char* sinew_plugin_find(const char* path, char* buffer, size_t size);
+
+/* ---- services (services.c) ---- */
+/* Slots for the service ids this runtime knows: 1 .. SINEW_SERVICE_SLOTS - 1. */
+#define SINEW_SERVICE_SLOTS 2u
+/* Fills the services part of world->host (version, get_service, its context). */
+void sinew_world_services_init(sinew_world* world);
+/* A service id's name for log lines ("vulkan"; "unknown" for an id this runtime lacks). */
+const char* sinew_service_name(uint32_t id);
 
 /* ---- world (world.c) ---- */
 typedef struct sinew_rig_slot {
@@ -120,6 +132,10 @@ struct sinew_world {
     uint32_t rig_slot_count, rig_slot_capacity;
     sinew_skin_slot* skins;
     uint32_t skin_slot_count, skin_slot_capacity;
+
+    /* The service tables the world provides, by id (services.c). Backends read them from any
+     * thread (a swap's preparation runs on its own). */
+    _Atomic(const sinew_service_header*) services[SINEW_SERVICE_SLOTS];
 
     sinew_destroy_hook* destroy_hooks; /* run by sinew_world_destroy */
     uint32_t destroy_hook_count, destroy_hook_capacity;
@@ -156,8 +172,15 @@ sinew_result sinew_grow(const sinew_host_api* host, void** array, uint32_t* capa
                         uint32_t needed, size_t elem_size);
 
 const sinew_backend_vtable* sinew_world_find_backend(const sinew_world* world, const char* name);
+/* Registers vt (validated) with the user pointer its host api will carry. */
 sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vtable* vt,
-                                     uint32_t plugin);
+                                     uint32_t plugin, void* user);
+/* Unregisters the backends added after the first `keep` (a plugin's, when one of them failed). */
+void sinew_world_drop_backends(sinew_world* world, uint32_t keep);
+/* The host api a registered backend is handed (its own, with its user pointer); the world's
+ * own for a table that is not registered. */
+const sinew_host_api* sinew_world_backend_host(const sinew_world* world,
+                                               const sinew_backend_vtable* vt);
 
 bool sinew_matrix_finite(const float* m, uint32_t count);
 

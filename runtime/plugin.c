@@ -3,8 +3,9 @@
  *
  * Negotiation follows the OpenXR loader's pattern: the host offers a range of ABI versions and
  * its struct sizes, the plugin answers with one version and its tables; an answer outside the
- * range, a NULL or short table, or "success with nothing in it" is refused, logged and the
- * library closed. Registration is all or nothing. */
+ * range, a NULL or short table, "success with nothing in it", or (ABI version 3) a service the
+ * world does not provide is refused, logged and the library closed. Registration is all or
+ * nothing; each backend is registered with the user pointer its plugin gave (version 3). */
 #define _POSIX_C_SOURCE 200809L /* posix_memalign, sysconf, dlopen */
 #include "internal.h"
 
@@ -15,6 +16,8 @@
 
 #define VTABLE_MIN_SIZE ((uint32_t)(offsetof(sinew_backend_vtable, destroy) + sizeof(void (*)(void*))))
 #define PLUGIN_INFO_MIN_SIZE ((uint32_t)(offsetof(sinew_plugin_info, backends) + sizeof(void*)))
+#define PLUGIN_INFO_V3_SIZE \
+    ((uint32_t)(offsetof(sinew_plugin_info, service_count) + sizeof(uint32_t)))
 
 #define PARAMS_END ((uint32_t)(offsetof(sinew_backend_vtable, param_count) + sizeof(uint32_t)))
 
@@ -170,15 +173,57 @@ static sinew_result check_tables(sinew_world* world, const char* path,
     return SINEW_OK;
 }
 
-/* Registers all of the plugin's tables or, on a failure, none. */
+/* Whether the answer carries ABI version 3's fields: a plugin of that version whose answer
+ * reaches them. */
+static bool has_v3_fields(const sinew_plugin_info* answer)
+{
+    return answer->abi_version >= 3u && answer->struct_size >= PLUGIN_INFO_V3_SIZE;
+}
+
+/* The services a plugin of ABI version 3 cannot work without, each provided by the world now. */
+static sinew_result check_services(const sinew_world* world, const char* path,
+                                   const sinew_plugin_info* answer)
+{
+    const sinew_host_api* host = &world->host;
+    if (!has_v3_fields(answer) || answer->service_count == 0) return SINEW_OK;
+    if (answer->service_count > SINEW_PLUGIN_MAX_SERVICES)
+        return sinew_host_fail(host, SINEW_ERROR_LIMIT,
+                               "plugin %s: service_count is %u, above the %u a plugin may ask for",
+                               path, answer->service_count, SINEW_PLUGIN_MAX_SERVICES);
+    if (!answer->services)
+        return sinew_host_fail(host, SINEW_ERROR_PLUGIN_ABI,
+                               "plugin %s: service_count is %u but services is NULL", path,
+                               answer->service_count);
+    for (uint32_t i = 0; i < answer->service_count; ++i) {
+        const sinew_service_request* q = &answer->services[i];
+        const void* table = NULL;
+        if (sinew_world_get_service(world, (sinew_service_id)q->id, q->min_version, &table) ==
+            SINEW_OK)
+            continue;
+        if (q->id == 0 || q->id >= SINEW_SERVICE_SLOTS)
+            return sinew_host_fail(host, SINEW_ERROR_NO_SERVICE,
+                                   "plugin %s: needs service id %u, which this runtime does not "
+                                   "know (a later sinew's?)", path, q->id);
+        return sinew_host_fail(host, SINEW_ERROR_NO_SERVICE,
+                               "plugin %s: needs the %s service (id %u) at version %u or later, "
+                               "which this world does not provide (provide it before loading "
+                               "the plugin)", path, sinew_service_name(q->id), q->id,
+                               q->min_version);
+    }
+    return SINEW_OK;
+}
+
+/* Registers all of the plugin's tables, each with its user pointer, or, on a failure, none. */
 static sinew_result register_tables(sinew_world* world, const sinew_plugin_info* answer)
 {
     uint32_t plugin_id = world->plugin_count + 1u;
     uint32_t before = world->backend_count;
+    void* const* users = has_v3_fields(answer) ? answer->backend_users : NULL;
     for (uint32_t i = 0; i < answer->backend_count; ++i) {
-        sinew_result r = sinew_world_add_backend(world, answer->backends[i], plugin_id);
+        sinew_result r = sinew_world_add_backend(world, answer->backends[i], plugin_id,
+                                                 users ? users[i] : NULL);
         if (r != SINEW_OK) {
-            world->backend_count = before;
+            sinew_world_drop_backends(world, before);
             return r;
         }
     }
@@ -204,6 +249,7 @@ sinew_result sinew_world_load_plugin(sinew_world* world, const char* path)
     r = open_plugin(host, path, &lib, &entry);
     if (r == SINEW_OK) r = negotiate(host, path, entry, &answer);
     if (r == SINEW_OK) r = check_tables(world, path, &answer);
+    if (r == SINEW_OK) r = check_services(world, path, &answer);
     if (r == SINEW_OK) r = register_tables(world, &answer);
     if (r != SINEW_OK) {
         if (lib) dlclose(lib);

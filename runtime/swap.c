@@ -1,8 +1,8 @@
 /* Backend swaps prepared in the background: sinew_skin_set_backend hands the new backend's
  * preparation to a thread of its own and returns; the skin adopts the prepared instance at the
- * start of the next update (sinew_skin_apply_swap, called by world.c). The thread uses the
- * world's host as it is (backends may know the world by its address), and every parallel_for
- * it issues runs inline on it (world_parallel_for asks sinew_swap_thread), so that a
+ * start of the next update (sinew_skin_apply_swap, called by world.c). The thread hands the
+ * backend its own host api (the world's services with the backend's user pointer), and every
+ * parallel_for it issues runs inline on it (world_parallel_for asks sinew_swap_thread), so that a
  * preparation neither waits for the frame's jobs nor holds the job system while a frame waits.
  * SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
@@ -143,8 +143,8 @@ sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const c
                                "sinew_skin_set_backend: skin %u is still being swapped to \"%s\" "
                                "(sinew_skin_wait_swap waits for it)", skin.id,
                                data->swap_vt->name);
-    r = swap_start(&world->host, vt, sinew_rig_data_view_for(data->rig, vt->name), params,
-                   param_count, &data->swap);
+    r = swap_start(sinew_world_backend_host(world, vt), vt,
+                   sinew_rig_data_view_for(data->rig, vt->name), params, param_count, &data->swap);
     if (r != SINEW_OK) return r;
     data->swap_vt = vt;
     data->swap_result = SINEW_OK;

@@ -153,17 +153,18 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
     world->jobs = world->host.jobs;
     world->host.jobs.parallel_for = world_parallel_for;
     world->host.jobs.user = world;
+    sinew_world_services_init(world);
     /* Built-in backends go through the same validation as a plugin's. */
-    sinew_result r = sinew_world_add_backend(world, &sinew_backend_lbs, 0);
-    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_dqs, 0);
+    sinew_result r = sinew_world_add_backend(world, &sinew_backend_lbs, 0, NULL);
+    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_dqs, 0, NULL);
 #if defined(SINEW_HAVE_PS)
-    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_ps, 0);
+    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_ps, 0, NULL);
 #endif
 #if defined(SINEW_HAVE_FPS)
-    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_fps, 0);
+    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_fps, 0, NULL);
 #endif
 #if defined(SINEW_HAVE_PBD)
-    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_pbd, 0);
+    if (r == SINEW_OK) r = sinew_world_add_backend(world, &sinew_backend_pbd, 0, NULL);
 #endif
     if (r != SINEW_OK) {
         sinew_world_destroy(world);
@@ -225,6 +226,7 @@ void sinew_world_destroy(sinew_world* world)
     sinew_host_free(host, world->skins);
     sinew_host_free(host, world->rigs);
     sinew_host_free(host, world->update_list);
+    sinew_world_drop_backends(world, 0);
     sinew_host_free(host, world->backends);
     /* Plugins go last: skins held their code. */
     sinew_plugins_unload(world);
@@ -247,28 +249,62 @@ const sinew_backend_vtable* sinew_world_find_backend(const sinew_world* world, c
 }
 
 sinew_result sinew_world_add_backend(sinew_world* world, const sinew_backend_vtable* vt,
-                                     uint32_t plugin)
+                                     uint32_t plugin, void* user)
 {
-    sinew_result r = sinew_validate_backend_table(&world->host, vt, plugin ? "plugin" : "register");
+    const sinew_host_api* host = &world->host;
+    sinew_result r = sinew_validate_backend_table(host, vt, plugin ? "plugin" : "register");
     if (r != SINEW_OK) return r;
     if (sinew_world_find_backend(world, vt->name))
-        return sinew_host_fail(&world->host, SINEW_ERROR_INVALID_ARGUMENT,
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
                                "backend \"%s\" is already registered", vt->name);
-    r = sinew_grow(&world->host, (void**)&world->backends, &world->backend_capacity,
+    r = sinew_grow(host, (void**)&world->backends, &world->backend_capacity,
                    world->backend_count + 1u, sizeof(sinew_backend_entry));
     if (r != SINEW_OK) return r;
+    sinew_host_api* own = (sinew_host_api*)sinew_host_alloc(host, sizeof *own);
+    if (!own) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "world: out of memory");
+    *own = world->host;
+    own->backend_user = user;
     world->backends[world->backend_count].vt = vt;
     world->backends[world->backend_count].plugin = plugin;
+    world->backends[world->backend_count].host = own;
     world->backend_count++;
     return SINEW_OK;
 }
 
-sinew_result sinew_world_register_backend(sinew_world* world, const sinew_backend_vtable* backend)
+void sinew_world_drop_backends(sinew_world* world, uint32_t keep)
+{
+    while (world->backend_count > keep)
+        sinew_host_free(&world->host, world->backends[--world->backend_count].host);
+}
+
+const sinew_host_api* sinew_world_backend_host(const sinew_world* world,
+                                               const sinew_backend_vtable* vt)
+{
+    for (uint32_t i = 0; i < world->backend_count; ++i) {
+        if (world->backends[i].vt == vt) return world->backends[i].host;
+    }
+    return &world->host;
+}
+
+static sinew_result register_backend(sinew_world* world, const sinew_backend_vtable* backend,
+                                     void* user, const char* fn)
 {
     if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_world_register_backend");
+    sinew_result r = sinew_world_check_idle(world, fn);
     if (r != SINEW_OK) return r;
-    return sinew_world_add_backend(world, backend, 0);
+    return sinew_world_add_backend(world, backend, 0, user);
+}
+
+sinew_result sinew_world_register_backend_with_user(sinew_world* world,
+                                                    const sinew_backend_vtable* backend,
+                                                    void* user)
+{
+    return register_backend(world, backend, user, "sinew_world_register_backend_with_user");
+}
+
+sinew_result sinew_world_register_backend(sinew_world* world, const sinew_backend_vtable* backend)
+{
+    return register_backend(world, backend, NULL, "sinew_world_register_backend");
 }
 
 uint32_t sinew_world_backend_count(const sinew_world* world)
@@ -309,7 +345,7 @@ sinew_result sinew_world_lookup_backend(sinew_world* world, const char* name,
     if (!vt)
         return sinew_host_fail(&world->host, SINEW_ERROR_UNKNOWN_BACKEND,
                                "no backend named \"%s\" is registered", name);
-    sinew_result r = vt->probe(&world->host);
+    sinew_result r = vt->probe(sinew_world_backend_host(world, vt));
     if (r != SINEW_OK)
         return sinew_host_fail(&world->host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "backend \"%s\" cannot run here (%s)", name, sinew_result_string(r));
@@ -591,7 +627,7 @@ static sinew_result instantiate(sinew_world* world, sinew_skin_data* skin,
                                 uint32_t param_count, const void* next, void** out_instance)
 {
     void* inst = NULL;
-    sinew_result r = sinew_backend_prepare(&world->host, vt,
+    sinew_result r = sinew_backend_prepare(sinew_world_backend_host(world, vt), vt,
                                            sinew_rig_data_view_for(skin->rig, vt->name), params,
                                            param_count, next, &inst);
     if (r == SINEW_OK) r = sinew_skin_adopt(world, skin, vt, inst, NULL);

@@ -474,10 +474,11 @@ sinew_result sinew_vk_context_create(const sinew_vk_context_desc* desc,
                                "sinew_vk_context_create: out of memory");
     *ctx = tmp;
     ctx->queue_lock_ready = pthread_mutex_init(&ctx->queue_lock, NULL) == 0;
-    if (!ctx->queue_lock_ready) {
+    ctx->ties_lock_ready = ctx->queue_lock_ready && pthread_mutex_init(&ctx->ties_lock, NULL) == 0;
+    if (!ctx->ties_lock_ready) {
         sinew_vk_context_destroy(ctx);
         return sinew_host_fail(&tmp.host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "sinew_vk_context_create: cannot create the queue's lock");
+                               "sinew_vk_context_create: cannot create the context's locks");
     }
     r = open_device(ctx, desc);
     if (r != SINEW_OK) {
@@ -492,7 +493,7 @@ void sinew_vk_context_destroy(sinew_vk_context* ctx)
 {
     if (!ctx) return;
     /* Worlds tied to this context see their vk backends as unavailable from now on. */
-    sinew_vk_backends_forget_context(ctx);
+    sinew_vk_context_untie(ctx);
     if (ctx->device && ctx->queue) {
         sinew_vk_context_lock_queue(ctx);
         vkQueueWaitIdle(ctx->queue);
@@ -500,6 +501,7 @@ void sinew_vk_context_destroy(sinew_vk_context* ctx)
     }
     if (ctx->command_pool) vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
     if (ctx->queue_lock_ready) pthread_mutex_destroy(&ctx->queue_lock);
+    if (ctx->ties_lock_ready) pthread_mutex_destroy(&ctx->ties_lock);
     if (ctx->owns_device && ctx->device) vkDestroyDevice(ctx->device, NULL);
     if (ctx->messenger) {
         PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)

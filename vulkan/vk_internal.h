@@ -32,6 +32,11 @@ struct sinew_vk_context {
     /* The live outputs, so that the renderer recognises an output's VkBuffer among the
      * buffers it is given (sinew_vk_output_find). */
     struct sinew_vk_output* outputs;
+    /* The worlds tied to this context (vk_service.c), untied when it is destroyed. Worlds on
+     * other threads come and go, hence the lock. */
+    struct sinew_vk_tie* ties;
+    pthread_mutex_t ties_lock;
+    int ties_lock_ready;
 };
 
 /* Logs "<what>: <VkResult name>" and maps the VkResult to a sinew_result. */
@@ -137,14 +142,25 @@ sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd,
                                      const sinew_vk_output* wait_output, uint64_t wait_read,
                                      const char* what);
 
-/* ---- compute backends (vk_skin.c) ---- */
+/* ---- the world's Vulkan service and its tie to a context (vk_service.c) ---- */
 
-/* Forgets every world tied to ctx (called by sinew_vk_context_destroy). */
-void sinew_vk_backends_forget_context(const sinew_vk_context* ctx);
-/* The context tied to a world's host services (sinew_vk_register_backends), or NULL; and the
- * probe every compute backend answers with: OK for such a world, BACKEND_UNAVAILABLE else. */
+typedef struct sinew_vk_tie sinew_vk_tie;
+/* Ties the world to ctx: the world's tie (created, made its SINEW_SERVICE_VULKAN service and
+ * freed with it, on the first call) now names ctx. *out is the user pointer of the world's
+ * compute backends. */
+sinew_result sinew_vk_tie_world(sinew_world* world, sinew_vk_context* ctx, sinew_vk_tie** out);
+/* Gives a world without a Vulkan service one with the output functions and no context
+ * (sinew_vk_output_bind), so that a GPU backend bound to an output finds them. */
+sinew_result sinew_vk_provide_service(sinew_world* world);
+/* Unties every world tied to ctx (called by sinew_vk_context_destroy). */
+void sinew_vk_context_untie(sinew_vk_context* ctx);
+/* The context a compute backend runs on: its tie's (host->backend_user), or NULL; and the probe
+ * every compute backend answers with: OK with a context, BACKEND_UNAVAILABLE without. */
 sinew_vk_context* sinew_vk_backend_context(const sinew_host_api* host);
 sinew_result sinew_vk_backend_probe(const sinew_host_api* host);
+
+/* ---- compute backends (vk_skin.c) ---- */
+
 /* vk-pbd's function table (vk_pbd.c), registered with vk-lbs and vk-dqs. */
 extern const sinew_backend_vtable sinew_vk_pbd_table;
 

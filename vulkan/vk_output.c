@@ -446,7 +446,9 @@ sinew_result sinew_vk_output_bind(sinew_vk_output* output, sinew_world* world, s
         sinew_result r = sinew_vk_output_unbind(out);
         if (r != SINEW_OK) return r;
     }
-    sinew_result r = bind_slot(out, world, skin, out->write_slot);
+    /* A GPU backend of another module (fps-cuda) finds the export functions in the world. */
+    sinew_result r = sinew_vk_provide_service(world);
+    if (r == SINEW_OK) r = bind_slot(out, world, skin, out->write_slot);
     if (r != SINEW_OK) return r;
     out->world = world;
     out->skin = skin;

@@ -1,13 +1,12 @@
 /* The compute backends vk-lbs and vk-dqs: the arithmetic of lbs and dqs in a compute shader
  * (vulkan/shaders/skin_*.comp, SPIR-V embedded at build time), registered through the plugin
- * table like any backend, with vk-pbd (vk_pbd.c), which shares their world -> context map.
+ * table like any backend, with vk-pbd (vk_pbd.c), which finds its context the same way.
  * SPDX-License-Identifier: MIT
  *
  * Contract (what differs from backends/common/skin_geometric.h, which otherwise applies):
- * - The context: the table has no user pointer, so sinew_vk_register_backends ties the world's
- *   host services (the pointer the world hands to probe and prepare) to the context in a small
- *   process-wide map; probe answers BACKEND_UNAVAILABLE for a world without a context. An
- *   entry goes when its world is destroyed (a destroy hook) or its context is.
+ * - The context: sinew_vk_register_backends registers the tables with the world's tie to the
+ *   context as their user pointer (vk_service.c), which probe and prepare read from their host
+ *   api; probe answers BACKEND_UNAVAILABLE once the context is destroyed.
  * - Parameters: `normals` = 1 (default) | 0 only.
  * - prepare uploads the rest mesh and the padded weights into storage buffers; set_pose keeps
  *   the converted transforms on the host (dqs: unit dual quaternions, as the CPU dqs); step
@@ -23,7 +22,6 @@
  *   written), so a swap vk-lbs -> lbs continues from it. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -41,68 +39,6 @@ static const uint32_t skin_lbs_spirv[] =
 static const uint32_t skin_dqs_spirv[] =
 #include "skin_dqs.spv.inc"
     ;
-
-/* ---- the world -> context map ---- */
-
-#define MAP_SIZE ((int)SINEW_VK_MAX_WORLDS)
-typedef struct map_entry {
-    const sinew_host_api* host;
-    sinew_vk_context* ctx;
-} map_entry;
-
-static map_entry g_map[MAP_SIZE];
-static pthread_mutex_t g_map_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Set while sinew_vk_register_backends probes its new backend: the probe then learns the
- * world's host pointer, which the public API does not expose otherwise. */
-static _Thread_local sinew_vk_context* g_registering;
-
-static sinew_vk_context* map_find(const sinew_host_api* host)
-{
-    sinew_vk_context* ctx = NULL;
-    pthread_mutex_lock(&g_map_lock);
-    for (int i = 0; i < MAP_SIZE && !ctx; ++i)
-        if (g_map[i].host == host) ctx = g_map[i].ctx;
-    pthread_mutex_unlock(&g_map_lock);
-    return ctx;
-}
-
-static bool map_set(const sinew_host_api* host, sinew_vk_context* ctx)
-{
-    bool done = false;
-    pthread_mutex_lock(&g_map_lock);
-    for (int i = 0; i < MAP_SIZE && !done; ++i)
-        if (g_map[i].host == host) {
-            g_map[i].ctx = ctx;
-            done = true;
-        }
-    for (int i = 0; i < MAP_SIZE && !done; ++i)
-        if (!g_map[i].host) {
-            g_map[i].host = host;
-            g_map[i].ctx = ctx;
-            done = true;
-        }
-    pthread_mutex_unlock(&g_map_lock);
-    return done;
-}
-
-void sinew_vk_backends_forget_context(const sinew_vk_context* ctx)
-{
-    pthread_mutex_lock(&g_map_lock);
-    for (int i = 0; i < MAP_SIZE; ++i)
-        if (g_map[i].ctx == ctx) g_map[i].host = NULL, g_map[i].ctx = NULL;
-    pthread_mutex_unlock(&g_map_lock);
-}
-
-/* The world's destroy hook: its entry goes with it, so the map holds live worlds only (and a
- * later world at the same address starts untied). */
-static void forget_world(const sinew_host_api* host, void* user)
-{
-    (void)user;
-    pthread_mutex_lock(&g_map_lock);
-    for (int i = 0; i < MAP_SIZE; ++i)
-        if (g_map[i].host == host) g_map[i].host = NULL, g_map[i].ctx = NULL;
-    pthread_mutex_unlock(&g_map_lock);
-}
 
 /* ---- the instance ---- */
 
@@ -208,19 +144,7 @@ static void vk_destroy(void* instance)
 
 static sinew_result vk_probe(const sinew_host_api* host)
 {
-    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (g_registering) return map_set(host, g_registering) ? SINEW_OK : SINEW_ERROR_LIMIT;
-    return map_find(host) ? SINEW_OK : SINEW_ERROR_BACKEND_UNAVAILABLE;
-}
-
-sinew_vk_context* sinew_vk_backend_context(const sinew_host_api* host)
-{
-    return host ? map_find(host) : NULL;
-}
-
-sinew_result sinew_vk_backend_probe(const sinew_host_api* host)
-{
-    return vk_probe(host);
+    return sinew_vk_backend_probe(host);
 }
 
 /* The one key of vk-lbs and vk-dqs (sinew_params.h). */
@@ -453,7 +377,7 @@ static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
     const char* name = ops->name;
     sinew_result checked = sinew_geo_check_prepare(host, name, rig, out_instance);
     if (checked != SINEW_OK) return checked;
-    sinew_vk_context* ctx = map_find(host);
+    sinew_vk_context* ctx = sinew_vk_backend_context(host);
     if (!ctx)
         return sinew_host_fail(host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "%s: no Vulkan context is tied to this world "
@@ -883,32 +807,17 @@ sinew_result sinew_vk_register_backends(sinew_world* world, sinew_vk_context* ct
     if (!world)
         return sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "sinew_vk_register_backends: world is NULL");
+    sinew_vk_tie* tie = NULL;
+    sinew_result r = sinew_vk_tie_world(world, ctx, &tie);
     const sinew_backend_vtable* tables[3] = {&vk_lbs_table, &vk_dqs_table, &sinew_vk_pbd_table};
-    for (int i = 0; i < 3; ++i) {
-        if (world_has(world, tables[i]->name)) continue;
-        sinew_result r = sinew_world_register_backend(world, tables[i]);
-        if (r != SINEW_OK) return r;
+    for (int i = 0; r == SINEW_OK && i < 3; ++i) {
+        if (!world_has(world, tables[i]->name))
+            r = sinew_world_register_backend_with_user(world, tables[i], tie);
     }
-    /* The hook first: an entry is never made that its world's end would not release. */
-    sinew_result r = sinew_world_add_destroy_hook(world, forget_world, NULL);
-    if (r != SINEW_OK) return r;
-    /* The probe handshake: with g_registering set, the probe records the world's host. */
-    g_registering = ctx;
-    r = sinew_world_probe_backend(world, "vk-lbs");
-    g_registering = NULL;
-    if (r != SINEW_OK)
-        return sinew_host_fail(&ctx->host, SINEW_ERROR_LIMIT,
-                               "sinew_vk_register_backends: at most %u live worlds can be tied "
-                               "to Vulkan contexts at once", SINEW_VK_MAX_WORLDS);
-    return SINEW_OK;
+    return r;
 }
 
 #else /* no glslc: the module builds without its compute backends */
-
-void sinew_vk_backends_forget_context(const sinew_vk_context* ctx)
-{
-    (void)ctx;
-}
 
 sinew_result sinew_vk_register_backends(sinew_world* world, sinew_vk_context* ctx)
 {

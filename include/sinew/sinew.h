@@ -103,6 +103,8 @@ typedef enum sinew_result {
                                             folder it may name (absolute, or with ..) */
     SINEW_ERROR_GEOMETRY = -30,          /* rig geometry a backend cannot simulate, e.g. a
                                             simulation mesh away from the render mesh */
+    SINEW_ERROR_NO_SERVICE = -31,        /* the world does not provide a host service a
+                                            plugin or backend asked for (sinew_plugin.h) */
     SINEW_RESULT_MAX_ENUM = 0x7FFFFFFF
 } sinew_result;
 

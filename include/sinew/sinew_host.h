@@ -1,7 +1,9 @@
 /* Helpers over sinew_host_api for backends and plugins, and for the runtime and the Vulkan
  * module, which hand the same table to them: logging, failing with one line, allocation
- * through the host allocator, the host's parallel_for. Header-only (static inline), so using
- * them adds no symbol a plugin must find in the runtime. SPDX-License-Identifier: MIT */
+ * through the host allocator, the host's parallel_for, and the ABI version 3 fields (service
+ * tables, the backend's user pointer) read safely from a host of any version. Header-only
+ * (static inline), so using them adds no symbol a plugin must find in the runtime.
+ * SPDX-License-Identifier: MIT */
 #ifndef SINEW_SINEW_HOST_H
 #define SINEW_SINEW_HOST_H
 
@@ -76,6 +78,29 @@ static inline void sinew_host_parallel_for(const sinew_host_api* host, sinew_job
 {
     if (count == 0) return;
     host->jobs.parallel_for(fn, data, count, grain ? grain : 1, host->jobs.user);
+}
+
+/* Whether the host's table has the ABI version 3 fields (services, backend_user). */
+static inline int sinew_host_has_services(const sinew_host_api* host)
+{
+    return host && host->struct_size >= SINEW_HOST_API_SIZE_V3 && host->get_service;
+}
+
+/* The host's service table `id` (sinew_service_id) of version min_version or later, as
+ * host->get_service answers; SINEW_ERROR_NO_SERVICE, without a log line, from a host without
+ * services (older than ABI version 3, or a table a test or tool made by hand). */
+static inline sinew_result sinew_host_get_service(const sinew_host_api* host, uint32_t id,
+                                                  uint32_t min_version, const void** out_table)
+{
+    if (out_table) *out_table = NULL;
+    if (!sinew_host_has_services(host)) return SINEW_ERROR_NO_SERVICE;
+    return host->get_service(host, id, min_version, out_table);
+}
+
+/* The user pointer the backend was registered with; NULL from a host older than version 3. */
+static inline void* sinew_host_backend_user(const sinew_host_api* host)
+{
+    return host && host->struct_size >= SINEW_HOST_API_SIZE_V3 ? host->backend_user : NULL;
 }
 
 #endif

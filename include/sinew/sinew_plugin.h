@@ -6,10 +6,14 @@
  * The host passes the range of ABI versions it speaks and the sizes of its structs; the plugin
  * picks a version inside that range, checks the sizes, and fills a sinew_plugin_info with its
  * backends, or returns SINEW_ERROR_PLUGIN_ABI. The host refuses a plugin whose answer is out
- * of range, whose tables are NULL or too small, or that returns success with no backend.
+ * of range, whose tables are NULL or too small, that returns success with no backend, or that
+ * needs a service the world does not provide (SINEW_ERROR_NO_SERVICE).
  *
- * A backend sees only what crosses this header: a read-only rig view, host services, and
- * its own instance pointer. It never includes runtime internals.
+ * A backend sees only what crosses this header: a read-only rig view, the host's services
+ * (sinew_host_api: allocator, logger, jobs, and from ABI version 3 the service tables the world
+ * provides and the backend's own user pointer), and its own instance pointer. It never includes
+ * runtime internals, and it finds nothing by symbol lookup: what another module offers (the
+ * Vulkan module's context and output export) comes as a service table.
  */
 #ifndef SINEW_SINEW_PLUGIN_H
 #define SINEW_SINEW_PLUGIN_H
@@ -22,19 +26,88 @@ extern "C" {
 
 /* Version 1: the first published table. A new version only appends fields.
  * Version 2: sinew_backend_vtable gains params and param_count (the backend's parameters
- * described). The host accepts plugins of versions 1 and 2. */
-#define SINEW_PLUGIN_ABI_VERSION 2u
+ * described).
+ * Version 3: sinew_host_api becomes a versioned services table: it gains services_version,
+ * backend_user (the pointer a backend was registered with) and get_service (the service tables
+ * the world provides, such as SINEW_SERVICE_VULKAN); sinew_plugin_info gains backend_users and
+ * the services the plugin cannot work without. The host accepts plugins of versions 1 to 3. */
+#define SINEW_PLUGIN_ABI_VERSION 3u
 #define SINEW_PLUGIN_ABI_VERSION_MIN 1u
 #define SINEW_PLUGIN_ENTRY_NAME "sinew_plugin_entry"
 
-/* Services the host hands to backends. Always fully populated by the host. */
+/* ---- services ---- */
+
+/* Service tables a world may provide beside the core services of sinew_host_api. */
+typedef enum sinew_service_id {
+    SINEW_SERVICE_VULKAN = 1,           /* sinew_vk_service, from the Vulkan module */
+    SINEW_SERVICE_ID_MAX_ENUM = 0x7FFFFFFF
+} sinew_service_id;
+
+/* Every service table begins with its size and version; a later version only appends. */
+typedef struct sinew_service_header {
+    uint32_t struct_size;
+    uint32_t version;
+} sinew_service_header;
+
+struct sinew_vk_context;
+struct sinew_vk_output;
+struct sinew_vk_memory_export;
+
+#define SINEW_VK_SERVICE_VERSION 1u
+
+/* The Vulkan module's service (SINEW_SERVICE_VULKAN), declared without Vulkan's headers so that
+ * a plugin built without them (fps-cuda) can use it. sinew_vk_register_backends provides it for
+ * the world it ties to a context, and sinew_vk_output_bind for the world whose skin it binds
+ * (when that world has none yet). The output functions are sinew_vulkan.h's of the same names
+ * (sinew_vk_output_export_memory, ...), with the same contracts. */
+typedef struct sinew_vk_service {
+    sinew_service_header header;        /* version SINEW_VK_SERVICE_VERSION */
+    /* The context the world's vk-lbs, vk-dqs and vk-pbd run on, or NULL when none is tied to
+     * the world (the service came with sinew_vk_output_bind) or it has been destroyed. */
+    struct sinew_vk_context* (*context)(const struct sinew_vk_service* service);
+    sinew_result (*output_export_memory)(const struct sinew_vk_output* output,
+                                         struct sinew_vk_memory_export* out_export);
+    sinew_result (*output_export_semaphores)(const struct sinew_vk_output* output,
+                                             int* out_written_fd, int* out_read_fd);
+    sinew_result (*output_set_external_writer)(struct sinew_vk_output* output, int enabled);
+    sinew_result (*output_external_frame)(struct sinew_vk_output* output,
+                                          uint64_t* out_wait_read, uint64_t* out_signal_written);
+} sinew_vk_service;
+
+#define SINEW_HOST_SERVICES_VERSION 1u
+
+/* What the host hands a backend in probe, prepare and bake (a backend keeps what it needs in its
+ * instance): the host's services, as a table that only grows at its end. Always fully populated
+ * by the host. Each registered backend gets a table of its own (its backend_user differs); the
+ * world's destroy hooks and a plugin's entry point get the world's, whose backend_user is NULL.
+ * sinew_host.h reads the version 3 fields safely from any host. */
 typedef struct sinew_host_api {
     uint32_t struct_size;
     sinew_allocator allocator;
     sinew_logger logger;
     sinew_log_level log_level;
     sinew_job_system jobs;
+    /* ABI version 3: present when struct_size reaches SINEW_HOST_API_SIZE_V3 (a host of
+     * versions 1 and 2 hands a table of SINEW_HOST_API_SIZE_V2 bytes). */
+    uint32_t services_version;          /* SINEW_HOST_SERVICES_VERSION */
+    /* The user pointer this backend was registered with (sinew_world_register_backend_with_user,
+     * sinew_plugin_info.backend_users), or NULL. */
+    void* backend_user;
+    /* The world's service table `id` (sinew_service_id) of version min_version or later:
+     * SINEW_OK and *out_table, valid until the world is destroyed or the service replaced; or
+     * SINEW_ERROR_NO_SERVICE, *out_table NULL and no log line (a question, not a failure), when
+     * the world provides none (an id this host does not know included). A NULL out_table:
+     * SINEW_ERROR_INVALID_ARGUMENT and one line. May be called from any thread. */
+    sinew_result (*get_service)(const struct sinew_host_api* host, uint32_t id,
+                                uint32_t min_version, const void** out_table);
+    void* service_context;              /* the host's own, for get_service; opaque to backends */
 } sinew_host_api;
+
+/* The size of the table hosts of ABI versions 1 and 2 hand out (up to jobs), and of version 3's. */
+#define SINEW_HOST_API_SIZE_V2 \
+    ((uint32_t)(offsetof(sinew_host_api, jobs) + sizeof(sinew_job_system)))
+#define SINEW_HOST_API_SIZE_V3 \
+    ((uint32_t)(offsetof(sinew_host_api, service_context) + sizeof(void*)))
 
 /* A mesh as the backend sees it. */
 typedef struct sinew_mesh_view {
@@ -129,7 +202,8 @@ typedef struct sinew_bake_writer {
     void* user;
 } sinew_bake_writer;
 
-/* A backend: a table of functions. Every function receives the instance from prepare. All
+/* A backend: a table of functions. probe, prepare and bake receive the backend's host api;
+ * every other function receives the instance from prepare. All
  * return SINEW_OK or a negative result after logging one line through host->logger. Any other
  * value (a code of the plugin's own) reaches the runtime's caller as
  * SINEW_ERROR_BACKEND_FAILED, logged with the backend's name and the raw value. */
@@ -181,6 +255,15 @@ typedef struct sinew_host_info {
  * SINEW_ERROR_LIMIT before the array is read. */
 #define SINEW_PLUGIN_MAX_BACKENDS 64u
 
+/* The most services one plugin may ask for: more are refused with SINEW_ERROR_LIMIT. */
+#define SINEW_PLUGIN_MAX_SERVICES 16u
+
+/* A service a plugin cannot work without. */
+typedef struct sinew_service_request {
+    uint32_t id;                        /* sinew_service_id */
+    uint32_t min_version;               /* the table version it needs at least (0: any) */
+} sinew_service_request;
+
 /* What a plugin answers. */
 typedef struct sinew_plugin_info {
     uint32_t struct_size;               /* set by the host before the call */
@@ -188,6 +271,16 @@ typedef struct sinew_plugin_info {
     const char* plugin_name;
     uint32_t backend_count;             /* 1 .. SINEW_PLUGIN_MAX_BACKENDS */
     const sinew_backend_vtable* const* backends;
+    /* ABI version 3: read when abi_version is 3 or more; a plugin writes them only when
+     * struct_size covers them (a host of versions 1 and 2 has a smaller struct). */
+    void* const* backend_users;         /* NULL, or backend_count pointers: backend i's
+                                           host->backend_user */
+    /* Services the plugin needs: the world must provide each (at min_version or later) when
+     * the plugin is loaded, else the plugin is refused with SINEW_ERROR_NO_SERVICE and one log
+     * line naming the service, and nothing is registered. Services a backend can do without
+     * are asked for later through host->get_service instead. */
+    const sinew_service_request* services;
+    uint32_t service_count;             /* 0 .. SINEW_PLUGIN_MAX_SERVICES */
 } sinew_plugin_info;
 
 typedef sinew_result (*sinew_plugin_entry_fn)(const sinew_host_info* host,
@@ -197,15 +290,37 @@ typedef sinew_result (*sinew_plugin_entry_fn)(const sinew_host_info* host,
  * the world. Refused like a plugin's table when its size or name is invalid. */
 SINEW_API sinew_result sinew_world_register_backend(sinew_world* world,
                                                     const sinew_backend_vtable* backend);
+/* The same, with a user pointer the backend gets back as host->backend_user in probe, prepare
+ * and bake: one table registered in several worlds tells them apart by it (the Vulkan module
+ * hands each world its tie to a context). `user` may be NULL; what it points to must stay valid
+ * while the world may call the backend, i.e. until the world's destroy hooks run. */
+SINEW_API sinew_result sinew_world_register_backend_with_user(sinew_world* world,
+                                                              const sinew_backend_vtable* backend,
+                                                              void* user);
 
-/* Called by sinew_world_destroy with the world's host services (the pointer its backends are
- * handed in probe and prepare) and the hook's `user`. */
+/* Provides a service table to the world's backends (host->get_service finds it), replacing the
+ * one of that id; NULL removes it. For a module beside the runtime: the Vulkan module provides
+ * SINEW_SERVICE_VULKAN. The table begins with a sinew_service_header of at least the size of its
+ * id's first version and a version of 1 or more, and stays valid until it is replaced or removed
+ * or the world is destroyed. Refused with one line: an id this runtime does not know or a
+ * version 0 (SINEW_ERROR_INVALID_ARGUMENT), a short table (SINEW_ERROR_STRUCT_SIZE), and BUSY
+ * while the world updates. */
+SINEW_API sinew_result sinew_world_set_service(sinew_world* world, sinew_service_id id,
+                                               const void* table);
+/* The world's service table, as host->get_service answers: SINEW_OK, or SINEW_ERROR_NO_SERVICE
+ * without a log line when the world provides none of that id at min_version or later. A NULL
+ * out_table: SINEW_ERROR_INVALID_ARGUMENT with one line. */
+SINEW_API sinew_result sinew_world_get_service(const sinew_world* world, sinew_service_id id,
+                                               uint32_t min_version, const void** out_table);
+
+/* Called by sinew_world_destroy with the world's host services (backend_user NULL) and the
+ * hook's `user`. */
 typedef void (*sinew_world_destroy_fn)(const sinew_host_api* host, void* user);
 
 /* Runs fn(host, user) when the world is destroyed: after its skins and rigs are gone, before
  * its plugins are unloaded. For a module that registers backends directly and keeps state per
- * world keyed by the host pointer (which a later world may reuse), so that it can release it.
- * The same fn and user added twice run once. */
+ * world (the user pointer it registered them with), so that it can release it. The same fn
+ * and user added twice run once. */
 SINEW_API sinew_result sinew_world_add_destroy_hook(sinew_world* world, sinew_world_destroy_fn fn,
                                                     void* user);
 

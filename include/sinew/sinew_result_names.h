@@ -41,6 +41,7 @@ static inline const char* sinew_result_name(sinew_result result)
     NAME(SINEW_ERROR_BUSY)
     NAME(SINEW_ERROR_FILE_PATH)
     NAME(SINEW_ERROR_GEOMETRY)
+    NAME(SINEW_ERROR_NO_SERVICE)
 #undef NAME
     case SINEW_RESULT_MAX_ENUM: break;
     }

@@ -212,7 +212,11 @@ SINEW_API sinew_result sinew_vk_output_get_desc(const sinew_vk_output* output, u
 
 /* Binds the skin's output to this output's current write slot (slot 0 before the first frame)
  * and remembers the skin, so that every begin_frame moves it to the next slot. One skin per
- * output; binding another skin unbinds the first. The binding survives backend swaps. */
+ * output; binding another skin unbinds the first. The binding survives backend swaps. A world
+ * without a Vulkan service (SINEW_SERVICE_VULKAN) gets one with the output functions and no
+ * context, so that a GPU backend of another module (fps-cuda) can import the output; a skin
+ * bound by hand (sinew_vk_output_get_desc, sinew_skin_bind_output) in a world that has none is
+ * written through the host mapping by such a backend. */
 SINEW_API sinew_result sinew_vk_output_bind(sinew_vk_output* output, sinew_world* world,
                                             sinew_skin skin);
 /* Unbinds the remembered skin (its backend goes back to its own buffers). */
@@ -409,18 +413,22 @@ SINEW_API sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output
 /* ---------------------------------------------------------------------------------------- */
 
 /* Registers "vk-lbs", "vk-dqs" and "vk-pbd" (flags SINEW_BACKEND_FLAG_GPU; vk-pbd also
- * SINEW_BACKEND_FLAG_PHYSICS) in the world through
- * sinew_world_register_backend, and ties the world to the context: every instance of these
- * backends in this world runs on `context`'s device and queue. (The backend table has no user
- * pointer, so the module keeps a small process-wide map from the world's host services to the
- * context, of SINEW_VK_MAX_WORLDS entries: more worlds tied at once get SINEW_ERROR_LIMIT.
- * Registering again replaces the context; destroying the world releases its entry (through
- * sinew_world_add_destroy_hook), and destroying the context removes the entries of every world
- * tied to it, whose probe then answers SINEW_ERROR_BACKEND_UNAVAILABLE.) The context must
- * outlive every skin using these backends. Behaviour and parameters equal lbs/dqs (normals =
- * 1 | 0; no simd); results agree with them within float rounding. vk-pbd is pbd's solver in
- * compute shaders with pbd's parameters but simd and grain (backends/pbd/README.md, "vk-pbd").
- * Registering twice in one world is refused by the world (the names exist). */
+ * SINEW_BACKEND_FLAG_PHYSICS) in the world and ties the world to the context: every instance of
+ * these backends in this world runs on `context`'s device and queue. The tie is the world's
+ * Vulkan service (SINEW_SERVICE_VULKAN, sinew_plugin.h: the context and the output export
+ * functions, for plugins such as fps-cuda) and the user pointer the three backends are
+ * registered with (sinew_world_register_backend_with_user); the world owns it and frees it
+ * when it is destroyed (through sinew_world_add_destroy_hook). Any number of worlds may be
+ * tied at once. Registering again keeps the backends and ties the world to the new context;
+ * destroying the context unties every world tied to it, whose probe then answers
+ * SINEW_ERROR_BACKEND_UNAVAILABLE. The context must outlive every skin using these backends,
+ * and its destruction must not overlap a call on a world tied to it. Behaviour and parameters
+ * equal lbs/dqs (normals = 1 | 0; no simd); results agree with them within float rounding.
+ * vk-pbd is pbd's solver in compute shaders with pbd's parameters but simd and grain
+ * (backends/pbd/README.md, "vk-pbd"). NULL world or context: SINEW_ERROR_INVALID_ARGUMENT
+ * (one line when the context is given); BUSY while the world updates. */
+/* Once the most worlds tied at once; there is no such limit now (kept so that code naming it
+ * still compiles). */
 #define SINEW_VK_MAX_WORLDS 64u
 SINEW_API sinew_result sinew_vk_register_backends(sinew_world* world,
                                                   sinew_vk_context* context);

@@ -293,13 +293,13 @@ static sinew_result probe_bake(const sinew_host_api* host, const sinew_rig_view*
 const sinew_backend_vtable bake_probe_backend = {
     (uint32_t)sizeof(sinew_backend_vtable), "bakeprobe", 0u, probe_probe, probe_prepare,
     probe_set_pose, probe_step, probe_read_output, probe_bind_output, probe_get_state,
-    probe_set_state, probe_destroy, probe_bake
+    probe_set_state, probe_destroy, probe_bake, NULL, 0u
 };
 
 const sinew_backend_vtable bake_old_backend = {
     (uint32_t)offsetof(sinew_backend_vtable, bake), "oldprobe", 0u, probe_probe, probe_prepare,
     probe_set_pose, probe_step, probe_read_output, probe_bind_output, probe_get_state,
-    probe_set_state, probe_destroy, probe_bake
+    probe_set_state, probe_destroy, probe_bake, NULL, 0u
 };
 
 const sinew_rig_view* bake_capture_view(sinew_world* world, sinew_rig rig,

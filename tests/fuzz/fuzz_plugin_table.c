@@ -1,6 +1,8 @@
 /* The plugin the plugin harness loads: its entry point answers with a table built from the
  * harness's current input (fuzz_plugin.c), and its backend functions return codes taken from
- * that input. SPDX-License-Identifier: MIT */
+ * that input. ABI version 3's fields (user pointers, service requests) come from the bytes
+ * after those an older input holds, so the committed seeds keep their meaning.
+ * SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -83,6 +85,25 @@ static void make_table(cursor* c, int k)
     t->destroy = present & 128u ? stub_destroy : NULL;
 }
 
+static int user_marks[SINEW_PLUGIN_MAX_BACKENDS];
+static void* users[SINEW_PLUGIN_MAX_BACKENDS];
+static sinew_service_request requests[SINEW_PLUGIN_MAX_SERVICES];
+
+/* Version 3's fields: the backends' user pointers, and service requests (any ids, versions and
+ * count, or a NULL array). */
+static void answer_v3(cursor* c, sinew_plugin_info* out)
+{
+    uint8_t head = byte(c);
+    for (uint32_t i = 0; i < SINEW_PLUGIN_MAX_BACKENDS; ++i) users[i] = &user_marks[i];
+    out->backend_users = head & 1u ? users : NULL;
+    out->service_count = head & 2u ? word(c) : byte(c) % 4u;
+    out->services = head & 4u ? NULL : requests;
+    for (uint32_t i = 0; i < SINEW_PLUGIN_MAX_SERVICES; ++i) {
+        requests[i].id = word(c);
+        requests[i].min_version = word(c);
+    }
+}
+
 __attribute__((visibility("default"))) sinew_result sinew_plugin_entry(const sinew_host_info* host,
                                                                        sinew_plugin_info* out)
 {
@@ -102,5 +123,7 @@ __attribute__((visibility("default"))) sinew_result sinew_plugin_entry(const sin
         uint8_t slot = byte(&c);
         if (slot < 0xF0u) list[k] = &tables[k];
     }
-    return (sinew_result)(int32_t)word(&c);
+    sinew_result answer = (sinew_result)(int32_t)word(&c);
+    answer_v3(&c, out);
+    return answer;
 }

@@ -146,12 +146,12 @@ static void lag_destroy(void* instance)
 static const sinew_backend_vtable lagging_backend = {
     sizeof(sinew_backend_vtable), "test-lagging", SINEW_BACKEND_FLAG_PHYSICS, lag_probe, lag_prepare,
     lag_set_pose, lag_step, lag_read_output, lag_bind_output, lag_get_state, lag_set_state,
-    lag_destroy, NULL
+    lag_destroy, NULL, NULL, 0u
 };
 static const sinew_backend_vtable exploding_backend = {
     sizeof(sinew_backend_vtable), "test-exploding", SINEW_BACKEND_FLAG_PHYSICS, lag_probe,
     boom_prepare, lag_set_pose, lag_step, lag_read_output, lag_bind_output, lag_get_state,
-    lag_set_state, lag_destroy, NULL
+    lag_set_state, lag_destroy, NULL, NULL, 0u
 };
 
 typedef struct fixture {

@@ -1,11 +1,26 @@
 /* A small backend shipped as a separate shared library, in several variants (one per
  * PLUGIN_* define) to exercise the host's ABI negotiation. The good variant registers
  * "test-rigid": every vertex follows the first joint rigidly; the bad_result variant's step
- * returns a code that is no sinew_result. SPDX-License-Identifier: MIT */
+ * returns a code that is no sinew_result. Variants that answer ABI version 3 give the backend a
+ * user pointer and check, in probe and prepare, that the host hands it back (and that versions
+ * 1 and 2 get none); needs_vulkan, unknown_service, bad_services and many_services ask for
+ * services.
+ * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
 
+#include <sinew/sinew_host.h>
 #include <sinew/sinew_plugin.h>
+
+/* The user pointer a version 3 answer gives the backend, and whether the answer was one. */
+static int g_user;
+static int g_answered_v3;
+
+/* Whether the host handed the backend the user pointer its plugin's answer gave. */
+static int user_pointer_ok(const sinew_host_api* host)
+{
+    return sinew_host_backend_user(host) == (g_answered_v3 ? (void*)&g_user : NULL);
+}
 
 typedef struct rigid {
     const sinew_host_api* host;
@@ -17,7 +32,10 @@ typedef struct rigid {
     int is_bound;
 } rigid;
 
-static sinew_result rigid_probe(const sinew_host_api* host) { (void)host; return SINEW_OK; }
+static sinew_result rigid_probe(const sinew_host_api* host)
+{
+    return user_pointer_ok(host) ? SINEW_OK : SINEW_ERROR_BACKEND_UNAVAILABLE;
+}
 
 static void identity(float* m)
 {
@@ -33,6 +51,11 @@ static sinew_result rigid_prepare(const sinew_host_api* host, const sinew_rig_vi
     if (param_count > 0 || next) {
         host->logger.func(SINEW_LOG_ERROR, "test-rigid takes no parameter", host->logger.user);
         return SINEW_ERROR_PARAMETER;
+    }
+    if (!user_pointer_ok(host)) {
+        host->logger.func(SINEW_LOG_ERROR, "test-rigid: not the user pointer of the plugin's "
+                          "answer", host->logger.user);
+        return SINEW_ERROR_BACKEND_FAILED;
     }
     rigid* r = (rigid*)calloc(1, sizeof *r);
     if (!r) return SINEW_ERROR_OUT_OF_MEMORY;
@@ -155,6 +178,12 @@ static sinew_backend_vtable g_rigid = {
 };
 
 static const sinew_backend_vtable* g_tables[1] = { &g_rigid };
+static void* const g_users[1] = { &g_user };
+#if defined(PLUGIN_NEEDS_VULKAN)
+static const sinew_service_request g_services[1] = { { SINEW_SERVICE_VULKAN, 1u } };
+#elif defined(PLUGIN_UNKNOWN_SERVICE)
+static const sinew_service_request g_services[1] = { { 77u, 1u } }; /* a later host's service */
+#endif
 
 __attribute__((visibility("default"))) sinew_result sinew_plugin_entry(const sinew_host_info* host,
                                                                        sinew_plugin_info* out);
@@ -173,6 +202,19 @@ sinew_result sinew_plugin_entry(const sinew_host_info* host, sinew_plugin_info* 
     out->plugin_name = "test plugin";
     out->backend_count = 1;
     out->backends = g_tables;
+    /* version 3's fields, where the host's struct has them */
+    g_answered_v3 = out->struct_size >= sizeof(sinew_plugin_info);
+    if (g_answered_v3) out->backend_users = g_users;
+#if defined(PLUGIN_NEEDS_VULKAN) || defined(PLUGIN_UNKNOWN_SERVICE)
+    out->services = g_services;
+    out->service_count = 1;
+#elif defined(PLUGIN_BAD_SERVICES)
+    out->service_count = 2; /* and no array */
+#elif defined(PLUGIN_MANY_SERVICES)
+    static sinew_service_request many[SINEW_PLUGIN_MAX_SERVICES + 1u];
+    out->services = many;
+    out->service_count = SINEW_PLUGIN_MAX_SERVICES + 1u;
+#endif
 #if defined(PLUGIN_WRONG_ABI)
     out->abi_version = SINEW_PLUGIN_ABI_VERSION + 7u; /* built against a future header */
 #elif defined(PLUGIN_NULL_TABLE)
@@ -180,9 +222,15 @@ sinew_result sinew_plugin_entry(const sinew_host_info* host, sinew_plugin_info* 
 #elif defined(PLUGIN_NO_BACKENDS)
     out->backend_count = 0;
 #elif defined(PLUGIN_V1)
-    /* built against ABI version 1: its table ends after bake */
+    /* built against ABI version 1: its table ends after bake, its answer after backends (the
+     * host ignores what lies beyond: the users set above must not reach the backend) */
     out->abi_version = 1u;
+    g_answered_v3 = 0;
     g_rigid.struct_size = (uint32_t)offsetof(sinew_backend_vtable, params);
+#elif defined(PLUGIN_V2)
+    /* built against ABI version 2: the same table, an answer that ends after backends */
+    out->abi_version = 2u;
+    g_answered_v3 = 0;
 #elif defined(PLUGIN_SHORT_TABLE)
     g_rigid.struct_size = 8u; /* a table from an older, smaller ABI */
 #elif defined(PLUGIN_HUGE_COUNT)

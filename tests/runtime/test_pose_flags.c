@@ -86,7 +86,7 @@ static void rec_destroy(void* inst) { (void)inst; }
 static const sinew_backend_vtable g_recorder = {
     sizeof(sinew_backend_vtable), "test-recorder", SINEW_BACKEND_FLAG_PHYSICS, rec_probe,
     rec_prepare, rec_set_pose, rec_step, rec_read, rec_bind, rec_get_state, rec_set_state,
-    rec_destroy, NULL};
+    rec_destroy, NULL, NULL, 0u};
 
 static sinew_test_log g_log;
 static sinew_world* g_world;

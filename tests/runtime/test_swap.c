@@ -107,7 +107,8 @@ static void gate_destroy(void* inst)
 
 static const sinew_backend_vtable g_gated = {
     sizeof(sinew_backend_vtable), "test-gated", 0u, gate_probe, gate_prepare, gate_set_pose,
-    gate_step, gate_read, gate_bind, gate_get_state, gate_set_state, gate_destroy, NULL};
+    gate_step, gate_read, gate_bind, gate_get_state, gate_set_state, gate_destroy, NULL, NULL,
+    0u};
 
 static void open_gate(void)
 {
