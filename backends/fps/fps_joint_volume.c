@@ -9,8 +9,8 @@
 #include "fps_joint_volume.h"
 
 sinew_result fps_jv_create(const sinew_host_api* host, const ps_model* m, const fps_params* p,
-                           const uint32_t* perm, uint32_t ns, uint32_t N, const double* diag0,
-                           fps_jv** out)
+                           const uint32_t* perm, const uint32_t* inv, uint32_t ns, uint32_t N,
+                           const double* diag0, fps_jv** out)
 {
     *out = NULL;
     ps_joint_volume* jv = NULL;
@@ -30,6 +30,7 @@ sinew_result fps_jv_create(const sinew_host_api* host, const ps_model* m, const 
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
     }
     f->perm = perm;
+    f->inv = inv;
     f->ns = ns;
     f->N = N;
     f->n = m->n;
@@ -53,7 +54,7 @@ int fps_jv_judge(fps_jv* f, const double* x, const float* skinning)
 {
     uint32_t N = f->N;
     for (int c = 0; c < 3; ++c)
-        for (uint32_t j = 0; j < N; ++j) f->xm[(size_t)c * N + f->perm[j]] = x[(size_t)c * N + j];
+        for (uint32_t v = 0; v < f->n; ++v) f->xm[(size_t)c * N + v] = x[(size_t)c * N + f->inv[v]];
     f->on = ps_joint_volume_measure(f->jv, f->xm, N, skinning, PS_JOINT_VOLUME_SLACK, NULL);
     return f->on;
 }
@@ -61,10 +62,11 @@ int fps_jv_judge(fps_jv* f, const double* x, const float* skinning)
 void fps_jv_rhs(fps_jv* f, double* b)
 {
     uint32_t N = f->N, ns = f->ns;
-    memcpy(f->t, f->xm, 3u * (size_t)N * sizeof(double));
+    for (int c = 0; c < 3; ++c) memset(f->t + (size_t)c * N, 0, f->n * sizeof(double));
     ps_joint_volume_targets(f->jv, f->xm, N, f->gain, f->t);
-    for (int c = 0; c < 3; ++c)
-        for (uint32_t i = 0; i < ns; ++i)
-            b[(size_t)c * ns + i] +=
-                f->w[i] * (f->t[(size_t)c * N + f->perm[i]] - f->xm[(size_t)c * N + f->perm[i]]);
+    for (uint32_t v = 0; v < f->n; ++v) {
+        uint32_t i = f->inv[v];
+        if (i >= ns) continue;
+        for (int c = 0; c < 3; ++c) b[(size_t)c * ns + i] += f->w[i] * f->t[(size_t)c * N + v];
+    }
 }

@@ -618,7 +618,7 @@ static sinew_result create_solver_and_contacts(const sinew_host_api* host, fps_s
         r = ps_clamp_spread_create(host, m, FPS_CLAMP_SPREAD_RINGS, &s->spread);
     if (r == SINEW_OK && params->collisions && s->ns > 0) r = create_collide(host, s);
     if (r == SINEW_OK && params->volume.joint > 0.0 && s->ns > 0)
-        r = fps_jv_create(host, m, params, s->perm, s->ns, s->N, s->diag0, &s->jvol);
+        r = fps_jv_create(host, m, params, s->perm, s->inv, s->ns, s->N, s->diag0, &s->jvol);
     return r;
 }
 
