@@ -393,8 +393,9 @@ static sinew_result point_constraints(ps_sim* s, cholmod_sparse* K2)
 
 /* Sec. 5.3: the second system matrices, the first plus the collision constraints' weights on
  * the diagonal: K2[0] the local collisions', K2[1] K2[0]'s (or the first's) plus the point
- * constraints of the global contacts and the joints' volume. Same pattern as the first, so their factors start as copies of the first one's
- * analysis (same AMD ordering, simplicial LDL^T) and factor_numeric computes them all. */
+ * constraints of the global contacts and the joints' volume. Same pattern as the first, so
+ * their factors start as copies of the first one's analysis (same AMD ordering, simplicial
+ * LDL^T) and factor_numeric computes them all. */
 static sinew_result collision_system(ps_sim* s)
 {
     sinew_result r = SINEW_OK;
@@ -403,13 +404,13 @@ static sinew_result collision_system(ps_sim* s)
         if (!s->K2[0]) return ps_cholmod_fail(s, "copy_sparse");
         r = local_constraints(s, s->K2[0]);
     }
-    if (r == SINEW_OK && (s->p.global_collisions || s->p.volume.joint > 0.0)) {
+    if (r == SINEW_OK && s->p.volume.joint > 0.0)
+        r = ps_joint_volume_create(&s->host, s->m, s->p.volume.joint_reach, &s->jvol);
+    if (r == SINEW_OK && (s->p.global_collisions || s->jvol)) {
         s->K2[1] = cholmod_copy_sparse(s->K2[0] ? s->K2[0] : s->K, &s->cc);
         if (!s->K2[1]) return ps_cholmod_fail(s, "copy_sparse");
         if (s->p.global_collisions) r = global_detection(s);
         if (r == SINEW_OK) r = point_constraints(s, s->K2[1]);
-        if (r == SINEW_OK && s->p.volume.joint > 0.0)
-            r = ps_joint_volume_create(&s->host, s->m, s->p.volume.joint_reach, &s->jvol);
     }
     for (int k = 0; k < 2 && r == SINEW_OK; ++k) {
         if (!s->K2[k]) continue;
