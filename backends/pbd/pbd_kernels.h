@@ -58,15 +58,15 @@ static inline float pbd_dot(const float a[3], const float b[3])
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-/* The bending term (Sec. 6 and Table 1 bend cloth; the paper prints no formula and defers to
- * Mueller et al. 2006, its [MHHR06], Sec. 4.2): the dihedral angle of the skin triangles
- * (p0, p1, p2) and (p1, p0, p3) at their shared edge e = p1 - p0, pi when they are flat, less
- * than pi at a ridge of a surface wound with outward normals, more in a crease. Mueller et al.
- * write it acos(n1 . n2) - phi0; that angle is unsigned (a crease folded the other way
- * satisfies it) and its derivative, -1 / sqrt(1 - (n1 . n2)^2) times that of n1 . n2, is 0 / 0
- * at a flat pair. Here the signed angle through atan2 and its gradient, derived for this form
- * (the hinge gradient of Bridson et al. 2003): with nA = e x (p2 - p0), nB = (p3 - p0) x e and
- * s2, s3 the positions of p2, p3 along e as fractions of |e|,
+/* The bending term. The paper's cloth carries bending constraints (Fig. 1, Sec. 6, Table 1)
+ * but it prints no formula for them; Sec. 3 defers to Mueller et al. 2006 (its [MHHR06]),
+ * whose Sec. 4.2 writes C = acos(n1 . n2) - phi0. That angle is unsigned (a crease folded the
+ * other way satisfies it) and its derivative, -1 / sqrt(1 - (n1 . n2)^2) times that of n1 . n2,
+ * is 0 / 0 at a flat pair. Here instead the signed dihedral angle of the skin triangles
+ * (p0, p1, p2) and (p1, p0, p3) at their shared edge e = p1 - p0, through atan2: pi when they
+ * are flat, less at a ridge of a surface wound with outward normals, more in a crease. Its
+ * gradient, derived for this form (the hinge of Bridson et al. 2003), with nA = e x (p2 - p0),
+ * nB = (p3 - p0) x e and s2, s3 where p2, p3 lie along e as fractions of |e|:
  *   grad p2 = |e| nA / |nA|^2,  grad p3 = |e| nB / |nB|^2,
  *   grad p1 = -(s2 grad p2 + s3 grad p3),  grad p0 = -(grad p1 + grad p2 + grad p3).
  * g may be NULL; a degenerate pair (an edge or a triangle of no extent) has zero gradients. */

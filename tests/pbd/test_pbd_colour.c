@@ -210,6 +210,22 @@ static void check_pairs(const ps_model* m, const pbd_constraints* c, bool bendin
     free(keys);
 }
 
+/* The most constraints at one particle: they form a clique, so no colouring needs fewer. */
+static uint32_t largest_clique_at_a_particle(const pbd_constraints* c)
+{
+    uint32_t* at = calloc(c->particle_count, sizeof(uint32_t));
+    assert_non_null(at);
+    uint32_t n = c->stretch_count + c->volume_count + c->bending_count, most = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        uint32_t p[4], colour;
+        pbd_constraint_particles(c, k, p, &colour);
+        for (int a = 0; a < 4; ++a)
+            if (p[a] != NONE && ++at[p[a]] > most) most = at[p[a]];
+    }
+    free(at);
+    return most;
+}
+
 static void check_character(const char* relative, bool bending)
 {
     const char* path = sinew_test_data_path(relative);
@@ -231,12 +247,14 @@ static void check_character(const char* relative, bool bending)
     check_counts(pbd_instance_model(inst), c);
     check_pairs(pbd_instance_model(inst), c, bending);
     check_colours(c);
-    uint32_t degeneracy = peel_degeneracy(c);
+    uint32_t degeneracy = peel_degeneracy(c), clique = largest_clique_at_a_particle(c);
     print_message("%s: %u stretch + %u volume + %u bending constraints, %u colours, degeneracy "
-                  "%u (colouring found %u)\n", relative, c->stretch_count, c->volume_count,
-                  c->bending_count, colours, degeneracy, c->degeneracy);
+                  "%u (colouring found %u), %u constraints at the busiest particle\n", relative,
+                  c->stretch_count, c->volume_count, c->bending_count, colours, degeneracy,
+                  c->degeneracy, clique);
     assert_int_equal(c->degeneracy, degeneracy);
     assert_true(colours <= degeneracy + 1u);
+    assert_true(colours >= clique);
     sinew_backend_pbd.destroy(inst);
     ps_test_rig_free(&rig);
 }
