@@ -205,7 +205,9 @@ static int hinge_order(const void* x, const void* y)
     const hinge_entry* a = (const hinge_entry*)x;
     const hinge_entry* b = (const hinge_entry*)y;
     if (a->first != b->first) return a->first < b->first ? -1 : 1;
-    return memcmp(a->p, b->p, sizeof a->p);
+    for (int c = 0; c < 4; ++c)
+        if (a->p[c] != b->p[c]) return a->p[c] < b->p[c] ? -1 : 1;
+    return 0;
 }
 
 /* The rest area of a pair's two triangles and its edge's squared length (double precision

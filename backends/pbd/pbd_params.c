@@ -20,7 +20,7 @@ void pbd_params_default(pbd_params* p)
     p->stretch_stiffness = 1.0;
     p->volume_stiffness = 1.0;
     p->bending = 0;
-    p->bending_compliance = 1.0;
+    p->bending_compliance = 10.0;
     p->bending_stiffness = 1.0;
     p->mass = 0.0005;
     p->collisions = 1;
@@ -63,7 +63,7 @@ static const int pbd_simd_values[3] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW
       "plain PBD: stiffness of the volume constraints", DOUBLE, volume_stiffness, NULL)           \
     X(T, bending, FLAG, 0, 0.0, 1.0, "0", NULL,                                                     \
       "1: a bending constraint per pair of skin triangles on an edge", INT, bending, NULL)        \
-    X(T, bending_compliance, REAL, 0, 0.0, 1e12, "1", NULL,                                         \
+    X(T, bending_compliance, REAL, 0, 0.0, 1e12, "10", NULL,                                         \
       "XPBD: compliance of the skin's bending strain per unit rest volume", DOUBLE,               \
       bending_compliance, NULL)                                                                   \
     X(T, bending_stiffness, REAL, 0, 0.0, 1.0, "1", NULL,                                           \

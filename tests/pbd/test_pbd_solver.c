@@ -209,8 +209,9 @@ static void test_bake_round_trip(void** state)
     baked.baked_backend = "pbd";
     baked.baked_data = blob.data;
     baked.baked_size = blob.size;
-    void* a = prepare(&host, &rig.view, NULL, 0);
-    void* b = prepare(&host, &baked, NULL, 0);
+    const sinew_param bending[] = {{"bending", "1"}};
+    void* a = prepare(&host, &rig.view, bending, 1);
+    void* b = prepare(&host, &baked, bending, 1);
     pose_and_step(&rig, a, 90.0f, 20.0f, 10);
     pose_and_step(&rig, b, 90.0f, 20.0f, 10);
     assert_memory_equal(pbd_sim_positions(pbd_instance_sim(a)),
