@@ -339,10 +339,11 @@ static void log_prepared(const vk_pbd* s, bool baked)
 {
     const pbd_constraints* c = pbd_sim_constraints(s->sim);
     sinew_host_log(&s->host, SINEW_LOG_INFO,
-                   "vk-pbd: %s %u skin vertices, %u tets; %u stretch and %u volume constraints "
-                   "in %u colours, one dispatch each, on %s",
+                   "vk-pbd: %s %u skin vertices, %u tets; %u stretch, %u volume and %u bending "
+                   "constraints in %u colours, one dispatch each, on %s",
                    baked ? "restored from baked data:" : "prepared", s->model.n,
-                   s->model.tet_count, c->stretch_count, c->volume_count, c->colour_count,
+                   s->model.tet_count, c->stretch_count, c->volume_count, c->bending_count,
+                   c->colour_count,
                    s->ctx->properties.deviceName);
 }
 

@@ -58,9 +58,9 @@ static const struct {
 
 /* The push constants of shaders/pbd_common.glsl. */
 typedef struct push_block {
-    uint32_t N, n, first_s, count_s, first_v, count_v, lambda_v, target_at, plane_at, contacts,
-        render, flags;
-    float h, vel, k_s, k_v, slack, fraction;
+    uint32_t N, n, first_s, count_s, first_v, count_v, first_b, count_b, lambda_v, target_at,
+        plane_at, contacts, render, flags;
+    float h, vel, k_s, k_v, k_b, slack, fraction;
 } push_block;
 
 struct vk_pbd_device {
@@ -135,9 +135,8 @@ static sinew_result make_state(vk_pbd_device* d)
     if (r == SINEW_OK) r = make_buffer(d, B_XP, N3, NULL, false);
     if (r == SINEW_OK) r = make_buffer(d, B_W, c->particle_count * sizeof(float), c->inv_mass, false);
     if (r == SINEW_OK) r = make_buffer(d, B_TARGET, d->ring * N3, NULL, true);
-    if (r == SINEW_OK)
-        r = make_buffer(d, B_LAMBDA, ((size_t)c->stretch_count + c->volume_count) * sizeof(float),
-                        NULL, false);
+    size_t constraints = (size_t)c->stretch_count + c->volume_count + c->bending_count;
+    if (r == SINEW_OK) r = make_buffer(d, B_LAMBDA, constraints * sizeof(float), NULL, false);
     if (r == SINEW_OK) r = make_buffer(d, B_SKIN_N, 3u * n * sizeof(float), NULL, false);
     if (r == SINEW_OK) r = make_buffer(d, B_BLEND, 3u * n * sizeof(float), NULL, false);
     if (r == SINEW_OK) r = make_buffer(d, B_STATUS, 4u * sizeof(uint32_t), NULL, true);
@@ -146,11 +145,23 @@ static sinew_result make_state(vk_pbd_device* d)
     return r;
 }
 
-/* The constraints as pbd grouped them by colour, packed per constraint. */
+/* Four-particle constraint i of pbd's arrays p, w, rest and alpha at row k of the packed ones. */
+static void pack_four(uint32_t* idx, float* w4, float* par, uint32_t k, uint32_t* const p[4],
+                      float* const w[4], const float* rest, const float* alpha, uint32_t i)
+{
+    for (int q = 0; q < 4; ++q) {
+        idx[4u * k + q] = p[q][i];
+        w4[4u * k + q] = w[q][i];
+    }
+    par[2u * k] = rest[i], par[2u * k + 1u] = alpha[i];
+}
+
+/* The constraints as pbd grouped them by colour, packed per constraint: the stretch ones
+ * apart, the volume and then the bending ones in the four-particle arrays. */
 static sinew_result make_constraints(vk_pbd_device* d)
 {
     const pbd_constraints* c = d->con;
-    uint32_t s = c->stretch_count, v = c->volume_count;
+    uint32_t s = c->stretch_count, v = c->volume_count + c->bending_count;
     uint32_t* s_idx = sinew_host_calloc(&d->host, (size_t)s + 1u, 2u * sizeof(uint32_t));
     float* s_par = sinew_host_calloc(&d->host, (size_t)s + 1u, 4u * sizeof(float));
     uint32_t* v_idx = sinew_host_calloc(&d->host, (size_t)v + 1u, 4u * sizeof(uint32_t));
@@ -163,13 +174,12 @@ static sinew_result make_constraints(vk_pbd_device* d)
                         c->stretch_alpha[i]};
         memcpy(s_par + 4u * i, par, sizeof par);
     }
-    for (uint32_t i = 0; r == SINEW_OK && i < v; ++i) {
-        for (int k = 0; k < 4; ++k) {
-            v_idx[4u * i + k] = c->volume_p[k][i];
-            v_w[4u * i + k] = c->volume_w[k][i];
-        }
-        v_par[2u * i] = c->volume_rest[i], v_par[2u * i + 1u] = c->volume_alpha[i];
-    }
+    for (uint32_t i = 0; r == SINEW_OK && i < c->volume_count; ++i)
+        pack_four(v_idx, v_w, v_par, i, c->volume_p, c->volume_w, c->volume_rest,
+                  c->volume_alpha, i);
+    for (uint32_t i = 0; r == SINEW_OK && i < c->bending_count; ++i)
+        pack_four(v_idx, v_w, v_par, c->volume_count + i, c->bending_p, c->bending_w,
+                  c->bending_rest, c->bending_alpha, i);
     if (r == SINEW_OK) r = make_buffer(d, B_S_IDX, (size_t)s * 8u, s_idx, false);
     if (r == SINEW_OK) r = make_buffer(d, B_S_PAR, (size_t)s * 16u, s_par, false);
     if (r == SINEW_OK) r = make_buffer(d, B_V_IDX, (size_t)v * 16u, v_idx, false);
@@ -385,6 +395,7 @@ static void push_defaults(vk_pbd_device* d, const pbd_params* p)
     double its = (double)p->iterations;
     b->k_s = (float)(1.0 - pow(1.0 - p->stretch_stiffness, 1.0 / its));
     b->k_v = (float)(1.0 - pow(1.0 - p->volume_stiffness, 1.0 / its));
+    b->k_b = (float)(1.0 - pow(1.0 - p->bending_stiffness, 1.0 / its));
 }
 
 void vk_pbd_device_destroy(vk_pbd_device* d)
@@ -572,7 +583,9 @@ static void record_sweeps(vk_pbd_device* d)
             d->push.count_s = c->stretch_offsets[q + 1u] - c->stretch_offsets[q];
             d->push.first_v = c->volume_offsets[q];
             d->push.count_v = c->volume_offsets[q + 1u] - c->volume_offsets[q];
-            dispatch(d, P_COLOUR, d->push.count_s + d->push.count_v);
+            d->push.first_b = c->volume_count + c->bending_offsets[q];
+            d->push.count_b = c->bending_offsets[q + 1u] - c->bending_offsets[q];
+            dispatch(d, P_COLOUR, d->push.count_s + d->push.count_v + d->push.count_b);
         }
         if (d->contacts) dispatch(d, P_CONTACTS, d->push.contacts);
     }

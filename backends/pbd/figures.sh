@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The figures of backends/pbd/README.md ("Figures"), printed as Markdown: the colours of the
-# constraint graph (sinew-pbd-profile), quality against the other backends (sinew-quality:
+# constraint graph without and with the bending constraints (sinew-pbd-profile), quality against the other backends (sinew-quality:
 # intersecting render pairs / volume ratio / largest edge stretch) and step times
 # (sinew-bench, medians of several runs); then vk-pbd's against pbd's on the first Vulkan device
 # (lavapipe where there is no GPU): the distance between their shapes, their quality, and
@@ -119,11 +119,14 @@ if [[ " $SECTIONS " != *" cpu "* ]]; then
     exit 0
 fi
 echo
-echo "| character | constraints and colours (INFO line of prepare) |"
-echo "|---|---|"
+echo "| character | bending | constraints and colours (INFO line of prepare) |"
+echo "|---|---|---|"
 for ch in "$CYLINDER" "$TBONE" "$MALE"; do
-    line=$("$BUILD/bin/sinew-pbd-profile" "$ch" 1 1 2>/dev/null | sed -n 's/^pbd: prepared //p')
-    echo "| $(basename "$ch" .ini) | ${line%%; model*} |"
+    for b in 0 1; do
+        line=$("$BUILD/bin/sinew-pbd-profile" "$ch" 1 1 bending=$b 2>/dev/null |
+            sed -n 's/^pbd: prepared //p')
+        echo "| $(basename "$ch" .ini) | $b | ${line%%; model*} |"
+    done
 done
 
 backends=(lbs)

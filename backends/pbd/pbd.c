@@ -2,7 +2,8 @@
  * constraint solving (Fratarcangeli and Pellacini, ../shared/papers/parallel-position-based-
  * dynamics.txt). The tissue model is ps's (backends/ps, object library sinew_tissue); the
  * constraints are a stretch constraint per tet edge and a volume constraint per tet (Sec. 3.1,
- * pbd_constraints.c), coloured greedily in smallest-last order (Sec. 4, pbd_colour.c) and
+ * pbd_constraints.c) and, with `bending`, a bending constraint per pair of skin triangles on
+ * an edge, coloured greedily in smallest-last order (Sec. 4, pbd_colour.c) and
  * solved colour by colour over the host's job system (pbd_project.c), with XPBD compliance
  * or plain PBD stiffness; base vertices follow the bones as fps's hard constraints do
  * (pbd_sim.c). Parameters: pbd_params.c and README.md. SPDX-License-Identifier: MIT
@@ -174,11 +175,12 @@ static void log_prepared(const sinew_host_api* host, const pbd_instance* inst, b
         smallest = size < smallest ? size : smallest;
     }
     sinew_host_log(host, SINEW_LOG_INFO,
-                   "pbd: %s %u skin vertices, %u bones, %u tets; %u stretch and %u volume "
-                   "constraints in %u colours of %u to %u (constraint graph degeneracy %u); "
-                   "model %.1f ms, constraints and colouring %.1f ms",
+                   "pbd: %s %u skin vertices, %u bones, %u tets; %u stretch, %u volume and %u "
+                   "bending constraints in %u colours of %u to %u (constraint graph degeneracy "
+                   "%u); model %.1f ms, constraints and colouring %.1f ms",
                    baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
-                   m->tet_count, c->stretch_count, c->volume_count, c->colour_count, smallest,
+                   m->tet_count, c->stretch_count, c->volume_count, c->bending_count,
+                   c->colour_count, smallest,
                    largest, c->degeneracy, 1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
 }
 

@@ -31,6 +31,9 @@ typedef struct pbd_params {
     double volume_compliance;  /* XPBD: per unit rest volume, of the relative volume change */
     double stretch_stiffness;  /* plain PBD: stiffness in [0, 1] of the whole solve */
     double volume_stiffness;
+    int bending;               /* 1: a bending constraint per pair of skin triangles on an edge */
+    double bending_compliance; /* XPBD: per unit rest volume, of the bending strain */
+    double bending_stiffness;  /* plain PBD: stiffness in [0, 1] of the whole solve */
     double mass;               /* tissue density, scaled as in ps */
     int collisions;            /* 1: the joints' contacts clamp the base targets (2018 Sec. 5) */
     int sliding;               /* 1: skin sliding (2018 Sec. 4.2) for the base targets */
@@ -47,14 +50,14 @@ typedef struct pbd_params {
 
 void pbd_params_default(pbd_params* p);
 /* The keys pbd_params_parse takes, as sinew_world_backend_params gives them. */
-#define PBD_PARAM_COUNT 21u
+#define PBD_PARAM_COUNT 24u
 extern const sinew_param_info pbd_param_info[PBD_PARAM_COUNT];
 /* Parses and validates; an unknown or repeated key or a bad value is SINEW_ERROR_PARAMETER
  * with one log line. */
 sinew_result pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
                               uint32_t count, const void* next, pbd_params* out);
 /* vk-pbd's keys: pbd's without simd and grain, which only the CPU's sweeps read. */
-#define VK_PBD_PARAM_COUNT 19u
+#define VK_PBD_PARAM_COUNT 22u
 extern const sinew_param_info vk_pbd_param_info[VK_PBD_PARAM_COUNT];
 sinew_result vk_pbd_params_parse(const sinew_host_api* host, const sinew_param* params,
                                  uint32_t count, const void* next, pbd_params* out);
@@ -79,8 +82,8 @@ sinew_result pbd_colour(const sinew_host_api* host, uint32_t particle_count, uin
 /* ---- constraints (pbd_constraints.c, Sec. 3.1) ---- */
 
 /* Every constraint of the tissue mesh, grouped by colour: the stretch constraints of colour
- * c are [stretch_offsets[c], stretch_offsets[c + 1]), the volume constraints likewise. Single
- * precision throughout, like the render mesh and the positions they act on. */
+ * c are [stretch_offsets[c], stretch_offsets[c + 1]), the volume and bending constraints
+ * likewise. Single precision throughout, like the render mesh and the positions they act on. */
 typedef struct pbd_constraints {
     uint32_t particle_count;    /* N = 2n */
     float* inv_mass;            /* N: 0 for particles that follow their targets */
@@ -96,22 +99,30 @@ typedef struct pbd_constraints {
     float* volume_w[4];         /* their inverse masses, copied per constraint */
     float* volume_rest;         /* 6 V0, six times the signed rest volume (pbd_tet_volume6) */
     float* volume_alpha;        /* XPBD: alpha~ of 6 V - 6 V0 */
+    uint32_t bending_count;
+    uint32_t* bending_p[4];     /* a pair of skin triangles (p0, p1, p2) and (p1, p0, p3) */
+    float* bending_w[4];
+    float* bending_rest;        /* the rest dihedral angle (pbd_dihedral: pi when flat) */
+    float* bending_alpha;       /* XPBD: alpha~ of the angle */
     uint32_t colour_count;
     uint32_t* stretch_offsets;  /* colour_count + 1 */
     uint32_t* volume_offsets;   /* colour_count + 1 */
+    uint32_t* bending_offsets;  /* colour_count + 1 */
     uint32_t degeneracy;        /* of the constraint graph, as pbd_colour found it */
 } pbd_constraints;
 
 /* Builds the constraints of model m: one stretch constraint per unique edge and one volume
- * constraint per tet, of the tets the model keeps (tet_excluded 0), each kept only when one
+ * constraint per tet, of the tets the model keeps (tet_excluded 0), and with `bending` one
+ * bending constraint per edge that exactly two skin triangles share, each kept only when one
  * of its particles moves; inverse masses from the tet volumes as ps (base vertices and skin
- * vertices no kept tet holds: 0). Rest lengths and volumes from `rest` (3N floats, columns
- * of N: the particles' start), then colours and groups them. OUT_OF_MEMORY, one line. */
+ * vertices no kept tet holds: 0). Rest lengths, volumes and angles from `rest` (3N floats,
+ * columns of N: the particles' start), then colours and groups them. OUT_OF_MEMORY, one
+ * line. */
 sinew_result pbd_constraints_build(const sinew_host_api* host, const ps_model* m,
                                    const pbd_params* p, const float* rest, pbd_constraints* out);
 void pbd_constraints_free(const sinew_host_api* host, pbd_constraints* c);
 /* The particles of constraint k in a single numbering (stretch 0..stretch_count-1, then
- * volume), 4 entries padded with PBD_NONE; its colour through *colour (tests). */
+ * volume, then bending), 4 entries padded with PBD_NONE; its colour through *colour (tests). */
 void pbd_constraint_particles(const pbd_constraints* c, uint32_t k, uint32_t out[4],
                               uint32_t* colour);
 
@@ -129,17 +140,21 @@ struct pbd_solve {
     uint32_t N;
     float* stretch_lambda;
     float* volume_lambda;
+    float* bending_lambda;
     int xpbd;                   /* 1: XPBD with alpha~; 0: PBD with the stiffness factors */
     float stretch_k;            /* plain PBD: the per-iteration stiffness factors */
     float volume_k;
+    float bending_k;
     uint32_t colour;            /* the colour being solved */
     pbd_range_fn stretch;       /* the kernels of the `simd` parameter */
     pbd_range_fn volume;
+    pbd_range_fn bending;       /* scalar whatever `simd` says (the same bits either way) */
     uint32_t grain;             /* the `grain` parameter: constraints per job range at least */
 };
 
 void pbd_stretch_scalar(const pbd_solve* s, uint32_t first, uint32_t last);
 void pbd_volume_scalar(const pbd_solve* s, uint32_t first, uint32_t last);
+void pbd_bending_scalar(const pbd_solve* s, uint32_t first, uint32_t last);
 #if defined(SINEW_SKIN_X86)
 /* AVX-512F (built with -mavx512f; run only after a CPU check): 16 constraints per vector, the
  * scalar kernels' operations lane by lane, the same bits. */
@@ -147,7 +162,7 @@ void pbd_stretch_avx512(const pbd_solve* s, uint32_t first, uint32_t last);
 void pbd_volume_avx512(const pbd_solve* s, uint32_t first, uint32_t last);
 #endif
 
-/* Projects the constraints of one colour, k in [begin, end) of its stretch then volume
+/* Projects the constraints of one colour, k in [begin, end) of its stretch, volume and bending
  * constraints (a sinew_job_fn: no two of them share a particle, so any split of the range
  * gives the same bits). */
 void pbd_project_range(void* data, uint32_t begin, uint32_t end);

@@ -50,6 +50,57 @@ static inline float pbd_tet_volume6(const float* x, size_t ld, const uint32_t p[
     return v;
 }
 
+/* pi in single precision, the dihedral angle of a flat pair. */
+#define PBD_PI 3.14159265358979f
+
+static inline float pbd_dot(const float a[3], const float b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* The bending term. The paper's cloth carries bending constraints (Fig. 1, Sec. 6, Table 1)
+ * but it prints no formula for them; Sec. 3 defers to Mueller et al. 2006 (its [MHHR06]),
+ * whose Sec. 4.2 writes C = acos(n1 . n2) - phi0. That angle is unsigned (a crease folded the
+ * other way satisfies it) and its derivative, -1 / sqrt(1 - (n1 . n2)^2) times that of n1 . n2,
+ * is 0 / 0 at a flat pair. Here instead the signed dihedral angle of the skin triangles
+ * (p0, p1, p2) and (p1, p0, p3) at their shared edge e = p1 - p0, through atan2: pi when they
+ * are flat, less at a ridge of a surface wound with outward normals, more in a crease. Its
+ * gradient, derived for this form (the hinge of Bridson et al. 2003), with nA = e x (p2 - p0),
+ * nB = (p3 - p0) x e and s2, s3 where p2, p3 lie along e as fractions of |e|:
+ *   grad p2 = |e| nA / |nA|^2,  grad p3 = |e| nB / |nB|^2,
+ *   grad p1 = -(s2 grad p2 + s3 grad p3),  grad p0 = -(grad p1 + grad p2 + grad p3).
+ * g may be NULL; a degenerate pair (an edge or a triangle of no extent) has zero gradients. */
+static inline float pbd_dihedral(const float* x, size_t ld, const uint32_t p[4], float g[4][3])
+{
+    float e[3], a[3], b[3];
+    for (int c = 0; c < 3; ++c) {
+        float o = x[(size_t)c * ld + p[0]];
+        e[c] = x[(size_t)c * ld + p[1]] - o;
+        a[c] = x[(size_t)c * ld + p[2]] - o;
+        b[c] = x[(size_t)c * ld + p[3]] - o;
+    }
+    float na[3], nb[3], m[3];
+    pbd_cross(e, a, na);
+    pbd_cross(b, e, nb);
+    pbd_cross(na, nb, m);
+    float e2 = pbd_dot(e, e), len = sqrtf(e2);
+    float phi = PBD_PI - atan2f(pbd_dot(m, e), len * pbd_dot(na, nb));
+    if (!g) return phi;
+    float a2 = pbd_dot(na, na), b2 = pbd_dot(nb, nb);
+    if (!(a2 > 0.0f && b2 > 0.0f && e2 > 0.0f)) {
+        for (int k = 0; k < 4; ++k) g[k][0] = g[k][1] = g[k][2] = 0.0f;
+        return phi;
+    }
+    float fa = len / a2, fb = len / b2, sa = pbd_dot(a, e) / e2, sb = pbd_dot(b, e) / e2;
+    for (int c = 0; c < 3; ++c) {
+        g[2][c] = fa * na[c];
+        g[3][c] = fb * nb[c];
+        g[1][c] = -(sa * g[2][c] + sb * g[3][c]);
+        g[0][c] = -(g[1][c] + g[2][c] + g[3][c]);
+    }
+    return phi;
+}
+
 /* ---- the projections of one constraint (Sec. 3.1) ----
  * A constraint C with gradients grad_i moves its particles by dp_i = w_i grad_i dl. XPBD
  * (Macklin, Mueller and Chentanez 2016, eq. 18) with alpha~ = alpha / h^2 and the multiplier
@@ -102,6 +153,53 @@ static inline void pbd_project_volume(const pbd_solve* s, uint32_t i)
     }
     for (int k = 0; k < 4; ++k) {
         float f = c->volume_w[k][i] * dl;
+        for (int q = 0; q < 3; ++q) s->x[(size_t)q * s->N + p[k]] += f * g[k][q];
+    }
+}
+
+/* Past this turn from its rest angle a pair is crumpled, not bent (the tissue folded the skin
+ * over): its projection is let go (pbd_bending_fade). */
+#define PBD_BEND_LET_GO (0.75f * PBD_PI)
+
+/* *C = phi - phi0 taken the short way round the circle and scaled by a factor that falls
+ * linearly from 1 at half of PBD_BEND_LET_GO to 0 at it; false past it (the pair is let go).
+ * The projection so stays continuous in the angle and never meets the jump of the short way
+ * round at pi, where a correction flips direction between iterations and feeds the velocities
+ * (on the male's elbow that blew the mesh up); a plain cut-off left pairs cycling around it. */
+static inline bool pbd_bending_fade(float* C)
+{
+    float c = *C;
+    if (c > PBD_PI) c -= 2.0f * PBD_PI;
+    else if (c < -PBD_PI) c += 2.0f * PBD_PI;
+    float turn = fabsf(c);
+    if (!(turn < PBD_BEND_LET_GO)) return false;
+    float fade = (PBD_BEND_LET_GO - turn) / (0.5f * PBD_BEND_LET_GO);
+    *C = fade < 1.0f ? fade * c : c;
+    return true;
+}
+
+/* The bending term as C = phi - phi0 (pbd_bending_fade) with the gradients of pbd_dihedral. */
+static inline void pbd_project_bending(const pbd_solve* s, uint32_t i)
+{
+    const pbd_constraints* c = s->c;
+    uint32_t p[4] = {c->bending_p[0][i], c->bending_p[1][i], c->bending_p[2][i],
+                     c->bending_p[3][i]};
+    float g[4][3];
+    float C = pbd_dihedral(s->x, s->N, p, g) - c->bending_rest[i];
+    if (!pbd_bending_fade(&C)) return;
+    float denom = 0.0f;
+    for (int k = 0; k < 4; ++k) denom += c->bending_w[k][i] * pbd_dot(g[k], g[k]);
+    if (!(denom > 0.0f)) return; /* a degenerate pair: no gradient */
+    float dl;
+    if (s->xpbd) {
+        float at = c->bending_alpha[i];
+        dl = (-C - at * s->bending_lambda[i]) / (denom + at);
+        s->bending_lambda[i] += dl;
+    } else {
+        dl = -s->bending_k * C / denom;
+    }
+    for (int k = 0; k < 4; ++k) {
+        float f = c->bending_w[k][i] * dl;
         for (int q = 0; q < 3; ++q) s->x[(size_t)q * s->N + p[k]] += f * g[k][q];
     }
 }

@@ -19,6 +19,9 @@ void pbd_params_default(pbd_params* p)
     p->volume_compliance = 2.0;
     p->stretch_stiffness = 1.0;
     p->volume_stiffness = 1.0;
+    p->bending = 0;
+    p->bending_compliance = 10.0;
+    p->bending_stiffness = 1.0;
     p->mass = 0.0005;
     p->collisions = 1;
     p->sliding = 1;
@@ -58,6 +61,13 @@ static const int pbd_simd_values[3] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW
       "plain PBD: stiffness of the edge constraints", DOUBLE, stretch_stiffness, NULL)            \
     X(T, volume_stiffness, REAL, 0, 0.0, 1.0, "1", NULL,                                            \
       "plain PBD: stiffness of the volume constraints", DOUBLE, volume_stiffness, NULL)           \
+    X(T, bending, FLAG, 0, 0.0, 1.0, "0", NULL,                                                     \
+      "1: a bending constraint per pair of skin triangles on an edge", INT, bending, NULL)        \
+    X(T, bending_compliance, REAL, 0, 0.0, 1e12, "10", NULL,                                         \
+      "XPBD: compliance of the skin's bending strain per unit rest volume", DOUBLE,               \
+      bending_compliance, NULL)                                                                   \
+    X(T, bending_stiffness, REAL, 0, 0.0, 1.0, "1", NULL,                                           \
+      "plain PBD: stiffness of the bending constraints", DOUBLE, bending_stiffness, NULL)         \
     X(T, collisions, FLAG, 0, 0.0, 1.0, "1", NULL,                                                  \
       "the folding joints' contacts clamp the base targets (2018 Sec. 5)", INT, collisions, NULL)
 

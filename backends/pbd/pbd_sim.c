@@ -1,6 +1,7 @@
 /* The run-time simulation of `pbd`: position based dynamics on ps's tissue mesh (Sec. 3; the
  * loop of Mueller et al. 2006, Alg. 1): the particles' prediction x = x + h v, `iterations`
- * coloured Gauss-Seidel sweeps over the stretch and volume constraints (pbd_project.c), and
+ * coloured Gauss-Seidel sweeps over the stretch, volume and bending constraints
+ * (pbd_project.c), and
  * the velocity update v = lambda (x - x_prev) / h. Particles of zero inverse mass (base
  * vertices, skin vertices no kept tet holds) sit on their targets, placed as fps places its
  * Dirichlet vertices: the bone's skinning matrix, skin sliding near joints (2018 Sec. 4.2) and
@@ -31,6 +32,7 @@ struct pbd_sim {
     double* target;  /* 3N: where the particles of zero inverse mass go (ps's targets) */
     float* stretch_lambda;
     float* volume_lambda;
+    float* bending_lambda;
     uint32_t* joint; /* N: the joint whose skinning matrix moves the particle's target */
     float* skinning; /* 16 per joint */
     int pose_dirty;
@@ -65,9 +67,9 @@ void pbd_sim_destroy(pbd_sim* s)
     ps_collide_destroy(s->joints);
     pbd_constraints_free(&host, &s->con);
     void* arrays[] = {s->x,        s->v,         s->x_prev,         s->target,
-                      s->stretch_lambda, s->volume_lambda, s->joint, s->skinning,
-                      s->skin_f,   s->skin_n,    s->contact_x,      s->contact,
-                      s->contact_weight};
+                      s->stretch_lambda, s->volume_lambda, s->bending_lambda, s->joint,
+                      s->skinning, s->skin_f,    s->skin_n,         s->contact_x,
+                      s->contact,  s->contact_weight};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, s);
 }
@@ -108,7 +110,9 @@ static bool alloc_multipliers(pbd_sim* s)
                                                   sizeof(float));
     s->volume_lambda = (float*)sinew_host_calloc(&s->host, s->con.volume_count + 1u,
                                                  sizeof(float));
-    return s->stretch_lambda && s->volume_lambda;
+    s->bending_lambda = (float*)sinew_host_calloc(&s->host, s->con.bending_count + 1u,
+                                                  sizeof(float));
+    return s->stretch_lambda && s->volume_lambda && s->bending_lambda;
 }
 
 /* Skin sliding (2018 Sec. 4.2) and the joints' contacts (2018 Sec. 5) where asked for. */
@@ -144,10 +148,12 @@ static void solver_view(pbd_sim* s)
     v->N = s->N;
     v->stretch_lambda = s->stretch_lambda;
     v->volume_lambda = s->volume_lambda;
+    v->bending_lambda = s->bending_lambda;
     v->xpbd = s->p.compliance;
     v->grain = s->p.grain;
     v->stretch = pbd_stretch_scalar;
     v->volume = pbd_volume_scalar;
+    v->bending = pbd_bending_scalar;
 #if defined(SINEW_SKIN_X86)
     if (s->p.simd == SINEW_SIMD_AVX512) {
         v->stretch = pbd_stretch_avx512;
@@ -157,6 +163,7 @@ static void solver_view(pbd_sim* s)
     double its = (double)s->p.iterations;
     v->stretch_k = (float)(1.0 - pow(1.0 - s->p.stretch_stiffness, 1.0 / its));
     v->volume_k = (float)(1.0 - pow(1.0 - s->p.volume_stiffness, 1.0 / its));
+    v->bending_k = (float)(1.0 - pow(1.0 - s->p.bending_stiffness, 1.0 / its));
 }
 
 sinew_result pbd_sim_create(const sinew_host_api* host, const ps_model* m,
@@ -305,6 +312,7 @@ sinew_result pbd_sim_step(pbd_sim* s)
     /* XPBD: the multipliers start from zero each step (Macklin et al. 2016, Alg. 1) */
     memset(s->stretch_lambda, 0, ((size_t)s->con.stretch_count + 1u) * sizeof(float));
     memset(s->volume_lambda, 0, ((size_t)s->con.volume_count + 1u) * sizeof(float));
+    memset(s->bending_lambda, 0, ((size_t)s->con.bending_count + 1u) * sizeof(float));
     if (s->p.profile) {
         s->profile[0] += now_seconds() - t0;
         s->profile_steps++;

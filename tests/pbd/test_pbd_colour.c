@@ -1,8 +1,9 @@
 /* The constraint graph of pbd and its colouring (Sec. 4): hand-made graphs with known colour
- * counts, then the tissue meshes of the test characters: every constraint of the tissue mesh
- * is there once, no colour holds two constraints that share a particle, and the number of
- * colours is at most the constraint graph's degeneracy + 1 (eq. 15), the degeneracy computed
- * here by plain peeling. SPDX-License-Identifier: MIT */
+ * counts, then the tissue meshes of the test characters, without and with the bending
+ * constraints: every constraint of the tissue mesh is there once, no colour holds two
+ * constraints that share a particle, and the number of colours is at most the constraint
+ * graph's degeneracy + 1 (eq. 15), the degeneracy computed here by plain peeling.
+ * SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static void test_small_graphs(void** state)
  * (found by a linear scan); the largest degree removed is the degeneracy. */
 static uint32_t peel_degeneracy(const pbd_constraints* c)
 {
-    uint32_t n = c->stretch_count + c->volume_count, P = c->particle_count;
+    uint32_t n = c->stretch_count + c->volume_count + c->bending_count, P = c->particle_count;
     uint32_t (*parts)[4] = malloc(sizeof *parts * n);
     uint32_t* count = calloc(P, sizeof(uint32_t));
     uint32_t** at = calloc(P, sizeof(uint32_t*));
@@ -119,6 +120,7 @@ static void check_colours(const pbd_constraints* c)
     assert_non_null(seen);
     assert_int_equal(c->stretch_offsets[c->colour_count], c->stretch_count);
     assert_int_equal(c->volume_offsets[c->colour_count], c->volume_count);
+    assert_int_equal(c->bending_offsets[c->colour_count], c->bending_count);
     for (uint32_t q = 0; q < c->colour_count; ++q) {
         assert_true(pbd_colour_size(c, q) > 0);
         for (uint32_t i = c->stretch_offsets[q]; i < c->stretch_offsets[q + 1u]; ++i) {
@@ -131,6 +133,12 @@ static void check_colours(const pbd_constraints* c)
         for (uint32_t i = c->volume_offsets[q]; i < c->volume_offsets[q + 1u]; ++i)
             for (int a = 0; a < 4; ++a) {
                 uint32_t p = c->volume_p[a][i];
+                if (seen[p] == q + 1u) fail_msg("colour %u: particle %u twice", q, p);
+                seen[p] = q + 1u;
+            }
+        for (uint32_t i = c->bending_offsets[q]; i < c->bending_offsets[q + 1u]; ++i)
+            for (int a = 0; a < 4; ++a) {
+                uint32_t p = c->bending_p[a][i];
                 if (seen[p] == q + 1u) fail_msg("colour %u: particle %u twice", q, p);
                 seen[p] = q + 1u;
             }
@@ -171,7 +179,54 @@ static void check_counts(const ps_model* m, const pbd_constraints* c)
     free(keys);
 }
 
-static void check_character(const char* relative)
+/* The bending pairs the skin should give: its edges that exactly two triangles share, of the
+ * pairs with a moving corner; each pair's edge and corners as the constraint holds them. */
+static void check_pairs(const ps_model* m, const pbd_constraints* c, bool bending)
+{
+    uint64_t n = m->n;
+    uint64_t* keys = malloc(sizeof(uint64_t) * 3u * (m->triangle_count + 1u));
+    uint32_t k = 0;
+    for (uint32_t t = 0; t < m->triangle_count; ++t)
+        for (int a = 0; a < 3; ++a) {
+            uint64_t u = m->triangles[3u * t + a], v = m->triangles[3u * t + (a + 1) % 3];
+            keys[k++] = u < v ? u * n + v : v * n + u;
+        }
+    qsort(keys, k, sizeof *keys, key_order);
+    uint32_t pairs = 0;
+    for (uint32_t i = 0; i < k;) {
+        uint32_t j = i;
+        while (j < k && keys[j] == keys[i]) ++j;
+        pairs += j - i == 2u;
+        i = j;
+    }
+    /* every skin vertex of the test characters moves: no pair drops out for want of one */
+    assert_int_equal(c->bending_count, bending ? pairs : 0u);
+    for (uint32_t i = 0; i < c->bending_count; ++i) {
+        const uint32_t* p[4] = {&c->bending_p[0][i], &c->bending_p[1][i], &c->bending_p[2][i],
+                                &c->bending_p[3][i]};
+        for (int a = 0; a < 4; ++a) assert_true(*p[a] < m->n); /* skin particles only */
+        assert_true(*p[0] != *p[1] && *p[2] != *p[3] && *p[2] != *p[0] && *p[3] != *p[1]);
+    }
+    free(keys);
+}
+
+/* The most constraints at one particle: they form a clique, so no colouring needs fewer. */
+static uint32_t largest_clique_at_a_particle(const pbd_constraints* c)
+{
+    uint32_t* at = calloc(c->particle_count, sizeof(uint32_t));
+    assert_non_null(at);
+    uint32_t n = c->stretch_count + c->volume_count + c->bending_count, most = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        uint32_t p[4], colour;
+        pbd_constraint_particles(c, k, p, &colour);
+        for (int a = 0; a < 4; ++a)
+            if (p[a] != NONE && ++at[p[a]] > most) most = at[p[a]];
+    }
+    free(at);
+    return most;
+}
+
+static void check_character(const char* relative, bool bending)
 {
     const char* path = sinew_test_data_path(relative);
     ps_test_rig rig;
@@ -179,7 +234,8 @@ static void check_character(const char* relative)
     ps_test_host host;
     ps_test_host_init(&host, SINEW_LOG_INFO, 0);
     void* inst = NULL;
-    assert_int_equal(sinew_backend_pbd.prepare(&host.api, &rig.view, NULL, 0, NULL, &inst),
+    const sinew_param params[] = {{"bending", bending ? "1" : "0"}};
+    assert_int_equal(sinew_backend_pbd.prepare(&host.api, &rig.view, params, 1, NULL, &inst),
                      SINEW_OK);
     /* the preparation's INFO line names the colour count */
     char expect[64];
@@ -189,13 +245,16 @@ static void check_character(const char* relative)
     const pbd_constraints* c = pbd_sim_constraints(pbd_instance_sim(inst));
     assert_int_equal(c->colour_count, colours);
     check_counts(pbd_instance_model(inst), c);
+    check_pairs(pbd_instance_model(inst), c, bending);
     check_colours(c);
-    uint32_t degeneracy = peel_degeneracy(c);
-    print_message("%s: %u stretch + %u volume constraints, %u colours, degeneracy %u "
-                  "(colouring found %u)\n", relative, c->stretch_count, c->volume_count, colours,
-                  degeneracy, c->degeneracy);
+    uint32_t degeneracy = peel_degeneracy(c), clique = largest_clique_at_a_particle(c);
+    print_message("%s: %u stretch + %u volume + %u bending constraints, %u colours, degeneracy "
+                  "%u (colouring found %u), %u constraints at the busiest particle\n", relative,
+                  c->stretch_count, c->volume_count, c->bending_count, colours, degeneracy,
+                  c->degeneracy, clique);
     assert_int_equal(c->degeneracy, degeneracy);
     assert_true(colours <= degeneracy + 1u);
+    assert_true(colours >= clique);
     sinew_backend_pbd.destroy(inst);
     ps_test_rig_free(&rig);
 }
@@ -203,13 +262,15 @@ static void check_character(const char* relative)
 static void test_cylinder(void** state)
 {
     (void)state;
-    check_character("characters/cylinder/cylinder.ini");
+    check_character("characters/cylinder/cylinder.ini", false);
+    check_character("characters/cylinder/cylinder.ini", true);
 }
 
 static void test_tbone(void** state)
 {
     (void)state;
-    check_character("characters/tbone/tbone.ini");
+    check_character("characters/tbone/tbone.ini", false);
+    check_character("characters/tbone/tbone.ini", true);
 }
 
 int main(void)

@@ -2,7 +2,8 @@
  * default parameters keeps its volume within 3 % (sample_quality_run, the measurement of
  * sinew-quality); at 90 and 150 degrees the volume error and the largest stretch error of the
  * tissue's edges do not grow with the iteration count; the male plays an animation without a
- * non-finite vertex. SPDX-License-Identifier: MIT */
+ * non-finite vertex; with the bending term the cylinder settles near its volume, and the
+ * male's elbow keeps its shape even with the term nearly hard. SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,12 +185,64 @@ static void test_male(void** state)
     sample_character_free(&ch);
 }
 
+/* sinew-quality's measurement of `pose` at `joint` with the bending term on at compliance
+ * `compliance`, printed. */
+static sample_quality_report bent_with_bending(const char* character, const char* joint,
+                                               const char* pose, const char* compliance)
+{
+    sample_character ch;
+    assert_int_equal(sample_character_load(sinew_test_data_path(character), NULL, &ch), SINEW_OK);
+    const sinew_param params[] = {{"bending", "1"}, {"bending_compliance", compliance}};
+    sample_quality_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.character = &ch;
+    desc.backend = "pbd";
+    desc.params = params;
+    desc.param_count = 2;
+    desc.joint = joint;
+    desc.thread_count = 2;
+    assert_true(sample_pose_parse(pose, &desc.pose));
+    sample_quality_report report;
+    assert_int_equal(sample_quality_run(&desc, &report), SINEW_OK);
+    print_message("pbd bending on, compliance %s, %s %s: volume %.4f, %u pairs, edge stretch up "
+                  "to %.3f, %u steps%s\n", compliance, joint, pose, report.volume_ratio,
+                  report.self_intersections, report.max_edge_stretch, report.steps,
+                  report.settled ? "" : " (not settled)");
+    assert_int_equal(report.nonfinite_vertices, 0);
+    sample_character_free(&ch);
+    return report;
+}
+
+/* The bending term resists the crease a bend makes: at its default compliance the cylinder
+ * keeps a little less of its volume than without (0.9728 against 0.9759 at 90 degrees,
+ * largest stretch 1.95 against 1.77; README.md, "The bending term"). At compliance 1, nearly
+ * hard, the male's elbow is where the crease's pairs fold over and, before their projection
+ * was let go past 3 pi / 4, blew the mesh up (volume ratio 6.2, edges stretched 257 times); it
+ * now keeps its shape (14 pairs against 34 without the term, volume 0.9905, stretch 2.58),
+ * though a few crease vertices may keep moving (whether it settles depends on the order of
+ * the constraints within their colours, so it is not asserted). */
+static void test_bending(void** state)
+{
+    (void)state;
+    sample_quality_report r = bent_with_bending("characters/cylinder/cylinder.ini", "joint2",
+                                                "bend:90", "10");
+    assert_true(r.settled);
+    assert_int_equal(r.self_intersections, 0);
+    assert_true(r.volume_ratio >= 0.965 && r.volume_ratio <= 1.03);
+    assert_true(r.max_edge_stretch < 2.2);
+    r = bent_with_bending("characters/male/male.ini", "l_elbow", "bend:-120", "1");
+    assert_true(r.self_intersections <= 34u);
+    assert_true(r.volume_ratio >= 0.985 && r.volume_ratio <= 1.0);
+    assert_true(r.max_edge_stretch < 3.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cylinder_volume),
         cmocka_unit_test(test_iterations),
         cmocka_unit_test(test_male),
+        cmocka_unit_test(test_bending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

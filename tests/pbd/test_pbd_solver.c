@@ -1,6 +1,7 @@
-/* The pbd solver through its function table with a hand-made host: the coloured solve gives
- * the same bits however its colours are split into jobs (an uneven split against one call)
- * and on two threads against one (through the runtime); the rest pose stays the rest mesh;
+/* The pbd solver through its function table with a hand-made host, with the bending
+ * constraints on where it matters: the coloured solve gives the same bits however its colours
+ * are split into jobs (an uneven split against one call) and on two threads against one
+ * (through the runtime); the rest pose stays the rest mesh;
  * set_state and get_state carry a shape; a baked model reproduces prepare bit for bit; the
  * settled shape of XPBD hardly depends on the iteration count or the time step; bad
  * parameters are refused with one log line. SPDX-License-Identifier: MIT */
@@ -55,9 +56,9 @@ static void test_job_splits(void** state)
     ps_test_host serial, uneven;
     ps_test_host_init(&serial, SINEW_LOG_WARNING, 0);
     ps_test_host_init(&uneven, SINEW_LOG_WARNING, 1);
-    const sinew_param scalar[] = {{"simd", "scalar"}, {"compliance", "0"}};
-    const sinew_param widest[] = {{"simd", "auto"}, {"compliance", "0"}};
-    for (uint32_t mode = 1; mode <= 2; ++mode) { /* XPBD, then plain PBD */
+    const sinew_param scalar[] = {{"simd", "scalar"}, {"bending", "1"}, {"compliance", "0"}};
+    const sinew_param widest[] = {{"simd", "auto"}, {"bending", "1"}, {"compliance", "0"}};
+    for (uint32_t mode = 2; mode <= 3; ++mode) { /* XPBD, then plain PBD */
         void* a = prepare(&serial, &rig.view, scalar, mode);
         void* b = prepare(&uneven, &rig.view, widest, mode);
         pose_and_step(&rig, a, 80.0f, 40.0f, 8);
@@ -72,7 +73,7 @@ static void test_job_splits(void** state)
 
 /* Through the runtime: a world of two threads gives the bits of a world of one, with colours
  * split into ranges of at least 64 constraints (the default grain keeps the cylinder's
- * colours, 10 to 420 constraints, on the calling thread). */
+ * colours, 9 to 424 constraints, on the calling thread). */
 static void run_world(uint32_t threads, const sample_character* ch, float* out)
 {
     sinew_test_log log;
@@ -81,11 +82,11 @@ static void run_world(uint32_t threads, const sample_character* ch, float* out)
     sinew_skin skin;
     assert_int_equal(sinew_rig_create(world, &ch->rig, &rig), SINEW_OK);
     sinew_skin_desc sd = SINEW_SKIN_DESC_INIT;
-    const sinew_param params[] = {{"grain", "64"}};
+    const sinew_param params[] = {{"grain", "64"}, {"bending", "1"}};
     sd.rig = rig;
     sd.backend = "pbd";
     sd.params = params;
-    sd.param_count = 1;
+    sd.param_count = 2;
     assert_int_equal(sinew_world_add_skin(world, &sd, &skin), SINEW_OK);
     uint32_t jn = ch->rig.skeleton.joint_count, n = ch->rig.render_mesh.vertex_count;
     float* pose = malloc(sizeof(float) * 16u * jn);
@@ -134,7 +135,8 @@ static void test_rest(void** state)
     ps_test_rig_load(&rig, sinew_test_data_path("characters/tbone/tbone.ini"));
     ps_test_host host;
     ps_test_host_init(&host, SINEW_LOG_WARNING, 0);
-    void* inst = prepare(&host, &rig.view, NULL, 0);
+    const sinew_param bending[] = {{"bending", "1"}};
+    void* inst = prepare(&host, &rig.view, bending, 1);
     pose_and_step(&rig, inst, 0.0f, 0.0f, 10);
     uint32_t n = rig.view.render_mesh.vertex_count;
     float* out = malloc(12u * n);
@@ -207,8 +209,9 @@ static void test_bake_round_trip(void** state)
     baked.baked_backend = "pbd";
     baked.baked_data = blob.data;
     baked.baked_size = blob.size;
-    void* a = prepare(&host, &rig.view, NULL, 0);
-    void* b = prepare(&host, &baked, NULL, 0);
+    const sinew_param bending[] = {{"bending", "1"}};
+    void* a = prepare(&host, &rig.view, bending, 1);
+    void* b = prepare(&host, &baked, bending, 1);
     pose_and_step(&rig, a, 90.0f, 20.0f, 10);
     pose_and_step(&rig, b, 90.0f, 20.0f, 10);
     assert_memory_equal(pbd_sim_positions(pbd_instance_sim(a)),
@@ -305,7 +308,8 @@ static void test_bad_params(void** state)
         {{"jump_angle", "181"}, {NULL, NULL}},        {{"jump_distance", "-1"}, {NULL, NULL}},
         {{"strain_weight", "1"}, {NULL, NULL}},       {{"iterations", NULL}, {NULL, NULL}},
         {{"simd", "avx2"}, {NULL, NULL}},             {{"simd", "fast"}, {NULL, NULL}},
-        {{"grain", "0"}, {NULL, NULL}},
+        {{"grain", "0"}, {NULL, NULL}},               {{"bending", "2"}, {NULL, NULL}},
+        {{"bending_compliance", "-1"}, {NULL, NULL}}, {{"bending_stiffness", "1.5"}, {NULL, NULL}},
         {{"iterations", "5"}, {"iterations", "6"}},   {{"jump_angle", "5"}, {"jump_angle", "6"}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {

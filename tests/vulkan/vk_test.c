@@ -103,9 +103,17 @@ void vk_scene_pose(vk_scene* s, sinew_skin skin)
 
 sinew_skin vk_scene_add_skin(vk_scene* s, const char* backend)
 {
+    return vk_scene_add_skin_with(s, backend, NULL, 0);
+}
+
+sinew_skin vk_scene_add_skin_with(vk_scene* s, const char* backend, const sinew_param* params,
+                                  uint32_t param_count)
+{
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = s->rig;
     desc.backend = backend;
+    desc.params = params;
+    desc.param_count = param_count;
     sinew_skin skin;
     sinew_result r = sinew_world_add_skin(s->world, &desc, &skin);
     if (r != SINEW_OK)

@@ -37,8 +37,10 @@ void vk_scene_open(vk_scene* s, const char* name, uint32_t threads);
 void vk_scene_close(vk_scene* s);
 /* Samples the first animation at fraction t of its duration into s->local. */
 void vk_scene_sample(vk_scene* s, float t);
-/* A skin of `backend` (normals on), posed with s->local. */
+/* A skin of `backend` (normals on), posed with s->local; with backend parameters. */
 sinew_skin vk_scene_add_skin(vk_scene* s, const char* backend);
+sinew_skin vk_scene_add_skin_with(vk_scene* s, const char* backend, const sinew_param* params,
+                                  uint32_t param_count);
 void vk_scene_pose(vk_scene* s, sinew_skin skin);
 void vk_scene_read(vk_scene* s, sinew_skin skin, float* positions, float* normals);
 /* Largest absolute difference of count floats. */

@@ -14,9 +14,11 @@ layout(std430, set = 0, binding = 3) readonly buffer InvMass { float w[]; };
 layout(std430, set = 0, binding = 4) readonly buffer Targets { float target[]; };
 layout(std430, set = 0, binding = 5) readonly buffer StretchIdx { uvec2 s_idx[]; };
 layout(std430, set = 0, binding = 6) readonly buffer StretchPar { vec4 s_par[]; };
-layout(std430, set = 0, binding = 7) readonly buffer VolumeIdx { uvec4 v_idx[]; };
-layout(std430, set = 0, binding = 8) readonly buffer VolumeW { vec4 v_w[]; };
-layout(std430, set = 0, binding = 9) readonly buffer VolumePar { vec2 v_par[]; };
+// The constraints of four particles: every volume constraint (6 V0, alpha~), then every
+// bending constraint (rest angle, alpha~).
+layout(std430, set = 0, binding = 7) readonly buffer FourIdx { uvec4 v_idx[]; };
+layout(std430, set = 0, binding = 8) readonly buffer FourW { vec4 v_w[]; };
+layout(std430, set = 0, binding = 9) readonly buffer FourPar { vec2 v_par[]; };
 layout(std430, set = 0, binding = 10) buffer Lambda { float lambda[]; };
 layout(std430, set = 0, binding = 11) readonly buffer ContactVertices { uvec4 c_vert[]; };
 struct Side { uint contact; float side; float margin; float pad; };
@@ -46,7 +48,9 @@ layout(push_constant) uniform Push {
     uint count_s;
     uint first_v;      // its volume constraints [first_v, first_v + count_v)
     uint count_v;
-    uint lambda_v;     // where the volume multipliers start in lambda
+    uint first_b;      // its bending constraints [first_b, first_b + count_b), after the
+    uint count_b;      // volume constraints in the four-particle arrays
+    uint lambda_v;     // where the four-particle multipliers start in lambda
     uint target_at;    // this step's targets in the ring (floats)
     uint plane_at;     // this step's contact planes in the ring (vec4s)
     uint contacts;     // constrained skin vertices
@@ -56,6 +60,7 @@ layout(push_constant) uniform Push {
     float vel;         // damping / h
     float k_s;         // plain PBD: per-iteration stiffness factors
     float k_v;
+    float k_b;
     float slack;       // contacts: violations below this are rounding
     float fraction;    // PBD_BLEND: how far the output goes from blend_from to x
 } pc;
