@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The figures of backends/fps/README.md ("Figures"), printed as Markdown: the reduced system's
-# solvers on the male (sinew-fps-solver-bench) and the step time per frame (sinew-bench,
-# medians of several runs) with and without collisions, each solver, one and two threads.
+# The figures of backends/fps/README.md ("Figures"), as Markdown between its fps-figures markers
+# (FPS_README=- prints them instead): the reduced system's solvers on the male
+# (sinew-fps-solver-bench) and the step time per frame (sinew-bench, medians of several runs)
+# with its defaults, without the joints' volume and without collisions, each solver, one and
+# two threads.
 #   backends/fps/figures.sh [BUILD_DIR]       (default: $SINEW_BUILD_DIR, else build/)
 # Environment: SINEW_DATA_DIR (default ../shared/data beside the checkout), FPS_REPEAT (bench
-# runs per case, default 5), FPS_FRAMES (frames per run, default 300).
+# runs per case, default 5), FPS_FRAMES (frames per run, default 300), FPS_README (the README to
+# write, default backends/fps/README.md; - for standard output).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -19,9 +22,13 @@ for tool in sinew-bench sinew-fps-solver-bench; do
 done
 [ -f "$MALE" ] || { echo "figures.sh: no test data at $DATA" >&2; exit 77; }
 
-# The shared helpers: json, bench BACKEND CHARACTER THREADS [ARGS], measured_line.
+# The shared helpers: json, bench BACKEND CHARACTER THREADS [ARGS], measured_line,
+# replace_section.
 . "$ROOT/samples/bench/figures_common.sh"
 
+README=${FPS_README:-$ROOT/backends/fps/README.md}
+
+figures() {
 measured_line
 echo
 echo "The reduced system of the male, one thread, medians of 200 (sinew-fps-solver-bench):"
@@ -31,12 +38,22 @@ echo
 echo "ms per frame (step and MLS upsampling), the male playing its first animation, medians of"
 echo "$REPEAT runs of $FRAMES frames (sinew-bench; each run's median in brackets):"
 echo
-echo "| solver | collisions | 1 thread | 2 threads |"
-echo "|---|---|---|---|"
-for solver in cholmod pcg; do
-    for collisions in 1 0; do
-        printf '| %s | %s | %s | %s |\n' "$solver" "$collisions" \
-            "$(bench fps "$MALE" 1 --set solver=$solver --set collisions=$collisions)" \
-            "$(bench fps "$MALE" 2 --set solver=$solver --set collisions=$collisions)"
-    done
+echo "| solver | collisions | joint_volume | 1 thread | 2 threads |"
+echo "|---|---|---|---|---|"
+for case in "cholmod 1 1.4" "cholmod 1 0" "cholmod 0 0" "pcg 1 1.4" "pcg 0 0"; do
+    set -- $case
+    printf '| %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" \
+        "$(bench fps "$MALE" 1 --set solver=$1 --set collisions=$2 --set joint_volume=$3)" \
+        "$(bench fps "$MALE" 2 --set solver=$1 --set collisions=$2 --set joint_volume=$3)"
 done
+}
+
+if [ "$README" = - ]; then
+    figures
+else
+    out=$(mktemp)
+    trap 'rm -f "$out"' EXIT
+    figures >"$out"
+    replace_section "$README" "<!-- fps-figures:begin -->" "<!-- fps-figures:end -->" "$out" figures.sh
+    echo "figures.sh: wrote the figures into $README"
+fi
