@@ -29,7 +29,6 @@ sinew_result fps_jv_create(const sinew_host_api* host, const ps_model* m, const 
         fps_jv_destroy(host, f);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
     }
-    f->perm = perm;
     f->inv = inv;
     f->ns = ns;
     f->N = N;

@@ -14,7 +14,6 @@ typedef struct fps_jv {
     double* xm;  /* 3N: the iterate in the model's numbering */
     double* t;   /* 3N: the targets' moves from it (skin rows) */
     double* w;   /* ns: each free row's weight (0 for a base vertex) */
-    const uint32_t* perm;
     const uint32_t* inv; /* model index -> new index */
     uint32_t ns, N, n;
     double gain;
