@@ -54,8 +54,7 @@ int fps_jv_judge(fps_jv* f, const double* x, const float* skinning)
     uint32_t N = f->N;
     for (int c = 0; c < 3; ++c)
         for (uint32_t v = 0; v < f->n; ++v) f->xm[(size_t)c * N + v] = x[(size_t)c * N + f->inv[v]];
-    f->on = ps_joint_volume_measure(f->jv, f->xm, N, skinning, PS_JOINT_VOLUME_SLACK, NULL);
-    return f->on;
+    return ps_joint_volume_measure(f->jv, f->xm, N, skinning, PS_JOINT_VOLUME_SLACK, NULL);
 }
 
 void fps_jv_rhs(fps_jv* f, double* b)

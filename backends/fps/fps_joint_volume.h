@@ -17,7 +17,6 @@ typedef struct fps_jv {
     const uint32_t* inv; /* model index -> new index */
     uint32_t ns, N, n;
     double gain;
-    int on;      /* this iteration pulls */
 } fps_jv;
 
 /* NULL in *out (and SINEW_OK) when the model has no joint region. perm: new index -> model
@@ -26,8 +25,8 @@ sinew_result fps_jv_create(const sinew_host_api* host, const ps_model* m, const 
                            const uint32_t* perm, const uint32_t* inv, uint32_t ns, uint32_t N,
                            const double* diag0, fps_jv** out);
 void fps_jv_destroy(const sinew_host_api* host, fps_jv* f);
-/* Whether the iterate x (new numbering, columns of N) leaves a region short of volume; sets
- * f->on. Reads the skin rows only. */
+/* Whether the iterate x (new numbering, columns of N) leaves a region short of volume. Reads
+ * the skin rows only. */
 int fps_jv_judge(fps_jv* f, const double* x, const float* skinning);
 /* Adds w_i (t_i - x_i) to each free row of b (columns of ns), for the iterate x that
  * fps_jv_judge last read. */

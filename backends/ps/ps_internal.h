@@ -708,6 +708,15 @@ sinew_result ps_sim_dump(const ps_sim* sim, const sinew_bake_writer* writer);
 
 /* ---- local collisions (ps_collide.c, ps_collide_poses.c, Sec. 5) ---- */
 
+/* Affine transform of p by a column-major 4x4 float matrix (a skinning matrix; the identity
+ * gives p exactly). */
+static inline void ps_transform_point(const float* T, const double p[3], double out[3])
+{
+    for (int r = 0; r < 3; ++r)
+        out[r] = (double)T[r] * p[0] + (double)T[4 + r] * p[1] + (double)T[8 + r] * p[2] +
+                 (double)T[12 + r];
+}
+
 static inline double ps_dot3(const double a[3], const double b[3])
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];

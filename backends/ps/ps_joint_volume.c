@@ -39,20 +39,6 @@ struct ps_joint_volume {
     double* push;     /* 3n: scratch, the region's weighted gated normals */
 };
 
-static void pose_point(const float* M, const double p[3], double out[3])
-{
-    for (int r = 0; r < 3; ++r)
-        out[r] = (double)M[r] * p[0] + (double)M[4 + r] * p[1] + (double)M[8 + r] * p[2] +
-                 (double)M[12 + r];
-}
-
-static void cross3(const double a[3], const double b[3], double out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 /* Corner k of skin triangle t at x (columns of N) relative to c. */
 static void corner(const double* x, uint32_t N, uint32_t v, const double c[3], double out[3])
 {
@@ -69,7 +55,7 @@ static double region_volume(const ps_joint_volume* jv, const jv_region* r, const
         corner(x, N, t[0], c, a);
         corner(x, N, t[1], c, b);
         corner(x, N, t[2], c, d);
-        cross3(b, d, bd);
+        ps_cross3(b, d, bd);
         v += (a[0] * bd[0] + a[1] * bd[1] + a[2] * bd[2]) / 6.0;
     }
     return v;
@@ -91,7 +77,7 @@ static void vertex_normal_sum(const ps_model* m, const double* x, uint32_t N, ui
             e1[q] = p1[q] - p0[q];
             e2[q] = p2[q] - p0[q];
         }
-        cross3(e1, e2, c);
+        ps_cross3(e1, e2, c);
         for (int q = 0; q < 3; ++q) out[q] += c[q];
     }
 }
@@ -256,7 +242,7 @@ int ps_joint_volume_measure(ps_joint_volume* jv, const double* x, uint32_t N,
     for (uint32_t k = 0; k < jv->region_count; ++k) {
         jv_region* r = jv->regions + k;
         if (skinning)
-            pose_point(skinning + 16u * r->joint, r->rest_centre, r->centre);
+            ps_transform_point(skinning + 16u * r->joint, r->rest_centre, r->centre);
         else
             memcpy(r->centre, r->rest_centre, sizeof r->centre);
         double v = region_volume(jv, r, x, N, r->centre);
@@ -295,7 +281,7 @@ static double region_rate(const ps_joint_volume* jv, const jv_region* r, const d
         for (int c = 0; c < 3; ++c) corner(x, N, t[c], r->centre, p[c]);
         for (int c = 0; c < 3; ++c) {
             double g[3];
-            cross3(p[(c + 1) % 3], p[(c + 2) % 3], g);
+            ps_cross3(p[(c + 1) % 3], p[(c + 2) % 3], g);
             const double* n = jv->push + 3u * t[c];
             rate += (g[0] * n[0] + g[1] * n[1] + g[2] * n[2]) / 6.0;
         }

@@ -149,22 +149,14 @@ static double turn_degrees(const ps_jump* jp, const float* before, const float* 
     return acos(fmax(-1.0, fmin(1.0, cosine))) * (180.0 / PS_JUMP_PI);
 }
 
-/* Skinning matrix M applied to point p. */
-static void transform_point(const float* M, const double p[3], double out[3])
-{
-    for (int r = 0; r < 3; ++r)
-        out[r] = (double)M[r] * p[0] + (double)M[4 + r] * p[1] + (double)M[8 + r] * p[2] +
-                 (double)M[12 + r];
-}
-
 /* How far joint j moves from `before` to `after` beyond what its parent's motion does to it
  * (a root: its whole move), in model units; -1 where the parent's matrix is singular. */
 static double move_distance(const ps_jump* jp, const float* before, const float* after, uint32_t j)
 {
     const float* b = jp->bind + 16u * j + 12u;
     double rest[3] = {b[0], b[1], b[2]}, xa[3], xb[3], carried[3];
-    transform_point(before + 16u * j, rest, xa);
-    transform_point(after + 16u * j, rest, xb);
+    ps_transform_point(before + 16u * j, rest, xa);
+    ps_transform_point(after + 16u * j, rest, xb);
     int32_t p = jp->parents[j];
     if (p < 0) {
         memcpy(carried, xa, sizeof carried);
@@ -177,7 +169,7 @@ static double move_distance(const ps_jump* jp, const float* before, const float*
         for (int r = 0; r < 3; ++r) d[r] = xa[r] - Pa[12 + r];
         for (int r = 0; r < 3; ++r)
             y[r] = Ainv[3 * r] * d[0] + Ainv[3 * r + 1] * d[1] + Ainv[3 * r + 2] * d[2];
-        transform_point(after + 16u * (uint32_t)p, y, carried);
+        ps_transform_point(after + 16u * (uint32_t)p, y, carried);
     }
     double dx = xb[0] - carried[0], dy = xb[1] - carried[1], dz = xb[2] - carried[2];
     return sqrt(dx * dx + dy * dy + dz * dz);
@@ -237,7 +229,7 @@ static void blend_render(const ps_jump* j, const float* skinning, float* out)
         const float* r = j->render_rest + 3u * v;
         double p[3] = {r[0], r[1], r[2]}, acc[3] = {0.0, 0.0, 0.0}, q[3];
         for (uint32_t e = j->weight_offsets[v]; e < j->weight_offsets[v + 1]; ++e) {
-            transform_point(skinning + 16u * j->weight_joints[e], p, q);
+            ps_transform_point(skinning + 16u * j->weight_joints[e], p, q);
             for (int c = 0; c < 3; ++c) acc[c] += j->weight_values[e] * q[c];
         }
         for (int c = 0; c < 3; ++c) out[3u * v + c] = (float)acc[c];
@@ -253,7 +245,7 @@ static sinew_result restart_shape(const ps_jump* j, const ps_model* m, const flo
         for (uint32_t i = 0; i < m->n; ++i) {
             const double* q = m->rest + 3u * i;
             double p[3];
-            transform_point(skinning + 16u * m->bones[m->vertex_bone[i]].joint, q, p);
+            ps_transform_point(skinning + 16u * m->bones[m->vertex_bone[i]].joint, q, p);
             for (int c = 0; c < 3; ++c) skin[3u * i + c] = (float)p[c];
         }
         return SINEW_OK;

@@ -30,14 +30,6 @@
  * stretch but spread the stretch wider (docs/decisions/2026-11-26-ps-sliding-reach.md). */
 #define PS_SLIDE_REACH 1.0
 
-/* Affine transform of p by a column-major 4x4 float matrix (the rest pose: identity, exact). */
-static inline void transform_point(const float* T, const double p[3], double out[3])
-{
-    for (int r = 0; r < 3; ++r)
-        out[r] = (double)T[r] * p[0] + (double)T[4 + r] * p[1] + (double)T[8 + r] * p[2] +
-                 (double)T[12 + r];
-}
-
 /* Unit quaternion (w, x, y, z) of the rotation part of T (columns normalised first, so that a
  * uniform scale does not disturb it). */
 static void matrix_quat(const float* T, double q[4])
@@ -98,8 +90,8 @@ static void half_transform(const float* Ta, const float* Tb, const double c[3], 
                    2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x),
                    2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)};
     double ca[3], cb[3];
-    transform_point(Ta, c, ca);
-    transform_point(Tb, c, cb);
+    ps_transform_point(Ta, c, ca);
+    ps_transform_point(Tb, c, cb);
     memcpy(M, R, sizeof R);
     for (int r = 0; r < 3; ++r) {
         double rc = R[r] * c[0] + R[3 + r] * c[1] + R[6 + r] * c[2];
@@ -253,8 +245,8 @@ static void pose(ps_slide* s, const float* skinning)
         double a[3], e[3];
         ps_joint_position(m, m->bones[b].end[0], a);
         ps_joint_position(m, m->bones[b].end[1], e);
-        transform_point(MAT(m->bones[b].joint), a, s->ends + 6u * b);
-        transform_point(MAT(m->bones[b].joint), e, s->ends + 6u * b + 3u);
+        ps_transform_point(MAT(m->bones[b].joint), a, s->ends + 6u * b);
+        ps_transform_point(MAT(m->bones[b].joint), e, s->ends + 6u * b + 3u);
     }
     for (uint32_t j = 0; j < m->joint_count; ++j) {
         /* the centre moves with the bone that ends there, else one that starts there */
@@ -266,7 +258,7 @@ static void pose(ps_slide* s, const float* skinning)
         }
         double c[3];
         ps_joint_position(m, j, c);
-        transform_point(MAT(mat), c, s->centers + 3u * j);
+        ps_transform_point(MAT(mat), c, s->centers + 3u * j);
     }
     /* A ring's anchors share their transform: the half transform is computed once per ring. */
     uint32_t key[3] = {PS_NONE, PS_NONE, PS_NONE};
@@ -275,7 +267,7 @@ static void pose(ps_slide* s, const float* skinning)
         const ps_slide_anchor* an = &m->slide_anchors[a];
         double* out = s->anchors + 3u * a;
         if (an->joint[0] == an->joint[1]) {
-            transform_point(MAT(an->joint[0]), an->rest, out);
+            ps_transform_point(MAT(an->joint[0]), an->rest, out);
             continue;
         }
         if (an->joint[0] != key[0] || an->joint[1] != key[1] || an->center != key[2]) {
