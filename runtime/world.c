@@ -909,7 +909,8 @@ static sinew_result make_output_view(const sinew_world* world, const sinew_skin_
                 return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
                                        "%s: an output extension has struct_size %u", fn,
                                        h->struct_size);
-            if (h->type != SINEW_EXT_VULKAN_OUTPUT && h->type != SINEW_EXT_CUDA_OUTPUT)
+            if (h->type != SINEW_EXT_VULKAN_OUTPUT && h->type != SINEW_EXT_VULKAN_RANGE &&
+                h->type != SINEW_EXT_CUDA_OUTPUT)
                 return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                        "%s: extension type 0x%x is not an output extension", fn,
                                        (unsigned)h->type);

@@ -159,6 +159,26 @@ void sinew_vk_context_untie(sinew_vk_context* ctx);
 sinew_vk_context* sinew_vk_backend_context(const sinew_host_api* host);
 sinew_result sinew_vk_backend_probe(const sinew_host_api* host);
 
+/* A skin that records into the engine's command buffer (sinew_vk_record): listed in its
+ * world's tie while bound to a range. record returns 1 when it recorded a dispatch. */
+typedef struct sinew_vk_recorder {
+    int (*record)(struct sinew_vk_recorder* self, VkCommandBuffer cmd);
+    /* Frees the instance; called by the tie once retired (below). */
+    void (*destroy)(struct sinew_vk_recorder* self);
+    uint32_t retire_calls;              /* sinew_vk_record calls left before destroy */
+    struct sinew_vk_recorder* next;
+} sinew_vk_recorder;
+/* The tie of the world a compute backend instance was prepared in (host->backend_user), or
+ * NULL. */
+sinew_vk_tie* sinew_vk_backend_tie(const sinew_host_api* host);
+/* Lists and unlists a recorder (under the tie's lock; unlisting one not listed does nothing). */
+void sinew_vk_tie_add_recorder(sinew_vk_tie* tie, sinew_vk_recorder* rec);
+void sinew_vk_tie_remove_recorder(sinew_vk_tie* tie, sinew_vk_recorder* rec);
+/* Unlists a recorder whose dispatches an engine's command buffer may still run and keeps it
+ * until SINEW_VK_RECORD_FRAMES more sinew_vk_record calls have passed (or the world goes), then
+ * calls its destroy. */
+void sinew_vk_tie_retire_recorder(sinew_vk_tie* tie, sinew_vk_recorder* rec);
+
 /* ---- compute backends (vk_skin.c) ---- */
 
 /* vk-pbd's function table (vk_pbd.c), registered with vk-lbs and vk-dqs. */

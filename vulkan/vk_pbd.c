@@ -261,6 +261,11 @@ static sinew_result vk_pbd_bind_output(void* instance, const sinew_output_view* 
         return sinew_host_fail(&s->host, SINEW_ERROR_OUTPUT_BINDING,
                                "vk-pbd bind_output: the Vulkan output extension names no live "
                                "sinew_vk_output slot");
+    for (const sinew_ext_header* h = out ? out->next : NULL; h; h = h->next)
+        if (h->type == SINEW_EXT_VULKAN_RANGE)
+            return sinew_host_fail(&s->host, SINEW_ERROR_OUTPUT_BINDING,
+                                   "vk-pbd bind_output: an engine's buffer range "
+                                   "(sinew_vk_range_ext) is written by vk-lbs and vk-dqs only");
     if (output && output->ctx == s->ctx) return bind_device(s, output, ext->slot);
     /* host arrays, or an output of another device through its host pointers */
     sinew_output_view host_view;

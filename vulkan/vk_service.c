@@ -11,6 +11,7 @@
  * constant table with the output functions and no context. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "vk_internal.h"
@@ -25,6 +26,11 @@ struct sinew_vk_tie {
     _Atomic(sinew_vk_context*) ctx;
     sinew_allocator allocator;          /* the one the tie was allocated with */
     struct sinew_vk_tie* next;          /* in ctx->ties, under ctx->ties_lock */
+    /* The skins bound to an engine's range (sinew_vk_record): bound and unbound from the
+     * engine's thread, and from the world's threads when a swap takes over or a skin goes. */
+    pthread_mutex_t recorders_lock;
+    sinew_vk_recorder* recorders;
+    sinew_vk_recorder* retired;         /* destroyed skins an engine's frame may still run */
 };
 
 static sinew_vk_context* no_context(const sinew_vk_service* service)
@@ -104,6 +110,12 @@ static void free_tie(const sinew_host_api* host, void* user)
     (void)host;
     sinew_vk_tie* tie = (sinew_vk_tie*)user;
     unlink_tie(tie);
+    while (tie->retired) {
+        sinew_vk_recorder* r = tie->retired;
+        tie->retired = r->next;
+        r->destroy(r);
+    }
+    pthread_mutex_destroy(&tie->recorders_lock);
     tie->magic = 0;
     sinew_allocator a = tie->allocator;
     a.free(tie, a.user);
@@ -116,6 +128,11 @@ static sinew_result new_tie(sinew_world* world, sinew_vk_context* ctx, sinew_vk_
     if (!tie)
         return sinew_host_fail(&ctx->host, SINEW_ERROR_OUT_OF_MEMORY,
                                "sinew_vk_register_backends: out of memory");
+    if (pthread_mutex_init(&tie->recorders_lock, NULL) != 0) {
+        sinew_host_free(&ctx->host, tie);
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "sinew_vk_register_backends: cannot create a lock");
+    }
     tie->service = functions_only;
     tie->service.context = tie_context;
     tie->magic = VK_TIE_MAGIC;
@@ -128,6 +145,7 @@ static sinew_result new_tie(sinew_world* world, sinew_vk_context* ctx, sinew_vk_
         if (r != SINEW_OK) (void)sinew_world_set_service(world, SINEW_SERVICE_VULKAN, before);
     }
     if (r != SINEW_OK) {
+        pthread_mutex_destroy(&tie->recorders_lock);
         sinew_host_free(&ctx->host, tie);
         return r;
     }
@@ -167,4 +185,109 @@ sinew_result sinew_vk_backend_probe(const sinew_host_api* host)
 {
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     return sinew_vk_backend_context(host) ? SINEW_OK : SINEW_ERROR_BACKEND_UNAVAILABLE;
+}
+
+sinew_vk_tie* sinew_vk_backend_tie(const sinew_host_api* host)
+{
+    return as_tie((const sinew_vk_service*)sinew_host_backend_user(host));
+}
+
+void sinew_vk_tie_add_recorder(sinew_vk_tie* tie, sinew_vk_recorder* rec)
+{
+    pthread_mutex_lock(&tie->recorders_lock);
+    sinew_vk_recorder* r = tie->recorders;
+    while (r && r != rec) r = r->next;
+    if (!r) {
+        rec->next = tie->recorders;
+        tie->recorders = rec;
+    }
+    pthread_mutex_unlock(&tie->recorders_lock);
+}
+
+void sinew_vk_tie_remove_recorder(sinew_vk_tie* tie, sinew_vk_recorder* rec)
+{
+    pthread_mutex_lock(&tie->recorders_lock);
+    for (sinew_vk_recorder** p = &tie->recorders; *p; p = &(*p)->next) {
+        if (*p == rec) {
+            *p = rec->next;
+            break;
+        }
+    }
+    rec->next = NULL;
+    pthread_mutex_unlock(&tie->recorders_lock);
+}
+
+void sinew_vk_tie_retire_recorder(sinew_vk_tie* tie, sinew_vk_recorder* rec)
+{
+    sinew_vk_tie_remove_recorder(tie, rec);
+    pthread_mutex_lock(&tie->recorders_lock);
+    rec->retire_calls = SINEW_VK_RECORD_FRAMES;
+    rec->next = tie->retired;
+    tie->retired = rec;
+    pthread_mutex_unlock(&tie->recorders_lock);
+}
+
+/* Counts a sinew_vk_record call down on the retired recorders and takes out those whose last
+ * recorded frame has left the ring's reach (under the tie's lock); returns that list. */
+static sinew_vk_recorder* take_expired(sinew_vk_tie* tie)
+{
+    sinew_vk_recorder* expired = NULL;
+    sinew_vk_recorder** p = &tie->retired;
+    while (*p) {
+        sinew_vk_recorder* r = *p;
+        if (--r->retire_calls == 0) {
+            *p = r->next;
+            r->next = expired;
+            expired = r;
+        } else {
+            p = &r->next;
+        }
+    }
+    return expired;
+}
+
+/* The barrier after the dispatches: compute writes to the engine's reads (info's, or vertex
+ * input where the queue has graphics, else later shaders). */
+static void record_barrier(const sinew_vk_context* ctx, const sinew_vk_record_info* info,
+                           VkCommandBuffer cmd)
+{
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, 0};
+    VkPipelineStageFlags dst = info ? info->dst_stage_mask : 0u;
+    mb.dstAccessMask = info ? info->dst_access_mask : 0u;
+    bool graphics = (ctx->caps & SINEW_VK_CAP_GRAPHICS) != 0;
+    if (!dst) dst = graphics ? VK_PIPELINE_STAGE_VERTEX_INPUT_BIT : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    if (!mb.dstAccessMask)
+        mb.dstAccessMask = graphics ? VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT : VK_ACCESS_SHADER_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst, 0, 1, &mb, 0, NULL, 0,
+                         NULL);
+}
+
+sinew_result sinew_vk_record(sinew_world* world, VkCommandBuffer cmd,
+                             const sinew_vk_record_info* info, uint32_t* out_recorded)
+{
+    if (out_recorded) *out_recorded = 0;
+    sinew_vk_tie* tie = world ? as_tie(world_service(world)) : NULL;
+    sinew_vk_context* ctx = tie ? atomic_load_explicit(&tie->ctx, memory_order_acquire) : NULL;
+    if (!world || !cmd)
+        return ctx ? sinew_host_fail(&ctx->host, SINEW_ERROR_INVALID_ARGUMENT,
+                                     "sinew_vk_record: command buffer is NULL")
+                   : SINEW_ERROR_INVALID_ARGUMENT;
+    if (!ctx) return SINEW_ERROR_NO_SERVICE;
+    if (info && info->struct_size < sizeof(sinew_vk_record_info))
+        return sinew_host_fail(&ctx->host, SINEW_ERROR_STRUCT_SIZE,
+                               "sinew_vk_record: info struct_size %u is below %zu",
+                               info->struct_size, sizeof(sinew_vk_record_info));
+    uint32_t count = 0;
+    pthread_mutex_lock(&tie->recorders_lock);
+    for (sinew_vk_recorder* r = tie->recorders; r; r = r->next) count += (uint32_t)r->record(r, cmd);
+    sinew_vk_recorder* expired = take_expired(tie);
+    pthread_mutex_unlock(&tie->recorders_lock);
+    while (expired) {
+        sinew_vk_recorder* r = expired;
+        expired = r->next;
+        r->destroy(r);
+    }
+    if (count) record_barrier(ctx, info, cmd);
+    if (out_recorded) *out_recorded = count;
+    return SINEW_OK;
 }

@@ -30,6 +30,7 @@
 #include "skin_geometric.h"
 #include "sinew_params.h"
 #include "vk_internal.h"
+#include "vk_skin.h"
 
 #if defined(SINEW_VK_HAVE_SHADERS)
 
@@ -40,56 +41,7 @@ static const uint32_t skin_dqs_spirv[] =
 #include "skin_dqs.spv.inc"
     ;
 
-/* ---- the instance ---- */
-
-typedef struct vk_ops {
-    const char* name;
-    uint32_t transform_floats; /* per joint: 16 (lbs) or 8 (dqs) */
-    const uint32_t* spirv;
-    size_t spirv_size;
-    void (*convert_pose)(const float* skinning, uint32_t joint_count, float* out);
-} vk_ops;
-
-typedef enum { TARGET_OWN, TARGET_OUTPUT, TARGET_HOST } vk_target;
-
-#define VK_SKIN_MAGIC 0x766b736bu
-#define GROUP_SIZE 64u
-
-typedef struct vk_skin {
-    uint32_t magic;
-    sinew_host_api host;
-    const vk_ops* ops;
-    sinew_vk_context* ctx;
-    uint32_t n, joints, width;
-    bool want_normals;
-    const float* rest_normals;
-    sinew_vk_buffer rest, joint_buf, weight_buf, transforms, own;
-    VkDeviceSize own_normal_offset;
-    VkDescriptorSetLayout set_layout;
-    VkPipelineLayout layout;
-    VkShaderModule module;
-    VkPipeline pipeline;
-    VkDescriptorPool pool;
-    VkDescriptorSet set;
-    VkCommandPool cmd_pool;
-    VkCommandBuffer cmd;
-    VkFence fence;
-    bool in_flight;
-    VkBuffer set_buffer;               /* output target written into the descriptor set */
-    VkDeviceSize set_pos, set_nrm;
-    float* latest;                     /* converted transforms of the latest set_pose */
-    bool has_pose, pose_pending;
-    /* Binding. */
-    vk_target target;
-    sinew_vk_output* output;
-    uint32_t slot;
-    sinew_output_view host_binding;
-    /* Where the latest shape is: the own buffer or a slot of `output`. */
-    VkBuffer last_buffer;
-    VkDeviceSize last_pos, last_nrm;
-    /* After set_state the own normals are stale until skinned with a pose. */
-    bool state_normals_stale;
-} vk_skin;
+/* ---- the instance (vk_skin.h) ---- */
 
 static vk_skin* vk_cast(void* instance)
 {
@@ -116,13 +68,10 @@ static void vk_detach_output(vk_skin* s)
     }
 }
 
-static void vk_destroy(void* instance)
+void vk_skin_free(vk_skin* s)
 {
-    vk_skin* s = vk_cast(instance);
-    if (!s) return;
     sinew_vk_context* ctx = s->ctx;
-    vk_wait(s);
-    vk_detach_output(s);
+    vk_skin_ring_destroy(s);
     VkDevice dev = ctx->device;
     if (s->fence) vkDestroyFence(dev, s->fence, NULL);
     if (s->cmd_pool) vkDestroyCommandPool(dev, s->cmd_pool, NULL);
@@ -140,6 +89,23 @@ static void vk_destroy(void* instance)
     sinew_host_free(&host, s->latest);
     s->magic = 0;
     sinew_host_free(&host, s);
+}
+
+/* An instance that recorded into an engine's command buffer may still be read by a frame in
+ * flight: the world's tie frees it SINEW_VK_RECORD_FRAMES recordings later. */
+static void vk_destroy(void* instance)
+{
+    vk_skin* s = vk_cast(instance);
+    if (!s) return;
+    vk_wait(s);
+    vk_detach_output(s);
+    vk_skin_unbind_range(s);
+    if (s->recorded && s->tie) {
+        s->magic = 0;
+        vk_skin_retire(s);
+        return;
+    }
+    vk_skin_free(s);
 }
 
 static sinew_result vk_probe(const sinew_host_api* host)
@@ -389,6 +355,7 @@ static sinew_result vk_prepare(const vk_ops* ops, const sinew_host_api* host,
     if (r == SINEW_OK) r = vk_new_skin(ops, host, ctx, rig, normals, &s);
     if (r != SINEW_OK) return r;
     s->target = TARGET_OWN;
+    s->tie = sinew_vk_backend_tie(host);
     s->last_buffer = s->own.buffer;
     s->last_pos = 0;
     s->last_nrm = s->own_normal_offset;
@@ -550,6 +517,12 @@ static sinew_result vk_pull(vk_skin* s)
 static sinew_result vk_latest(vk_skin* s, bool need_normals, const float** pos, const float** nrm)
 {
     sinew_result r = vk_pull(s);
+    if (r == SINEW_OK && s->range_latest) {
+        /* The engine's range is the engine's: the same pose skinned again, into the own buffer. */
+        r = vk_dispatch(s, own_target(s), 1u | (s->want_normals ? 2u : 0u), NULL, 0);
+        if (r == SINEW_OK) r = vk_wait(s);
+        if (r == SINEW_OK) s->range_latest = false;
+    }
     if (r == SINEW_OK && need_normals && s->want_normals && s->state_normals_stale) {
         /* After set_state the normals follow the latest pose (the rest normals without one). */
         if (s->has_pose) {
@@ -578,6 +551,7 @@ static sinew_result vk_step(void* instance, float dt)
                                isfinite(dt) ? SINEW_ERROR_INVALID_ARGUMENT : SINEW_ERROR_NONFINITE,
                                "%s: dt %g must be finite and not negative", s->ops->name,
                                (double)dt);
+    if (s->target == TARGET_RANGE) return vk_skin_step_range(s);
     uint32_t flags = 1u | (s->want_normals ? 2u : 0u);
     dispatch_target t = own_target(s);
     sinew_vk_output* wait_output = NULL;
@@ -594,6 +568,7 @@ static sinew_result vk_step(void* instance, float dt)
     sinew_result r = vk_dispatch(s, t, flags, wait_output, wait_read);
     if (r != SINEW_OK) return r;
     s->state_normals_stale = false;
+    s->range_latest = false;
     s->last_buffer = t.buffer;
     s->last_pos = t.pos;
     s->last_nrm = t.nrm;
@@ -638,6 +613,27 @@ static const sinew_vk_output_ext* find_output_ext(const void* next)
     return NULL;
 }
 
+/* The engine's range named in a chain, or NULL. */
+static const sinew_vk_range_ext* find_range_ext(const void* next)
+{
+    for (const sinew_ext_header* h = next; h; h = h->next)
+        if (h->type == SINEW_EXT_VULKAN_RANGE) return (const sinew_vk_range_ext*)h;
+    return NULL;
+}
+
+/* Moves the skin to an engine's range (vk_skin_record.c), keeping the latest shape when it
+ * lies in an output it leaves. */
+static sinew_result bind_range(vk_skin* s, const sinew_vk_range_ext* range)
+{
+    sinew_result r = s->last_buffer != s->own.buffer ? vk_pull(s) : SINEW_OK;
+    if (r == SINEW_OK) r = vk_skin_bind_range(s, range);
+    if (r != SINEW_OK) return r;
+    if (s->output) vk_detach_output(s);
+    s->target = TARGET_RANGE;
+    s->output = NULL;
+    return SINEW_OK;
+}
+
 static sinew_result vk_bind_output(void* instance, const sinew_output_view* out)
 {
     vk_skin* s = vk_cast(instance);
@@ -662,6 +658,8 @@ static sinew_result vk_bind_output(void* instance, const sinew_output_view* out)
                                    "%s bind_output: the output holds %u vertices, the mesh has %u",
                                    name, output->capacity, s->n);
         if (output) slot = ext->slot;
+        const sinew_vk_range_ext* range = ext ? NULL : find_range_ext(out->next);
+        if (range) return bind_range(s, range);
     }
     sinew_output_view host_view;
     if (out && !output) {
@@ -680,6 +678,7 @@ static sinew_result vk_bind_output(void* instance, const sinew_output_view* out)
         if (r != SINEW_OK) return r;
     }
     if (s->output && s->output != output) vk_detach_output(s);
+    if (s->target == TARGET_RANGE) vk_skin_unbind_range(s);
     if (!out) {
         s->target = TARGET_OWN;
         s->output = NULL;
@@ -746,6 +745,7 @@ static sinew_result vk_set_state(void* instance, const sinew_state_view* state)
     s->last_pos = 0;
     s->last_nrm = s->own_normal_offset;
     s->state_normals_stale = true;
+    s->range_latest = false;
     return SINEW_OK;
 }
 

@@ -125,6 +125,7 @@ typedef enum sinew_ext_type {
     SINEW_EXT_NONE = 0,
     /* Reserved for later headers (sinew_vulkan.h, the CUDA plugin, backend parameters). */
     SINEW_EXT_VULKAN_OUTPUT = 0x100,    /* sinew_vk_output_ext, sinew_vulkan.h */
+    SINEW_EXT_VULKAN_RANGE = 0x101,     /* sinew_vk_range_ext, sinew_vulkan.h */
     SINEW_EXT_CUDA_OUTPUT = 0x200,
     SINEW_EXT_BACKEND_PARAMS = 0x300,
     SINEW_EXT_BAKED_RIG = 0x400,        /* sinew_baked_rig_ext, sinew_bake.h */
@@ -494,7 +495,8 @@ typedef enum sinew_output_kind {
  * given byte strides (0: tightly packed, 12). normals may be NULL.
  *
  * SINEW_OUTPUT_EXTERNAL: `next` carries an output extension (SINEW_EXT_VULKAN_OUTPUT:
- * sinew_vk_output_ext in sinew_vulkan.h, which sinew_vk_output_get_desc fills; without one the
+ * sinew_vk_output_ext in sinew_vulkan.h, which sinew_vk_output_get_desc fills, or
+ * SINEW_EXT_VULKAN_RANGE: sinew_vk_range_ext, a range of the engine's own buffer; without one the
  * desc is refused with SINEW_ERROR_UNSUPPORTED, another extension type likewise), and
  * positions/normals are the same memory mapped on the host, or NULL when it is not
  * host-visible. The runtime hands the binding to the skin's backend by one rule, also after

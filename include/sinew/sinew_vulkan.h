@@ -409,6 +409,70 @@ SINEW_API sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output
                                                    VkAccessFlags src_access);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Recording into the engine's frame                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A range of a buffer the engine owns, as a skin's output: bound through sinew_skin_bind_output
+ * with kind SINEW_OUTPUT_EXTERNAL and this extension in `next` (positions and normals NULL).
+ * The skin's positions go to [position_offset, + 12 n) and, with normals on, its normals to
+ * [normal_offset, + 12 n), packed xyz floats, n the render vertex count; many skins may share
+ * one buffer at disjoint ranges. The buffer is the engine's: created on the tied context's
+ * device with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT (and whatever the engine reads it with), both
+ * offsets multiples of the device's minStorageBufferOffsetAlignment, both ranges within
+ * buffer_size and apart. Only vk-lbs and vk-dqs take a range (other backends refuse the bind
+ * with SINEW_ERROR_OUTPUT_BINDING, a swap to them likewise); a bad range is refused with
+ * SINEW_ERROR_OUTPUT_BINDING and one log line. The struct must stay valid while bound.
+ *
+ * A skin bound to a range does not submit: sinew_world_update leaves its pose in a ring of
+ * SINEW_VK_RECORD_FRAMES slots, and sinew_vk_record records its dispatch into the engine's
+ * command buffer, which the engine submits. read_output, get_state and swaps compute the
+ * latest shape apart on the context's queue, so they need nothing of the engine's buffer. */
+typedef struct sinew_vk_range_ext {
+    sinew_ext_header header;            /* type SINEW_EXT_VULKAN_RANGE */
+    VkBuffer buffer;
+    VkDeviceSize buffer_size;           /* bytes, for the bounds check */
+    VkDeviceSize position_offset;       /* bytes into buffer */
+    VkDeviceSize normal_offset;         /* bytes into buffer; unused with normals = 0 */
+} sinew_vk_range_ext;
+
+#define SINEW_VK_RANGE_EXT_INIT \
+    { { (uint32_t)sizeof(sinew_vk_range_ext), SINEW_EXT_VULKAN_RANGE, NULL }, VK_NULL_HANDLE, \
+      0u, 0u, 0u }
+
+/* The frames a recorded command buffer may stay in flight: the pose of recorded frame f lives
+ * in ring slot f % SINEW_VK_RECORD_FRAMES until the device has run it, so the command buffer
+ * of the sinew_vk_record call SINEW_VK_RECORD_FRAMES calls back must have completed before the
+ * sinew_world_update that precedes the next call (an engine with at most that many frames in
+ * flight, waiting on each frame's fence before reusing it, meets this). */
+#define SINEW_VK_RECORD_FRAMES 3u
+
+typedef struct sinew_vk_record_info {
+    uint32_t struct_size;
+    const void* next;
+    /* Where the engine reads the skinned vertices: the one barrier after the dispatches makes
+     * their shader writes visible there. 0: vertex input and vertex attribute reads (compute
+     * shader and shader reads on a context without graphics). */
+    VkPipelineStageFlags dst_stage_mask;
+    VkAccessFlags dst_access_mask;
+} sinew_vk_record_info;
+
+#define SINEW_VK_RECORD_INFO_INIT { (uint32_t)sizeof(sinew_vk_record_info), NULL, 0u, 0u }
+
+/* Records into `cmd` (the engine's, in the recording state, outside a render pass, from a pool
+ * of the tied context's queue family) the dispatch of every skin of `world` bound to a range
+ * that sinew_world_update (or sinew_skin_update) stepped since its last recording, then one
+ * memory barrier (compute shader writes to info's stage and access); nothing when no skin is
+ * pending. The engine submits cmd; sinew never touches its queue for these skins. Call it
+ * between updates (never while sinew_world_update runs) from one thread, like every world
+ * call. out_recorded (may be NULL): the skins recorded. NULL world or cmd:
+ * SINEW_ERROR_INVALID_ARGUMENT; info (may be NULL: the defaults) below its size:
+ * SINEW_ERROR_STRUCT_SIZE; a world not tied to a context (sinew_vk_register_backends):
+ * SINEW_ERROR_NO_SERVICE; each with one line in the context's log where there is one. */
+SINEW_API sinew_result sinew_vk_record(sinew_world* world, VkCommandBuffer cmd,
+                                       const sinew_vk_record_info* info,
+                                       uint32_t* out_recorded);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Compute backends                                                                         */
 /* ---------------------------------------------------------------------------------------- */
 
