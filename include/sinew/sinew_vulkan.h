@@ -422,11 +422,16 @@ SINEW_API sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output
  * buffer_size and apart. Only vk-lbs and vk-dqs take a range (other backends refuse the bind
  * with SINEW_ERROR_OUTPUT_BINDING, a swap to them likewise); a bad range is refused with
  * SINEW_ERROR_OUTPUT_BINDING and one log line. The struct must stay valid while bound.
+ * Binding the skin to another range rewrites what its recorded dispatches read: the engine's
+ * frames that recorded it must have completed first. Removing the skin or swapping its backend
+ * needs no such wait (below).
  *
  * A skin bound to a range does not submit: sinew_world_update leaves its pose in a ring of
  * SINEW_VK_RECORD_FRAMES slots, and sinew_vk_record records its dispatch into the engine's
  * command buffer, which the engine submits. read_output, get_state and swaps compute the
- * latest shape apart on the context's queue, so they need nothing of the engine's buffer. */
+ * latest shape apart on the context's queue, so they need nothing of the engine's buffer. An
+ * instance that was recorded and goes (the skin removed, a swap taking over) is freed
+ * SINEW_VK_RECORD_FRAMES sinew_vk_record calls later, or with the world. */
 typedef struct sinew_vk_range_ext {
     sinew_ext_header header;            /* type SINEW_EXT_VULKAN_RANGE */
     VkBuffer buffer;
