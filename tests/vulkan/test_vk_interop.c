@@ -60,30 +60,6 @@ static void record_copy(VkCommandBuffer cmd, void* user)
                          &mb, 0, NULL, 0, NULL);
 }
 
-/* A host-visible buffer on ctx's device. */
-static void host_buffer(sinew_vk_context* ctx, VkDeviceSize size, VkBuffer* buf,
-                        VkDeviceMemory* mem, void** mapped)
-{
-    sinew_vk_context_info ci = SINEW_VK_CONTEXT_INFO_INIT;
-    assert_int_equal(sinew_vk_context_get_info(ctx, &ci), SINEW_OK);
-    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.size = size;
-    bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    assert_int_equal(vkCreateBuffer(ci.device, &bi, NULL, buf), VK_SUCCESS);
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(ci.device, *buf, &req);
-    int32_t type = sinew_vk_context_find_memory_type(
-        ctx, req.memoryTypeBits,
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    assert_true(type >= 0);
-    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = (uint32_t)type;
-    assert_int_equal(vkAllocateMemory(ci.device, &ai, NULL, mem), VK_SUCCESS);
-    assert_int_equal(vkBindBufferMemory(ci.device, *buf, *mem, 0), VK_SUCCESS);
-    assert_int_equal(vkMapMemory(ci.device, *mem, 0, VK_WHOLE_SIZE, 0, mapped), VK_SUCCESS);
-}
-
 static void test_round_trip(void** state)
 {
     (void)state;
@@ -128,25 +104,23 @@ static void test_round_trip(void** state)
 
     /* The second device copies slot 0's positions out of the imported memory. */
     VkDeviceSize bytes = n3 * sizeof(float);
-    VkBuffer hb;
-    VkDeviceMemory hm;
-    void* hp;
-    host_buffer(ctx2, bytes, &hb, &hm, &hp);
-    copy_job job = {im.buffer, hb, {ex.position_offsets[0], 0, bytes}};
+    vk_test_buffer h;
+    vk_test_buffer_create(ctx2, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                           VK_BUFFER_USAGE_TRANSFER_DST_BIT, &h);
+    float* hp = h.mapped;
+    copy_job job = {im.buffer, h.buffer, {ex.position_offsets[0], 0, bytes}};
     assert_int_equal(sinew_vk_context_submit_wait(ctx2, record_copy, &job), SINEW_OK);
     assert_memory_equal(hp, ref, (size_t)bytes);
 
     /* And the other way: the second device writes slot 1, the first device's mapping sees it. */
-    for (size_t i = 0; i < n3; ++i) ((float*)hp)[i] = (float)i * 0.5f;
-    copy_job back = {hb, im.buffer, {0, ex.position_offsets[1], bytes}};
+    for (size_t i = 0; i < n3; ++i) hp[i] = (float)i * 0.5f;
+    copy_job back = {h.buffer, im.buffer, {0, ex.position_offsets[1], bytes}};
     assert_int_equal(sinew_vk_context_submit_wait(ctx2, record_copy, &back), SINEW_OK);
     sinew_output_desc od = SINEW_OUTPUT_DESC_INIT;
     assert_int_equal(sinew_vk_output_get_desc(out, 1, &od), SINEW_OK);
     for (size_t i = 0; i < n3; ++i) assert_true(od.positions[i] == (float)i * 0.5f);
 
-    vkUnmapMemory(ci2.device, hm);
-    vkDestroyBuffer(ci2.device, hb, NULL);
-    vkFreeMemory(ci2.device, hm, NULL);
+    vk_test_buffer_free(&h);
     vkDestroyBuffer(im.device, im.buffer, NULL);
     vkFreeMemory(im.device, im.memory, NULL);
     free(ref);

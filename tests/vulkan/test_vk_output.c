@@ -52,33 +52,12 @@ static void record_readback(VkCommandBuffer cmd, void* user)
 static void read_through_vulkan(vk_scene* s, VkBuffer src, VkDeviceSize offset, float* dst,
                                 VkDeviceSize bytes)
 {
-    sinew_vk_context_info ci = SINEW_VK_CONTEXT_INFO_INIT;
-    assert_int_equal(sinew_vk_context_get_info(s->ctx, &ci), SINEW_OK);
-    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.size = bytes;
-    bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    VkBuffer buf;
-    assert_int_equal(vkCreateBuffer(ci.device, &bi, NULL, &buf), VK_SUCCESS);
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(ci.device, buf, &req);
-    int32_t type = sinew_vk_context_find_memory_type(
-        s->ctx, req.memoryTypeBits,
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    assert_true(type >= 0);
-    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = (uint32_t)type;
-    VkDeviceMemory mem;
-    assert_int_equal(vkAllocateMemory(ci.device, &ai, NULL, &mem), VK_SUCCESS);
-    assert_int_equal(vkBindBufferMemory(ci.device, buf, mem, 0), VK_SUCCESS);
-    readback rb = {src, buf, {offset, 0, bytes}};
+    vk_test_buffer b;
+    vk_test_buffer_create(s->ctx, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, &b);
+    readback rb = {src, b.buffer, {offset, 0, bytes}};
     assert_int_equal(sinew_vk_context_submit_wait(s->ctx, record_readback, &rb), SINEW_OK);
-    void* p = NULL;
-    assert_int_equal(vkMapMemory(ci.device, mem, 0, VK_WHOLE_SIZE, 0, &p), VK_SUCCESS);
-    memcpy(dst, p, (size_t)bytes);
-    vkUnmapMemory(ci.device, mem);
-    vkDestroyBuffer(ci.device, buf, NULL);
-    vkFreeMemory(ci.device, mem, NULL);
+    memcpy(dst, b.mapped, (size_t)bytes);
+    vk_test_buffer_free(&b);
 }
 
 /* Frames 0..5 through one output bound to `backend`: slot f % 2, written = f + 1, the previous

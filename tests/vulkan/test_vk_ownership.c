@@ -151,40 +151,6 @@ static void submit_cmd(rig_vk* v, VkCommandBuffer cmd, VkSemaphore wait_sem, uin
     vkFreeCommandBuffers(v->device, v->pool, 1, &cmd);
 }
 
-/* A host-visible buffer for the reader's copies. */
-typedef struct readback {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-    void* mapped;
-} readback;
-
-static void readback_create(rig_vk* v, VkDeviceSize size, readback* rb)
-{
-    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.size = size;
-    bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    assert_int_equal(vkCreateBuffer(v->device, &bi, NULL, &rb->buffer), VK_SUCCESS);
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(v->device, rb->buffer, &req);
-    int32_t type = sinew_vk_context_find_memory_type(
-        v->ctx, req.memoryTypeBits,
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    assert_true(type >= 0);
-    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = (uint32_t)type;
-    assert_int_equal(vkAllocateMemory(v->device, &ai, NULL, &rb->memory), VK_SUCCESS);
-    assert_int_equal(vkBindBufferMemory(v->device, rb->buffer, rb->memory, 0), VK_SUCCESS);
-    assert_int_equal(vkMapMemory(v->device, rb->memory, 0, VK_WHOLE_SIZE, 0, &rb->mapped),
-                     VK_SUCCESS);
-}
-
-static void readback_free(rig_vk* v, readback* rb)
-{
-    vkDestroyBuffer(v->device, rb->buffer, NULL);
-    vkFreeMemory(v->device, rb->memory, NULL);
-}
-
 static sinew_vk_output* make_output(rig_vk* v, uint32_t flags)
 {
     sinew_vk_output_desc desc = SINEW_VK_OUTPUT_DESC_INIT;
@@ -219,8 +185,8 @@ static void test_acquire_read_release(void** state)
     assert_int_equal(info.ownership_transfer, 0);
     vk_test_alias a;
     vk_test_alias_import(v.ctx, out, &a);
-    readback rb;
-    readback_create(&v, 2u * info.slot_bytes, &rb);
+    vk_test_buffer rb;
+    vk_test_buffer_create(v.ctx, 2u * info.slot_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, &rb);
     assert_int_equal(sinew_vk_output_set_external_writer(out, 1), SINEW_OK);
     assert_int_equal(sinew_vk_output_get_info(out, &info), SINEW_OK);
     assert_int_equal(info.external_writer, 1);
@@ -316,7 +282,7 @@ static void test_acquire_read_release(void** state)
     assert_int_equal(seen.calls, calls);
     vkFreeCommandBuffers(v.device, v.pool, 1, &idle);
 
-    readback_free(&v, &rb);
+    vk_test_buffer_free(&rb);
     vk_test_alias_free(&a);
     sinew_vk_output_destroy(out);
     rig_close(&v);

@@ -16,10 +16,10 @@
 typedef struct engine {
     VkDevice device;
     VkQueue queue;
+    vk_test_buffer mem;
     VkBuffer buffer;
-    VkDeviceMemory memory;
     VkDeviceSize size, stride;          /* per skin: positions, then normals, stride apart */
-    float* mapped;
+    void* mapped;
     VkCommandPool pool;
     VkCommandBuffer cmd[SINEW_VK_RECORD_FRAMES];
     VkFence fence[SINEW_VK_RECORD_FRAMES];
@@ -38,24 +38,11 @@ static void engine_buffer(vk_scene* s, engine* e, const sinew_vk_context_info* i
     VkDeviceSize align = props.limits.minStorageBufferOffsetAlignment;
     e->stride = align_up((VkDeviceSize)s->vertices * 12u, align > 256u ? align : 256u);
     e->size = 2u * SKINS * e->stride;
-    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.size = e->size;
-    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT;
-    assert_int_equal(vkCreateBuffer(e->device, &bi, NULL, &e->buffer), VK_SUCCESS);
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(e->device, e->buffer, &req);
-    int32_t type = sinew_vk_context_find_memory_type(
-        s->ctx, req.memoryTypeBits,
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    assert_true(type >= 0);
-    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = (uint32_t)type;
-    assert_int_equal(vkAllocateMemory(e->device, &ai, NULL, &e->memory), VK_SUCCESS);
-    assert_int_equal(vkBindBufferMemory(e->device, e->buffer, e->memory, 0), VK_SUCCESS);
-    void* p = NULL;
-    assert_int_equal(vkMapMemory(e->device, e->memory, 0, VK_WHOLE_SIZE, 0, &p), VK_SUCCESS);
-    e->mapped = p;
+    vk_test_buffer_create(s->ctx, e->size,
+                          VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT,
+                          &e->mem);
+    e->buffer = e->mem.buffer;
+    e->mapped = e->mem.mapped;
 }
 
 static void engine_open(vk_scene* s, engine* e)
@@ -95,9 +82,7 @@ static void engine_close(engine* e)
         vkDestroyFence(e->device, e->fence[k], NULL);
     }
     vkDestroyCommandPool(e->device, e->pool, NULL);
-    vkUnmapMemory(e->device, e->memory);
-    vkDestroyBuffer(e->device, e->buffer, NULL);
-    vkFreeMemory(e->device, e->memory, NULL);
+    vk_test_buffer_free(&e->mem);
 }
 
 /* Frame slot k: waits for its previous use, records every pending skin into it and submits

@@ -205,3 +205,37 @@ PFN_vkCmdPipelineBarrier vk_test_next_pipeline_barrier(void)
     }
     return next;
 }
+
+void vk_test_buffer_create(sinew_vk_context* ctx, VkDeviceSize size, VkBufferUsageFlags usage,
+                           vk_test_buffer* out)
+{
+    sinew_vk_context_info ci = SINEW_VK_CONTEXT_INFO_INIT;
+    assert_int_equal(sinew_vk_context_get_info(ctx, &ci), SINEW_OK);
+    memset(out, 0, sizeof *out);
+    out->device = ci.device;
+    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = size;
+    bi.usage = usage;
+    assert_int_equal(vkCreateBuffer(out->device, &bi, NULL, &out->buffer), VK_SUCCESS);
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(out->device, out->buffer, &req);
+    int32_t type = sinew_vk_context_find_memory_type(
+        ctx, req.memoryTypeBits,
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    assert_true(type >= 0);
+    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = (uint32_t)type;
+    assert_int_equal(vkAllocateMemory(out->device, &ai, NULL, &out->memory), VK_SUCCESS);
+    assert_int_equal(vkBindBufferMemory(out->device, out->buffer, out->memory, 0), VK_SUCCESS);
+    assert_int_equal(vkMapMemory(out->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped),
+                     VK_SUCCESS);
+}
+
+void vk_test_buffer_free(vk_test_buffer* b)
+{
+    if (b->mapped) vkUnmapMemory(b->device, b->memory);
+    vkDestroyBuffer(b->device, b->buffer, NULL);
+    vkFreeMemory(b->device, b->memory, NULL);
+    memset(b, 0, sizeof *b);
+}

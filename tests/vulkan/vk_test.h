@@ -61,6 +61,18 @@ void vk_test_alias_free(vk_test_alias* a);
  * them. */
 void vk_test_writer_transfer(VkCommandBuffer cmd, VkBuffer buffer, uint32_t family, int acquire);
 
+/* A buffer in host-visible, coherent memory of ctx's device, mapped: what a test reads back
+ * through or hands to sinew as an engine's buffer. */
+typedef struct vk_test_buffer {
+    VkDevice device;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void* mapped;
+} vk_test_buffer;
+void vk_test_buffer_create(sinew_vk_context* ctx, VkDeviceSize size, VkBufferUsageFlags usage,
+                           vk_test_buffer* out);
+void vk_test_buffer_free(vk_test_buffer* b);
+
 /* For a test that defines its own vkCmdPipelineBarrier to see what is recorded: the loader's,
  * the next definition after the program's (RTLD_NEXT), looked up once; a failure if none. */
 PFN_vkCmdPipelineBarrier vk_test_next_pipeline_barrier(void);
