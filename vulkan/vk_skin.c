@@ -17,8 +17,10 @@
  * - Output: bound to a slot of a sinew_vk_output of the same context (the ext chain), step
  *   writes that slot on the GPU and returns without waiting; the output's end_frame publishes
  *   it. Bound to host arrays (kind HOST, or an external output of another context that has host
- *   pointers), step waits and copies. Unbound, it writes the instance's own host-visible
- *   buffer. read_output and get_state copy the latest shape back (from wherever it was
+ *   pointers), step waits and copies. Bound to a range of the engine's buffer
+ *   (sinew_vk_range_ext), step only stores the pose and sinew_vk_record records the dispatch
+ *   into the engine's command buffer (vk_skin_record.c). Unbound, it writes the instance's own
+ *   host-visible buffer. read_output and get_state copy the latest shape back (from wherever it was
  *   written), so a swap vk-lbs -> lbs continues from it. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
