@@ -283,6 +283,7 @@ void create_scene(app* a, const Ogre::AxisAlignedBox& box)
     pass->setLightingEnabled(true);
     pass->setAmbient(0.8f, 0.62f, 0.52f);
     pass->setDiffuse(0.85f, 0.66f, 0.56f, 1.0f);
+    pass->setCullingMode(Ogre::CULL_NONE);  // open meshes (a glTF strip) show from both sides
 
     Ogre::Viewport* viewport = a->target->addViewport(a->camera);
     viewport->setBackgroundColour(Ogre::ColourValue(0.16f, 0.18f, 0.22f));
@@ -406,9 +407,14 @@ sinew_result frame(app* a, uint32_t index, float dt)
     return SINEW_OK;
 }
 
-// Asks for the backend after the current one in CYCLE that this build can run.
+// Asks for the backend after the current one in CYCLE that this build can run; one swap at
+// a time.
 void cycle_backend(app* a)
 {
+    if (sinew_skin_swap_status(a->world, a->skin) == SINEW_ERROR_BUSY) {
+        std::printf("sinew-ogre: the last backend asked for is still being prepared\n");
+        return;
+    }
     const size_t n = sizeof CYCLE / sizeof *CYCLE;
     size_t at = 0;
     while (at < n && a->last_backend != CYCLE[at]) ++at;
@@ -493,6 +499,13 @@ int run_headless(app* a)
         }
         const sinew_result r = frame(a, index, dt);
         if (r != SINEW_OK) return fail("a frame", r);
+    }
+    // A swap still preparing when the frames run out is waited for, and one more frame shows
+    // the new backend.
+    if (sinew_skin_swap_status(a->world, a->skin) == SINEW_ERROR_BUSY) {
+        sinew_result r = sinew_skin_wait_swap(a->world, a->skin);
+        if (r == SINEW_OK) r = frame(a, a->opt.frames, dt);
+        if (r != SINEW_OK) return fail("finishing the swap", r);
     }
     const std::string path = std::string(a->opt.out) + "/sinew-ogre.png";
     a->target->writeContentsToFile(path);
