@@ -12,6 +12,7 @@
 // The bridge is sinew_ogre.h; ogre_character.h builds the OGRE assets from a character sinew's
 // importer reads, since the test characters come without .mesh files.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,8 @@
 #include <OgreTextureManager.h>
 #include <OgreTimer.h>
 #include <OgreViewport.h>
+
+#include <sys/stat.h>
 
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
@@ -74,6 +77,12 @@ struct options {
     bool check = false;
 };
 
+// The largest differences between sinew's output and OGRE's software skinning, in positions and
+// in (unit) normals.
+struct difference {
+    double position = 0.0, normal = 0.0;
+};
+
 struct app {
     options opt;
     sample_character character = {};
@@ -93,7 +102,7 @@ struct app {
     Ogre::AnimationState* clip = nullptr;
     std::vector<float> pose;
     float diagonal = 1.0f;
-    double max_difference = 0.0;            // --check: the largest over all frames
+    difference max_difference;              // --check: the largest over all frames
 };
 
 void usage(FILE* out)
@@ -112,7 +121,7 @@ void usage(FILE* out)
         "  --backend NAME    the skin's backend (default lbs)\n"
         "  --animation N     which of the character's clips OGRE plays (default 0)\n"
         "  --frames N        headless: render N frames, then write the PNG and exit\n"
-        "  --out DIR         headless: where the PNG and OGRE's log go (created beforehand)\n"
+        "  --out DIR         headless: where the PNG and OGRE's log go (made if missing)\n"
         "  --swap-at F:NAME  headless: ask for backend NAME at frame F (sinew_skin_set_backend)\n"
         "  --check           headless, lbs: compare every frame with OGRE's software skinning\n"
         "                    of the same bones and weights; fails above %g of the size\n"
@@ -258,7 +267,7 @@ void create_scene(app* a, const Ogre::AxisAlignedBox& box)
     axes(box.getSize(), &up, &depth);
     Ogre::Vector3 up_axis = Ogre::Vector3::ZERO, view_axis = Ogre::Vector3::ZERO;
     up_axis[up] = 1;
-    view_axis[depth] = 1;
+    view_axis[depth] = 1;  // the camera stands on the -depth side, the side the male faces
 
     a->camera = a->scene->createCamera("camera");
     a->camera->setNearClipDistance(0.01f * a->diagonal);
@@ -314,6 +323,8 @@ sinew_result create_ogre_assets(app* a)
         return SINEW_ERROR_INVALID_ARGUMENT;
     }
     a->animated = a->scene->createEntity(a->skinned);
+    // OGRE's own skinning runs only for --check: the Entity is never drawn.
+    if (a->opt.check) a->animated->addSoftwareAnimationRequest(true);
     a->clip = a->animated->getAnimationState(clips[a->opt.animation]);
     a->clip->setEnabled(true);
     a->clip->setLoop(true);
@@ -357,22 +368,17 @@ sinew_result animate(app* a, float dt)
     return sinew_ogre_set_pose(a->world, a->skin, a->pose);
 }
 
-// The largest distance between sinew's output and OGRE's software skinning of this frame.
-double compare_with_ogre(const app* a)
+// The largest coordinate difference between the float3 of `ours` and the `semantic` element of
+// OGRE's blended vertices.
+double largest_difference(const Ogre::VertexData& blended, Ogre::VertexElementSemantic semantic,
+                          const std::vector<float>& ours)
 {
-    const Ogre::VertexData* blended = a->animated->_getSkelAnimVertexData();
-    const Ogre::VertexElement* element =
-        blended->vertexDeclaration->findElementBySemantic(Ogre::VES_POSITION);
+    const Ogre::VertexElement* element = blended.vertexDeclaration->findElementBySemantic(semantic);
     const Ogre::HardwareVertexBufferSharedPtr& buffer =
-        blended->vertexBufferBinding->getBuffer(element->getSource());
-    std::vector<float> ours(3 * blended->vertexCount);
-    sinew_output_desc output = SINEW_OUTPUT_DESC_INIT;
-    output.vertex_capacity = (uint32_t)blended->vertexCount;
-    output.positions = ours.data();
-    if (sinew_skin_read_output(a->world, a->skin, &output) != SINEW_OK) return INFINITY;
+        blended.vertexBufferBinding->getBuffer(element->getSource());
     Ogre::HardwareBufferLockGuard lock(buffer, Ogre::HardwareBuffer::HBL_READ_ONLY);
     double largest = 0.0;
-    for (size_t v = 0; v < blended->vertexCount; ++v) {
+    for (size_t v = 0; v < blended.vertexCount; ++v) {
         float* theirs;
         element->baseVertexPointerToElement(static_cast<char*>(lock.pData) + v * buffer->getVertexSize(),
                                             &theirs);
@@ -380,6 +386,24 @@ double compare_with_ogre(const app* a)
             largest = std::max(largest, (double)std::fabs(ours[3 * v + c] - theirs[c]));
     }
     return largest;
+}
+
+difference compare_with_ogre(const app* a)
+{
+    const Ogre::VertexData* blended = a->animated->_getSkelAnimVertexData();
+    std::vector<float> positions(3 * blended->vertexCount), normals(3 * blended->vertexCount);
+    sinew_output_desc output = SINEW_OUTPUT_DESC_INIT;
+    output.vertex_capacity = (uint32_t)blended->vertexCount;
+    output.positions = positions.data();
+    output.normals = normals.data();
+    difference d;
+    if (sinew_skin_read_output(a->world, a->skin, &output) != SINEW_OK) {
+        d.position = d.normal = INFINITY;
+        return d;
+    }
+    d.position = largest_difference(*blended, Ogre::VES_POSITION, positions);
+    d.normal = largest_difference(*blended, Ogre::VES_NORMAL, normals);
+    return d;
 }
 
 // Reports a backend that took over since the last frame.
@@ -399,7 +423,11 @@ sinew_result frame(app* a, uint32_t index, float dt)
     if (r == SINEW_OK) r = sinew_world_update(a->world, dt);
     if (r != SINEW_OK) return r;
     note_backend(a, index);
-    if (a->opt.check) a->max_difference = std::max(a->max_difference, compare_with_ogre(a));
+    if (a->opt.check) {
+        const difference d = compare_with_ogre(a);
+        a->max_difference.position = std::max(a->max_difference.position, d.position);
+        a->max_difference.normal = std::max(a->max_difference.normal, d.normal);
+    }
     // The skin's output goes straight into the buffer OGRE draws.
     r = sinew_ogre_write_vertices(a->world, a->skin, *a->drawn->sharedVertexData);
     if (r != SINEW_OK) return r;
@@ -515,10 +543,11 @@ int run_headless(app* a)
                 a->opt.width, a->opt.height, drawn);
     int code = drawn > 0 ? SAMPLE_EXIT_OK : SAMPLE_EXIT_FAILURE;
     if (a->opt.check) {
-        const double relative = a->max_difference / a->diagonal;
+        const double relative = a->max_difference.position / a->diagonal;
         std::printf("sinew-ogre: lbs against OGRE's software skinning: largest difference %.3g "
-                    "(%.3g of the size %.4g; passes below %g)\n",
-                    a->max_difference, relative, a->diagonal, CHECK_TOLERANCE);
+                    "(%.3g of the size %.4g; passes below %g), normals %.3g\n",
+                    a->max_difference.position, relative, a->diagonal, CHECK_TOLERANCE,
+                    a->max_difference.normal);
         if (!(relative < CHECK_TOLERANCE)) code = SAMPLE_EXIT_FAILURE;
     }
     return code;
@@ -542,6 +571,16 @@ int run(app* a)
     if ((r = create_ogre_assets(a)) != SINEW_OK) return fail("building OGRE's character", r);
     if ((r = create_skin(a)) != SINEW_OK) return fail("creating the skin", r);
     return a->opt.frames ? run_headless(a) : run_interactive(a);
+}
+
+// `path` and the folders above it, as `mkdir -p` would; false (errno set) on failure.
+bool make_folders(const std::string& path)
+{
+    for (size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
+        const std::string prefix = path.substr(0, slash);
+        if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) return false;
+        if (slash == std::string::npos) return true;
+    }
 }
 
 // The male test character unless --character names another.
@@ -577,6 +616,10 @@ int main(int argc, char** argv)
     app a;
     int code = parse_options(argc, argv, &a.opt);
     if (code != SAMPLE_EXIT_OK) return code < 0 ? SAMPLE_EXIT_OK : code;
+    if (a.opt.out && !make_folders(a.opt.out)) {
+        std::fprintf(stderr, "sinew-ogre: cannot make %s: %s\n", a.opt.out, std::strerror(errno));
+        return SAMPLE_EXIT_FAILURE;
+    }
     if ((code = load_character(&a)) != SAMPLE_EXIT_OK) return code;
     try {
         code = run(&a);
