@@ -115,7 +115,7 @@ void usage(FILE* out)
         "buffer. Without --frames it opens a window: 'b' cycles the backend (lbs, dqs, ps, fps),\n"
         "'q' or Escape quits. With --frames N it renders N frames at 60 per second offscreen\n"
         "(under Xvfb in CI) and writes DIR/sinew-ogre.png and DIR/ogre.log. A missing character\n"
-        "file exits 77 (unless SINEW_REQUIRE_DATA=1).\n"
+        "file exits 77 (unless SINEW_REQUIRE_DATA=1), and so does a missing X display.\n"
         "\n"
         "  --character PATH  .ini or any file assimp reads (default: the male test character)\n"
         "  --backend NAME    the skin's backend (default lbs)\n"
@@ -621,6 +621,13 @@ int main(int argc, char** argv)
         return SAMPLE_EXIT_FAILURE;
     }
     if ((code = load_character(&a)) != SAMPLE_EXIT_OK) return code;
+    // OGRE's GL render system draws through GLX, also offscreen: no X server, nothing to do.
+    const char* display = std::getenv("DISPLAY");
+    if (!display || !display[0]) {
+        std::fprintf(stderr, "sinew-ogre: skipped, no X display (headless: run under xvfb-run)\n");
+        sample_character_free(&a.character);
+        return SAMPLE_EXIT_SKIP;
+    }
     try {
         code = run(&a);
     } catch (const Ogre::Exception& e) {
