@@ -33,7 +33,7 @@ JOBS=${SINEW_JOBS:-$(nproc 2>/dev/null || echo 2)}
 PACKAGES=(build-essential cmake pkg-config libcglm-dev libcmocka-dev libassimp-dev
           libsuitesparse-dev libmeshoptimizer-dev
           libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
-          libpng-dev libglfw3-dev xvfb xauth
+          libpng-dev libglfw3-dev xvfb xauth libogre-1.12-dev
           assimp-testmodels locales)
 
 as_root() {
