@@ -326,6 +326,7 @@ typedef struct ps_output {
     void* sim;
     float* positions;        /* own buffers, up to date when *_fresh */
     float* normals;
+    float* spare;            /* positions upsampled beside normals that alone were needed */
     bool positions_fresh;
     bool normals_fresh;
     ps_shape shape;

@@ -19,7 +19,8 @@ sinew_result ps_output_init(ps_output* o, const sinew_host_api* host, const char
     o->sim = sim;
     o->positions = (float*)sinew_host_calloc(host, o->render_count, 12u);
     o->normals = (float*)sinew_host_calloc(host, o->render_count, 12u);
-    if (!o->positions || !o->normals)
+    o->spare = (float*)sinew_host_calloc(host, o->render_count, 12u);
+    if (!o->positions || !o->normals || !o->spare)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", backend);
     memcpy(o->positions, o->rest_positions, (size_t)o->render_count * 12u);
     memcpy(o->normals, o->rest_normals, (size_t)o->render_count * 12u);
@@ -32,7 +33,8 @@ void ps_output_free(ps_output* o, const sinew_host_api* host)
 {
     sinew_host_free(host, o->positions);
     sinew_host_free(host, o->normals);
-    o->positions = o->normals = NULL;
+    sinew_host_free(host, o->spare);
+    o->positions = o->normals = o->spare = NULL;
 }
 
 void ps_output_after_step(ps_output* o)
@@ -58,8 +60,10 @@ void ps_output_refresh(ps_output* o, bool need_normals)
         if (pos) memcpy(o->positions, o->rest_positions, (size_t)o->render_count * 12u);
         if (nrm) memcpy(o->normals, o->rest_normals, (size_t)o->render_count * 12u);
     } else {
-        /* SIM: both from the simulation; STATE: positions are the given ones (always fresh). */
-        o->ops->upsample(o->sim, pos ? o->positions : NULL, 12u, nrm ? o->normals : NULL, 12u);
+        /* SIM: both from the simulation; STATE: positions are the given ones (always fresh),
+         * so normals alone go with positions into the spare array (the upsampling writes
+         * both). */
+        o->ops->upsample(o->sim, pos ? o->positions : o->spare, 12u, nrm ? o->normals : NULL, 12u);
     }
     if (pos) o->positions_fresh = true;
     if (nrm) o->normals_fresh = true;

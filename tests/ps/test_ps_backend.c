@@ -262,6 +262,17 @@ static void check_state(const char* relative)
     assert_int_equal(vt->get_state(inst, &back), SINEW_OK);
     assert_memory_equal(got, pos, 12u * n);
     assert_true(max_abs_diff(got_v, vel, 3u * n) < 1e-5f);
+    /* normals read alone after it: upsampled from the restored skin, the positions untouched */
+    float* nrm = malloc(sizeof(float) * 3u * n);
+    assert_non_null(nrm);
+    sinew_output_view ov = {(uint32_t)sizeof(sinew_output_view), n, got, 12u, nrm, 12u, NULL};
+    int errors = host.log.count[SINEW_LOG_ERROR];
+    assert_int_equal(vt->read_output(inst, &ov), SINEW_OK);
+    assert_int_equal(host.log.count[SINEW_LOG_ERROR], errors);
+    assert_memory_equal(got, pos, 12u * n);
+    for (size_t k = 0; k < 3u * n; ++k) assert_true(isfinite(nrm[k]));
+    assert_true(max_abs_diff(nrm, rig.view.render_mesh.normals, 3u * n) < 0.05f);
+    free(nrm);
     /* the skin restored from it sits at the shifted rest shape */
     const double* x = ps_sim_positions(ps_instance_sim(inst));
     double worst = 0.0;
