@@ -165,7 +165,9 @@ sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* 
                                "tissue bake: %zu bytes follow the blob", rest_size - 4u);
     sinew_result r = ps_bake_read(host, rig, p + 16u, (size_t)model_size, model);
     if (r != SINEW_OK || flag == 0u) return r;
-    r = sinew_mls_read(host, rest + 4u, rest_size - 4u, NULL, mls);
+    /* The rig's blob is valid for the instance's lifetime (sinew_plugin.h), so the weights'
+     * arrays can stay in it. */
+    r = sinew_mls_read_in_place(host, rest + 4u, rest_size - 4u, NULL, mls);
     if (r == SINEW_OK && (mls->simulation_count != model->n ||
                           mls->render_count != rig->render_mesh.vertex_count)) {
         r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
