@@ -206,47 +206,103 @@ static sinew_result ps_cholmod_fail(ps_sim* s, const char* what)
                            s->N);
 }
 
+/* Entry (a, b), a <= b, of tet t's part of eq. (6): w_t (A_t^T A_t)_ab. */
+static double tet_entry(const ps_sim* s, uint32_t t, int a, int b)
+{
+    const double* A = s->m->tet_A + 12u * t;
+    double w = s->tissue_weight * fabs(s->m->tet_volume[t]);
+    double sum = 0.0;
+    for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
+    return w * sum;
+}
+
+/* Column j of the upper triangle: its rows i <= j into rows[0 .. *count) (ascending) and
+ * their values into acc[i]. The mass and anchor come first, then each tet at j in tet order,
+ * so every entry is the sum a triplet matrix in that order gives (mark: per vertex the last
+ * column + 1 that listed it). */
+static void column_entries(const ps_sim* s, const ps_vertex_tets* vt, uint32_t j, double* acc,
+                           uint32_t* mark, uint32_t* rows, uint32_t* count)
+{
+    uint32_t k = 0;
+    acc[j] = s->mass[j] * s->inv_h2 + s->anchor_w[j];
+    mark[j] = j + 1u;
+    rows[k++] = j;
+    for (uint32_t e = vt->offsets[j]; e < vt->offsets[j + 1]; ++e) {
+        uint32_t t = vt->corners[e] / 4u;
+        int cj = (int)(vt->corners[e] % 4u);
+        const uint32_t* tv = s->m->tets + 4u * t;
+        for (int c = 0; c < 4; ++c) {
+            uint32_t i = tv[c];
+            if (i > j) continue;
+            double v = tet_entry(s, t, c < cj ? c : cj, c < cj ? cj : c);
+            if (mark[i] == j + 1u) {
+                acc[i] += v;
+            } else {
+                mark[i] = j + 1u;
+                acc[i] = v;
+                rows[k++] = i;
+            }
+        }
+    }
+    for (uint32_t a = 1; a < k; ++a)
+        for (uint32_t b = a; b > 0 && rows[b - 1] > rows[b]; --b) {
+            uint32_t q = rows[b];
+            rows[b] = rows[b - 1];
+            rows[b - 1] = q;
+        }
+    *count = k;
+}
+
+/* The upper triangle of the system matrix of eq. (6), column by column (column_entries): its
+ * size in a first pass, its entries in a second; NULL when memory runs out. */
+static cholmod_sparse* system_matrix(ps_sim* s, const ps_vertex_tets* vt, double* acc,
+                                     uint32_t* mark, uint32_t* rows)
+{
+    uint32_t N = s->N, count;
+    size_t nnz = 0;
+    for (uint32_t j = 0; j < N; ++j) {
+        column_entries(s, vt, j, acc, mark, rows, &count);
+        nnz += count;
+    }
+    cholmod_sparse* K = cholmod_allocate_sparse(N, N, nnz, 1, 1, 1, CHOLMOD_REAL, &s->cc);
+    if (!K) return NULL;
+    int* kp = (int*)K->p;
+    int* ki = (int*)K->i;
+    double* kx = (double*)K->x;
+    memset(mark, 0, (size_t)N * sizeof(uint32_t));
+    size_t e = 0;
+    for (uint32_t j = 0; j < N; ++j) {
+        kp[j] = (int)e;
+        column_entries(s, vt, j, acc, mark, rows, &count);
+        for (uint32_t k = 0; k < count; ++k, ++e) {
+            ki[e] = (int)rows[k];
+            kx[e] = acc[rows[k]];
+        }
+    }
+    kp[N] = (int)e;
+    return K;
+}
+
 /* Assembles the upper triangle of the system matrix of eq. (6) and analyses it (AMD ordering,
  * the factor's pattern); factor_numeric computes the factor. */
 static sinew_result assemble_system(ps_sim* s)
 {
-    const ps_model* m = s->m;
     uint32_t N = s->N;
-    size_t nz = (size_t)N + 10u * (size_t)m->tet_count;
-    cholmod_triplet* T = cholmod_allocate_triplet(N, N, nz, 1, CHOLMOD_REAL, &s->cc);
-    if (!T) return ps_cholmod_fail(s, "allocate_triplet");
-    int* ti = (int*)T->i;
-    int* tj = (int*)T->j;
-    double* tx = (double*)T->x;
-    size_t k = 0;
-    for (uint32_t i = 0; i < N; ++i) {
-        ti[k] = tj[k] = (int)i;
-        tx[k++] = s->mass[i] * s->inv_h2 + s->anchor_w[i];
-    }
-    for (uint32_t t = 0; t < m->tet_count; ++t) {
-        if (m->tet_excluded[t]) continue;
-        double w = s->tissue_weight * fabs(m->tet_volume[t]);
-        const double* A = m->tet_A + 12u * t;
-        const uint32_t* tv = m->tets + 4u * t;
-        for (int a = 0; a < 4; ++a)
-            for (int b = a; b < 4; ++b) {
-                double sum = 0.0;
-                for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
-                uint32_t i = tv[a], j = tv[b];
-                if (i > j) {
-                    uint32_t q = i;
-                    i = j;
-                    j = q;
-                }
-                ti[k] = (int)i;
-                tj[k] = (int)j;
-                tx[k++] = w * sum;
-            }
-    }
-    T->nnz = k;
-    s->K = cholmod_triplet_to_sparse(T, 0, &s->cc);
-    cholmod_free_triplet(&T, &s->cc);
-    if (!s->K) return ps_cholmod_fail(s, "triplet_to_sparse");
+    ps_vertex_tets vt;
+    sinew_result r = ps_vertex_tets_build(&s->host, s->m, &vt);
+    if (r != SINEW_OK) return r;
+    double* acc = (double*)sinew_host_alloc(&s->host, (size_t)N * sizeof(double));
+    uint32_t* mark = (uint32_t*)sinew_host_calloc(&s->host, N, sizeof(uint32_t));
+    uint32_t* rows = (uint32_t*)sinew_host_alloc(&s->host, (size_t)N * sizeof(uint32_t));
+    if (acc && mark && rows) s->K = system_matrix(s, &vt, acc, mark, rows);
+    ps_vertex_tets_free(&s->host, &vt);
+    sinew_host_free(&s->host, acc);
+    sinew_host_free(&s->host, mark);
+    sinew_host_free(&s->host, rows);
+    if (!acc || !mark || !rows)
+        return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for the "
+                               "system matrix of %u vertices", N);
+    if (!s->K) return ps_cholmod_fail(s, "allocate_sparse");
     s->L = cholmod_analyze(s->K, &s->cc);
     if (!s->L) return ps_cholmod_fail(s, "analyze");
     s->B = cholmod_allocate_dense(N, 3, N, CHOLMOD_REAL, &s->cc);
