@@ -463,8 +463,8 @@ static sinew_result select_kernels(fps_sim* s)
     return SINEW_OK;
 }
 
-/* The per-vertex, per-prism and per-step arrays (the volume term's R only when it blends);
- * false when one of them cannot be allocated. */
+/* The per-vertex, per-prism and per-step arrays (the volume term's R only when it blends, the
+ * PCG's vectors only for solver=pcg); false when one of them cannot be allocated. */
 static bool alloc_arrays(fps_sim* s)
 {
     const sinew_host_api* host = &s->host;
@@ -492,9 +492,13 @@ static bool alloc_arrays(fps_sim* s)
     s->target = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->rhs_const = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->b = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->r = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->d = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->q = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    /* The PCG's vectors: with CHOLMOD nothing reads them (solve). */
+    bool pcg = s->p.solver == FPS_SOLVER_PCG;
+    if (pcg) {
+        s->r = (double*)sinew_host_calloc(host, N3, sizeof(double));
+        s->d = (double*)sinew_host_calloc(host, N3, sizeof(double));
+        s->q = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    }
     s->row_blocks = (N + FPS_ROW_BLOCK - 1u) / FPS_ROW_BLOCK;
     s->partial = (double*)sinew_host_calloc(host, s->row_blocks ? s->row_blocks : 1u,
                                             6u * sizeof(double));
@@ -504,7 +508,8 @@ static bool alloc_arrays(fps_sim* s)
     return s->perm && s->inv && s->joint && s->mass_h2 && s->pv && s->G && s->inv_w && s->F &&
            !(s->prisms.volume_keep < 1.0f && !s->R) && s->contrib && s->gather_ptr &&
            s->gather && s->x && s->v && s->x_prev && s->pred && s->target && s->rhs_const &&
-           s->b && s->r && s->d && s->q && s->partial && s->skinning && s->skin_f && s->skin_n;
+           s->b && (!pcg || (s->r && s->d && s->q)) && s->partial && s->skinning && s->skin_f &&
+           s->skin_n;
 }
 
 /* The arrays, then the prisms, the numbering (free vertices first, Sec. 4.3), the reduced
