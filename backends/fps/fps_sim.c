@@ -248,15 +248,15 @@ static void number_vertices(fps_sim* s, const double* strain_diag)
 }
 
 /* Free row i of K_ss | K_sb: its columns into cols[0 .. *count) (ascending, so K_ss's come
- * first) and their values into acc[column]. h^-2 m_i comes first, then w_t (A_t^T A_t)_ab for
- * each tet at the vertex in tet order, so every entry is summed in the order the tets give
- * it (mark: per column the last row + 1 that listed it). */
+ * first) and, unless acc is NULL (counting only), their values into acc[column]. h^-2 m_i
+ * comes first, then w_t (A_t^T A_t)_ab for each tet at the vertex in tet order, so every entry
+ * is summed in the order the tets give it (mark: per column the last row + 1 that listed it). */
 static void row_entries(const fps_sim* s, const ps_vertex_tets* vt, uint32_t i, double* acc,
                         uint32_t* mark, uint32_t* cols, uint32_t* count)
 {
     const ps_model* m = s->m;
     uint32_t v = s->perm[i], k = 0;
-    acc[i] = s->mass_h2[i];
+    if (acc) acc[i] = s->mass_h2[i];
     mark[i] = i + 1u;
     cols[k++] = i;
     for (uint32_t e = vt->offsets[v]; e < vt->offsets[v + 1]; ++e) {
@@ -267,16 +267,20 @@ static void row_entries(const fps_sim* s, const ps_vertex_tets* vt, uint32_t i, 
         const uint32_t* tv = m->tets + 4u * t;
         for (int b = 0; b < 4; ++b) {
             double sum = 0.0;
-            for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
+            for (int r = 0; acc && r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
             uint32_t c = s->inv[tv[b]];
             if (mark[c] == i + 1u) {
-                acc[c] += w * sum;
+                if (acc) acc[c] += w * sum;
             } else {
                 mark[c] = i + 1u;
-                acc[c] = w * sum;
+                if (acc) acc[c] = w * sum;
                 cols[k++] = c;
             }
         }
+    }
+    if (!acc) {
+        *count = k;
+        return;
     }
     for (uint32_t x = 1; x < k; ++x)
         for (uint32_t y = x; y > 0 && cols[y - 1] > cols[y]; --y) {
@@ -309,7 +313,7 @@ static bool fill_matrices(fps_sim* s, const ps_vertex_tets* vt, double* acc, uin
     uint32_t ns = s->ns, count;
     size_t nk = 0, nb = 0;
     for (uint32_t i = 0; i < ns; ++i) {
-        row_entries(s, vt, i, acc, mark, cols, &count);
+        row_entries(s, vt, i, NULL, mark, cols, &count);
         for (uint32_t k = 0; k < count; ++k) cols[k] < ns ? ++nk : ++nb;
     }
     if (!alloc_matrices(s, nk, nb)) return false;

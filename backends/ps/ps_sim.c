@@ -216,15 +216,15 @@ static double tet_entry(const ps_sim* s, uint32_t t, int a, int b)
     return w * sum;
 }
 
-/* Column j of the upper triangle: its rows i <= j into rows[0 .. *count) (ascending) and
- * their values into acc[i]. The mass and anchor come first, then each tet at j in tet order,
- * so every entry is the sum a triplet matrix in that order gives (mark: per vertex the last
- * column + 1 that listed it). */
+/* Column j of the upper triangle: its rows i <= j into rows[0 .. *count) (ascending) and,
+ * unless acc is NULL (counting only), their values into acc[i]. The mass and anchor come
+ * first, then each tet at j in tet order, so every entry is the sum a triplet matrix in that
+ * order gives (mark: per vertex the last column + 1 that listed it). */
 static void column_entries(const ps_sim* s, const ps_vertex_tets* vt, uint32_t j, double* acc,
                            uint32_t* mark, uint32_t* rows, uint32_t* count)
 {
     uint32_t k = 0;
-    acc[j] = s->mass[j] * s->inv_h2 + s->anchor_w[j];
+    if (acc) acc[j] = s->mass[j] * s->inv_h2 + s->anchor_w[j];
     mark[j] = j + 1u;
     rows[k++] = j;
     for (uint32_t e = vt->offsets[j]; e < vt->offsets[j + 1]; ++e) {
@@ -234,15 +234,19 @@ static void column_entries(const ps_sim* s, const ps_vertex_tets* vt, uint32_t j
         for (int c = 0; c < 4; ++c) {
             uint32_t i = tv[c];
             if (i > j) continue;
-            double v = tet_entry(s, t, c < cj ? c : cj, c < cj ? cj : c);
+            double v = acc ? tet_entry(s, t, c < cj ? c : cj, c < cj ? cj : c) : 0.0;
             if (mark[i] == j + 1u) {
-                acc[i] += v;
+                if (acc) acc[i] += v;
             } else {
                 mark[i] = j + 1u;
-                acc[i] = v;
+                if (acc) acc[i] = v;
                 rows[k++] = i;
             }
         }
+    }
+    if (!acc) {
+        *count = k;
+        return;
     }
     for (uint32_t a = 1; a < k; ++a)
         for (uint32_t b = a; b > 0 && rows[b - 1] > rows[b]; --b) {
@@ -261,7 +265,7 @@ static cholmod_sparse* system_matrix(ps_sim* s, const ps_vertex_tets* vt, double
     uint32_t N = s->N, count;
     size_t nnz = 0;
     for (uint32_t j = 0; j < N; ++j) {
-        column_entries(s, vt, j, acc, mark, rows, &count);
+        column_entries(s, vt, j, NULL, mark, rows, &count);
         nnz += count;
     }
     cholmod_sparse* K = cholmod_allocate_sparse(N, N, nnz, 1, 1, 1, CHOLMOD_REAL, &s->cc);
