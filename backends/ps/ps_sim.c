@@ -51,7 +51,6 @@ struct ps_sim {
     uint32_t block_count;
     size_t stride;      /* prism_count rounded up to whole blocks */
     uint32_t* prism_v;  /* 6 per prism: a, b, c, a', b', c' (a < b < c) */
-    double* prism_Gd;   /* 18 per prism: G_p = sum_t w_t A_t over the 6 slots, 3 x 6 row-major */
     double* prism_w;    /* sum_t w_t per prism */
     int32_t* pv_soa;    /* 6 x stride */
     float* G_soa;       /* 18 x stride */
@@ -173,7 +172,7 @@ void ps_sim_destroy(ps_sim* s)
     sinew_host_free(&host, s->glob_w);
     sinew_host_free(&host, s->glob_t);
     void* arrays[] = {s->mass,     s->anchor_w,  s->anchor_joint,   s->anchored, s->prism_v,
-                      s->prism_Gd, s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
+                      s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
                       s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
                       s->v,        s->pred,      s->x_prev,         s->rhs_const, s->target,
                       s->skinning, s->skin_f,    s->skin_n,         s->R_soa};
@@ -554,7 +553,6 @@ static void sim_alloc_prisms(ps_sim* s)
     s->anchor_joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->anchored = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->prism_v = (uint32_t*)sinew_host_calloc(host, pc ? pc : 1u, 6u * sizeof(uint32_t));
-    s->prism_Gd = (double*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(double));
     s->prism_w = (double*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(double));
     s->pv_soa = (int32_t*)sinew_host_calloc(host, S, 6u * sizeof(int32_t));
     s->G_soa = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
@@ -609,10 +607,42 @@ static void sim_alloc_state(ps_sim* s)
 static bool sim_allocated(const ps_sim* s)
 {
     return s->mass && s->anchor_w && s->anchor_joint && s->anchored && s->prism_v &&
-           s->prism_Gd && s->prism_w && s->pv_soa && s->G_soa && s->inv_w && s->F_soa &&
+           s->prism_w && s->pv_soa && s->G_soa && s->inv_w && s->F_soa &&
            !(s->volume_keep < 1.0f && !s->R_soa) && s->contrib && s->polar &&
            s->gather_offsets && s->gather && s->x && s->v && s->pred && s->x_prev &&
            s->rhs_const && s->target && s->skinning && s->skin_f && s->skin_n;
+}
+
+/* G_p of prism p (slots v) into Gd (18 doubles, zeroed here), returning sum_t w_t; with
+ * strain_diag and volume (else NULL) also its tets' shares of the strain part of the matrix's
+ * diagonal and each vertex's quarter of its tets' volumes. */
+static double prism_G(const ps_sim* s, uint32_t p, const uint32_t v[6], double Gd[18],
+                      double* strain_diag, double* volume)
+{
+    const ps_model* m = s->m;
+    double ws = s->p.strain_weight + s->p.volume.weight;
+    double wsum = 0.0;
+    memset(Gd, 0, 18u * sizeof(double));
+    for (uint32_t k = 0; k < 3; ++k) {
+        uint32_t t = 3u * p + k;
+        const uint32_t* tv = m->tets + 4u * t;
+        double vol = fabs(m->tet_volume[t]);
+        if (volume)
+            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
+        if (m->tet_excluded[t]) continue;
+        double w = ws * vol;
+        wsum += w;
+        const double* A = m->tet_A + 12u * t;
+        for (int c = 0; c < 4; ++c) {
+            int slot = 0;
+            while (slot < 6 && v[slot] != tv[c]) ++slot;
+            for (int r = 0; r < 3; ++r) {
+                Gd[6 * r + slot] += w * A[4 * r + c];
+                if (strain_diag) strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
+            }
+        }
+    }
+    return wsum;
 }
 
 /* Per-prism G_p and the diagonal of the strain part of the matrix (Sec. 4.1, one rotation per
@@ -621,30 +651,11 @@ static void sim_prism_data(ps_sim* s, double* strain_diag, double* volume)
 {
     const ps_model* m = s->m;
     size_t S = sim_prism_room(s);
-    double ws = s->p.strain_weight + s->p.volume.weight;
     for (uint32_t p = 0; p < s->prism_count; ++p) {
         uint32_t* v = s->prism_v + 6u * p;
         prism_slots(m, p, v);
-        double* Gd = s->prism_Gd + 18u * p;
-        double wsum = 0.0;
-        for (uint32_t k = 0; k < 3; ++k) {
-            uint32_t t = 3u * p + k;
-            const uint32_t* tv = m->tets + 4u * t;
-            double vol = fabs(m->tet_volume[t]);
-            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
-            if (m->tet_excluded[t]) continue;
-            double w = ws * vol;
-            wsum += w;
-            const double* A = m->tet_A + 12u * t;
-            for (int c = 0; c < 4; ++c) {
-                int slot = 0;
-                while (slot < 6 && v[slot] != tv[c]) ++slot;
-                for (int r = 0; r < 3; ++r) {
-                    Gd[6 * r + slot] += w * A[4 * r + c];
-                    strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
-                }
-            }
-        }
+        double Gd[18];
+        double wsum = prism_G(s, p, v, Gd, strain_diag, volume);
         s->prism_w[p] = wsum;
         for (int q = 0; q < 18; ++q) s->G_soa[(size_t)q * S + p] = (float)Gd[q];
         for (int k = 0; k < 6; ++k) s->pv_soa[(size_t)k * S + p] = (int32_t)v[k];
@@ -923,7 +934,8 @@ double ps_sim_energy(ps_sim* s)
     for (uint32_t p = 0; p < s->prism_count; ++p) {
         if (!(s->prism_w[p] > 0.0)) continue;
         const uint32_t* v = s->prism_v + 6u * p;
-        const double* G = s->prism_Gd + 18u * p;
+        double G[18];
+        prism_G(s, p, v, G, NULL, NULL);
         double M[3][3] = {{0.0}};
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c)
