@@ -159,9 +159,9 @@ static void read_halves(void* data, uint32_t begin, uint32_t end)
                                                         NULL, h->mls);
 }
 
-/* Both halves over the job system; on failure neither is kept, and one line is logged as a
- * model read before the weights would log it: the weights' failure, read again with the
- * logger, only after a good model. */
+/* Both halves over the job system. On failure neither is kept, and the one line logged is the
+ * one a serial read logs: the model's failure, else the weights' (read again with the
+ * logger). */
 static sinew_result read_model_and_weights(blob_halves* h)
 {
     h->quiet = *h->host;

@@ -233,6 +233,10 @@ sinew_result ps_vertex_tets_build(const sinew_host_api* host, const ps_model* m,
                                   ps_vertex_tets* out)
 {
     size_t N = 2u * (size_t)m->n;
+    out->offsets = out->corners = NULL;
+    if (m->tet_count > UINT32_MAX / 4u) /* the corners' 4 t + c must fit */
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: %u tets are too many",
+                               m->tet_count);
     out->offsets = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
     out->corners = (uint32_t*)sinew_host_alloc(host, m->tet_count ? 4u * (size_t)m->tet_count
                                                                    * sizeof(uint32_t) : 4u);
@@ -250,7 +254,8 @@ sinew_result ps_vertex_tets_build(const sinew_host_api* host, const ps_model* m,
     memcpy(cursor, out->offsets, (N + 1u) * sizeof(uint32_t));
     for (uint32_t t = 0; t < m->tet_count; ++t)
         if (!m->tet_excluded[t])
-            for (uint32_t c = 0; c < 4; ++c) out->corners[cursor[m->tets[4u * t + c]]++] = 4u * t + c;
+            for (uint32_t c = 0; c < 4; ++c)
+                out->corners[cursor[m->tets[4u * t + c]]++] = 4u * t + c;
     sinew_host_free(host, cursor);
     return SINEW_OK;
 }
