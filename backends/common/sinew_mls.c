@@ -562,10 +562,12 @@ done:
 void sinew_mls_free(const sinew_host_api* host, sinew_mls_weights* weights)
 {
     if (!weights) return;
-    if (host) {
+    if (host && !weights->borrowed) {
         sinew_host_free(host, weights->indices);
         sinew_host_free(host, weights->weights);
         sinew_host_free(host, weights->normal_weights);
+    }
+    if (host) {
         sinew_host_free(host, weights->packed);
     }
     memset(weights, 0, sizeof *weights);
@@ -854,15 +856,12 @@ sinew_result sinew_mls_write(const sinew_host_api* host, const sinew_mls_weights
     return SINEW_OK;
 }
 
-sinew_result sinew_mls_read(const sinew_host_api* host, const void* data, size_t size,
-                            size_t* consumed, sinew_mls_weights* out)
+/* The header's fields and the blob's size: *R, *S and *need (the blob's bytes) for a good
+ * one; `consumed` NULL: nothing may follow the blob. */
+static sinew_result check_blob_header(const sinew_host_api* host, const uint8_t* p, size_t size,
+                                      const size_t* consumed, uint32_t* R, uint32_t* S,
+                                      size_t* need)
 {
-    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!out || !data)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_mls_read: data or out is NULL");
-    memset(out, 0, sizeof *out);
-    const uint8_t* p = (const uint8_t*)data;
     if (size >= 4u && get_le(p, 4) != MLS_BLOB_MAGIC)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
                                "sinew_mls_read: not an MLS weight blob (magic 0x%08x)",
@@ -872,34 +871,55 @@ sinew_result sinew_mls_read(const sinew_host_api* host, const void* data, size_t
                                "sinew_mls_read: %zu bytes, the header alone needs %u", size,
                                MLS_BLOB_HEADER);
     uint32_t version = (uint32_t)get_le(p + 4, 4), k = (uint32_t)get_le(p + 8, 4);
-    uint32_t R = (uint32_t)get_le(p + 12, 4), S = (uint32_t)get_le(p + 16, 4);
+    *R = (uint32_t)get_le(p + 12, 4);
+    *S = (uint32_t)get_le(p + 16, 4);
     uint32_t flags = (uint32_t)get_le(p + 20, 4);
-    if (version != MLS_BLOB_VERSION || k != SINEW_MLS_K || R == 0 || S == 0 || flags != 0)
+    if (version != MLS_BLOB_VERSION || k != SINEW_MLS_K || *R == 0 || *S == 0 || flags != 0)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
                                "sinew_mls_read: bad header (version %u, K %u, %u render and %u "
                                "simulation vertices, flags %u)",
-                               version, k, R, S, flags);
-    size_t entries = (size_t)R * SINEW_MLS_K;
-    size_t need = MLS_BLOB_HEADER + 12u * entries + 8u;
-    if (size < need)
+                               version, k, *R, *S, flags);
+    *need = MLS_BLOB_HEADER + 12u * (size_t)*R * SINEW_MLS_K + 8u;
+    if (size < *need)
         return sinew_host_fail(host, SINEW_ERROR_FILE_TRUNCATED,
-                               "sinew_mls_read: %zu bytes, %u render vertices need %zu", size, R,
-                               need);
-    if (size > need && !consumed)
+                               "sinew_mls_read: %zu bytes, %u render vertices need %zu", size, *R,
+                               *need);
+    if (size > *need && !consumed)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
-                               "sinew_mls_read: %zu bytes after the %zu-byte blob", size - need,
-                               need);
-    if (fnv1a(p, need - 8u) != get_le(p + need - 8u, 8))
-        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "sinew_mls_read: checksum mismatch");
+                               "sinew_mls_read: %zu bytes after the %zu-byte blob", size - *need,
+                               *need);
+    return SINEW_OK;
+}
+
+/* Whether the blob's arrays can be used where they lie: a little-endian host and arrays at a
+ * 4-byte boundary. */
+static bool blob_arrays_usable(const uint8_t* p)
+{
+    const uint32_t one = 1u;
+    uint8_t low;
+    memcpy(&low, &one, 1);
+    return low == 1u && (uintptr_t)(p + MLS_BLOB_HEADER) % sizeof(uint32_t) == 0;
+}
+
+/* The three arrays of `entries` entries: pointing into the blob when `in_place` and the blob
+ * allows it (out->borrowed), else copies from the host allocator. */
+static sinew_result take_arrays(const sinew_host_api* host, const uint8_t* p, size_t entries,
+                                bool in_place, sinew_mls_weights* out)
+{
+    const uint8_t* q = p + MLS_BLOB_HEADER;
+    if (in_place && blob_arrays_usable(p)) {
+        /* The blob outlives the weights (sinew_mls_read_in_place), and nothing writes them. */
+        out->indices = (uint32_t*)(uintptr_t)q;
+        out->weights = (float*)(uintptr_t)(q + 4u * entries);
+        out->normal_weights = (float*)(uintptr_t)(q + 8u * entries);
+        out->borrowed = 1;
+        return SINEW_OK;
+    }
     out->indices = (uint32_t*)sinew_host_alloc(host, entries * sizeof(uint32_t));
     out->weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
     out->normal_weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
-    if (!out->indices || !out->weights || !out->normal_weights) {
-        sinew_mls_free(host, out);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "sinew_mls_read: out of memory for %u render vertices", R);
-    }
-    const uint8_t* q = p + MLS_BLOB_HEADER;
+    if (!out->indices || !out->weights || !out->normal_weights)
+        return SINEW_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < entries; ++i, q += 4) out->indices[i] = (uint32_t)get_le(q, 4);
     float* arrays[2] = {out->weights, out->normal_weights};
     for (int a = 0; a < 2; ++a)
@@ -907,19 +927,51 @@ sinew_result sinew_mls_read(const sinew_host_api* host, const void* data, size_t
             uint32_t u = (uint32_t)get_le(q, 4);
             memcpy(arrays[a] + i, &u, 4);
         }
-    for (uint32_t j = 0; j < R; ++j) {
-        const char* bad = NULL;
-        double sums[2] = {0.0, 0.0};
-        for (uint32_t i = 0; i < SINEW_MLS_K && !bad; ++i) {
-            size_t e = (size_t)j * SINEW_MLS_K + i;
-            if (out->indices[e] >= S) bad = "a simulation index out of range";
-            for (int a = 0; a < 2 && !bad; ++a) {
-                if (!isfinite(arrays[a][e])) bad = "a non-finite weight";
-                sums[a] += arrays[a][e];
-            }
+    return SINEW_OK;
+}
+
+/* What is wrong with render vertex j's entries (NULL: nothing): an index of S or more, a
+ * weight that is not finite, or weights that do not sum to 1. */
+static const char* vertex_entries_fault(const sinew_mls_weights* w, uint32_t j, uint32_t S)
+{
+    const float* arrays[2] = {w->weights, w->normal_weights};
+    double sums[2] = {0.0, 0.0};
+    for (uint32_t i = 0; i < SINEW_MLS_K; ++i) {
+        size_t e = (size_t)j * SINEW_MLS_K + i;
+        if (w->indices[e] >= S) return "a simulation index out of range";
+        for (int a = 0; a < 2; ++a) {
+            if (!isfinite(arrays[a][e])) return "a non-finite weight";
+            sums[a] += arrays[a][e];
         }
-        if (!bad && (fabs(sums[0] - 1.0) > 1e-3 || fabs(sums[1] - 1.0) > 1e-3))
-            bad = "weights that do not sum to 1";
+    }
+    if (fabs(sums[0] - 1.0) > 1e-3 || fabs(sums[1] - 1.0) > 1e-3)
+        return "weights that do not sum to 1";
+    return NULL;
+}
+
+/* sinew_mls_read and sinew_mls_read_in_place: in_place lets the arrays point into `data`. */
+static sinew_result read_blob(const sinew_host_api* host, const void* data, size_t size,
+                              size_t* consumed, bool in_place, sinew_mls_weights* out)
+{
+    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!out || !data)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_read: data or out is NULL");
+    memset(out, 0, sizeof *out);
+    const uint8_t* p = (const uint8_t*)data;
+    uint32_t R = 0, S = 0;
+    size_t need = 0;
+    sinew_result r = check_blob_header(host, p, size, consumed, &R, &S, &need);
+    if (r != SINEW_OK) return r;
+    if (fnv1a(p, need - 8u) != get_le(p + need - 8u, 8))
+        return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT, "sinew_mls_read: checksum mismatch");
+    if (take_arrays(host, p, (size_t)R * SINEW_MLS_K, in_place, out) != SINEW_OK) {
+        sinew_mls_free(host, out);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "sinew_mls_read: out of memory for %u render vertices", R);
+    }
+    for (uint32_t j = 0; j < R; ++j) {
+        const char* bad = vertex_entries_fault(out, j, S);
         if (bad) {
             sinew_mls_free(host, out);
             return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
@@ -928,11 +980,23 @@ sinew_result sinew_mls_read(const sinew_host_api* host, const void* data, size_t
     }
     out->render_count = R;
     out->simulation_count = S;
-    sinew_result r = make_packed(host, out, "sinew_mls_read");
+    r = make_packed(host, out, "sinew_mls_read");
     if (r != SINEW_OK) {
         sinew_mls_free(host, out);
         return r;
     }
     if (consumed) *consumed = need;
     return SINEW_OK;
+}
+
+sinew_result sinew_mls_read(const sinew_host_api* host, const void* data, size_t size,
+                            size_t* consumed, sinew_mls_weights* out)
+{
+    return read_blob(host, data, size, consumed, false, out);
+}
+
+sinew_result sinew_mls_read_in_place(const sinew_host_api* host, const void* data, size_t size,
+                                     size_t* consumed, sinew_mls_weights* out)
+{
+    return read_blob(host, data, size, consumed, true, out);
 }

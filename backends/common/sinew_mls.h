@@ -82,8 +82,9 @@ typedef struct sinew_mls_packed_vertex {
 } sinew_mls_packed_vertex;
 
 /* The baked weights. Arrays come from the host allocator (64-byte aligned) and belong to the
- * struct; release with sinew_mls_free and the same host. Entry k of render vertex j is at
- * j * SINEW_MLS_K + k. Zero-initialised means empty. */
+ * struct, except the three entry arrays of borrowed weights (sinew_mls_read_in_place), which
+ * lie in the blob they were read from; release with sinew_mls_free and the same host. Entry k
+ * of render vertex j is at j * SINEW_MLS_K + k. Zero-initialised means empty. */
 typedef struct sinew_mls_weights {
     uint32_t render_count;
     uint32_t simulation_count;
@@ -96,6 +97,9 @@ typedef struct sinew_mls_weights {
      * by hand: apply then reads the arrays above and gives the same bits, more slowly). Not
      * serialised. */
     sinew_mls_packed_vertex* packed;
+    /* 1: indices, weights and normal_weights point into a blob (read-only, 4-byte aligned,
+     * not freed by sinew_mls_free). */
+    int borrowed;
 } sinew_mls_weights;
 
 /* Bakes the weights for upsampling `simulation` to `render` (rest poses, same coordinates).
@@ -224,5 +228,12 @@ sinew_result sinew_mls_write(const sinew_host_api* host, const sinew_mls_weights
  * failure it is left zeroed. */
 sinew_result sinew_mls_read(const sinew_host_api* host, const void* data, size_t size,
                             size_t* consumed, sinew_mls_weights* out);
+
+/* sinew_mls_read with the same checks and errors, whose indices and weights stay in `data`
+ * where the host is little-endian and they lie at a 4-byte boundary (out->borrowed; else they
+ * are copied): restoring a large blob then allocates only the packed entries. `data` must stay
+ * valid and unchanged until the weights are freed. */
+sinew_result sinew_mls_read_in_place(const sinew_host_api* host, const void* data, size_t size,
+                                     size_t* consumed, sinew_mls_weights* out);
 
 #endif

@@ -247,85 +247,52 @@ static void number_vertices(fps_sim* s, const double* strain_diag)
         s->joint[j] = s->m->bones[s->m->vertex_bone[s->perm[j]]].joint;
 }
 
-/* Row pointers (count[i + 1]: entries of free row i) of the unmerged K_ss | K_sb: the mass,
- * then 4 per tet corner on that row. */
-static void count_row_entries(const fps_sim* s, uint32_t* count)
+/* Free row i of K_ss | K_sb: its columns into cols[0 .. *count) (ascending, so K_ss's come
+ * first) and, unless acc is NULL (counting only), their values into acc[column]. h^-2 m_i
+ * comes first, then w_t (A_t^T A_t)_ab for each tet at the vertex in tet order, so every entry
+ * is summed in the order the tets give it (mark: per column the last row + 1 that listed it). */
+static void row_entries(const fps_sim* s, const ps_vertex_tets* vt, uint32_t i, double* acc,
+                        uint32_t* mark, uint32_t* cols, uint32_t* count)
 {
     const ps_model* m = s->m;
-    uint32_t ns = s->ns;
-    for (uint32_t i = 0; i < ns; ++i) count[i + 1] = 1u;
-    for (uint32_t t = 0; t < m->tet_count; ++t) {
-        if (m->tet_excluded[t]) continue;
-        for (int a = 0; a < 4; ++a) {
-            uint32_t i = s->inv[m->tets[4u * t + a]];
-            if (i < ns) count[i + 1] += 4u;
-        }
-    }
-    for (uint32_t i = 0; i < ns; ++i) count[i + 1] += count[i];
-}
-
-/* The unmerged entries of each free row: h^-2 m_i first, then w_t (A_t^T A_t)_ab per tet in
- * tet order (cursor: count's copy, advanced per row). Sets mass_h2. */
-static void fill_row_entries(fps_sim* s, const double* mass, uint32_t* cursor, uint32_t* cols,
-                             double* vals)
-{
-    const ps_model* m = s->m;
-    uint32_t ns = s->ns;
-    for (uint32_t i = 0; i < ns; ++i) {
-        s->mass_h2[i] = mass[s->perm[i]] * s->inv_h2;
-        cols[cursor[i]] = i;
-        vals[cursor[i]++] = s->mass_h2[i];
-    }
-    for (uint32_t t = 0; t < m->tet_count; ++t) {
-        if (m->tet_excluded[t]) continue;
+    uint32_t v = s->perm[i], k = 0;
+    if (acc) acc[i] = s->mass_h2[i];
+    mark[i] = i + 1u;
+    cols[k++] = i;
+    for (uint32_t e = vt->offsets[v]; e < vt->offsets[v + 1]; ++e) {
+        uint32_t t = vt->corners[e] / 4u;
+        int a = (int)(vt->corners[e] % 4u);
         double w = (s->p.strain_weight + s->p.volume.weight) * fabs(m->tet_volume[t]);
         const double* A = m->tet_A + 12u * t;
         const uint32_t* tv = m->tets + 4u * t;
-        for (int a = 0; a < 4; ++a) {
-            uint32_t i = s->inv[tv[a]];
-            if (i >= ns) continue;
-            for (int b = 0; b < 4; ++b) {
-                double sum = 0.0;
-                for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
-                cols[cursor[i]] = s->inv[tv[b]];
-                vals[cursor[i]++] = w * sum;
+        for (int b = 0; b < 4; ++b) {
+            double sum = 0.0;
+            for (int r = 0; acc && r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
+            uint32_t c = s->inv[tv[b]];
+            if (mark[c] == i + 1u) {
+                if (acc) acc[c] += w * sum;
+            } else {
+                mark[c] = i + 1u;
+                if (acc) acc[c] = w * sum;
+                cols[k++] = c;
             }
         }
     }
-}
-
-/* Sorts each row by column (stable insertion sort, so duplicates keep the tets' order) and
- * counts the distinct columns below ns (*nk, K_ss) and from ns on (*nb, K_sb). */
-static void sort_rows(uint32_t ns, const uint32_t* count, uint32_t* cols, double* vals,
-                      size_t* nk, size_t* nb)
-{
-    *nk = *nb = 0;
-    for (uint32_t i = 0; i < ns; ++i) {
-        uint32_t lo = count[i], hi = count[i + 1];
-        for (uint32_t e = lo + 1; e < hi; ++e) {
-            uint32_t c = cols[e];
-            double v = vals[e];
-            uint32_t f = e;
-            while (f > lo && cols[f - 1] > c) {
-                cols[f] = cols[f - 1];
-                vals[f] = vals[f - 1];
-                --f;
-            }
-            cols[f] = c;
-            vals[f] = v;
-        }
-        for (uint32_t e = lo; e < hi; ++e) {
-            if (e > lo && cols[e] == cols[e - 1]) continue;
-            if (cols[e] < ns) ++*nk;
-            else ++*nb;
-        }
+    if (!acc) {
+        *count = k;
+        return;
     }
+    for (uint32_t x = 1; x < k; ++x)
+        for (uint32_t y = x; y > 0 && cols[y - 1] > cols[y]; --y) {
+            uint32_t q = cols[y];
+            cols[y] = cols[y - 1];
+            cols[y - 1] = q;
+        }
+    *count = k;
 }
 
-/* K and Ksb from the sorted rows: duplicates summed in row order, the row split at column ns.
- * False when their arrays cannot be allocated. */
-static bool split_rows(fps_sim* s, const uint32_t* count, const uint32_t* cols,
-                       const double* vals, size_t nk, size_t nb)
+/* The arrays of K (nk entries) and Ksb (nb entries), zeroed; false when one is missing. */
+static bool alloc_matrices(fps_sim* s, size_t nk, size_t nb)
 {
     uint32_t ns = s->ns;
     s->K.rows = s->Ksb.rows = ns;
@@ -335,20 +302,32 @@ static bool split_rows(fps_sim* s, const uint32_t* count, const uint32_t* cols,
     s->Ksb.ptr = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
     s->Ksb.col = (uint32_t*)sinew_host_calloc(&s->host, nb ? nb : 1u, sizeof(uint32_t));
     s->Ksb.val = (double*)sinew_host_calloc(&s->host, nb ? nb : 1u, sizeof(double));
-    if (!s->K.ptr || !s->K.col || !s->K.val || !s->Ksb.ptr || !s->Ksb.col || !s->Ksb.val)
-        return false;
+    return s->K.ptr && s->K.col && s->K.val && s->Ksb.ptr && s->Ksb.col && s->Ksb.val;
+}
+
+/* K and Ksb from the free rows (row_entries), the row split at column ns: their sizes in a
+ * first pass, their entries in a second. False when their arrays cannot be allocated. */
+static bool fill_matrices(fps_sim* s, const ps_vertex_tets* vt, double* acc, uint32_t* mark,
+                          uint32_t* cols)
+{
+    uint32_t ns = s->ns, count;
+    size_t nk = 0, nb = 0;
+    for (uint32_t i = 0; i < ns; ++i) {
+        row_entries(s, vt, i, NULL, mark, cols, &count);
+        for (uint32_t k = 0; k < count; ++k) cols[k] < ns ? ++nk : ++nb;
+    }
+    if (!alloc_matrices(s, nk, nb)) return false;
+    memset(mark, 0, (size_t)s->N * sizeof(uint32_t));
     uint32_t ck = 0, cb = 0;
     for (uint32_t i = 0; i < ns; ++i) {
-        for (uint32_t e = count[i]; e < count[i + 1];) {
-            uint32_t c = cols[e];
-            double v = vals[e++];
-            while (e < count[i + 1] && cols[e] == c) v += vals[e++];
-            if (c < ns) {
-                s->K.col[ck] = c;
-                s->K.val[ck++] = v;
+        row_entries(s, vt, i, acc, mark, cols, &count);
+        for (uint32_t k = 0; k < count; ++k) {
+            if (cols[k] < ns) {
+                s->K.col[ck] = cols[k];
+                s->K.val[ck++] = acc[cols[k]];
             } else {
-                s->Ksb.col[cb] = c;
-                s->Ksb.val[cb++] = v;
+                s->Ksb.col[cb] = cols[k];
+                s->Ksb.val[cb++] = acc[cols[k]];
             }
         }
         s->K.ptr[i + 1] = ck;
@@ -358,34 +337,22 @@ static bool split_rows(fps_sim* s, const uint32_t* count, const uint32_t* cols,
 }
 
 /* Q^T Q over the tets, h^-2 M_s on the diagonal, split into K_ss and K_sb (new numbering);
- * within a row, duplicates are summed in the order the tets give them (mass first). */
+ * within a row, duplicates are summed in the order the tets give them (mass first). Sets
+ * mass_h2. */
 static sinew_result assemble(fps_sim* s, const double* mass)
 {
-    uint32_t ns = s->ns;
-    uint32_t* count = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
-    if (!count) return oom(s);
-    count_row_entries(s, count);
-    size_t total = count[ns];
-    uint32_t* cols = (uint32_t*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(uint32_t));
-    double* vals = (double*)sinew_host_calloc(&s->host, total ? total : 1u, sizeof(double));
-    uint32_t* cursor = (uint32_t*)sinew_host_calloc(&s->host, (size_t)ns + 1u, sizeof(uint32_t));
-    if (!cols || !vals || !cursor) {
-        sinew_host_free(&s->host, count);
-        sinew_host_free(&s->host, cols);
-        sinew_host_free(&s->host, vals);
-        sinew_host_free(&s->host, cursor);
-        return oom(s);
-    }
-    memcpy(cursor, count, ((size_t)ns + 1u) * sizeof(uint32_t));
-    fill_row_entries(s, mass, cursor, cols, vals);
-    sinew_host_free(&s->host, cursor);
-    /* Stable insertion sort per row, then duplicates summed and split at column ns. */
-    size_t nk, nb;
-    sort_rows(ns, count, cols, vals, &nk, &nb);
-    bool ok = split_rows(s, count, cols, vals, nk, nb);
-    sinew_host_free(&s->host, count);
+    for (uint32_t i = 0; i < s->ns; ++i) s->mass_h2[i] = mass[s->perm[i]] * s->inv_h2;
+    ps_vertex_tets vt;
+    sinew_result r = ps_vertex_tets_build(&s->host, s->m, &vt);
+    if (r != SINEW_OK) return r;
+    double* acc = (double*)sinew_host_alloc(&s->host, (size_t)s->N * sizeof(double));
+    uint32_t* mark = (uint32_t*)sinew_host_calloc(&s->host, s->N, sizeof(uint32_t));
+    uint32_t* cols = (uint32_t*)sinew_host_alloc(&s->host, (size_t)s->N * sizeof(uint32_t));
+    bool ok = acc && mark && cols && fill_matrices(s, &vt, acc, mark, cols);
+    ps_vertex_tets_free(&s->host, &vt);
+    sinew_host_free(&s->host, acc);
+    sinew_host_free(&s->host, mark);
     sinew_host_free(&s->host, cols);
-    sinew_host_free(&s->host, vals);
     return ok ? SINEW_OK : oom(s);
 }
 
@@ -500,8 +467,8 @@ static sinew_result select_kernels(fps_sim* s)
     return SINEW_OK;
 }
 
-/* The per-vertex, per-prism and per-step arrays (the volume term's R only when it blends);
- * false when one of them cannot be allocated. */
+/* The per-vertex, per-prism and per-step arrays (the volume term's R only when it blends, the
+ * PCG's vectors only for solver=pcg); false when one of them cannot be allocated. */
 static bool alloc_arrays(fps_sim* s)
 {
     const sinew_host_api* host = &s->host;
@@ -529,9 +496,13 @@ static bool alloc_arrays(fps_sim* s)
     s->target = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->rhs_const = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->b = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->r = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->d = (double*)sinew_host_calloc(host, N3, sizeof(double));
-    s->q = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    /* The PCG's vectors: with CHOLMOD nothing reads them (solve). */
+    bool pcg = s->p.solver == FPS_SOLVER_PCG;
+    if (pcg) {
+        s->r = (double*)sinew_host_calloc(host, N3, sizeof(double));
+        s->d = (double*)sinew_host_calloc(host, N3, sizeof(double));
+        s->q = (double*)sinew_host_calloc(host, N3, sizeof(double));
+    }
     s->row_blocks = (N + FPS_ROW_BLOCK - 1u) / FPS_ROW_BLOCK;
     s->partial = (double*)sinew_host_calloc(host, s->row_blocks ? s->row_blocks : 1u,
                                             6u * sizeof(double));
@@ -541,7 +512,8 @@ static bool alloc_arrays(fps_sim* s)
     return s->perm && s->inv && s->joint && s->mass_h2 && s->pv && s->G && s->inv_w && s->F &&
            !(s->prisms.volume_keep < 1.0f && !s->R) && s->contrib && s->gather_ptr &&
            s->gather && s->x && s->v && s->x_prev && s->pred && s->target && s->rhs_const &&
-           s->b && s->r && s->d && s->q && s->partial && s->skinning && s->skin_f && s->skin_n;
+           s->b && (!pcg || (s->r && s->d && s->q)) && s->partial && s->skinning && s->skin_f &&
+           s->skin_n;
 }
 
 /* The arrays, then the prisms, the numbering (free vertices first, Sec. 4.3), the reduced

@@ -39,6 +39,7 @@ struct fps_collide {
     uint32_t* base_row;   /* n: row of x of the base vertex under each skin vertex */
     uint32_t* skip_ptr;   /* n + 1 */
     uint32_t* skip;
+    int skip_borrowed;    /* 1: skip_ptr and skip are the model's (rest_skips) */
     double* boxes;        /* 6 per prism */
     sinew_spatial_hash hash;
     uint32_t* pair_tri;   /* per skin vertex: its pair's triangle or FPS_COLLIDE_NONE */
@@ -98,6 +99,7 @@ void fps_collide_destroy(fps_collide* c)
     const sinew_host_api* host = c->host;
     sinew_spatial_hash_free(host, &c->hash);
     sinew_spatial_hash_free(host, &c->cap_hash);
+    if (c->skip_borrowed) c->skip_ptr = c->skip = NULL;
     void* arrays[] = {c->skin_bone, c->bone_near, c->tri_rest, c->skin_rest, c->tri_sign, c->tets_r, c->tris_r, c->skin_row, c->base_row, c->pair_row, c->skip_ptr, c->skip,   c->boxes,  c->pair_tri, c->next_tri,
                       c->next_kept, c->pair_v,  c->pair_t, c->contrib, c->gather_ptr, c->gather,
                       c->a_ptr,    c->a_col,    c->a_val,  c->t_ptr,  c->t_col,    c->t_val,
@@ -392,18 +394,16 @@ static sinew_result build_skip(fps_collide* c, const double* xr)
     return r;
 }
 
-/* The skip lists from the model when it carries them (restored from baked data, where
- * build_skip made them), else built. */
+/* The skip lists of the model when it carries them (restored from baked data, where
+ * build_skip made them), used where they are: the model outlives the state and nothing
+ * changes them; else built. */
 static sinew_result rest_skips(fps_collide* c, const double* xr)
 {
     const ps_model* m = c->m;
     if (!m->rest_skip_ptr || !m->rest_skip) return build_skip(c, xr);
-    size_t total = m->rest_skip_ptr[c->n];
-    c->skip_ptr = (uint32_t*)sinew_host_calloc(c->host, (size_t)c->n + 1u, sizeof(uint32_t));
-    c->skip = (uint32_t*)sinew_host_calloc(c->host, total ? total : 1u, sizeof(uint32_t));
-    if (!c->skip_ptr || !c->skip) return oom(c->host, "the neighbourhoods");
-    memcpy(c->skip_ptr, m->rest_skip_ptr, ((size_t)c->n + 1u) * sizeof(uint32_t));
-    memcpy(c->skip, m->rest_skip, total * sizeof(uint32_t));
+    c->skip_ptr = m->rest_skip_ptr;
+    c->skip = m->rest_skip;
+    c->skip_borrowed = 1;
     return SINEW_OK;
 }
 

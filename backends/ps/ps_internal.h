@@ -543,6 +543,18 @@ sinew_result ps_shrink(const sinew_host_api* host, const sinew_rig_view* rig, ps
 sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* rig,
                             const ps_model* m, uint32_t* joints);
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m);
+
+/* The tets at each tissue vertex (compressed rows over the 2n vertices), for assembling the
+ * system matrices a row at a time with the sums in the tets' order. */
+typedef struct ps_vertex_tets {
+    uint32_t* offsets; /* 2n + 1 */
+    uint32_t* corners; /* per vertex 4 t + c for each corner c of a tet t at it, t increasing;
+                          tets left out of the strain energy are not listed */
+} ps_vertex_tets;
+/* OUT_OF_MEMORY with one log line. */
+sinew_result ps_vertex_tets_build(const sinew_host_api* host, const ps_model* m,
+                                  ps_vertex_tets* out);
+void ps_vertex_tets_free(const sinew_host_api* host, ps_vertex_tets* vt);
 sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view* rig,
                                ps_model* m);
 

@@ -132,6 +132,56 @@ sinew_result ps_bake_write_mls(const sinew_host_api* host, const sinew_rig_view*
     return r;
 }
 
+/* The model's blob and the weights' blob of ps_bake_read_mls, restored at once: they lie in
+ * separate bytes and share nothing, and the weights' checksum is a serial pass over them. */
+typedef struct blob_halves {
+    const sinew_host_api* host;
+    sinew_host_api quiet; /* the host without its logger, for the weights' job */
+    const sinew_rig_view* rig;
+    const uint8_t* model_blob;
+    size_t model_size;
+    const uint8_t* mls_blob;
+    size_t mls_size;
+    ps_model* model;
+    sinew_mls_weights* mls;
+    sinew_result result[2];
+} blob_halves;
+
+/* Job 0 restores the model, job 1 the weights (silently, see read_model_and_weights), which
+ * stay in the rig's blob: it is valid for the instance's lifetime (sinew_plugin.h). */
+static void read_halves(void* data, uint32_t begin, uint32_t end)
+{
+    blob_halves* h = (blob_halves*)data;
+    for (uint32_t k = begin; k < end; ++k)
+        h->result[k] = k == 0 ? ps_bake_read(h->host, h->rig, h->model_blob, h->model_size,
+                                             h->model)
+                              : sinew_mls_read_in_place(&h->quiet, h->mls_blob, h->mls_size,
+                                                        NULL, h->mls);
+}
+
+/* Both halves over the job system. On failure neither is kept, and the one line logged is the
+ * one a serial read logs: the model's failure, else the weights' (read again with the
+ * logger). */
+static sinew_result read_model_and_weights(blob_halves* h)
+{
+    h->quiet = *h->host;
+    h->quiet.logger.func = NULL;
+    sinew_host_parallel_for(h->host, read_halves, h, 2u, 1u);
+    if (h->result[0] != SINEW_OK) {
+        sinew_mls_free(h->host, h->mls);
+        return h->result[0];
+    }
+    if (h->result[1] == SINEW_OK) return SINEW_OK;
+    ps_model_free(h->host, h->model);
+    sinew_result r = sinew_mls_read_in_place(h->host, h->mls_blob, h->mls_size, NULL, h->mls);
+    if (r == SINEW_OK) { /* memory that ran out in the job is back: still a failure */
+        sinew_mls_free(h->host, h->mls);
+        r = sinew_host_fail(h->host, h->result[1], "tissue bake: out of memory for the MLS "
+                            "weights");
+    }
+    return r;
+}
+
 sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* rig,
                            const void* data, size_t size, ps_model* model,
                            sinew_mls_weights* mls, bool* has_mls)
@@ -163,17 +213,24 @@ sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* 
     if (flag == 0u && rest_size != 4u)
         return sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
                                "tissue bake: %zu bytes follow the blob", rest_size - 4u);
-    sinew_result r = ps_bake_read(host, rig, p + 16u, (size_t)model_size, model);
-    if (r != SINEW_OK || flag == 0u) return r;
-    r = sinew_mls_read(host, rest + 4u, rest_size - 4u, NULL, mls);
-    if (r == SINEW_OK && (mls->simulation_count != model->n ||
-                          mls->render_count != rig->render_mesh.vertex_count)) {
+    if (flag == 0u) return ps_bake_read(host, rig, p + 16u, (size_t)model_size, model);
+    blob_halves h;
+    memset(&h, 0, sizeof h);
+    h.host = host;
+    h.rig = rig;
+    h.model_blob = p + 16u;
+    h.model_size = (size_t)model_size;
+    h.mls_blob = rest + 4u;
+    h.mls_size = rest_size - 4u;
+    h.model = model;
+    h.mls = mls;
+    sinew_result r = read_model_and_weights(&h);
+    if (r != SINEW_OK) return r;
+    if (mls->simulation_count != model->n || mls->render_count != rig->render_mesh.vertex_count) {
         r = sinew_host_fail(host, SINEW_ERROR_FILE_FORMAT,
                             "tissue bake: MLS weights for %u -> %u vertices, the model has %u -> %u",
                             mls->simulation_count, mls->render_count, model->n,
                             rig->render_mesh.vertex_count);
-    }
-    if (r != SINEW_OK) {
         sinew_mls_free(host, mls);
         ps_model_free(host, model);
         return r;

@@ -40,7 +40,9 @@ sinew_result ps_mls_prepare(const sinew_host_api* host, const sinew_rig_view* ri
 sinew_result ps_bake_write_mls(const sinew_host_api* host, const sinew_rig_view* rig,
                                const ps_model* model, const sinew_mls_weights* mls,
                                const sinew_bake_writer* writer);
-/* Restores the model and, when the blob has them, the weights (*has_mls tells). */
+/* Restores the model and, when the blob has them, the weights (*has_mls tells), both at once
+ * over the job system; the weights' arrays may stay in `data` (sinew_mls_read_in_place): it
+ * must outlive them, as a rig's blob does. */
 sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* rig,
                               const void* data, size_t size, ps_model* model,
                               sinew_mls_weights* mls, bool* has_mls);

@@ -51,7 +51,6 @@ struct ps_sim {
     uint32_t block_count;
     size_t stride;      /* prism_count rounded up to whole blocks */
     uint32_t* prism_v;  /* 6 per prism: a, b, c, a', b', c' (a < b < c) */
-    double* prism_Gd;   /* 18 per prism: G_p = sum_t w_t A_t over the 6 slots, 3 x 6 row-major */
     double* prism_w;    /* sum_t w_t per prism */
     int32_t* pv_soa;    /* 6 x stride */
     float* G_soa;       /* 18 x stride */
@@ -173,7 +172,7 @@ void ps_sim_destroy(ps_sim* s)
     sinew_host_free(&host, s->glob_w);
     sinew_host_free(&host, s->glob_t);
     void* arrays[] = {s->mass,     s->anchor_w,  s->anchor_joint,   s->anchored, s->prism_v,
-                      s->prism_Gd, s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
+                      s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
                       s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
                       s->v,        s->pred,      s->x_prev,         s->rhs_const, s->target,
                       s->skinning, s->skin_f,    s->skin_n,         s->R_soa};
@@ -206,47 +205,107 @@ static sinew_result ps_cholmod_fail(ps_sim* s, const char* what)
                            s->N);
 }
 
+/* Entry (a, b), a <= b, of tet t's part of eq. (6): w_t (A_t^T A_t)_ab. */
+static double tet_entry(const ps_sim* s, uint32_t t, int a, int b)
+{
+    const double* A = s->m->tet_A + 12u * t;
+    double w = s->tissue_weight * fabs(s->m->tet_volume[t]);
+    double sum = 0.0;
+    for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
+    return w * sum;
+}
+
+/* Column j of the upper triangle: its rows i <= j into rows[0 .. *count) (ascending) and,
+ * unless acc is NULL (counting only), their values into acc[i]. The mass and anchor come
+ * first, then each tet at j in tet order, so every entry is the sum a triplet matrix in that
+ * order gives (mark: per vertex the last column + 1 that listed it). */
+static void column_entries(const ps_sim* s, const ps_vertex_tets* vt, uint32_t j, double* acc,
+                           uint32_t* mark, uint32_t* rows, uint32_t* count)
+{
+    uint32_t k = 0;
+    if (acc) acc[j] = s->mass[j] * s->inv_h2 + s->anchor_w[j];
+    mark[j] = j + 1u;
+    rows[k++] = j;
+    for (uint32_t e = vt->offsets[j]; e < vt->offsets[j + 1]; ++e) {
+        uint32_t t = vt->corners[e] / 4u;
+        int cj = (int)(vt->corners[e] % 4u);
+        const uint32_t* tv = s->m->tets + 4u * t;
+        for (int c = 0; c < 4; ++c) {
+            uint32_t i = tv[c];
+            if (i > j) continue;
+            double v = acc ? tet_entry(s, t, c < cj ? c : cj, c < cj ? cj : c) : 0.0;
+            if (mark[i] == j + 1u) {
+                if (acc) acc[i] += v;
+            } else {
+                mark[i] = j + 1u;
+                if (acc) acc[i] = v;
+                rows[k++] = i;
+            }
+        }
+    }
+    if (!acc) {
+        *count = k;
+        return;
+    }
+    for (uint32_t a = 1; a < k; ++a)
+        for (uint32_t b = a; b > 0 && rows[b - 1] > rows[b]; --b) {
+            uint32_t q = rows[b];
+            rows[b] = rows[b - 1];
+            rows[b - 1] = q;
+        }
+    *count = k;
+}
+
+/* The upper triangle of the system matrix of eq. (6), column by column (column_entries): its
+ * size in a first pass, its entries in a second; NULL when memory runs out. */
+static cholmod_sparse* system_matrix(ps_sim* s, const ps_vertex_tets* vt, double* acc,
+                                     uint32_t* mark, uint32_t* rows)
+{
+    uint32_t N = s->N, count;
+    size_t nnz = 0;
+    for (uint32_t j = 0; j < N; ++j) {
+        column_entries(s, vt, j, NULL, mark, rows, &count);
+        nnz += count;
+    }
+    cholmod_sparse* K = cholmod_allocate_sparse(N, N, nnz, 1, 1, 1, CHOLMOD_REAL, &s->cc);
+    if (!K) return NULL;
+    int* kp = (int*)K->p;
+    int* ki = (int*)K->i;
+    double* kx = (double*)K->x;
+    memset(mark, 0, (size_t)N * sizeof(uint32_t));
+    size_t e = 0;
+    for (uint32_t j = 0; j < N; ++j) {
+        kp[j] = (int)e;
+        column_entries(s, vt, j, acc, mark, rows, &count);
+        for (uint32_t k = 0; k < count; ++k, ++e) {
+            ki[e] = (int)rows[k];
+            kx[e] = acc[rows[k]];
+        }
+    }
+    kp[N] = (int)e;
+    return K;
+}
+
 /* Assembles the upper triangle of the system matrix of eq. (6) and analyses it (AMD ordering,
  * the factor's pattern); factor_numeric computes the factor. */
 static sinew_result assemble_system(ps_sim* s)
 {
-    const ps_model* m = s->m;
     uint32_t N = s->N;
-    size_t nz = (size_t)N + 10u * (size_t)m->tet_count;
-    cholmod_triplet* T = cholmod_allocate_triplet(N, N, nz, 1, CHOLMOD_REAL, &s->cc);
-    if (!T) return ps_cholmod_fail(s, "allocate_triplet");
-    int* ti = (int*)T->i;
-    int* tj = (int*)T->j;
-    double* tx = (double*)T->x;
-    size_t k = 0;
-    for (uint32_t i = 0; i < N; ++i) {
-        ti[k] = tj[k] = (int)i;
-        tx[k++] = s->mass[i] * s->inv_h2 + s->anchor_w[i];
-    }
-    for (uint32_t t = 0; t < m->tet_count; ++t) {
-        if (m->tet_excluded[t]) continue;
-        double w = s->tissue_weight * fabs(m->tet_volume[t]);
-        const double* A = m->tet_A + 12u * t;
-        const uint32_t* tv = m->tets + 4u * t;
-        for (int a = 0; a < 4; ++a)
-            for (int b = a; b < 4; ++b) {
-                double sum = 0.0;
-                for (int r = 0; r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
-                uint32_t i = tv[a], j = tv[b];
-                if (i > j) {
-                    uint32_t q = i;
-                    i = j;
-                    j = q;
-                }
-                ti[k] = (int)i;
-                tj[k] = (int)j;
-                tx[k++] = w * sum;
-            }
-    }
-    T->nnz = k;
-    s->K = cholmod_triplet_to_sparse(T, 0, &s->cc);
-    cholmod_free_triplet(&T, &s->cc);
-    if (!s->K) return ps_cholmod_fail(s, "triplet_to_sparse");
+    ps_vertex_tets vt;
+    sinew_result r = ps_vertex_tets_build(&s->host, s->m, &vt);
+    if (r != SINEW_OK) return r;
+    double* acc = (double*)sinew_host_alloc(&s->host, (size_t)N * sizeof(double));
+    uint32_t* mark = (uint32_t*)sinew_host_calloc(&s->host, N, sizeof(uint32_t));
+    uint32_t* rows = (uint32_t*)sinew_host_alloc(&s->host, (size_t)N * sizeof(uint32_t));
+    if (acc && mark && rows) s->K = system_matrix(s, &vt, acc, mark, rows);
+    ps_vertex_tets_free(&s->host, &vt);
+    sinew_host_free(&s->host, acc);
+    sinew_host_free(&s->host, mark);
+    sinew_host_free(&s->host, rows);
+    if (!acc || !mark || !rows)
+        return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for the "
+                               "system matrix of %u vertices", N);
+    if (!s->K) return ps_cholmod_fail(s, "allocate_sparse");
     s->L = cholmod_analyze(s->K, &s->cc);
     if (!s->L) return ps_cholmod_fail(s, "analyze");
     s->B = cholmod_allocate_dense(N, 3, N, CHOLMOD_REAL, &s->cc);
@@ -494,7 +553,6 @@ static void sim_alloc_prisms(ps_sim* s)
     s->anchor_joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->anchored = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->prism_v = (uint32_t*)sinew_host_calloc(host, pc ? pc : 1u, 6u * sizeof(uint32_t));
-    s->prism_Gd = (double*)sinew_host_calloc(host, pc ? pc : 1u, 18u * sizeof(double));
     s->prism_w = (double*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(double));
     s->pv_soa = (int32_t*)sinew_host_calloc(host, S, 6u * sizeof(int32_t));
     s->G_soa = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
@@ -549,10 +607,42 @@ static void sim_alloc_state(ps_sim* s)
 static bool sim_allocated(const ps_sim* s)
 {
     return s->mass && s->anchor_w && s->anchor_joint && s->anchored && s->prism_v &&
-           s->prism_Gd && s->prism_w && s->pv_soa && s->G_soa && s->inv_w && s->F_soa &&
+           s->prism_w && s->pv_soa && s->G_soa && s->inv_w && s->F_soa &&
            !(s->volume_keep < 1.0f && !s->R_soa) && s->contrib && s->polar &&
            s->gather_offsets && s->gather && s->x && s->v && s->pred && s->x_prev &&
            s->rhs_const && s->target && s->skinning && s->skin_f && s->skin_n;
+}
+
+/* G_p of prism p (slots v) into Gd (18 doubles, zeroed here), returning sum_t w_t; with
+ * strain_diag and volume (else NULL) also its tets' shares of the strain part of the matrix's
+ * diagonal and each vertex's quarter of its tets' volumes. */
+static double prism_G(const ps_sim* s, uint32_t p, const uint32_t v[6], double Gd[18],
+                      double* strain_diag, double* volume)
+{
+    const ps_model* m = s->m;
+    double ws = s->p.strain_weight + s->p.volume.weight;
+    double wsum = 0.0;
+    memset(Gd, 0, 18u * sizeof(double));
+    for (uint32_t k = 0; k < 3; ++k) {
+        uint32_t t = 3u * p + k;
+        const uint32_t* tv = m->tets + 4u * t;
+        double vol = fabs(m->tet_volume[t]);
+        if (volume)
+            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
+        if (m->tet_excluded[t]) continue;
+        double w = ws * vol;
+        wsum += w;
+        const double* A = m->tet_A + 12u * t;
+        for (int c = 0; c < 4; ++c) {
+            int slot = 0;
+            while (slot < 6 && v[slot] != tv[c]) ++slot;
+            for (int r = 0; r < 3; ++r) {
+                Gd[6 * r + slot] += w * A[4 * r + c];
+                if (strain_diag) strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
+            }
+        }
+    }
+    return wsum;
 }
 
 /* Per-prism G_p and the diagonal of the strain part of the matrix (Sec. 4.1, one rotation per
@@ -561,30 +651,11 @@ static void sim_prism_data(ps_sim* s, double* strain_diag, double* volume)
 {
     const ps_model* m = s->m;
     size_t S = sim_prism_room(s);
-    double ws = s->p.strain_weight + s->p.volume.weight;
     for (uint32_t p = 0; p < s->prism_count; ++p) {
         uint32_t* v = s->prism_v + 6u * p;
         prism_slots(m, p, v);
-        double* Gd = s->prism_Gd + 18u * p;
-        double wsum = 0.0;
-        for (uint32_t k = 0; k < 3; ++k) {
-            uint32_t t = 3u * p + k;
-            const uint32_t* tv = m->tets + 4u * t;
-            double vol = fabs(m->tet_volume[t]);
-            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
-            if (m->tet_excluded[t]) continue;
-            double w = ws * vol;
-            wsum += w;
-            const double* A = m->tet_A + 12u * t;
-            for (int c = 0; c < 4; ++c) {
-                int slot = 0;
-                while (slot < 6 && v[slot] != tv[c]) ++slot;
-                for (int r = 0; r < 3; ++r) {
-                    Gd[6 * r + slot] += w * A[4 * r + c];
-                    strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
-                }
-            }
-        }
+        double Gd[18];
+        double wsum = prism_G(s, p, v, Gd, strain_diag, volume);
         s->prism_w[p] = wsum;
         for (int q = 0; q < 18; ++q) s->G_soa[(size_t)q * S + p] = (float)Gd[q];
         for (int k = 0; k < 6; ++k) s->pv_soa[(size_t)k * S + p] = (int32_t)v[k];
@@ -863,7 +934,8 @@ double ps_sim_energy(ps_sim* s)
     for (uint32_t p = 0; p < s->prism_count; ++p) {
         if (!(s->prism_w[p] > 0.0)) continue;
         const uint32_t* v = s->prism_v + 6u * p;
-        const double* G = s->prism_Gd + 18u * p;
+        double G[18];
+        prism_G(s, p, v, G, NULL, NULL);
         double M[3][3] = {{0.0}};
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c)

@@ -228,3 +228,41 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
     sinew_host_free(host, cursor);
     return SINEW_OK;
 }
+
+sinew_result ps_vertex_tets_build(const sinew_host_api* host, const ps_model* m,
+                                  ps_vertex_tets* out)
+{
+    size_t N = 2u * (size_t)m->n;
+    out->offsets = out->corners = NULL;
+    if (m->tet_count > UINT32_MAX / 4u) /* the corners' 4 t + c must fit */
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: %u tets are too many",
+                               m->tet_count);
+    out->offsets = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
+    out->corners = (uint32_t*)sinew_host_alloc(host, m->tet_count ? 4u * (size_t)m->tet_count
+                                                                   * sizeof(uint32_t) : 4u);
+    uint32_t* cursor = (uint32_t*)sinew_host_alloc(host, (N + 1u) * sizeof(uint32_t));
+    if (!out->offsets || !out->corners || !cursor) {
+        sinew_host_free(host, cursor);
+        ps_vertex_tets_free(host, out);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for the "
+                               "tets of %zu vertices", N);
+    }
+    for (uint32_t t = 0; t < m->tet_count; ++t)
+        if (!m->tet_excluded[t])
+            for (int c = 0; c < 4; ++c) out->offsets[m->tets[4u * t + c] + 1]++;
+    for (size_t v = 0; v < N; ++v) out->offsets[v + 1] += out->offsets[v];
+    memcpy(cursor, out->offsets, (N + 1u) * sizeof(uint32_t));
+    for (uint32_t t = 0; t < m->tet_count; ++t)
+        if (!m->tet_excluded[t])
+            for (uint32_t c = 0; c < 4; ++c)
+                out->corners[cursor[m->tets[4u * t + c]]++] = 4u * t + c;
+    sinew_host_free(host, cursor);
+    return SINEW_OK;
+}
+
+void ps_vertex_tets_free(const sinew_host_api* host, ps_vertex_tets* vt)
+{
+    sinew_host_free(host, vt->offsets);
+    sinew_host_free(host, vt->corners);
+    vt->offsets = vt->corners = NULL;
+}

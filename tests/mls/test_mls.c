@@ -417,6 +417,71 @@ static void test_blob(void** state)
     mls_mesh_free(&grid);
 }
 
+/* Weights read in place against a copying read of the same blob: the same entries and packed
+ * records; `borrowed` where the arrays can stay in the blob. */
+static void expect_same_read(mls_test_host* host, const uint8_t* blob, size_t size,
+                             const sinew_mls_weights* copy, int borrowed)
+{
+    sinew_mls_weights r;
+    assert_int_equal(sinew_mls_read_in_place(&host->api, blob, size, NULL, &r), SINEW_OK);
+    size_t n = (size_t)copy->render_count * SINEW_MLS_K;
+    assert_int_equal(r.borrowed, borrowed);
+    if (borrowed) assert_ptr_equal((const void*)r.indices, (const void*)(blob + 24u));
+    assert_int_equal(r.render_count, copy->render_count);
+    assert_int_equal(r.simulation_count, copy->simulation_count);
+    assert_memory_equal(r.indices, copy->indices, n * sizeof(uint32_t));
+    assert_memory_equal(r.weights, copy->weights, n * sizeof(float));
+    assert_memory_equal(r.normal_weights, copy->normal_weights, n * sizeof(float));
+    assert_int_equal(r.packed != NULL, copy->packed != NULL);
+    if (r.packed)
+        assert_memory_equal(r.packed, copy->packed,
+                            copy->render_count * sizeof(sinew_mls_packed_vertex));
+    sinew_mls_free(&host->api, &r);
+    assert_null(r.indices);
+}
+
+/* sinew_mls_read_in_place: aligned arrays stay in the blob, unaligned ones are copied, and a
+ * damaged blob is refused as sinew_mls_read refuses it; freeing leaves the blob as it was. */
+static void test_blob_in_place(void** state)
+{
+    (void)state;
+    mls_test_host host;
+    mls_test_host_init(&host, 0);
+    mls_mesh grid = mls_make_grid(8, 6, 0.0f, 0.0f, 0.0f, 1.0f, NULL);
+    sinew_mesh_view v = mls_mesh_view(&grid);
+    sinew_mls_weights w, copy;
+    assert_int_equal(sinew_mls_bake(&host.api, &v, &v, &w), SINEW_OK);
+    size_t size = sinew_mls_blob_size(&w);
+    uint8_t* buffer = malloc(size + 8u);
+    uint8_t* before = malloc(size);
+    assert_non_null(buffer);
+    assert_non_null(before);
+    assert_int_equal(sinew_mls_write(&host.api, &w, buffer, size), SINEW_OK);
+    memcpy(before, buffer, size);
+    assert_int_equal(sinew_mls_read(&host.api, buffer, size, NULL, &copy), SINEW_OK);
+    assert_int_equal(copy.borrowed, 0);
+    expect_same_read(&host, buffer, size, &copy, 1);
+    assert_memory_equal(buffer, before, size);
+    /* One byte on, the arrays are not 4-byte aligned. */
+    memmove(buffer + 1, buffer, size);
+    expect_same_read(&host, buffer + 1, size, &copy, 0);
+    /* A flipped bit: refused, one error, nothing kept. */
+    buffer[1 + size / 2u] ^= 0x08u;
+    sinew_mls_weights r;
+    memset(&r, 0xab, sizeof r);
+    sinew_test_log_reset(&host.log);
+    assert_int_equal(sinew_mls_read_in_place(&host.api, buffer + 1, size, NULL, &r),
+                     SINEW_ERROR_FILE_FORMAT);
+    assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
+    assert_null(r.indices);
+    assert_int_equal(r.borrowed, 0);
+    free(buffer);
+    free(before);
+    sinew_mls_free(&host.api, &copy);
+    sinew_mls_free(&host.api, &w);
+    mls_mesh_free(&grid);
+}
+
 #define EXPECT_ONE_ERROR(host, call, code)                                                        \
     do {                                                                                          \
         sinew_test_log_reset(&(host).log);                                                        \
@@ -553,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_flat_grid),    cmocka_unit_test(test_geodesic_flat),
         cmocka_unit_test(test_hole),         cmocka_unit_test(test_parts),
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_blob),
+        cmocka_unit_test(test_blob_in_place),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
