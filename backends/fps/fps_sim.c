@@ -156,24 +156,6 @@ static sinew_result oom(fps_sim* s)
                            "fps: out of memory for a tissue mesh of %u vertices", s->N);
 }
 
-/* Sorted corners of prism p and its 6 tissue vertices (model numbering) in slot order. */
-static void prism_slots(const ps_model* m, uint32_t p, uint32_t v[6])
-{
-    uint32_t a[3];
-    memcpy(a, m->triangles + 3u * p, sizeof a);
-    for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2 - i; ++j)
-            if (a[j] > a[j + 1]) {
-                uint32_t t = a[j];
-                a[j] = a[j + 1];
-                a[j + 1] = t;
-            }
-    for (int k = 0; k < 3; ++k) {
-        v[k] = a[k];
-        v[k + 3] = m->n + a[k];
-    }
-}
-
 /* Per-prism G_p (Sec. 4.1, one rotation per prism), the strain diagonal and the lumped
  * masses, exactly as ps computes them so that both backends simulate the same tissue. */
 static sinew_result setup_prisms(fps_sim* s, double* strain_diag, double* mass)
@@ -191,27 +173,8 @@ static sinew_result setup_prisms(fps_sim* s, double* strain_diag, double* mass)
     double ws = s->p.strain_weight + s->p.volume.weight;
     for (uint32_t p = 0; p < pc; ++p) {
         uint32_t v[6];
-        prism_slots(m, p, v);
-        memset(Gd, 0, 18u * sizeof(double));
-        double wsum = 0.0;
-        for (uint32_t k = 0; k < 3; ++k) {
-            uint32_t t = 3u * p + k;
-            const uint32_t* tv = m->tets + 4u * t;
-            double vol = fabs(m->tet_volume[t]);
-            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
-            if (m->tet_excluded[t]) continue;
-            double w = ws * vol;
-            wsum += w;
-            const double* A = m->tet_A + 12u * t;
-            for (int c = 0; c < 4; ++c) {
-                int slot = 0;
-                while (slot < 6 && v[slot] != tv[c]) ++slot;
-                for (int r = 0; r < 3; ++r) {
-                    Gd[6 * r + slot] += w * A[4 * r + c];
-                    strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
-                }
-            }
-        }
+        ps_prism_slots(m, p, v);
+        double wsum = ps_prism_G(m, p, v, ws, Gd, strain_diag, volume);
         for (int q = 0; q < 18; ++q) s->G[(size_t)q * S + p] = (float)Gd[q];
         for (int k = 0; k < 6; ++k) s->pv[(size_t)k * S + p] = (int32_t)v[k]; /* renumbered later */
         s->inv_w[p] = wsum > 0.0 ? (float)(1.0 / wsum) : 0.0f;

@@ -543,6 +543,15 @@ sinew_result ps_shrink(const sinew_host_api* host, const sinew_rig_view* rig, ps
 sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* rig,
                             const ps_model* m, uint32_t* joints);
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m);
+/* Sorted corners of prism p and its 6 tissue vertices (model numbering) in slot order. */
+void ps_prism_slots(const ps_model* m, uint32_t p, uint32_t v[6]);
+/* G_p of prism p (Sec. 4.1, one rotation per prism; slots v) into Gd (18 doubles, zeroed
+ * here), each tet weighted by ws times its rest volume, returning the sum of the weights; with
+ * strain_diag and volume (else NULL) also its tets' shares of the strain part of the matrix's
+ * diagonal and each vertex's quarter of its tets' volumes. ps and fps build their tissue's
+ * energy from it alike. */
+double ps_prism_G(const ps_model* m, uint32_t p, const uint32_t v[6], double ws, double Gd[18],
+                  double* strain_diag, double* volume);
 
 /* The tets at each tissue vertex (compressed rows over the 2n vertices), for assembling the
  * system matrices a row at a time with the sums in the tets' order. */

@@ -180,24 +180,6 @@ void ps_sim_destroy(ps_sim* s)
     sinew_host_free(&host, s);
 }
 
-/* Sorted corners of prism p and the 6 tissue vertices in slot order. */
-static void prism_slots(const ps_model* m, uint32_t p, uint32_t v[6])
-{
-    uint32_t a[3];
-    memcpy(a, m->triangles + 3u * p, sizeof a);
-    for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2 - i; ++j)
-            if (a[j] > a[j + 1]) {
-                uint32_t t = a[j];
-                a[j] = a[j + 1];
-                a[j + 1] = t;
-            }
-    for (int k = 0; k < 3; ++k) {
-        v[k] = a[k];
-        v[k + 3] = m->n + a[k];
-    }
-}
-
 static sinew_result ps_cholmod_fail(ps_sim* s, const char* what)
 {
     return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
@@ -613,38 +595,6 @@ static bool sim_allocated(const ps_sim* s)
            s->rhs_const && s->target && s->skinning && s->skin_f && s->skin_n;
 }
 
-/* G_p of prism p (slots v) into Gd (18 doubles, zeroed here), returning sum_t w_t; with
- * strain_diag and volume (else NULL) also its tets' shares of the strain part of the matrix's
- * diagonal and each vertex's quarter of its tets' volumes. */
-static double prism_G(const ps_sim* s, uint32_t p, const uint32_t v[6], double Gd[18],
-                      double* strain_diag, double* volume)
-{
-    const ps_model* m = s->m;
-    double ws = s->p.strain_weight + s->p.volume.weight;
-    double wsum = 0.0;
-    memset(Gd, 0, 18u * sizeof(double));
-    for (uint32_t k = 0; k < 3; ++k) {
-        uint32_t t = 3u * p + k;
-        const uint32_t* tv = m->tets + 4u * t;
-        double vol = fabs(m->tet_volume[t]);
-        if (volume)
-            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
-        if (m->tet_excluded[t]) continue;
-        double w = ws * vol;
-        wsum += w;
-        const double* A = m->tet_A + 12u * t;
-        for (int c = 0; c < 4; ++c) {
-            int slot = 0;
-            while (slot < 6 && v[slot] != tv[c]) ++slot;
-            for (int r = 0; r < 3; ++r) {
-                Gd[6 * r + slot] += w * A[4 * r + c];
-                if (strain_diag) strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
-            }
-        }
-    }
-    return wsum;
-}
-
 /* Per-prism G_p and the diagonal of the strain part of the matrix (Sec. 4.1, one rotation per
  * prism as in Sec. 6); also each vertex's quarter of its tets' volumes. */
 static void sim_prism_data(ps_sim* s, double* strain_diag, double* volume)
@@ -653,9 +603,10 @@ static void sim_prism_data(ps_sim* s, double* strain_diag, double* volume)
     size_t S = sim_prism_room(s);
     for (uint32_t p = 0; p < s->prism_count; ++p) {
         uint32_t* v = s->prism_v + 6u * p;
-        prism_slots(m, p, v);
+        ps_prism_slots(m, p, v);
         double Gd[18];
-        double wsum = prism_G(s, p, v, Gd, strain_diag, volume);
+        double wsum = ps_prism_G(m, p, v, s->p.strain_weight + s->p.volume.weight, Gd,
+                                 strain_diag, volume);
         s->prism_w[p] = wsum;
         for (int q = 0; q < 18; ++q) s->G_soa[(size_t)q * S + p] = (float)Gd[q];
         for (int k = 0; k < 6; ++k) s->pv_soa[(size_t)k * S + p] = (int32_t)v[k];
@@ -935,7 +886,7 @@ double ps_sim_energy(ps_sim* s)
         if (!(s->prism_w[p] > 0.0)) continue;
         const uint32_t* v = s->prism_v + 6u * p;
         double G[18];
-        prism_G(s, p, v, G, NULL, NULL);
+        ps_prism_G(s->m, p, v, s->p.strain_weight + s->p.volume.weight, G, NULL, NULL);
         double M[3][3] = {{0.0}};
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c)

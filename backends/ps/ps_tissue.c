@@ -266,3 +266,47 @@ void ps_vertex_tets_free(const sinew_host_api* host, ps_vertex_tets* vt)
     sinew_host_free(host, vt->corners);
     vt->offsets = vt->corners = NULL;
 }
+
+void ps_prism_slots(const ps_model* m, uint32_t p, uint32_t v[6])
+{
+    uint32_t a[3];
+    memcpy(a, m->triangles + 3u * p, sizeof a);
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2 - i; ++j)
+            if (a[j] > a[j + 1]) {
+                uint32_t t = a[j];
+                a[j] = a[j + 1];
+                a[j + 1] = t;
+            }
+    for (int k = 0; k < 3; ++k) {
+        v[k] = a[k];
+        v[k + 3] = m->n + a[k];
+    }
+}
+
+double ps_prism_G(const ps_model* m, uint32_t p, const uint32_t v[6], double ws, double Gd[18],
+                  double* strain_diag, double* volume)
+{
+    double wsum = 0.0;
+    memset(Gd, 0, 18u * sizeof(double));
+    for (uint32_t k = 0; k < 3; ++k) {
+        uint32_t t = 3u * p + k;
+        const uint32_t* tv = m->tets + 4u * t;
+        double vol = fabs(m->tet_volume[t]);
+        if (volume)
+            for (int c = 0; c < 4; ++c) volume[tv[c]] += 0.25 * vol;
+        if (m->tet_excluded[t]) continue;
+        double w = ws * vol;
+        wsum += w;
+        const double* A = m->tet_A + 12u * t;
+        for (int c = 0; c < 4; ++c) {
+            int slot = 0;
+            while (slot < 6 && v[slot] != tv[c]) ++slot;
+            for (int r = 0; r < 3; ++r) {
+                Gd[6 * r + slot] += w * A[4 * r + c];
+                if (strain_diag) strain_diag[tv[c]] += w * A[4 * r + c] * A[4 * r + c];
+            }
+        }
+    }
+    return wsum;
+}
