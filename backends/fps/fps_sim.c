@@ -245,12 +245,7 @@ static void row_entries(const fps_sim* s, const ps_vertex_tets* vt, uint32_t i, 
         *count = k;
         return;
     }
-    for (uint32_t x = 1; x < k; ++x)
-        for (uint32_t y = x; y > 0 && cols[y - 1] > cols[y]; --y) {
-            uint32_t q = cols[y];
-            cols[y] = cols[y - 1];
-            cols[y - 1] = q;
-        }
+    ps_sort_short(cols, k);
     *count = k;
 }
 

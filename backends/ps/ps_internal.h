@@ -543,6 +543,16 @@ sinew_result ps_shrink(const sinew_host_api* host, const sinew_rig_view* rig, ps
 sinew_result ps_skin_joints(const sinew_host_api* host, const sinew_rig_view* rig,
                             const ps_model* m, uint32_t* joints);
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m);
+/* Sorts a short list of indices (a matrix row's or column's few entries) in place. */
+static inline void ps_sort_short(uint32_t* a, uint32_t count)
+{
+    for (uint32_t i = 1; i < count; ++i)
+        for (uint32_t j = i; j > 0 && a[j - 1] > a[j]; --j) {
+            uint32_t q = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = q;
+        }
+}
 /* Sorted corners of prism p and its 6 tissue vertices (model numbering) in slot order. */
 void ps_prism_slots(const ps_model* m, uint32_t p, uint32_t v[6]);
 /* G_p of prism p (Sec. 4.1, one rotation per prism; slots v) into Gd (18 doubles, zeroed

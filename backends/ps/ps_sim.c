@@ -229,12 +229,7 @@ static void column_entries(const ps_sim* s, const ps_vertex_tets* vt, uint32_t j
         *count = k;
         return;
     }
-    for (uint32_t a = 1; a < k; ++a)
-        for (uint32_t b = a; b > 0 && rows[b - 1] > rows[b]; --b) {
-            uint32_t q = rows[b];
-            rows[b] = rows[b - 1];
-            rows[b - 1] = q;
-        }
+    ps_sort_short(rows, k);
     *count = k;
 }
 
