@@ -158,7 +158,7 @@ tsan() {
     # ps and fps run threaded inside the stress (the male's ps and fps world tests and the
     # soak take minutes under TSan; they run threaded in the other builds)
     local tests=(test_world test_swap test_reentrancy test_stress test_vk_skin test_vk_output
-                 test_vk_world_map test_vk_threads test_vk_record)
+                 test_vk_world_map test_vk_threads test_vk_record test_ldl)
     build_targets "$dir" "${tests[@]}" -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DSINEW_SANITIZE=thread -DSINEW_WITH_CUDA=OFF
     local regex

@@ -16,8 +16,9 @@
  * The global matrix h^-2 M + sum_t w_t S^T A^T A S + W_anchor is constant: it is factored once
  * with CHOLMOD as a simplicial LDL^T with AMD ordering (faster to solve than a supernodal
  * factor on these shell-like meshes: README.md, "Figures"), and every iteration solves the
- * three coordinates in one call with a 3-column right-hand side. Only CHOLMOD's Core and
- * Cholesky modules are used (analyze, factorize, solve2 and Core utilities). */
+ * three coordinates at once with that factor, its elimination tree cut into two parts that two
+ * threads substitute at the same time (sinew_ldl.h). Only CHOLMOD's Core and Cholesky modules
+ * are used (analyze, factorize and Core utilities). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <float.h>
 #include <math.h>
@@ -28,6 +29,7 @@
 
 #include "polar3.h"
 #include "polar3_batch.h"
+#include "sinew_ldl_cholmod.h"
 #include "volume3.h"
 #include "fps_collide.h"
 #include "ps_internal.h"
@@ -50,6 +52,7 @@ struct ps_sim {
     uint32_t prism_count;
     uint32_t block_count;
     size_t stride;      /* prism_count rounded up to whole blocks */
+    uint32_t* prism_tri; /* the model triangle of each prism slot */
     uint32_t* prism_v;  /* 6 per prism: a, b, c, a', b', c' (a < b < c) */
     double* prism_w;    /* sum_t w_t per prism */
     int32_t* pv_soa;    /* 6 x stride */
@@ -66,6 +69,15 @@ struct ps_sim {
     sinew_simd simd;
     uint32_t* gather_offsets; /* N + 1: where each vertex finds its shares in contrib */
     uint32_t* gather;         /* 3 slot stride + prism */
+    /* The solver's parts (sinew_ldl.h): part k's prisms fill blocks part_blocks[k] ..
+     * part_blocks[k + 1] - 1 and its vertices (the top's with part 0) are part_rows[
+     * part_row_start[k] .. part_row_start[k + 1] - 1]. A host of at most SINEW_LDL_PARTS
+     * threads runs each part's local step and right-hand side as one job (part_jobs), so a
+     * thread reads back what it wrote itself. */
+    uint32_t part_blocks[SINEW_LDL_PARTS + 1];
+    uint32_t part_row_start[SINEW_LDL_PARTS + 1];
+    uint32_t* part_rows;
+    bool part_jobs;
     /* CHOLMOD */
     cholmod_common cc;
     int cc_started;
@@ -82,6 +94,7 @@ struct ps_sim {
     cholmod_sparse* K2[2]; /* until they are factored */
     cholmod_factor* L2[2];
     cholmod_common cc2[2]; /* their factorizations', during factor_numeric only */
+    sinew_ldl* solver[3];  /* the solves with L, L2[0] and L2[1] (NULL where not built) */
     int factor_ok[3];
     int global_step;    /* the step has global contacts: the iterations use L2[1] */
     double* col_w;      /* per constrained vertex (ps_collide_vertices order) */
@@ -164,6 +177,7 @@ void ps_sim_destroy(ps_sim* s)
         cholmod_free_dense(&s->E, &s->cc);
         cholmod_finish(&s->cc);
     }
+    for (int k = 0; k < 3; ++k) sinew_ldl_destroy(s->solver[k]);
     ps_collide_destroy(s->col);
     fps_collide_destroy(s->glob);
     ps_joint_volume_destroy(&s->host, s->jvol);
@@ -488,7 +502,12 @@ static sinew_result factor_numeric(ps_sim* s)
     if (!s->factor_ok[0]) return ps_cholmod_fail(s, "factorize");
     if (!s->factor_ok[1] || !s->factor_ok[2])
         return ps_cholmod_fail(s, "factorize (collision matrix)");
-    return SINEW_OK;
+    sinew_result r = SINEW_OK;
+    for (int k = 0; k < 3 && r == SINEW_OK; ++k) {
+        cholmod_factor* L = k == 0 ? s->L : s->L2[k - 1];
+        if (L) r = sinew_ldl_from_cholmod(&s->host, L, &s->solver[k]);
+    }
+    return r;
 }
 
 /* The simulation's sizes and constants: the time step, the prism blocks of the local step and
@@ -529,6 +548,7 @@ static void sim_alloc_prisms(ps_sim* s)
     s->anchor_w = (double*)sinew_host_calloc(host, N, sizeof(double));
     s->anchor_joint = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->anchored = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
+    s->prism_tri = (uint32_t*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(uint32_t));
     s->prism_v = (uint32_t*)sinew_host_calloc(host, pc ? pc : 1u, 6u * sizeof(uint32_t));
     s->prism_w = (double*)sinew_host_calloc(host, pc ? pc : 1u, sizeof(double));
     s->pv_soa = (int32_t*)sinew_host_calloc(host, S, 6u * sizeof(int32_t));
@@ -569,6 +589,7 @@ static void sim_alloc_state(ps_sim* s)
     size_t N3 = 3u * (size_t)N;
     s->gather_offsets = (uint32_t*)sinew_host_calloc(host, N + 1u, sizeof(uint32_t));
     s->gather = (uint32_t*)sinew_host_calloc(host, pc ? 6u * (size_t)pc : 1u, sizeof(uint32_t));
+    s->part_rows = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->x = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->v = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->pred = (double*)sinew_host_calloc(host, N3, sizeof(double));
@@ -583,10 +604,10 @@ static void sim_alloc_state(ps_sim* s)
 /* Whether every array of sim_alloc_prisms and sim_alloc_state is there (and the kernels). */
 static bool sim_allocated(const ps_sim* s)
 {
-    return s->mass && s->anchor_w && s->anchor_joint && s->anchored && s->prism_v &&
+    return s->mass && s->anchor_w && s->anchor_joint && s->anchored && s->prism_tri && s->prism_v &&
            s->prism_w && s->pv_soa && s->G_soa && s->inv_w && s->F_soa &&
            !(s->volume_keep < 1.0f && !s->R_soa) && s->contrib && s->polar &&
-           s->gather_offsets && s->gather && s->x && s->v && s->pred && s->x_prev &&
+           s->gather_offsets && s->gather && s->part_rows && s->x && s->v && s->pred && s->x_prev &&
            s->rhs_const && s->target && s->skinning && s->skin_f && s->skin_n;
 }
 
@@ -598,10 +619,10 @@ static void sim_prism_data(ps_sim* s, double* strain_diag, double* volume)
     size_t S = sim_prism_room(s);
     for (uint32_t p = 0; p < s->prism_count; ++p) {
         uint32_t* v = s->prism_v + 6u * p;
-        ps_prism_slots(m, p, v);
+        ps_prism_slots(m, s->prism_tri[p], v);
         double Gd[18];
-        double wsum = ps_prism_G(m, p, v, s->p.strain_weight + s->p.volume.weight, Gd,
-                                 strain_diag, volume);
+        double wsum = ps_prism_G(m, s->prism_tri[p], v, s->p.strain_weight + s->p.volume.weight,
+                                 Gd, strain_diag, volume);
         s->prism_w[p] = wsum;
         for (int q = 0; q < 18; ++q) s->G_soa[(size_t)q * S + p] = (float)Gd[q];
         for (int k = 0; k < 6; ++k) s->pv_soa[(size_t)k * S + p] = (int32_t)v[k];
@@ -660,6 +681,7 @@ static sinew_result sim_rest_data(ps_sim* s)
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for a tissue "
                             "mesh of %u vertices", s->N);
     } else {
+        for (uint32_t p = 0; p < s->prism_count; ++p) s->prism_tri[p] = p;
         sim_prism_data(s, strain_diag, volume);
         sim_anchors(s, strain_diag, sim_masses(s, strain_diag, volume));
     }
@@ -674,6 +696,7 @@ static sinew_result sim_gather(ps_sim* s)
 {
     uint32_t N = s->N, pc = s->prism_count;
     size_t S = sim_prism_room(s);
+    memset(s->gather_offsets, 0, (N + 1u) * sizeof(uint32_t));
     for (uint32_t p = 0; p < pc; ++p)
         for (int k = 0; k < 6; ++k) s->gather_offsets[s->prism_v[6u * p + k] + 1]++;
     for (uint32_t i = 0; i < N; ++i) s->gather_offsets[i + 1] += s->gather_offsets[i];
@@ -685,6 +708,54 @@ static sinew_result sim_gather(ps_sim* s)
             s->gather[cursor[s->prism_v[6u * p + k]]++] = (uint32_t)(3u * k * S + p);
     sinew_host_free(&s->host, cursor);
     return SINEW_OK;
+}
+
+/* The part of prism slot p's triangle: the solver part that holds most of its six vertices
+ * (the top's count for none; ties go to the lower part). */
+static uint32_t prism_part(const ps_sim* s, uint32_t tri)
+{
+    uint32_t v[6], votes[SINEW_LDL_PARTS + 1] = {0}, best = 0;
+    ps_prism_slots(s->m, tri, v);
+    for (int k = 0; k < 6; ++k) votes[sinew_ldl_row_part(s->solver[0], v[k])]++;
+    for (uint32_t q = 1; q < SINEW_LDL_PARTS; ++q)
+        if (votes[q] > votes[best]) best = q;
+    return best;
+}
+
+/* Orders the prism slots and the vertices by the solver's parts (part_blocks, part_rows) and
+ * rebuilds the per-prism data and gather lists in that order. The masses and the matrix do not
+ * depend on it; the vertex sums of the scratch are dropped. */
+static sinew_result sim_order_parts(ps_sim* s)
+{
+    const sinew_host_api* host = &s->host;
+    uint32_t pc = s->prism_count, count[SINEW_LDL_PARTS + 1] = {0};
+    double* scratch = (double*)sinew_host_calloc(host, 2u * (size_t)s->N, sizeof(double));
+    uint8_t* part = (uint8_t*)sinew_host_alloc(host, pc ? pc : 1u);
+    sinew_result r = SINEW_OK;
+    if (!scratch || !part) r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    for (uint32_t t = 0; r == SINEW_OK && t < pc; ++t) count[(part[t] = (uint8_t)prism_part(s, t)) + 1]++;
+    if (r == SINEW_OK) {
+        for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k) count[k + 1] += count[k];
+        for (uint32_t k = 0; k <= SINEW_LDL_PARTS; ++k)
+            s->part_blocks[k] = k == SINEW_LDL_PARTS ? s->block_count
+                                                     : (count[k] + PS_LOCAL_BLOCK / 2u) / PS_LOCAL_BLOCK;
+        for (uint32_t t = 0; t < pc; ++t) s->prism_tri[count[part[t]]++] = t;
+        sim_prism_data(s, scratch, scratch + s->N);
+        r = sim_gather(s);
+    }
+    uint32_t rows = 0;
+    for (uint32_t k = 0; r == SINEW_OK && k < SINEW_LDL_PARTS; ++k) {
+        s->part_row_start[k] = rows;
+        for (uint32_t i = 0; i < s->N; ++i) {
+            uint32_t q = sinew_ldl_row_part(s->solver[0], i);
+            if (q == k || (k == 0 && q == SINEW_LDL_PARTS)) s->part_rows[rows++] = i;
+        }
+    }
+    s->part_row_start[SINEW_LDL_PARTS] = rows;
+    s->part_jobs = s->host.jobs.thread_count <= SINEW_LDL_PARTS;
+    sinew_host_free(host, scratch);
+    sinew_host_free(host, part);
+    return r;
 }
 
 /* CHOLMOD: simplicial LDL^T, AMD ordering only, quiet (errors come back as status). */
@@ -748,6 +819,7 @@ sinew_result ps_sim_create(const sinew_host_api* host, const ps_model* m, const 
     }
     if (r == SINEW_OK) r = sim_optional_parts(s);
     if (r == SINEW_OK) r = factor_numeric(s);
+    if (r == SINEW_OK) r = sim_order_parts(s);
     if (r != SINEW_OK) {
         ps_sim_destroy(s);
         return r;
@@ -841,25 +913,45 @@ static void local_range(void* data, uint32_t begin, uint32_t end)
 }
 
 /* The right-hand side of eq. (6): constant part plus the prisms' projections. */
+static inline void rhs_row(const ps_sim* s, uint32_t i, double* b)
+{
+    uint32_t N = s->N;
+    size_t S = s->stride;
+    double acc[3] = {s->rhs_const[i], s->rhs_const[(size_t)N + i],
+                     s->rhs_const[2u * (size_t)N + i]};
+    for (uint32_t e = s->gather_offsets[i]; e < s->gather_offsets[i + 1]; ++e) {
+        const float* c = s->contrib + s->gather[e];
+        acc[0] += c[0];
+        acc[1] += c[S];
+        acc[2] += c[2u * S];
+    }
+    b[i] = acc[0];
+    b[(size_t)N + i] = acc[1];
+    b[2u * (size_t)N + i] = acc[2];
+}
+
 static void rhs_range(void* data, uint32_t begin, uint32_t end)
 {
     ps_sim* s = ((const local_ctx*)data)->s;
-    uint32_t N = s->N;
-    double* b = (double*)s->B->x;
-    for (uint32_t i = begin; i < end; ++i) {
-        double acc[3] = {s->rhs_const[i], s->rhs_const[(size_t)N + i],
-                         s->rhs_const[2u * (size_t)N + i]};
-        size_t S = s->stride;
-        for (uint32_t e = s->gather_offsets[i]; e < s->gather_offsets[i + 1]; ++e) {
-            const float* c = s->contrib + s->gather[e];
-            acc[0] += c[0];
-            acc[1] += c[S];
-            acc[2] += c[2u * S];
-        }
-        b[i] = acc[0];
-        b[(size_t)N + i] = acc[1];
-        b[2u * (size_t)N + i] = acc[2];
-    }
+    for (uint32_t i = begin; i < end; ++i) rhs_row(s, i, (double*)s->B->x);
+}
+
+/* Parts [begin, end): their blocks' local step (part_jobs). */
+static void local_part_range(void* data, uint32_t begin, uint32_t end)
+{
+    const ps_sim* s = ((const local_ctx*)data)->s;
+    for (uint32_t k = begin; k < end; ++k)
+        if (s->part_blocks[k] < s->part_blocks[k + 1])
+            local_range(data, s->part_blocks[k], s->part_blocks[k + 1]);
+}
+
+/* Parts [begin, end): their vertices' right-hand side (part_jobs). */
+static void rhs_part_range(void* data, uint32_t begin, uint32_t end)
+{
+    ps_sim* s = ((const local_ctx*)data)->s;
+    for (uint32_t k = begin; k < end; ++k)
+        for (uint32_t r = s->part_row_start[k]; r < s->part_row_start[k + 1]; ++r)
+            rhs_row(s, s->part_rows[r], (double*)s->B->x);
 }
 
 double ps_sim_energy(ps_sim* s)
@@ -881,7 +973,8 @@ double ps_sim_energy(ps_sim* s)
         if (!(s->prism_w[p] > 0.0)) continue;
         const uint32_t* v = s->prism_v + 6u * p;
         double G[18];
-        ps_prism_G(s->m, p, v, s->p.strain_weight + s->p.volume.weight, G, NULL, NULL);
+        ps_prism_G(s->m, s->prism_tri[p], v, s->p.strain_weight + s->p.volume.weight, G, NULL,
+                   NULL);
         double M[3][3] = {{0.0}};
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c)
@@ -895,7 +988,7 @@ double ps_sim_energy(ps_sim* s)
         sinew_volume_project(F, s->volume_lo, s->volume_hi, P);
         double wv = s->p.volume.weight;
         for (uint32_t k = 0; k < 3; ++k) {
-            uint32_t t = 3u * p + k;
+            uint32_t t = 3u * s->prism_tri[p] + k;
             if (m->tet_excluded[t]) continue;
             double vol = fabs(m->tet_volume[t]);
             const double* A = m->tet_A + 12u * t;
@@ -1026,13 +1119,19 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
     uint32_t N = s->N;
     local_ctx ctx = {s};
     double a = s->p.profile ? now_seconds() : 0.0;
-    sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 8u);
+    if (s->part_jobs)
+        sinew_host_parallel_for(&s->host, local_part_range, &ctx, SINEW_LDL_PARTS, 1u);
+    else
+        sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 8u);
     double b = s->p.profile ? now_seconds() : 0.0;
-    sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
+    if (s->part_jobs)
+        sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
+    else
+        sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
     double c = s->p.profile ? now_seconds() : 0.0;
     /* Sec. 5.3: the first k/2 iterations without collisions, the rest with the second
      * matrix and the collision projections of the current positions. */
-    cholmod_factor* L = s->L;
+    sinew_ldl* L = s->solver[0];
     double c2 = c;
     /* The joints' volume is judged on the first half's shape, which the plain matrix gives
      * alike in every step of a held pose (judged at the prediction, a step that restored the
@@ -1040,15 +1139,13 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
     if (s->jvol && it == s->p.iterations / 2u)
         s->volume_step = ps_joint_volume_measure(s->jvol, s->x, N, s->skinning,
                                                  PS_JOINT_VOLUME_SLACK, NULL);
-    cholmod_factor* L2 = s->L2[s->global_step || s->volume_step ? 1 : 0];
+    sinew_ldl* L2 = s->solver[s->global_step || s->volume_step ? 2 : 1];
     if (L2 && it >= s->p.iterations / 2u) {
         second_half_targets(s, it);
         L = L2;
         if (s->p.profile) c2 = now_seconds();
     }
-    if (!cholmod_solve2(CHOLMOD_A, L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc))
-        return ps_cholmod_fail(s, "solve");
-    memcpy(s->x, s->X->x, 3u * (size_t)N * sizeof(double));
+    sinew_ldl_solve(L, (const double*)s->B->x, N, s->x, N);
     if (s->p.profile) {
         double d = now_seconds();
         t->local += b - a;

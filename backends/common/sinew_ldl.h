@@ -1,0 +1,57 @@
+/* Solves with a sparse LDL^T factor in two independent parts and a shared top, so that two
+ * threads share the triangular solves of the physics backends' global step.
+ * SPDX-License-Identifier: MIT
+ *
+ * The factor is the simplicial LDL^T that CHOLMOD keeps (unit lower L with D on its diagonal,
+ * compressed columns, the diagonal entry first in each column) with its fill-reducing
+ * permutation. Its elimination tree (the parent of column j is the smallest row below the
+ * diagonal in column j) is cut into a top, which holds the root, and SINEW_LDL_PARTS parts, each
+ * a union of whole subtrees below the top, chosen to make the slower part plus the top as
+ * small as possible. A forward solve then runs each part on its own (their columns only update
+ * rows of their own part or of the top, which each part accumulates privately), the top after
+ * them; the backward solve runs the top, then each part on its own. The cut depends on the
+ * factor's pattern only, never on the thread count, so every thread count gives the same
+ * bits. */
+#ifndef SINEW_COMMON_LDL_H
+#define SINEW_COMMON_LDL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sinew/sinew_host.h>
+
+#define SINEW_LDL_PARTS 2u
+
+/* A simplicial LDL^T factor of an n x n matrix A = P^T L D L^T P: column j of L holds
+ * colcount[j] entries from colptr[j], the first (row j) being D_jj, the rest rows below j in
+ * any order; (P b)[k] = b[perm[k]]. */
+typedef struct sinew_ldl_view {
+    uint32_t n;
+    const int32_t* colptr;
+    const int32_t* colcount;
+    const int32_t* rows;
+    const double* values;
+    const int32_t* perm;
+} sinew_ldl_view;
+
+typedef struct sinew_ldl sinew_ldl;
+
+/* Copies the factor into the parts' own arrays (so it may change afterwards). An index out of
+ * range or a zero, non-finite pivot is SINEW_ERROR_INVALID_ARGUMENT with one line. */
+sinew_result sinew_ldl_create(const sinew_host_api* host, const sinew_ldl_view* L,
+                              sinew_ldl** out);
+void sinew_ldl_destroy(sinew_ldl* s);
+
+/* x = A^-1 b for three right-hand sides: column c of b at b + c ldb, of x at x + c ldx (n
+ * values each); x may be b. The parts run over the host's jobs; one solve at a time per
+ * object. */
+void sinew_ldl_solve(sinew_ldl* s, const double* b, size_t ldb, double* x, size_t ldx);
+
+/* The part (0 .. SINEW_LDL_PARTS - 1) whose columns hold row `row` of A, or SINEW_LDL_PARTS
+ * for the top: a caller that computes b's rows and reads x's on the same threads as the parts
+ * keeps them in that thread's cache. */
+uint32_t sinew_ldl_row_part(const sinew_ldl* s, uint32_t row);
+
+/* The fraction of the factor's entries in the top (0 when it has no parts), for reports. */
+double sinew_ldl_top_share(const sinew_ldl* s);
+
+#endif

@@ -1,0 +1,312 @@
+/* The two-part LDL^T solve of sinew_ldl.h on a grid Laplacian plus a diagonal (the shape of
+ * the physics backends' systems): its solution against a dense solve, the cut's parts, the
+ * same bits whatever runs the parts (serially, in reverse order, on two threads), x aliasing
+ * b, and the refusal of malformed factors. SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "math_test_util.h"
+#include "sinew_ldl.h"
+
+#define SIDE 18
+#define N (SIDE * SIDE)
+
+/* The factor of P A P^T, dense, its nonzeros as a CHOLMOD-like simplicial factor. */
+typedef struct dense_ldl {
+    double A[N][N];
+    double L[N][N]; /* unit lower, D on the diagonal */
+    int32_t perm[N];
+    int32_t colptr[N + 1], colcount[N];
+    int32_t* rows;
+    double* values;
+} dense_ldl;
+
+static void build_matrix(dense_ldl* f, math_rng* rng)
+{
+    memset(f->A, 0, sizeof f->A);
+    for (int y = 0; y < SIDE; ++y)
+        for (int x = 0; x < SIDE; ++x) {
+            int i = y * SIDE + x;
+            int nb[2] = {x + 1 < SIDE ? i + 1 : -1, y + 1 < SIDE ? i + SIDE : -1};
+            for (int k = 0; k < 2; ++k) {
+                if (nb[k] < 0) continue;
+                double w = math_rng_range(rng, 0.5, 2.0);
+                f->A[i][nb[k]] = f->A[nb[k]][i] = -w;
+                f->A[i][i] += w;
+                f->A[nb[k]][nb[k]] += w;
+            }
+            f->A[i][i] += math_rng_range(rng, 0.01, 0.1);
+        }
+    /* A dissection: the grid's left half, its right half (each in random order), then the
+     * column between them, the separator. */
+    int32_t count = 0;
+    for (int side = 0; side < 3; ++side) {
+        int32_t first = count;
+        for (int i = 0; i < N; ++i) {
+            int x = i % SIDE;
+            int s = x < SIDE / 2 ? 0 : x > SIDE / 2 ? 1 : 2;
+            if (s == side) f->perm[count++] = i;
+        }
+        for (int32_t i = count - 1; side < 2 && i > first; --i) {
+            int32_t j = first + (int32_t)(math_rng_next(rng) % (uint64_t)(i - first + 1));
+            int32_t t = f->perm[i];
+            f->perm[i] = f->perm[j];
+            f->perm[j] = t;
+        }
+    }
+}
+
+/* Dense LDL^T of P A P^T and its entries of magnitude above zero as compressed columns. */
+static void factor(dense_ldl* f)
+{
+    static double B[N][N];
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) B[i][j] = f->A[f->perm[i]][f->perm[j]];
+    for (int j = 0; j < N; ++j) {
+        double d = B[j][j];
+        for (int k = 0; k < j; ++k) d -= f->L[j][k] * f->L[j][k] * f->L[k][k];
+        f->L[j][j] = d;
+        for (int i = j + 1; i < N; ++i) {
+            double v = B[i][j];
+            for (int k = 0; k < j; ++k) v -= f->L[i][k] * f->L[j][k] * f->L[k][k];
+            f->L[i][j] = v / d;
+        }
+    }
+    size_t nz = 0;
+    for (int j = 0; j < N; ++j)
+        for (int i = j; i < N; ++i) nz += i == j || f->L[i][j] != 0.0;
+    f->rows = malloc(nz * sizeof(int32_t));
+    f->values = malloc(nz * sizeof(double));
+    int32_t e = 0;
+    for (int j = 0; j < N; ++j) {
+        f->colptr[j] = e;
+        for (int i = j; i < N; ++i)
+            if (i == j || f->L[i][j] != 0.0) {
+                f->rows[e] = i;
+                f->values[e++] = f->L[i][j];
+            }
+        f->colcount[j] = e - f->colptr[j];
+    }
+    f->colptr[N] = e;
+}
+
+static sinew_ldl_view view_of(const dense_ldl* f)
+{
+    sinew_ldl_view v = {N, f->colptr, f->colcount, f->rows, f->values, f->perm};
+    return v;
+}
+
+/* Job systems: in order, in reverse order, and one thread per chunk. */
+static void jobs_serial(sinew_job_fn fn, void* data, uint32_t count, uint32_t grain, void* user)
+{
+    (void)grain;
+    (void)user;
+    for (uint32_t k = 0; k < count; ++k) fn(data, k, k + 1u);
+}
+
+static void jobs_reverse(sinew_job_fn fn, void* data, uint32_t count, uint32_t grain, void* user)
+{
+    (void)grain;
+    (void)user;
+    for (uint32_t k = count; k-- > 0;) fn(data, k, k + 1u);
+}
+
+typedef struct chunk_arg {
+    sinew_job_fn fn;
+    void* data;
+    uint32_t k;
+} chunk_arg;
+
+static void* chunk_main(void* p)
+{
+    chunk_arg* a = (chunk_arg*)p;
+    a->fn(a->data, a->k, a->k + 1u);
+    return NULL;
+}
+
+static void jobs_threads(sinew_job_fn fn, void* data, uint32_t count, uint32_t grain, void* user)
+{
+    (void)grain;
+    (void)user;
+    pthread_t t[8];
+    chunk_arg a[8];
+    assert_true(count <= 8u);
+    for (uint32_t k = 1; k < count; ++k) {
+        a[k] = (chunk_arg){fn, data, k};
+        assert_int_equal(pthread_create(&t[k], NULL, chunk_main, &a[k]), 0);
+    }
+    fn(data, 0, 1);
+    for (uint32_t k = 1; k < count; ++k) pthread_join(t[k], NULL);
+}
+
+static void* ldl_alloc(size_t size, size_t alignment, void* user)
+{
+    (void)user;
+    void* p = NULL;
+    return posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size) ? NULL
+                                                                                          : p;
+}
+
+static void ldl_free(void* p, void* user)
+{
+    (void)user;
+    free(p);
+}
+
+static int g_errors;
+static void test_logger(sinew_log_level level, const char* message, void* user)
+{
+    (void)user;
+    (void)message;
+    if (level == SINEW_LOG_ERROR) ++g_errors;
+}
+
+static sinew_host_api host_with(void (*jobs)(sinew_job_fn, void*, uint32_t, uint32_t, void*))
+{
+    sinew_host_api h;
+    memset(&h, 0, sizeof h);
+    h.struct_size = (uint32_t)sizeof h;
+    h.allocator.alloc = ldl_alloc;
+    h.allocator.free = ldl_free;
+    h.logger.func = test_logger;
+    h.log_level = SINEW_LOG_DEBUG;
+    h.jobs.parallel_for = jobs;
+    h.jobs.thread_count = 2;
+    return h;
+}
+
+/* b: three random columns of length N; x: the dense solve of A x = b. */
+static void reference(const dense_ldl* f, const double* b, double* x)
+{
+    static double y[3][N];
+    for (int c = 0; c < 3; ++c) {
+        for (int k = 0; k < N; ++k) y[c][k] = b[c * N + f->perm[k]];
+        for (int j = 0; j < N; ++j)
+            for (int i = j + 1; i < N; ++i) y[c][i] -= f->L[i][j] * y[c][j];
+        for (int j = 0; j < N; ++j) y[c][j] /= f->L[j][j];
+        for (int j = N - 1; j >= 0; --j)
+            for (int i = j + 1; i < N; ++i) y[c][j] -= f->L[i][j] * y[c][i];
+        for (int k = 0; k < N; ++k) x[c * N + f->perm[k]] = y[c][k];
+    }
+}
+
+static dense_ldl g_f;
+
+static void test_solves_like_a_dense_factor(void** state)
+{
+    (void)state;
+    math_rng rng = {7};
+    build_matrix(&g_f, &rng);
+    factor(&g_f);
+    sinew_ldl_view v = view_of(&g_f);
+    static double b[3 * N], ref[3 * N], x[3][3 * N];
+    for (int k = 0; k < 3 * N; ++k) b[k] = math_rng_range(&rng, -1.0, 1.0);
+    reference(&g_f, b, ref);
+    void (*kinds[3])(sinew_job_fn, void*, uint32_t, uint32_t, void*) = {jobs_serial, jobs_reverse,
+                                                                          jobs_threads};
+    for (int kind = 0; kind < 3; ++kind) {
+        sinew_host_api h = host_with(kinds[kind]);
+        sinew_ldl* s = NULL;
+        assert_int_equal(sinew_ldl_create(&h, &v, &s), SINEW_OK);
+        double share = sinew_ldl_top_share(s);
+        print_message("top share %.3f\n", share);
+        assert_true(share > 0.0 && share < 0.3);
+        uint32_t in_part[SINEW_LDL_PARTS + 1] = {0};
+        for (uint32_t i = 0; i < N; ++i) in_part[sinew_ldl_row_part(s, i)]++;
+        for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k) assert_true(in_part[k] > N / 5);
+        sinew_ldl_solve(s, b, N, x[kind], N);
+        double worst = 0.0;
+        for (int k = 0; k < 3 * N; ++k) worst = fmax(worst, fabs(x[kind][k] - ref[k]));
+        assert_true(worst < 1e-9);
+        assert_memory_equal(x[kind], x[0], sizeof x[0]);
+        /* in place */
+        static double inplace[3 * N];
+        memcpy(inplace, b, sizeof inplace);
+        sinew_ldl_solve(s, inplace, N, inplace, N);
+        assert_memory_equal(inplace, x[0], sizeof inplace);
+        sinew_ldl_destroy(s);
+    }
+    assert_int_equal(g_errors, 0);
+}
+
+/* Column strides other than n: columns ld apart. */
+static void test_strided_columns(void** state)
+{
+    (void)state;
+    sinew_ldl_view v = view_of(&g_f);
+    sinew_host_api h = host_with(jobs_serial);
+    sinew_ldl* s = NULL;
+    assert_int_equal(sinew_ldl_create(&h, &v, &s), SINEW_OK);
+    enum { LD = N + 5 };
+    static double b[3 * LD], x[3 * LD], packed_b[3 * N], packed_x[3 * N];
+    math_rng rng = {11};
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < N; ++k) packed_b[c * N + k] = b[c * LD + k] = math_rng_range(&rng, -1, 1);
+    sinew_ldl_solve(s, b, LD, x, LD);
+    sinew_ldl_solve(s, packed_b, N, packed_x, N);
+    for (int c = 0; c < 3; ++c)
+        assert_memory_equal(x + c * LD, packed_x + c * N, N * sizeof(double));
+    sinew_ldl_destroy(s);
+}
+
+static void expect_refused(sinew_ldl_view v)
+{
+    sinew_host_api h = host_with(jobs_serial);
+    sinew_ldl* s = (sinew_ldl*)&h;
+    g_errors = 0;
+    assert_int_equal(sinew_ldl_create(&h, &v, &s), SINEW_ERROR_INVALID_ARGUMENT);
+    assert_null(s);
+    assert_int_equal(g_errors, 1);
+}
+
+static void test_refuses_malformed_factors(void** state)
+{
+    (void)state;
+    sinew_ldl_view good = view_of(&g_f);
+    sinew_ldl_view v = good;
+    v.rows = NULL;
+    expect_refused(v);
+    v = good;
+    v.n = 0;
+    expect_refused(v);
+    /* a zero pivot */
+    double saved = g_f.values[g_f.colptr[3]];
+    g_f.values[g_f.colptr[3]] = 0.0;
+    expect_refused(good);
+    g_f.values[g_f.colptr[3]] = NAN;
+    expect_refused(good);
+    g_f.values[g_f.colptr[3]] = saved;
+    /* an entry above the diagonal, one out of range */
+    int32_t row = g_f.rows[g_f.colptr[5] + 1];
+    g_f.rows[g_f.colptr[5] + 1] = 2;
+    expect_refused(good);
+    g_f.rows[g_f.colptr[5] + 1] = N;
+    expect_refused(good);
+    g_f.rows[g_f.colptr[5] + 1] = row;
+    /* not a permutation */
+    int32_t p0 = g_f.perm[0];
+    g_f.perm[0] = g_f.perm[1];
+    expect_refused(good);
+    g_f.perm[0] = p0;
+    sinew_host_api h = host_with(jobs_serial);
+    assert_int_equal(sinew_ldl_create(&h, &good, NULL), SINEW_ERROR_INVALID_ARGUMENT);
+    sinew_ldl* s = NULL;
+    g_errors = 0;
+    assert_int_equal(sinew_ldl_create(&h, &good, &s), SINEW_OK);
+    assert_int_equal(g_errors, 0);
+    sinew_ldl_destroy(s);
+    sinew_ldl_destroy(NULL);
+    free(g_f.rows);
+    free(g_f.values);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_solves_like_a_dense_factor),
+        cmocka_unit_test(test_strided_columns),
+        cmocka_unit_test(test_refuses_malformed_factors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
