@@ -94,7 +94,10 @@ struct ps_sim {
     cholmod_sparse* K2[2]; /* until they are factored */
     cholmod_factor* L2[2];
     cholmod_common cc2[2]; /* their factorizations', during factor_numeric only */
-    sinew_ldl* solver[3];  /* the solves with L, L2[0] and L2[1] (NULL where not built) */
+    /* The solves with L, L2[0] and L2[1] (NULL where not built); the CHOLMOD factors are freed
+     * once these hold their copies. */
+    sinew_ldl* solver[3];
+    size_t factor_nnz;
     int factor_ok[3];
     int global_step;    /* the step has global contacts: the iterations use L2[1] */
     double* col_w;      /* per constrained vertex (ps_collide_vertices order) */
@@ -470,6 +473,14 @@ static sinew_result collision_system(ps_sim* s)
     return r;
 }
 
+static size_t ps_factor_nnz(const cholmod_factor* L)
+{
+    const int* colcount = (const int*)L->nz;
+    size_t total = 0;
+    for (size_t j = 0; j < L->n; ++j) total += (size_t)colcount[j];
+    return total;
+}
+
 /* Job k of factor_numeric: k = 0 the system's factor, k = 1, 2 the collision matrices', each
  * with its own CHOLMOD common (the numeric factorizations share nothing but the pattern). */
 static void factor_range(void* data, uint32_t begin, uint32_t end)
@@ -504,8 +515,12 @@ static sinew_result factor_numeric(ps_sim* s)
         return ps_cholmod_fail(s, "factorize (collision matrix)");
     sinew_result r = SINEW_OK;
     for (int k = 0; k < 3 && r == SINEW_OK; ++k) {
-        cholmod_factor* L = k == 0 ? s->L : s->L2[k - 1];
-        if (L) r = sinew_ldl_from_cholmod(&s->host, L, &s->solver[k]);
+        cholmod_factor** L = k == 0 ? &s->L : &s->L2[k - 1];
+        if (!*L) continue;
+        r = sinew_ldl_from_cholmod(&s->host, *L, &s->solver[k]);
+        if (k == 0) s->factor_nnz = ps_factor_nnz(*L);
+        /* the solver holds its own copy; nothing refactors */
+        cholmod_free_factor(L, &s->cc);
     }
     return r;
 }
@@ -844,11 +859,7 @@ size_t ps_sim_matrix_nnz(const ps_sim* s)
 
 size_t ps_sim_factor_nnz(const ps_sim* s)
 {
-    if (!s->L || s->L->is_super) return 0u;
-    const int* colcount = (const int*)s->L->nz;
-    size_t total = 0;
-    for (size_t j = 0; j < s->L->n; ++j) total += (size_t)colcount[j];
-    return total;
+    return s->factor_nnz;
 }
 
 void ps_sim_set_pose(ps_sim* s, const float* skinning)
