@@ -1,13 +1,16 @@
 /* The direct solver of `fps`: CHOLMOD's simplicial LDL^T with AMD ordering of the reduced
  * system (fast projective skinning Sec. 4.3), analysed once; a changed matrix (collisions,
- * Sec. 6: A + A_col) is refactored numerically on the kept analysis. Only CHOLMOD's Core and
- * Cholesky modules are called (LGPL): no cholmod_updown (Modify, GPL).
+ * Sec. 6: A + A_col) is refactored numerically on the kept analysis. The solves run on a copy
+ * of the factor cut into two parts that two threads substitute at once (sinew_ldl.h), made
+ * anew after each factorization. Only CHOLMOD's Core and Cholesky modules are called (LGPL):
+ * no cholmod_updown (Modify, GPL).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
 #include <cholmod.h>
 
 #include "fps_internal.h"
+#include "sinew_ldl_cholmod.h"
 
 struct fps_cholmod {
     sinew_host_api host;
@@ -16,10 +19,7 @@ struct fps_cholmod {
     uint32_t n;
     cholmod_sparse* K; /* lower triangle, compressed columns */
     cholmod_factor* L;
-    cholmod_dense* B;
-    cholmod_dense* X;
-    cholmod_dense* Y;
-    cholmod_dense* E;
+    sinew_ldl* ldl; /* L's solves */
 };
 
 static sinew_result fail(fps_cholmod* c, const char* what)
@@ -36,12 +36,9 @@ void fps_cholmod_destroy(fps_cholmod* c)
     if (c->started) {
         cholmod_free_sparse(&c->K, &c->cc);
         cholmod_free_factor(&c->L, &c->cc);
-        cholmod_free_dense(&c->B, &c->cc);
-        cholmod_free_dense(&c->X, &c->cc);
-        cholmod_free_dense(&c->Y, &c->cc);
-        cholmod_free_dense(&c->E, &c->cc);
         cholmod_finish(&c->cc);
     }
+    sinew_ldl_destroy(c->ldl);
     sinew_host_free(&host, c);
 }
 
@@ -93,8 +90,7 @@ sinew_result fps_cholmod_create(const sinew_host_api* host, const sinew_crs* K, 
     if (r == SINEW_OK && !(c->L = cholmod_analyze(c->K, &c->cc))) r = fail(c, "analyze");
     if (r == SINEW_OK && (!cholmod_factorize(c->K, c->L, &c->cc) || c->cc.status != CHOLMOD_OK))
         r = fail(c, "factorize");
-    if (r == SINEW_OK && !(c->B = cholmod_allocate_dense(c->n, 3, c->n, CHOLMOD_REAL, &c->cc)))
-        r = fail(c, "allocate_dense");
+    if (r == SINEW_OK) r = sinew_ldl_from_cholmod(host, c->L, &c->ldl);
     if (r != SINEW_OK) {
         fps_cholmod_destroy(c);
         return r;
@@ -120,18 +116,23 @@ sinew_result fps_cholmod_refactor(fps_cholmod* c, const sinew_crs* K)
     }
     cholmod_free_sparse(&c->K, &c->cc);
     c->K = A;
+    sinew_ldl* ldl = NULL;
+    sinew_result r = sinew_ldl_from_cholmod(&c->host, c->L, &ldl);
+    if (r != SINEW_OK) return r;
+    sinew_ldl_destroy(c->ldl);
+    c->ldl = ldl;
     return SINEW_OK;
 }
 
 sinew_result fps_cholmod_solve(fps_cholmod* c, const double* b, size_t ldb, double* x, size_t ldx)
 {
-    double* B = (double*)c->B->x;
-    for (int k = 0; k < 3; ++k) memcpy(B + (size_t)k * c->n, b + (size_t)k * ldb, c->n * sizeof(double));
-    if (!cholmod_solve2(CHOLMOD_A, c->L, c->B, NULL, &c->X, NULL, &c->Y, &c->E, &c->cc))
-        return fail(c, "solve");
-    const double* X = (const double*)c->X->x;
-    for (int k = 0; k < 3; ++k) memcpy(x + (size_t)k * ldx, X + (size_t)k * c->n, c->n * sizeof(double));
+    sinew_ldl_solve(c->ldl, b, ldb, x, ldx);
     return SINEW_OK;
+}
+
+const sinew_ldl* fps_cholmod_solver(const fps_cholmod* c)
+{
+    return c ? c->ldl : NULL;
 }
 
 size_t fps_cholmod_factor_nnz(const fps_cholmod* c)

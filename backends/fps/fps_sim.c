@@ -23,6 +23,7 @@
 #include "fps_mls.h"
 #include "polar3_batch.h"
 #include "ps_local.h"
+#include "sinew_ldl.h"
 
 /* Rows per block of the PCG's partial sums (a CUDA thread block's rows, fps_block_sum.h);
  * fixed, so the sums and hence the results do not depend on the thread count. */
@@ -70,6 +71,15 @@ struct fps_sim {
     ps_local_project_fn project;
     uint32_t* gather_ptr; /* ns + 1 */
     uint32_t* gather;
+    /* With CHOLMOD, the parts of its first factor's solver (sinew_ldl.h): part k's prisms fill
+     * blocks part_blocks[k] .. part_blocks[k + 1] - 1 and its free rows (the top's with part
+     * 0) are part_rows[part_row_start[k] .. part_row_start[k + 1] - 1]. A host of at most
+     * SINEW_LDL_PARTS threads runs each part's local step and right-hand side as one job
+     * (part_jobs), so a thread reads back what it wrote itself. */
+    uint32_t part_blocks[SINEW_LDL_PARTS + 1];
+    uint32_t part_row_start[SINEW_LDL_PARTS + 1];
+    uint32_t* part_rows;
+    bool part_jobs;
     /* matrices */
     fps_csr K;   /* K_ss = h^-2 M_s + Q_s^T Q_s, both triangles */
     fps_csr Ksb; /* free rows x constrained columns (new indices) */
@@ -145,7 +155,7 @@ void fps_sim_destroy(fps_sim* s)
                       s->ell_col, s->crs_ptr,  s->crs_col, s->crs_val,   s->diag0,   s->jinv,
                       s->x,       s->v,        s->x_prev,  s->pred,      s->target,  s->rhs_const,
                       s->b,       s->r,        s->d,       s->q,         s->partial, s->skinning,
-                      s->skin_f,  s->skin_n,   s->R};
+                      s->skin_f,  s->skin_n,   s->R,         s->part_rows};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) sinew_host_free(&host, arrays[i]);
     sinew_host_free(&host, s);
 }
@@ -348,12 +358,12 @@ static sinew_result build_ellcrs(fps_sim* s)
     return SINEW_OK;
 }
 
-/* Which prism slots feed each free vertex's right-hand side (model -> new numbering of pv). */
+/* Which prism slots feed each free vertex's right-hand side (pv in the new numbering). */
 static sinew_result build_gather(fps_sim* s)
 {
     uint32_t pc = s->prism_count, ns = s->ns;
     size_t S = s->stride;
-    for (size_t e = 0; e < 6u * S; ++e) s->pv[e] = (int32_t)s->inv[s->pv[e]];
+    memset(s->gather_ptr, 0, ((size_t)ns + 1u) * sizeof(uint32_t));
     for (uint32_t p = 0; p < pc; ++p)
         for (int k = 0; k < 6; ++k) {
             uint32_t i = (uint32_t)s->pv[(size_t)k * S + p];
@@ -447,6 +457,7 @@ static bool alloc_arrays(fps_sim* s)
     s->contrib = (float*)sinew_host_calloc(host, S, 18u * sizeof(float));
     s->gather_ptr = (uint32_t*)sinew_host_calloc(host, (size_t)N + 1u, sizeof(uint32_t));
     s->gather = (uint32_t*)sinew_host_calloc(host, 6u * S, sizeof(uint32_t));
+    s->part_rows = (uint32_t*)sinew_host_calloc(host, N, sizeof(uint32_t));
     s->x = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->v = (double*)sinew_host_calloc(host, N3, sizeof(double));
     s->x_prev = (double*)sinew_host_calloc(host, N3, sizeof(double));
@@ -469,7 +480,7 @@ static bool alloc_arrays(fps_sim* s)
     s->skin_n = (float*)sinew_host_calloc(host, s->n ? s->n : 1u, 3u * sizeof(float));
     return s->perm && s->inv && s->joint && s->mass_h2 && s->pv && s->G && s->inv_w && s->F &&
            !(s->prisms.volume_keep < 1.0f && !s->R) && s->contrib && s->gather_ptr &&
-           s->gather && s->x && s->v && s->x_prev && s->pred && s->target && s->rhs_const &&
+           s->gather && s->part_rows && s->x && s->v && s->x_prev && s->pred && s->target && s->rhs_const &&
            s->b && (!pcg || (s->r && s->d && s->q)) && s->partial && s->skinning && s->skin_f &&
            s->skin_n;
 }
@@ -492,7 +503,10 @@ static sinew_result build_system(fps_sim* s)
     }
     sinew_host_free(host, strain_diag);
     sinew_host_free(host, mass);
-    if (r == SINEW_OK) r = build_gather(s);
+    if (r == SINEW_OK) {
+        for (size_t e = 0; e < 6u * s->stride; ++e) s->pv[e] = (int32_t)s->inv[s->pv[e]];
+        r = build_gather(s);
+    }
     if (r == SINEW_OK) r = build_ellcrs(s);
     return r;
 }
@@ -552,6 +566,84 @@ static sinew_result create_solver_and_contacts(const sinew_host_api* host, fps_s
     return r;
 }
 
+#if defined(SINEW_HAVE_CHOLMOD)
+/* The solver part that holds most of prism slot p's free vertices (part 0 for none; ties go
+ * to the lower part). */
+static uint32_t prism_part(const fps_sim* s, const sinew_ldl* ldl, uint32_t p)
+{
+    uint32_t votes[SINEW_LDL_PARTS + 1] = {0}, best = 0;
+    for (uint32_t k = 0; k < 6u; ++k) {
+        uint32_t i = (uint32_t)s->pv[(size_t)k * s->stride + p];
+        if (i < s->ns) votes[sinew_ldl_row_part(ldl, i)]++;
+    }
+    for (uint32_t q = 1; q < SINEW_LDL_PARTS; ++q)
+        if (votes[q] > votes[best]) best = q;
+    return best;
+}
+
+/* Slot q takes the prism data (G, pv, inv_w) of slot order[q]; buf holds a stride. */
+static void permute_prisms(fps_sim* s, const uint32_t* order, void* buf)
+{
+    size_t S = s->stride;
+    uint32_t pc = s->prism_count;
+    float* f = (float*)buf;
+    int32_t* v = (int32_t*)buf;
+    for (size_t c = 0; c < 18u; ++c) {
+        for (uint32_t q = 0; q < pc; ++q) f[q] = s->G[c * S + order[q]];
+        memcpy(s->G + c * S, f, pc * sizeof(float));
+    }
+    for (size_t c = 0; c < 6u; ++c) {
+        for (uint32_t q = 0; q < pc; ++q) v[q] = s->pv[c * S + order[q]];
+        memcpy(s->pv + c * S, v, pc * sizeof(int32_t));
+    }
+    for (uint32_t q = 0; q < pc; ++q) f[q] = s->inv_w[order[q]];
+    memcpy(s->inv_w, f, pc * sizeof(float));
+}
+#endif
+
+/* With CHOLMOD: the prisms and free rows in the order of the solver's parts (part_blocks,
+ * part_rows), the gather lists rebuilt for it. The arithmetic of a prism or a row does not
+ * depend on its slot; a row's shares are summed in slot order. */
+static sinew_result order_parts(fps_sim* s)
+{
+    s->part_jobs = false;
+#if defined(SINEW_HAVE_CHOLMOD)
+    const sinew_ldl* ldl = fps_cholmod_solver(s->chol);
+    if (!ldl || s->prism_count == 0) return SINEW_OK;
+    uint32_t pc = s->prism_count, count[SINEW_LDL_PARTS + 1] = {0};
+    uint8_t* part = (uint8_t*)sinew_host_alloc(&s->host, pc);
+    uint32_t* order = (uint32_t*)sinew_host_alloc(&s->host, pc * sizeof(uint32_t));
+    void* buf = sinew_host_alloc(&s->host, s->stride * sizeof(float));
+    sinew_result r = part && order && buf ? SINEW_OK : oom(s);
+    if (r == SINEW_OK) {
+        for (uint32_t p = 0; p < pc; ++p) count[(part[p] = (uint8_t)prism_part(s, ldl, p)) + 1]++;
+        for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k) count[k + 1] += count[k];
+        for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k)
+            s->part_blocks[k] = (count[k] + PS_LOCAL_BLOCK / 2u) / PS_LOCAL_BLOCK;
+        s->part_blocks[SINEW_LDL_PARTS] = s->block_count;
+        for (uint32_t p = 0; p < pc; ++p) order[count[part[p]]++] = p;
+        permute_prisms(s, order, buf);
+        r = build_gather(s);
+    }
+    uint32_t rows = 0;
+    for (uint32_t k = 0; r == SINEW_OK && k < SINEW_LDL_PARTS; ++k) {
+        s->part_row_start[k] = rows;
+        for (uint32_t i = 0; i < s->ns; ++i) {
+            uint32_t q = sinew_ldl_row_part(ldl, i);
+            if (q == k || (k == 0 && q == SINEW_LDL_PARTS)) s->part_rows[rows++] = i;
+        }
+    }
+    s->part_row_start[SINEW_LDL_PARTS] = rows;
+    s->part_jobs = r == SINEW_OK && s->host.jobs.thread_count <= SINEW_LDL_PARTS;
+    sinew_host_free(&s->host, part);
+    sinew_host_free(&s->host, order);
+    sinew_host_free(&s->host, buf);
+    return r;
+#else
+    return SINEW_OK;
+#endif
+}
+
 /* The prisms' views for the kernels, and the state at rest: positions and targets on the rest
  * shape, every skinning matrix the identity. */
 static void start_at_rest(fps_sim* s)
@@ -582,6 +674,7 @@ sinew_result fps_sim_create(const sinew_host_api* host, const ps_model* m, const
     sinew_result r = select_kernels(s);
     if (r == SINEW_OK) r = build_system(s);
     if (r == SINEW_OK) r = create_solver_and_contacts(host, s);
+    if (r == SINEW_OK) r = order_parts(s);
     if (r != SINEW_OK) {
         fps_sim_destroy(s);
         return r;
@@ -730,6 +823,25 @@ static void rhs_range(void* data, uint32_t begin, uint32_t end)
     for (uint32_t i = begin; i < end; ++i)
         fps_rhs_row(i, s->rhs_const, s->gather_ptr, s->gather, s->contrib, s->stride, s->col_extra,
                     s->b, s->ns);
+}
+
+/* Parts [begin, end): their blocks' local step (part_jobs). */
+static void local_part_range(void* data, uint32_t begin, uint32_t end)
+{
+    const fps_sim* s = ((const step_ctx*)data)->s;
+    for (uint32_t k = begin; k < end; ++k)
+        if (s->part_blocks[k] < s->part_blocks[k + 1])
+            local_range(data, s->part_blocks[k], s->part_blocks[k + 1]);
+}
+
+/* Parts [begin, end): their free rows' right-hand side (part_jobs). */
+static void rhs_part_range(void* data, uint32_t begin, uint32_t end)
+{
+    fps_sim* s = ((const step_ctx*)data)->s;
+    for (uint32_t k = begin; k < end; ++k)
+        for (uint32_t e = s->part_row_start[k]; e < s->part_row_start[k + 1]; ++e)
+            fps_rhs_row(s->part_rows[e], s->rhs_const, s->gather_ptr, s->gather, s->contrib,
+                        s->stride, s->col_extra, s->b, s->ns);
 }
 
 static void velocity_range(void* data, uint32_t begin, uint32_t end)
@@ -958,13 +1070,19 @@ sinew_result fps_sim_step(fps_sim* s)
     double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
     for (uint32_t it = 0; it < s->p.iterations; ++it) {
         double a = prof ? now_seconds() : 0.0;
-        sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 32u);
+        if (s->part_jobs)
+            sinew_host_parallel_for(&s->host, local_part_range, &ctx, SINEW_LDL_PARTS, 1u);
+        else
+            sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 32u);
         /* Sec. 6: the collision projection is part of the local step, its targets from the
          * current iterate (a spring whose target is fixed once per step leaves a penetration
          * that builds up over the steps, and the pairs multiply) */
         s->col_extra = s->col && fps_collide_rhs(s->col, s->x, N) ? fps_collide_extra(s->col) : NULL;
         double b = prof ? now_seconds() : 0.0;
-        FPS_INLINE(rhs_range, &ctx, ns);
+        if (s->part_jobs)
+            sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
+        else
+            FPS_INLINE(rhs_range, &ctx, ns);
         if (s->jvol) joint_volume_iteration(s);
         double c = prof ? now_seconds() : 0.0;
         sinew_result r = solve(s, s->b, s->x, N, NULL);
