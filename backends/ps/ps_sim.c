@@ -188,6 +188,8 @@ void ps_sim_destroy(ps_sim* s)
     sinew_host_free(&host, s->col_w);
     sinew_host_free(&host, s->glob_w);
     sinew_host_free(&host, s->glob_t);
+    sinew_host_free(&host, s->prism_tri);
+    sinew_host_free(&host, s->part_rows);
     void* arrays[] = {s->mass,     s->anchor_w,  s->anchor_joint,   s->anchored, s->prism_v,
                       s->prism_w,   s->pv_soa,         s->G_soa,    s->inv_w,
                       s->F_soa,    s->contrib,   s->gather_offsets, s->gather,   s->x,
