@@ -83,10 +83,7 @@ struct ps_sim {
     int cc_started;
     cholmod_sparse* K;
     cholmod_factor* L;
-    cholmod_dense* B;
-    cholmod_dense* X;
-    cholmod_dense* Y;
-    cholmod_dense* E;
+    cholmod_dense* B; /* the right-hand side */
     /* Sec. 5.3: the second matrices, [0] with a collision constraint on every candidate vertex
      * of the local collisions, [1] also on every other skin vertex for the global ones (used in
      * a step that has global contacts); NULL where not built. */
@@ -175,9 +172,6 @@ void ps_sim_destroy(ps_sim* s)
             cholmod_free_sparse(&s->K2[k], &s->cc);
         }
         cholmod_free_dense(&s->B, &s->cc);
-        cholmod_free_dense(&s->X, &s->cc);
-        cholmod_free_dense(&s->Y, &s->cc);
-        cholmod_free_dense(&s->E, &s->cc);
         cholmod_finish(&s->cc);
     }
     for (int k = 0; k < 3; ++k) sinew_ldl_destroy(s->solver[k]);
