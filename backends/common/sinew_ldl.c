@@ -28,6 +28,9 @@ struct sinew_ldl {
     uint8_t* row_part; /* the part of each row of A (SINEW_LDL_PARTS: the top) */
     ldl_part part[LDL_COUNT];
     double top_share;
+    /* sinew_ldl_create_like: the solver whose cut, pattern and permutation this one shares
+     * (it owns them; NULL when this one does). */
+    const struct sinew_ldl* like;
     /* The solve in progress. */
     const double* b;
     size_t ldb;
@@ -304,16 +307,95 @@ void sinew_ldl_destroy(sinew_ldl* s)
     sinew_host_api host = s->host;
     for (uint32_t k = 0; k < LDL_COUNT; ++k) {
         ldl_part* P = &s->part[k];
-        sinew_host_free(&host, P->cols);
-        sinew_host_free(&host, P->ptr);
-        sinew_host_free(&host, P->rows);
+        if (!s->like) {
+            sinew_host_free(&host, P->cols);
+            sinew_host_free(&host, P->ptr);
+            sinew_host_free(&host, P->rows);
+        }
         sinew_host_free(&host, P->values);
         sinew_host_free(&host, P->diag);
         sinew_host_free(&host, P->w);
     }
-    sinew_host_free(&host, s->perm);
-    sinew_host_free(&host, s->row_part);
+    if (!s->like) {
+        sinew_host_free(&host, s->perm);
+        sinew_host_free(&host, s->row_part);
+    }
     sinew_host_free(&host, s);
+}
+
+/* Whether L has the permutation and, column by column in the same order, the entries that
+ * `like` was made from. */
+static int same_pattern(const sinew_ldl* like, const sinew_ldl_view* L)
+{
+    if (L->n != like->n || memcmp(L->perm, like->perm, L->n * sizeof(int32_t)) != 0) return 0;
+    const ldl_part* T = &like->part[SINEW_LDL_PARTS];
+    for (uint32_t k = 0; k < LDL_COUNT; ++k) {
+        const ldl_part* P = &like->part[k];
+        for (uint32_t c = 0; c < P->m; ++c) {
+            uint32_t j = P->cols[c];
+            int32_t p = L->colptr[j] + 1;
+            if ((uint32_t)L->colcount[j] != P->ptr[c + 1u] - P->ptr[c] + 1u) return 0;
+            for (uint32_t e = P->ptr[c]; e < P->ptr[c + 1u]; ++e, ++p) {
+                uint32_t r = P->rows[e];
+                uint32_t i = r < P->m ? P->cols[r] : T->cols[r - P->m];
+                if ((uint32_t)L->rows[p] != i) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* A solver on like's cut and arrays with L's values (same_pattern holds). */
+static sinew_result create_shared(const sinew_host_api* host, const sinew_ldl* like,
+                                  const sinew_ldl_view* L, sinew_ldl* s)
+{
+    *s = *like;
+    s->host = *host;
+    s->like = like;
+    uint32_t top_count = like->part[SINEW_LDL_PARTS].m;
+    for (uint32_t k = 0; k < LDL_COUNT; ++k) {
+        ldl_part* P = &s->part[k];
+        P->values = NULL;
+        P->diag = NULL;
+        P->w = NULL;
+    }
+    for (uint32_t k = 0; k < LDL_COUNT; ++k) {
+        ldl_part* P = &s->part[k];
+        uint32_t width = k == SINEW_LDL_PARTS ? P->m : P->m + top_count;
+        P->values = (double*)sinew_host_alloc(host, ((size_t)P->ptr[P->m] + 1u) * sizeof(double));
+        P->diag = (double*)sinew_host_alloc(host, (P->m + 1u) * sizeof(double));
+        P->w = (double*)sinew_host_alloc(host, (3u * (size_t)width + 1u) * sizeof(double));
+        if (!P->values || !P->diag || !P->w)
+            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                                   "ldl: out of memory (%u columns)", L->n);
+        for (uint32_t c = 0; c < P->m; ++c) {
+            int32_t p0 = L->colptr[P->cols[c]];
+            P->diag[c] = L->values[p0];
+            memcpy(P->values + P->ptr[c], L->values + p0 + 1,
+                   (P->ptr[c + 1u] - P->ptr[c]) * sizeof(double));
+        }
+    }
+    return SINEW_OK;
+}
+
+sinew_result sinew_ldl_create_like(const sinew_host_api* host, const sinew_ldl* like,
+                                   const sinew_ldl_view* L, sinew_ldl** out)
+{
+    if (!like || like->like) return sinew_ldl_create(host, L, out);
+    if (!out) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ldl: out is NULL");
+    *out = NULL;
+    sinew_result r = check_factor(host, L);
+    if (r != SINEW_OK) return r;
+    if (!same_pattern(like, L)) return sinew_ldl_create(host, L, out);
+    sinew_ldl* s = (sinew_ldl*)sinew_host_calloc(host, 1, sizeof *s);
+    if (!s) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ldl: out of memory");
+    r = create_shared(host, like, L, s);
+    if (r != SINEW_OK) {
+        sinew_ldl_destroy(s);
+        return r;
+    }
+    *out = s;
+    return SINEW_OK;
 }
 
 sinew_result sinew_ldl_create(const sinew_host_api* host, const sinew_ldl_view* L,

@@ -39,6 +39,12 @@ typedef struct sinew_ldl sinew_ldl;
  * range or a zero, non-finite pivot is SINEW_ERROR_INVALID_ARGUMENT with one line. */
 sinew_result sinew_ldl_create(const sinew_host_api* host, const sinew_ldl_view* L,
                               sinew_ldl** out);
+/* The same for a factor of another matrix with like's pattern (ps's factors of its system and
+ * of the system plus collision weights on the diagonal): it shares like's cut, pattern and
+ * permutation and copies only the values; like must outlive it. A factor whose pattern or
+ * permutation differs gets a solver of its own (sinew_ldl_create). */
+sinew_result sinew_ldl_create_like(const sinew_host_api* host, const sinew_ldl* like,
+                                   const sinew_ldl_view* L, sinew_ldl** out);
 void sinew_ldl_destroy(sinew_ldl* s);
 
 /* x = A^-1 b for three right-hand sides: column c of b at b + c ldb, of x at x + c ldx (n

@@ -8,8 +8,11 @@
 #include "sinew_ldl.h"
 
 /* The two-part solver of a simplicial, real, 32-bit-indexed LDL^T factor (what the physics
- * backends ask CHOLMOD for); any other kind is SINEW_ERROR_BACKEND_FAILED with one line. */
+ * backends ask CHOLMOD for), sharing like's cut and pattern when it has them (like may be
+ * NULL; sinew_ldl_create_like); any other kind of factor is SINEW_ERROR_BACKEND_FAILED with
+ * one line. */
 static inline sinew_result sinew_ldl_from_cholmod(const sinew_host_api* host,
+                                                  const sinew_ldl* like,
                                                   const cholmod_factor* L, sinew_ldl** out)
 {
     if (!L || L->is_super || L->is_ll || L->xtype != CHOLMOD_REAL || L->itype != CHOLMOD_INT ||
@@ -19,7 +22,7 @@ static inline sinew_result sinew_ldl_from_cholmod(const sinew_host_api* host,
                                "32-bit indices");
     sinew_ldl_view v = {(uint32_t)L->n,          (const int32_t*)L->p, (const int32_t*)L->nz,
                         (const int32_t*)L->i,    (const double*)L->x,  (const int32_t*)L->Perm};
-    return sinew_ldl_create(host, &v, out);
+    return sinew_ldl_create_like(host, like, &v, out);
 }
 
 #endif

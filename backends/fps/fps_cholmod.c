@@ -90,7 +90,7 @@ sinew_result fps_cholmod_create(const sinew_host_api* host, const sinew_crs* K, 
     if (r == SINEW_OK && !(c->L = cholmod_analyze(c->K, &c->cc))) r = fail(c, "analyze");
     if (r == SINEW_OK && (!cholmod_factorize(c->K, c->L, &c->cc) || c->cc.status != CHOLMOD_OK))
         r = fail(c, "factorize");
-    if (r == SINEW_OK) r = sinew_ldl_from_cholmod(host, c->L, &c->ldl);
+    if (r == SINEW_OK) r = sinew_ldl_from_cholmod(host, NULL, c->L, &c->ldl);
     if (r != SINEW_OK) {
         fps_cholmod_destroy(c);
         return r;
@@ -117,7 +117,7 @@ sinew_result fps_cholmod_refactor(fps_cholmod* c, const sinew_crs* K)
     cholmod_free_sparse(&c->K, &c->cc);
     c->K = A;
     sinew_ldl* ldl = NULL;
-    sinew_result r = sinew_ldl_from_cholmod(&c->host, c->L, &ldl);
+    sinew_result r = sinew_ldl_from_cholmod(&c->host, NULL, c->L, &ldl);
     if (r != SINEW_OK) return r;
     sinew_ldl_destroy(c->ldl);
     c->ldl = ldl;

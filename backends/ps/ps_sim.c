@@ -174,7 +174,7 @@ void ps_sim_destroy(ps_sim* s)
         cholmod_free_dense(&s->B, &s->cc);
         cholmod_finish(&s->cc);
     }
-    for (int k = 0; k < 3; ++k) sinew_ldl_destroy(s->solver[k]);
+    for (int k = 3; k-- > 0;) sinew_ldl_destroy(s->solver[k]); /* [0] last: the others share it */
     ps_collide_destroy(s->col);
     fps_collide_destroy(s->glob);
     ps_joint_volume_destroy(&s->host, s->jvol);
@@ -513,7 +513,7 @@ static sinew_result factor_numeric(ps_sim* s)
     for (int k = 0; k < 3 && r == SINEW_OK; ++k) {
         cholmod_factor** L = k == 0 ? &s->L : &s->L2[k - 1];
         if (!*L) continue;
-        r = sinew_ldl_from_cholmod(&s->host, *L, &s->solver[k]);
+        r = sinew_ldl_from_cholmod(&s->host, s->solver[0], *L, &s->solver[k]);
         if (k == 0) s->factor_nnz = ps_factor_nnz(*L);
         /* the solver holds its own copy; nothing refactors */
         cholmod_free_factor(L, &s->cc);

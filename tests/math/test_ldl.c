@@ -250,6 +250,54 @@ static void test_strided_columns(void** state)
     sinew_ldl_destroy(s);
 }
 
+/* A factor of A + 0.5 I (the same pattern) shares the first one's cut and solves its own
+ * system; a factor under another permutation gets a cut of its own. */
+static void test_like_shares_the_cut(void** state)
+{
+    (void)state;
+    static dense_ldl g2;
+    memcpy(g2.A, g_f.A, sizeof g2.A);
+    memcpy(g2.perm, g_f.perm, sizeof g2.perm);
+    for (int i = 0; i < N; ++i) g2.A[i][i] += 0.5;
+    factor(&g2);
+    sinew_host_api h = host_with(jobs_threads);
+    sinew_ldl_view v1 = view_of(&g_f), v2 = view_of(&g2);
+    sinew_ldl *s1 = NULL, *s2 = NULL;
+    assert_int_equal(sinew_ldl_create(&h, &v1, &s1), SINEW_OK);
+    assert_int_equal(sinew_ldl_create_like(&h, s1, &v2, &s2), SINEW_OK);
+    assert_true(sinew_ldl_top_share(s2) == sinew_ldl_top_share(s1));
+    static double b[3 * N], ref[3 * N], x[3 * N];
+    math_rng rng = {5};
+    for (int k = 0; k < 3 * N; ++k) b[k] = math_rng_range(&rng, -1.0, 1.0);
+    reference(&g2, b, ref);
+    sinew_ldl_solve(s2, b, N, x, N);
+    for (int k = 0; k < 3 * N; ++k) assert_true(fabs(x[k] - ref[k]) < 1e-9);
+    /* the same values on their own give the same bits */
+    sinew_ldl* own = NULL;
+    static double x2[3 * N];
+    assert_int_equal(sinew_ldl_create(&h, &v2, &own), SINEW_OK);
+    sinew_ldl_solve(own, b, N, x2, N);
+    assert_memory_equal(x, x2, sizeof x);
+    sinew_ldl_destroy(own);
+    sinew_ldl_destroy(s2);
+    /* another permutation: a solver of its own, still right */
+    int32_t t = g2.perm[0];
+    g2.perm[0] = g2.perm[N - 1];
+    g2.perm[N - 1] = t;
+    free(g2.rows);
+    free(g2.values);
+    factor(&g2);
+    v2 = view_of(&g2);
+    assert_int_equal(sinew_ldl_create_like(&h, s1, &v2, &s2), SINEW_OK);
+    reference(&g2, b, ref);
+    sinew_ldl_solve(s2, b, N, x, N);
+    for (int k = 0; k < 3 * N; ++k) assert_true(fabs(x[k] - ref[k]) < 1e-9);
+    sinew_ldl_destroy(s2);
+    sinew_ldl_destroy(s1);
+    free(g2.rows);
+    free(g2.values);
+}
+
 static void expect_refused(sinew_ldl_view v)
 {
     sinew_host_api h = host_with(jobs_serial);
@@ -306,6 +354,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solves_like_a_dense_factor),
         cmocka_unit_test(test_strided_columns),
+        cmocka_unit_test(test_like_shares_the_cut),
         cmocka_unit_test(test_refuses_malformed_factors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
