@@ -1,9 +1,11 @@
 /* Dual quaternion skinning with AVX-512F on batches of sixteen vertices in
  * structure-of-arrays form, one zmm per component (see dqs_x86.h). A zmm row holds the
- * records of two vertices (i and i+8), so one 8x8 transpose of eight rows turns sixteen
- * records into eight components, in the vertex order 0-3, 8-11, 4-7, 12-15 within the
- * register; every component uses that same order. Built with -mavx512f, called only when the
- * CPU has it. SPDX-License-Identifier: MIT */
+ * 8-float records of two vertices, and one 8x8 transpose of eight rows turns sixteen records
+ * into eight components. Rows i = 0-3 hold vertices 4i and 4i+1, rows 4+i vertices 4i+2 and
+ * 4i+3, which puts vertex 4e + g in lane 4g + e of every component register: the order in
+ * which a 4x4 transpose within 128-bit lanes leaves four loaded rows of four weights. A full
+ * batch thus reads its rest records and (at width 4) its weights with plain contiguous loads.
+ * Built with -mavx512f, called only when the CPU has it. SPDX-License-Identifier: MIT */
 #include "dqs_kernels.h"
 
 #if defined(SINEW_SKIN_X86)
@@ -12,11 +14,11 @@
 #include "dqs_x86.h"
 
 /* Vertex of row i's half h (0: low 256 bits, 1: high) within the batch. */
-#define DQS_AVX512_ROW_VERTEX(i, h) ((i) + 8u * (h))
+#define DQS_AVX512_ROW_VERTEX(i, h) ((i) < 4u ? 4u * (i) + (h) : 4u * ((i) - 4u) + 2u + (h))
 
 /* Rows r[i] = [record of vertex A | record of vertex B] (8 floats each) become components
  * r[c] = element c of all sixteen records; applied to components, it gives records back,
- * with row 4h + e = [x y z w of vertex 8h + e | of 8h + e + 4 | elements 4-7 of the two]. */
+ * with row i = [x y z w of A | of B | element 4-7 of A | of B] (see dqs_avx512_batch). */
 SINEW_FORCE_INLINE void dqs_avx512_transpose(__m512 r[8])
 {
     __m512 t[8], u[8];
@@ -46,27 +48,31 @@ SINEW_FORCE_INLINE __m512 dqs_avx512_row(const float* a, const float* b)
 
 /* The weights of influences k..k+3 of the batch's sixteen vertices (rows of `width` weights
  * from w, vertex i at row dqs_x86_index(0, i, count)), one zmm per influence in the batch's
- * vertex order, zero past the width. */
+ * vertex order, zero past the width. Register a[i] holds the rows of vertices 4i .. 4i+3, one
+ * per 128-bit lane: at width 4 in a full batch, the 64 floats at w as they are. */
 SINEW_FORCE_INLINE void dqs_avx512_weights4(const float* w, uint32_t count, uint32_t k,
                                             uint32_t width, __m512 out[4])
 {
-    static const uint32_t lane_vertex[4] = {0, 8, 4, 12};
     __m512 a[4];
-    for (uint32_t i = 0; i < 4u; ++i) {
-        __m128 l[4];
-        for (int lane = 0; lane < 4; ++lane) {
-            const float* row = w + (size_t)dqs_x86_index(0u, lane_vertex[lane] + i, count) * width;
-            if (k + 4u <= width) {
-                l[lane] = _mm_loadu_ps(row + k);
-            } else {
-                float t[4];
-                for (uint32_t j = 0; j < 4u; ++j) t[j] = k + j < width ? row[k + j] : 0.0f;
-                l[lane] = _mm_loadu_ps(t);
+    if (width == 4u && count == 16u) {
+        for (int i = 0; i < 4; ++i) a[i] = _mm512_loadu_ps(w + 16 * i);
+    } else {
+        for (uint32_t i = 0; i < 4u; ++i) {
+            __m128 l[4];
+            for (uint32_t g = 0; g < 4u; ++g) {
+                const float* row = w + (size_t)dqs_x86_index(0u, 4u * i + g, count) * width;
+                if (k + 4u <= width) {
+                    l[g] = _mm_loadu_ps(row + k);
+                } else {
+                    float t[4];
+                    for (uint32_t j = 0; j < 4u; ++j) t[j] = k + j < width ? row[k + j] : 0.0f;
+                    l[g] = _mm_loadu_ps(t);
+                }
             }
+            a[i] = _mm512_insertf32x4(_mm512_castps128_ps512(l[0]), l[1], 1);
+            a[i] = _mm512_insertf32x4(a[i], l[2], 2);
+            a[i] = _mm512_insertf32x4(a[i], l[3], 3);
         }
-        a[i] = _mm512_insertf32x4(_mm512_castps128_ps512(l[0]), l[1], 1);
-        a[i] = _mm512_insertf32x4(a[i], l[2], 2);
-        a[i] = _mm512_insertf32x4(a[i], l[3], 3);
     }
     __m512 t0 = _mm512_unpacklo_ps(a[0], a[1]), t1 = _mm512_unpacklo_ps(a[2], a[3]);
     __m512 t2 = _mm512_unpackhi_ps(a[0], a[1]), t3 = _mm512_unpackhi_ps(a[2], a[3]);
@@ -127,13 +133,11 @@ typedef struct dqs_avx512_packing {
 
 static inline dqs_avx512_packing dqs_avx512_packing_make(void)
 {
-    /* Register lane of each vertex (the order is its own inverse). */
-    static const int32_t lane_of[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
     dqs_avx512_packing k;
     for (int r = 0; r < 3; ++r) {
         int32_t a[16], b[16];
         for (int i = 0; i < 16; ++i) {
-            int f = 16 * r + i, c = f % 3, lane = lane_of[f / 3];
+            int f = 16 * r + i, c = f % 3, v = f / 3, lane = 4 * (v % 4) + v / 4;
             a[i] = c == 0 ? lane : c == 1 ? 16 + lane : 0; /* x or y; z comes next */
             b[i] = c == 2 ? 16 + lane : i;
         }
@@ -175,9 +179,14 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_av
 {
     __m512 q[8], x[8];
     const float* rest = job->rest + 8u * (size_t)v;
-    for (uint32_t i = 0; i < 8u; ++i)
-        x[i] = dqs_avx512_row(rest + 8u * dqs_x86_index(0u, i, count),
-                              rest + 8u * dqs_x86_index(0u, i + 8u, count));
+    if (count == 16u) {
+        for (uint32_t i = 0; i < 8u; ++i)
+            x[i] = _mm512_loadu_ps(rest + 8u * DQS_AVX512_ROW_VERTEX(i, 0u));
+    } else {
+        for (uint32_t i = 0; i < 8u; ++i)
+            x[i] = dqs_avx512_row(rest + 8u * dqs_x86_index(0u, DQS_AVX512_ROW_VERTEX(i, 0u), count),
+                                  rest + 8u * dqs_x86_index(0u, DQS_AVX512_ROW_VERTEX(i, 1u), count));
+    }
     /* q: b_r = x y z w, b_e = e.x e.y e.z e.w; x: p.x p.y p.z 1 n.x n.y n.z 0. */
     dqs_avx512_blend16(job->transforms, job->offsets + (size_t)v * width,
                        job->weights + (size_t)v * width, count, width, q);
@@ -239,12 +248,12 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_av
     }
     if (!strided_positions && !strided_normals) return;
     dqs_avx512_transpose(x);
-    /* Row 4h + e holds vertices A = 8h + e and B = A + 4 in its 128-bit lanes as
-     * [p(A) | p(B) | n(A) | n(B)]. */
+    /* Row i holds vertices A = DQS_AVX512_ROW_VERTEX(i, 0) and B = A + 2 in its 128-bit
+     * lanes as [p(A) | p(B) | n(A) | n(B)]. */
     _Alignas(64) float rec[8][16];
     for (int i = 0; i < 8; ++i) _mm512_store_ps(rec[i], x[i]);
     for (uint32_t j = 0; j < count; ++j) {
-        const float* r = rec[4u * (j / 8u) + j % 4u] + ((j & 4u) ? 4u : 0u);
+        const float* r = rec[(j & 1u) ? 4u + j / 4u : j / 4u] + ((j & 2u) ? 4u : 0u);
         if (strided_positions)
             sinew_sse_store_at(job->positions, job->position_stride, v + j, end, _mm_load_ps(r));
         if (strided_normals)
