@@ -110,6 +110,12 @@ SINEW_FORCE_INLINE void dqs_avx512_blend16(const float* transforms, const uint32
     for (int c = 0; c < 8; ++c) b[c] = _mm512_mul_ps(wk[0], q[c]);
     for (uint32_t k = 1; k < width; ++k) {
         if ((k & 3u) == 0) dqs_avx512_weights4(w, count, k, width, wk);
+        /* Rows are padded with zero weights, and most vertices of a mesh have fewer influences
+         * than the width: skip an influence no vertex of the batch has. The blend below leaves
+         * the lanes of zero weight untouched, so a vertex's result does not depend on which
+         * batch it falls in. */
+        __mmask16 live = _mm512_cmp_ps_mask(wk[k & 3u], _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        if (!live) continue;
         dqs_avx512_load16(transforms, o, count, k, width, q);
         /* The scalar kernel's dot product, unfused and in its order. Adding +0 turns a -0
          * into +0, so that its sign bit is set exactly where d < 0; one bitwise operation
@@ -120,7 +126,7 @@ SINEW_FORCE_INLINE void dqs_avx512_blend16(const float* transforms, const uint32
         d = _mm512_add_ps(d, _mm512_setzero_ps());
         __m512 sw = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
             _mm512_castps_si512(wk[k & 3u]), _mm512_castps_si512(d), sign, 0x78));
-        for (int c = 0; c < 8; ++c) b[c] = _mm512_fmadd_ps(sw, q[c], b[c]);
+        for (int c = 0; c < 8; ++c) b[c] = _mm512_mask3_fmadd_ps(sw, q[c], b[c], live);
     }
 }
 

@@ -17,7 +17,8 @@
  * rounding of zero. The rest is free to differ in rounding: the SIMD kernels work on batches
  * of vertices in structure-of-arrays form, use FMA, and replace 1 / |b_r|^2 and the normal's
  * 1 / sqrt by a hardware estimate refined by one Newton step; they agree with the scalar
- * kernel to a few units in the last place. */
+ * kernel to a few units in the last place. The AVX-512 kernel skips an influence whose weight
+ * is zero for every vertex of its batch (padding, mostly). */
 #ifndef SINEW_DQS_KERNELS_H
 #define SINEW_DQS_KERNELS_H
 
