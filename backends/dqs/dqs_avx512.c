@@ -110,10 +110,8 @@ SINEW_FORCE_INLINE void dqs_avx512_blend16(const float* transforms, const uint32
     for (int c = 0; c < 8; ++c) b[c] = _mm512_mul_ps(wk[0], q[c]);
     for (uint32_t k = 1; k < width; ++k) {
         if ((k & 3u) == 0) dqs_avx512_weights4(w, count, k, width, wk);
-        /* Rows are padded with zero weights, and most vertices of a mesh have fewer influences
-         * than the width: skip an influence no vertex of the batch has. The blend below leaves
-         * the lanes of zero weight untouched, so a vertex's result does not depend on which
-         * batch it falls in. */
+        /* An influence no vertex of the batch has (padding, mostly) is skipped, and lanes of
+         * zero weight keep their blend as it is (see dqs_kernels.h). */
         __mmask16 live = _mm512_cmp_ps_mask(wk[k & 3u], _mm512_setzero_ps(), _CMP_NEQ_UQ);
         if (!live) continue;
         dqs_avx512_load16(transforms, o, count, k, width, q);

@@ -17,8 +17,11 @@
  * rounding of zero. The rest is free to differ in rounding: the SIMD kernels work on batches
  * of vertices in structure-of-arrays form, use FMA, and replace 1 / |b_r|^2 and the normal's
  * 1 / sqrt by a hardware estimate refined by one Newton step; they agree with the scalar
- * kernel to a few units in the last place. The AVX-512 kernel skips an influence whose weight
- * is zero for every vertex of its batch (padding, mostly). */
+ * kernel to a few units in the last place.
+ * An influence of weight zero leaves the blend as it is, bit for bit (adding a zero product
+ * could turn a -0 into +0), and the SIMD kernels skip one that no vertex of their batch has:
+ * rows are padded with zero weights, and most vertices of a mesh have fewer influences than the
+ * width. A vertex's result thus never depends on which batch it falls in. */
 #ifndef SINEW_DQS_KERNELS_H
 #define SINEW_DQS_KERNELS_H
 

@@ -18,6 +18,7 @@ SINEW_FORCE_INLINE void dqs_scalar_range(const sinew_skin_job* job_in, uint32_t 
         float b[8];
         for (int i = 0; i < 8; ++i) b[i] = weights[0] * q0[i];
         for (uint32_t k = 1; k < width; ++k) {
+            if (weights[k] == 0.0f) continue; /* padding: leaves the blend as it is */
             const float* q = transforms + offsets[k];
             float d = (q[0] * q0[0] + q[1] * q0[1]) + (q[2] * q0[2] + q[3] * q0[3]);
             float w = d < 0.0f ? -weights[k] : weights[k];

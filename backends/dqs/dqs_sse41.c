@@ -88,12 +88,22 @@ SINEW_FORCE_INLINE void dqs_sse_batch(const sinew_skin_job* job, uint32_t v, uin
     for (int c = 0; c < 8; ++c) b[c] = _mm_mul_ps(wk[0], q[c]);
     for (uint32_t k = 1; k < width; ++k) {
         if ((k & 3u) == 0) dqs_sse_weights4(w, count, k, width, wk);
+        /* An influence no vertex of the batch has (padding, mostly) is skipped, and lanes of
+         * zero weight keep their blend as it is (see dqs_kernels.h). */
+        __m128 m = _mm_cmpneq_ps(wk[k & 3u], _mm_setzero_ps());
+        int live = _mm_movemask_ps(m);
+        if (live == 0) continue;
         dqs_sse_load4(job->transforms, o, count, k, width, q);
         __m128 d = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q[0], r0[0]), _mm_mul_ps(q[1], r0[1])),
                               _mm_add_ps(_mm_mul_ps(q[2], r0[2]), _mm_mul_ps(q[3], r0[3])));
         __m128 flip = _mm_and_ps(_mm_cmplt_ps(d, _mm_setzero_ps()), _mm_set1_ps(-0.0f));
         __m128 sw = _mm_xor_ps(wk[k & 3u], flip);
-        for (int c = 0; c < 8; ++c) b[c] = _mm_add_ps(b[c], _mm_mul_ps(sw, q[c]));
+        if (live == 0xf) {
+            for (int c = 0; c < 8; ++c) b[c] = _mm_add_ps(b[c], _mm_mul_ps(sw, q[c]));
+        } else {
+            for (int c = 0; c < 8; ++c)
+                b[c] = _mm_blendv_ps(b[c], _mm_add_ps(b[c], _mm_mul_ps(sw, q[c])), m);
+        }
     }
     /* s = 2 / |b_r|^2, and R = I + s (w [v]x + [v]x^2) from the scaled x2 y2 z2 = s v. */
     const __m128 one = _mm_set1_ps(1.0f);
