@@ -107,9 +107,10 @@ SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, const dqs_avx2
         x[3] = _mm256_setzero_ps();
     }
     if (write_normals) {
-        __m256 nx = _mm256_fmadd_ps(m00, x[4], _mm256_fmadd_ps(m01, x[5], _mm256_mul_ps(m02, x[6])));
-        __m256 ny = _mm256_fmadd_ps(m10, x[4], _mm256_fmadd_ps(m11, x[5], _mm256_mul_ps(m12, x[6])));
-        __m256 nz = _mm256_fmadd_ps(m20, x[4], _mm256_fmadd_ps(m21, x[5], _mm256_mul_ps(m22, x[6])));
+        __m256 ux = x[4], uy = x[5], uz = x[6];
+        __m256 nx = _mm256_fmadd_ps(m00, ux, _mm256_fmadd_ps(m01, uy, _mm256_mul_ps(m02, uz)));
+        __m256 ny = _mm256_fmadd_ps(m10, ux, _mm256_fmadd_ps(m11, uy, _mm256_mul_ps(m12, uz)));
+        __m256 nz = _mm256_fmadd_ps(m20, ux, _mm256_fmadd_ps(m21, uy, _mm256_mul_ps(m22, uz)));
         __m256 l2 = _mm256_fmadd_ps(nx, nx, _mm256_fmadd_ps(ny, ny, _mm256_mul_ps(nz, nz)));
         __m256 ok = _mm256_cmp_ps(l2, _mm256_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
         __m256 inv = _mm256_and_ps(dqs_avx2_rsqrt(l2), ok);

@@ -187,9 +187,11 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_av
         for (uint32_t i = 0; i < 8u; ++i)
             x[i] = _mm512_loadu_ps(rest + 8u * DQS_AVX512_ROW_VERTEX(i, 0u));
     } else {
-        for (uint32_t i = 0; i < 8u; ++i)
-            x[i] = dqs_avx512_row(rest + 8u * dqs_x86_index(0u, DQS_AVX512_ROW_VERTEX(i, 0u), count),
-                                  rest + 8u * dqs_x86_index(0u, DQS_AVX512_ROW_VERTEX(i, 1u), count));
+        for (uint32_t i = 0; i < 8u; ++i) {
+            uint32_t a = dqs_x86_index(0u, DQS_AVX512_ROW_VERTEX(i, 0u), count);
+            uint32_t b = dqs_x86_index(0u, DQS_AVX512_ROW_VERTEX(i, 1u), count);
+            x[i] = dqs_avx512_row(rest + 8u * a, rest + 8u * b);
+        }
     }
     /* q: b_r = x y z w, b_e = e.x e.y e.z e.w; x: p.x p.y p.z 1 n.x n.y n.z 0. */
     dqs_avx512_blend16(job->transforms, job->offsets + (size_t)v * width,
@@ -227,10 +229,10 @@ SINEW_FORCE_INLINE void dqs_avx512_batch(const sinew_skin_job* job, const dqs_av
         x[2] = _mm512_fmadd_ps(m20, px, _mm512_fmadd_ps(m21, py, _mm512_fmadd_ps(m22, pz, tz)));
     }
     if (write_normals) {
-        __m512 nx = x[4], ny = x[5], nz = x[6];
-        nx = _mm512_fmadd_ps(m00, x[4], _mm512_fmadd_ps(m01, x[5], _mm512_mul_ps(m02, x[6])));
-        ny = _mm512_fmadd_ps(m10, x[4], _mm512_fmadd_ps(m11, x[5], _mm512_mul_ps(m12, x[6])));
-        nz = _mm512_fmadd_ps(m20, x[4], _mm512_fmadd_ps(m21, x[5], _mm512_mul_ps(m22, x[6])));
+        __m512 ux = x[4], uy = x[5], uz = x[6];
+        __m512 nx = _mm512_fmadd_ps(m00, ux, _mm512_fmadd_ps(m01, uy, _mm512_mul_ps(m02, uz)));
+        __m512 ny = _mm512_fmadd_ps(m10, ux, _mm512_fmadd_ps(m11, uy, _mm512_mul_ps(m12, uz)));
+        __m512 nz = _mm512_fmadd_ps(m20, ux, _mm512_fmadd_ps(m21, uy, _mm512_mul_ps(m22, uz)));
         __m512 l2 = _mm512_fmadd_ps(nx, nx, _mm512_fmadd_ps(ny, ny, _mm512_mul_ps(nz, nz)));
         __mmask16 ok = _mm512_cmp_ps_mask(l2, _mm512_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
         __m512 inv = dqs_avx512_rsqrt(l2);

@@ -44,7 +44,8 @@ SINEW_FORCE_INLINE void dqs_scalar_range(const sinew_skin_job* job_in, uint32_t 
         if (write_normals) {
             const float* nr = rest + 4;
             float n[3];
-            for (int i = 0; i < 3; ++i) n[i] = (m[i][0] * nr[0] + m[i][1] * nr[1]) + m[i][2] * nr[2];
+            for (int i = 0; i < 3; ++i)
+                n[i] = (m[i][0] * nr[0] + m[i][1] * nr[1]) + m[i][2] * nr[2];
             float len2 = (n[0] * n[0] + n[1] * n[1]) + n[2] * n[2];
             float inv = len2 > SINEW_SKIN_MIN_NORMAL_SQ ? 1.0f / sqrtf(len2) : 0.0f;
             float* out = sinew_skin_at(job->normals, job->normal_stride, v);
