@@ -52,31 +52,42 @@ static inline double sinew_mat3_frobenius(const double a[3][3])
 /* Orthogonal polar factor of `a` by Higham's Newton iteration X <- (g X + X^-T / g) / 2 with
  * the Frobenius-norm scaling g = sqrt(|X^-1| / |X|) while far from convergence (Higham 1986,
  * Sec. 3.3). Returns 0 when det(a) is not clearly positive: the iteration would converge to a
- * reflection or not at all. */
+ * reflection or not at all.
+ * Near the fixed point the unscaled step is quadratic: a step of Frobenius length e leaves X
+ * about e^2 / 2 from the polar factor. The loop stops after a step shorter than 1e-6 (the
+ * error left is below 1e-12, far under float rounding), so a skinning matrix that is a rotation
+ * up to float rounding takes one step, and the scaling, about 1 there, is skipped for it. */
 static inline int sinew_polar_rotation(const double a[3][3], double r[3][3])
 {
     double x[3][3], c[3][3];
-    double norm = sinew_mat3_frobenius(a);
-    double det = sinew_mat3_det(a);
-    if (!(norm > 0.0) || !(det > 1e-12 * norm * norm * norm)) return 0;
+    double norm2 = 0.0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) norm2 += a[i][j] * a[i][j];
+    sinew_mat3_cofactor(a, c);
+    double det = a[0][0] * c[0][0] + a[0][1] * c[0][1] + a[0][2] * c[0][2];
+    /* det > 1e-12 |a|^3, squared */
+    if (!(norm2 > 0.0) || !(det > 0.0) || !(det * det > 1e-24 * norm2 * norm2 * norm2)) return 0;
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) x[i][j] = a[i][j];
-    int scaled = 1;
+    int scaled = !(fabs(norm2 - 3.0) < 1e-3 && fabs(det - 1.0) < 1e-3);
     for (int iter = 0; iter < 60; ++iter) {
-        sinew_mat3_cofactor(x, c);
+        if (iter > 0) {
+            sinew_mat3_cofactor(x, c);
+            det = x[0][0] * c[0][0] + x[0][1] * c[0][1] + x[0][2] * c[0][2];
+        }
         double g = 1.0;
         if (scaled) g = sqrt(sinew_mat3_frobenius(c) / fabs(det) / sinew_mat3_frobenius(x));
+        double gx = 0.5 * g, gc = 0.5 / (g * det);
         double change = 0.0;
         for (int i = 0; i < 3; ++i) {
             for (int j = 0; j < 3; ++j) {
-                double next = 0.5 * (g * x[i][j] + c[i][j] / (g * det));
+                double next = gx * x[i][j] + gc * c[i][j];
                 change += (next - x[i][j]) * (next - x[i][j]);
                 x[i][j] = next;
             }
         }
-        det = sinew_mat3_det(x);
-        if (change < 1e-4) scaled = 0; /* near the fixed point the unscaled step is quadratic */
-        if (change < 1e-26) break;
+        if (!scaled && change < 1e-12) break;
+        if (change < 1e-4) scaled = 0;
     }
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) r[i][j] = x[i][j];
@@ -119,43 +130,41 @@ static inline void sinew_orthonormalise_rotation(const double a[3][3], double r[
 }
 
 /* Unit quaternion (x y z w, w >= 0) of a rotation matrix r[row][col], by Shepperd's method:
- * take the square root of the largest of 1 + trace and the 1 + 2 r_ii - trace so that it never
- * divides by a small number (Shepperd 1978, J. Guidance and Control 1(3)). */
+ * of 1 + trace and the 1 + 2 r_ii - trace (4 w^2 and 4 x^2, 4 y^2, 4 z^2) take the largest,
+ * which is at least 1, and the matching column of the symmetric matrix 4 q q^T; that column is
+ * the quaternion times 4 w (or 4 x, ...), and one normalisation leaves the quaternion, so it
+ * never divides by a small number (Shepperd 1978, J. Guidance and Control 1(3)). */
 static inline void sinew_quat_from_rotation(const double r[3][3], double q[4])
 {
     double tr = r[0][0] + r[1][1] + r[2][2];
     double x, y, z, w;
     if (tr >= r[0][0] && tr >= r[1][1] && tr >= r[2][2]) {
-        w = 0.5 * sqrt(1.0 + tr);
-        double s = 0.25 / w;
-        x = (r[2][1] - r[1][2]) * s;
-        y = (r[0][2] - r[2][0]) * s;
-        z = (r[1][0] - r[0][1]) * s;
+        w = 1.0 + tr;
+        x = r[2][1] - r[1][2];
+        y = r[0][2] - r[2][0];
+        z = r[1][0] - r[0][1];
     } else if (r[0][0] >= r[1][1] && r[0][0] >= r[2][2]) {
-        x = 0.5 * sqrt(1.0 + r[0][0] - r[1][1] - r[2][2]);
-        double s = 0.25 / x;
-        w = (r[2][1] - r[1][2]) * s;
-        y = (r[0][1] + r[1][0]) * s;
-        z = (r[0][2] + r[2][0]) * s;
+        x = 1.0 + r[0][0] - r[1][1] - r[2][2];
+        w = r[2][1] - r[1][2];
+        y = r[0][1] + r[1][0];
+        z = r[0][2] + r[2][0];
     } else if (r[1][1] >= r[2][2]) {
-        y = 0.5 * sqrt(1.0 - r[0][0] + r[1][1] - r[2][2]);
-        double s = 0.25 / y;
-        w = (r[0][2] - r[2][0]) * s;
-        x = (r[0][1] + r[1][0]) * s;
-        z = (r[1][2] + r[2][1]) * s;
+        y = 1.0 - r[0][0] + r[1][1] - r[2][2];
+        w = r[0][2] - r[2][0];
+        x = r[0][1] + r[1][0];
+        z = r[1][2] + r[2][1];
     } else {
-        z = 0.5 * sqrt(1.0 - r[0][0] - r[1][1] + r[2][2]);
-        double s = 0.25 / z;
-        w = (r[1][0] - r[0][1]) * s;
-        x = (r[0][2] + r[2][0]) * s;
-        y = (r[1][2] + r[2][1]) * s;
+        z = 1.0 - r[0][0] - r[1][1] + r[2][2];
+        w = r[1][0] - r[0][1];
+        x = r[0][2] + r[2][0];
+        y = r[1][2] + r[2][1];
     }
-    double n = sqrt(x * x + y * y + z * z + w * w);
+    double n = 1.0 / sqrt(x * x + y * y + z * z + w * w);
     if (w < 0.0) n = -n; /* one canonical sign: q and -q are the same rotation */
-    q[0] = x / n;
-    q[1] = y / n;
-    q[2] = z / n;
-    q[3] = w / n;
+    q[0] = x * n;
+    q[1] = y * n;
+    q[2] = z * n;
+    q[3] = w * n;
 }
 
 /* The unit dual quaternion of the rigid part of column-major skinning matrix `m`. */

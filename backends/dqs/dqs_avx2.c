@@ -9,36 +9,19 @@
 
 #include "dqs_x86.h"
 
-/* a b - c d and x + a b, unfused and in this order: the scalar kernel's rounding, so that
- * this kernel's results are the scalar ones bit for bit. */
-SINEW_FORCE_INLINE __m256 dqs_avx2_msub(__m256 a, __m256 b, __m256 c, __m256 d)
+/* 1/s from the 12-bit estimate and one Newton step. */
+SINEW_FORCE_INLINE __m256 dqs_avx2_rcp(__m256 s)
 {
-    return _mm256_sub_ps(_mm256_mul_ps(a, b), _mm256_mul_ps(c, d));
+    __m256 y = _mm256_rcp_ps(s);
+    return _mm256_fmadd_ps(y, _mm256_fnmadd_ps(s, y, _mm256_set1_ps(1.0f)), y);
 }
 
-SINEW_FORCE_INLINE __m256 dqs_avx2_madd(__m256 x, __m256 a, __m256 b)
-{
-    return _mm256_add_ps(x, _mm256_mul_ps(a, b));
-}
-
-/* x + 2 r_v x (r_v x x + r_w x) for eight vertices; x[0..2] in place. */
-SINEW_FORCE_INLINE void dqs_avx2_rotate(const __m256 r[4], __m256 x[3])
-{
-    __m256 two = _mm256_set1_ps(2.0f);
-    __m256 ux = dqs_avx2_madd(dqs_avx2_msub(r[1], x[2], r[2], x[1]), r[3], x[0]);
-    __m256 uy = dqs_avx2_madd(dqs_avx2_msub(r[2], x[0], r[0], x[2]), r[3], x[1]);
-    __m256 uz = dqs_avx2_madd(dqs_avx2_msub(r[0], x[1], r[1], x[0]), r[3], x[2]);
-    x[0] = dqs_avx2_madd(x[0], two, dqs_avx2_msub(r[1], uz, r[2], uy));
-    x[1] = dqs_avx2_madd(x[1], two, dqs_avx2_msub(r[2], ux, r[0], uz));
-    x[2] = dqs_avx2_madd(x[2], two, dqs_avx2_msub(r[0], uy, r[1], ux));
-}
-
-/* 1/sqrt(s) rounded like the scalar kernel's 1.0f / sqrtf(s): a square root and a division
- * cost little once per eight vertices, and an estimate's error would enter the rotation twice
- * and the translation squared. */
+/* 1/sqrt(s) from the 12-bit estimate and one Newton step. */
 SINEW_FORCE_INLINE __m256 dqs_avx2_rsqrt(__m256 s)
 {
-    return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(s));
+    __m256 y = _mm256_rsqrt_ps(s);
+    __m256 u = _mm256_fnmadd_ps(_mm256_mul_ps(s, y), y, _mm256_set1_ps(1.0f));
+    return _mm256_fmadd_ps(_mm256_mul_ps(y, _mm256_set1_ps(0.5f)), u, y);
 }
 
 /* Permutations and blend masks that interleave three component registers (x, y, z of eight
@@ -93,32 +76,47 @@ SINEW_FORCE_INLINE void dqs_avx2_batch(const sinew_skin_job* job, const dqs_avx2
     dqs_avx2_blend8(job->transforms, job->offsets + (size_t)v * width,
                     job->weights + (size_t)v * width, count, width, q);
     dqs_avx2_transpose8(x);
-    /* Normalise by the norm of the real part, which is at least the first weight. */
-    __m256 inv =
-        dqs_avx2_rsqrt(_mm256_add_ps(dqs_avx2_madd(_mm256_mul_ps(q[0], q[0]), q[1], q[1]),
-                                     dqs_avx2_madd(_mm256_mul_ps(q[2], q[2]), q[3], q[3])));
-    for (int c = 0; c < 8; ++c) q[c] = _mm256_mul_ps(q[c], inv);
+    /* s = 2 / |b_r|^2, and R = I + s (w [v]x + [v]x^2) from the scaled x2 y2 z2 = s v. */
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 n2 = _mm256_fmadd_ps(
+        q[0], q[0],
+        _mm256_fmadd_ps(q[1], q[1], _mm256_fmadd_ps(q[2], q[2], _mm256_mul_ps(q[3], q[3]))));
+    __m256 s = dqs_avx2_rcp(n2);
+    s = _mm256_add_ps(s, s);
+    __m256 x2 = _mm256_mul_ps(q[0], s), y2 = _mm256_mul_ps(q[1], s), z2 = _mm256_mul_ps(q[2], s);
+    __m256 wx = _mm256_mul_ps(q[3], x2), wy = _mm256_mul_ps(q[3], y2), wz = _mm256_mul_ps(q[3], z2);
+    __m256 m00 = _mm256_fnmadd_ps(q[1], y2, _mm256_fnmadd_ps(q[2], z2, one));
+    __m256 m11 = _mm256_fnmadd_ps(q[0], x2, _mm256_fnmadd_ps(q[2], z2, one));
+    __m256 m22 = _mm256_fnmadd_ps(q[0], x2, _mm256_fnmadd_ps(q[1], y2, one));
+    __m256 m01 = _mm256_fmsub_ps(q[0], y2, wz), m10 = _mm256_fmadd_ps(q[0], y2, wz);
+    __m256 m02 = _mm256_fmadd_ps(q[0], z2, wy), m20 = _mm256_fmsub_ps(q[0], z2, wy);
+    __m256 m12 = _mm256_fmsub_ps(q[1], z2, wx), m21 = _mm256_fmadd_ps(q[1], z2, wx);
     if (write_positions) {
-        /* t = 2 ((r_v x e_v + r_w e_v) - e_w r_v), in the scalar kernel's order. */
-        __m256 two = _mm256_set1_ps(2.0f);
-        __m256 tx = dqs_avx2_madd(dqs_avx2_msub(q[1], q[6], q[2], q[5]), q[3], q[4]);
-        __m256 ty = dqs_avx2_madd(dqs_avx2_msub(q[2], q[4], q[0], q[6]), q[3], q[5]);
-        __m256 tz = dqs_avx2_madd(dqs_avx2_msub(q[0], q[5], q[1], q[4]), q[3], q[6]);
-        tx = _mm256_mul_ps(two, _mm256_sub_ps(tx, _mm256_mul_ps(q[7], q[0])));
-        ty = _mm256_mul_ps(two, _mm256_sub_ps(ty, _mm256_mul_ps(q[7], q[1])));
-        tz = _mm256_mul_ps(two, _mm256_sub_ps(tz, _mm256_mul_ps(q[7], q[2])));
-        dqs_avx2_rotate(q, x);
-        x[0] = _mm256_add_ps(x[0], tx);
-        x[1] = _mm256_add_ps(x[1], ty);
-        x[2] = _mm256_add_ps(x[2], tz);
+        /* t = s (w e_v - e_w v + v x e_v) = w2 e_v - e_w (x2 y2 z2) + (x2 y2 z2) x e_v. */
+        __m256 w2 = _mm256_mul_ps(q[3], s);
+        __m256 tx = _mm256_fmsub_ps(y2, q[6], _mm256_mul_ps(z2, q[5]));
+        __m256 ty = _mm256_fmsub_ps(z2, q[4], _mm256_mul_ps(x2, q[6]));
+        __m256 tz = _mm256_fmsub_ps(x2, q[5], _mm256_mul_ps(y2, q[4]));
+        tx = _mm256_fnmadd_ps(q[7], x2, _mm256_fmadd_ps(w2, q[4], tx));
+        ty = _mm256_fnmadd_ps(q[7], y2, _mm256_fmadd_ps(w2, q[5], ty));
+        tz = _mm256_fnmadd_ps(q[7], z2, _mm256_fmadd_ps(w2, q[6], tz));
+        __m256 px = x[0], py = x[1], pz = x[2];
+        x[0] = _mm256_fmadd_ps(m00, px, _mm256_fmadd_ps(m01, py, _mm256_fmadd_ps(m02, pz, tx)));
+        x[1] = _mm256_fmadd_ps(m10, px, _mm256_fmadd_ps(m11, py, _mm256_fmadd_ps(m12, pz, ty)));
+        x[2] = _mm256_fmadd_ps(m20, px, _mm256_fmadd_ps(m21, py, _mm256_fmadd_ps(m22, pz, tz)));
         x[3] = _mm256_setzero_ps();
     }
     if (write_normals) {
-        dqs_avx2_rotate(q, x + 4);
-        __m256 s = dqs_avx2_madd(dqs_avx2_madd(_mm256_mul_ps(x[4], x[4]), x[5], x[5]), x[6], x[6]);
-        __m256 ok = _mm256_cmp_ps(s, _mm256_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
-        __m256 ninv = _mm256_and_ps(dqs_avx2_rsqrt(s), ok);
-        for (int c = 4; c < 7; ++c) x[c] = _mm256_mul_ps(x[c], ninv);
+        __m256 ux = x[4], uy = x[5], uz = x[6];
+        __m256 nx = _mm256_fmadd_ps(m00, ux, _mm256_fmadd_ps(m01, uy, _mm256_mul_ps(m02, uz)));
+        __m256 ny = _mm256_fmadd_ps(m10, ux, _mm256_fmadd_ps(m11, uy, _mm256_mul_ps(m12, uz)));
+        __m256 nz = _mm256_fmadd_ps(m20, ux, _mm256_fmadd_ps(m21, uy, _mm256_mul_ps(m22, uz)));
+        __m256 l2 = _mm256_fmadd_ps(nx, nx, _mm256_fmadd_ps(ny, ny, _mm256_mul_ps(nz, nz)));
+        __m256 ok = _mm256_cmp_ps(l2, _mm256_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ), _CMP_GT_OQ);
+        __m256 inv = _mm256_and_ps(dqs_avx2_rsqrt(l2), ok);
+        x[4] = _mm256_mul_ps(nx, inv);
+        x[5] = _mm256_mul_ps(ny, inv);
+        x[6] = _mm256_mul_ps(nz, inv);
     }
     /* A full batch into a packed array: three permuted stores per array. Otherwise back to
      * one record per vertex, p' | n', stored in vertex order. */

@@ -4,27 +4,6 @@
 
 #include "dqs_kernels.h"
 
-/* a x b, each component in the order the SIMD kernels compute it. */
-SINEW_FORCE_INLINE void dqs_cross(const float a[3], const float b[3], float out[3])
-{
-    float x = a[1] * b[2] - a[2] * b[1];
-    float y = a[2] * b[0] - a[0] * b[2];
-    float z = a[0] * b[1] - a[1] * b[0];
-    out[0] = x;
-    out[1] = y;
-    out[2] = z;
-}
-
-/* x + 2 r_v x (r_v x x + r_w x): x rotated by the unit quaternion r. */
-SINEW_FORCE_INLINE void dqs_rotate(const float r[4], const float x[3], float out[3])
-{
-    float c[3], u[3], d[3];
-    dqs_cross(r, x, c);
-    for (int i = 0; i < 3; ++i) u[i] = c[i] + r[3] * x[i];
-    dqs_cross(r, u, d);
-    for (int i = 0; i < 3; ++i) out[i] = x[i] + 2.0f * d[i];
-}
-
 SINEW_FORCE_INLINE void dqs_scalar_range(const sinew_skin_job* job_in, uint32_t begin, uint32_t end,
                                          uint32_t width, bool write_positions, bool write_normals)
 {
@@ -39,37 +18,38 @@ SINEW_FORCE_INLINE void dqs_scalar_range(const sinew_skin_job* job_in, uint32_t 
         float b[8];
         for (int i = 0; i < 8; ++i) b[i] = weights[0] * q0[i];
         for (uint32_t k = 1; k < width; ++k) {
+            if (weights[k] == 0.0f) continue; /* padding: leaves the blend as it is */
             const float* q = transforms + offsets[k];
             float d = (q[0] * q0[0] + q[1] * q0[1]) + (q[2] * q0[2] + q[3] * q0[3]);
             float w = d < 0.0f ? -weights[k] : weights[k];
             for (int i = 0; i < 8; ++i) b[i] += w * q[i];
         }
         /* |b_r| >= w_0 > 0: every term's real part points into q0's hemisphere. */
-        float inv = 1.0f / sqrtf((b[0] * b[0] + b[1] * b[1]) + (b[2] * b[2] + b[3] * b[3]));
-        float r[4], e[4];
-        for (int i = 0; i < 4; ++i) {
-            r[i] = b[i] * inv;
-            e[i] = b[4 + i] * inv;
-        }
+        float s = 2.0f / ((b[0] * b[0] + b[1] * b[1]) + (b[2] * b[2] + b[3] * b[3]));
+        float x = b[0], y = b[1], z = b[2], w = b[3];
+        float x2 = x * s, y2 = y * s, z2 = z * s, w2 = w * s;
+        float m[3][3] = {{1.0f - (y * y2 + z * z2), x * y2 - w * z2, x * z2 + w * y2},
+                         {x * y2 + w * z2, 1.0f - (x * x2 + z * z2), y * z2 - w * x2},
+                         {x * z2 - w * y2, y * z2 + w * x2, 1.0f - (x * x2 + y * y2)}};
         const float* rest = job->rest + 8u * v;
         if (write_positions) {
-            float c[3], t[3], p[3];
-            dqs_cross(r, e, c);
-            for (int i = 0; i < 3; ++i) {
-                float u = c[i] + r[3] * e[i];
-                t[i] = 2.0f * (u - e[3] * r[i]);
-            }
-            dqs_rotate(r, rest, p);
+            const float* e = b + 4;
+            float t[3] = {(y2 * e[2] - z2 * e[1]) + (w2 * e[0] - e[3] * x2),
+                          (z2 * e[0] - x2 * e[2]) + (w2 * e[1] - e[3] * y2),
+                          (x2 * e[1] - y2 * e[0]) + (w2 * e[2] - e[3] * z2)};
             float* out = sinew_skin_at(job->positions, job->position_stride, v);
-            for (int i = 0; i < 3; ++i) out[i] = p[i] + t[i];
+            for (int i = 0; i < 3; ++i)
+                out[i] = (m[i][0] * rest[0] + m[i][1] * rest[1]) + (m[i][2] * rest[2] + t[i]);
         }
         if (write_normals) {
+            const float* nr = rest + 4;
             float n[3];
-            dqs_rotate(r, rest + 4, n);
+            for (int i = 0; i < 3; ++i)
+                n[i] = (m[i][0] * nr[0] + m[i][1] * nr[1]) + m[i][2] * nr[2];
             float len2 = (n[0] * n[0] + n[1] * n[1]) + n[2] * n[2];
-            float s = len2 > SINEW_SKIN_MIN_NORMAL_SQ ? 1.0f / sqrtf(len2) : 0.0f;
+            float inv = len2 > SINEW_SKIN_MIN_NORMAL_SQ ? 1.0f / sqrtf(len2) : 0.0f;
             float* out = sinew_skin_at(job->normals, job->normal_stride, v);
-            for (int i = 0; i < 3; ++i) out[i] = n[i] * s;
+            for (int i = 0; i < 3; ++i) out[i] = n[i] * inv;
         }
     }
 }

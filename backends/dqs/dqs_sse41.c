@@ -40,34 +40,28 @@ SINEW_FORCE_INLINE void dqs_sse_load4(const float* transforms, const uint32_t* o
     DQS_SSE_TRANSPOSE4(q[4], q[5], q[6], q[7]);
 }
 
-/* 1/sqrt(s) rounded like the scalar kernel's 1.0f / sqrtf(s) (see dqs_avx2.c). */
-SINEW_FORCE_INLINE __m128 dqs_sse_rsqrt(__m128 s)
+/* 1/s from the 12-bit estimate and one Newton step. */
+SINEW_FORCE_INLINE __m128 dqs_sse_rcp(__m128 s)
 {
-    return _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(s));
+    __m128 y = _mm_rcp_ps(s);
+    return _mm_mul_ps(y, _mm_sub_ps(_mm_set1_ps(2.0f), _mm_mul_ps(s, y)));
 }
 
-/* a b - c d and x + a b, unfused and in this order: the scalar kernel's rounding, so that
- * this kernel's results are the scalar ones bit for bit. */
-SINEW_FORCE_INLINE __m128 dqs_sse_msub(__m128 a, __m128 b, __m128 c, __m128 d)
+/* a b + c d and a b - c d. */
+SINEW_FORCE_INLINE __m128 dqs_sse_add2(__m128 a, __m128 b, __m128 c, __m128 d)
+{
+    return _mm_add_ps(_mm_mul_ps(a, b), _mm_mul_ps(c, d));
+}
+
+SINEW_FORCE_INLINE __m128 dqs_sse_sub2(__m128 a, __m128 b, __m128 c, __m128 d)
 {
     return _mm_sub_ps(_mm_mul_ps(a, b), _mm_mul_ps(c, d));
 }
 
-SINEW_FORCE_INLINE __m128 dqs_sse_madd(__m128 x, __m128 a, __m128 b)
+/* Row (a, b, c) of a matrix times (x, y, z), plus t. */
+SINEW_FORCE_INLINE __m128 dqs_sse_row(__m128 a, __m128 b, __m128 c, const __m128 x[3], __m128 t)
 {
-    return _mm_add_ps(x, _mm_mul_ps(a, b));
-}
-
-/* x + 2 r_v x (r_v x x + r_w x) for four vertices; x[0..2] in place. */
-SINEW_FORCE_INLINE void dqs_sse_rotate(const __m128 r[4], __m128 x[3])
-{
-    __m128 two = _mm_set1_ps(2.0f);
-    __m128 ux = dqs_sse_madd(dqs_sse_msub(r[1], x[2], r[2], x[1]), r[3], x[0]);
-    __m128 uy = dqs_sse_madd(dqs_sse_msub(r[2], x[0], r[0], x[2]), r[3], x[1]);
-    __m128 uz = dqs_sse_madd(dqs_sse_msub(r[0], x[1], r[1], x[0]), r[3], x[2]);
-    x[0] = dqs_sse_madd(x[0], two, dqs_sse_msub(r[1], uz, r[2], uy));
-    x[1] = dqs_sse_madd(x[1], two, dqs_sse_msub(r[2], ux, r[0], uz));
-    x[2] = dqs_sse_madd(x[2], two, dqs_sse_msub(r[0], uy, r[1], ux));
+    return _mm_add_ps(dqs_sse_add2(a, x[0], b, x[1]), _mm_add_ps(_mm_mul_ps(c, x[2]), t));
 }
 
 /* Skins the batch of four vertices starting at v, of which `count` are stored. */
@@ -94,41 +88,58 @@ SINEW_FORCE_INLINE void dqs_sse_batch(const sinew_skin_job* job, uint32_t v, uin
     for (int c = 0; c < 8; ++c) b[c] = _mm_mul_ps(wk[0], q[c]);
     for (uint32_t k = 1; k < width; ++k) {
         if ((k & 3u) == 0) dqs_sse_weights4(w, count, k, width, wk);
+        /* An influence no vertex of the batch has (padding, mostly) is skipped, and lanes of
+         * zero weight keep their blend as it is (see dqs_kernels.h). */
+        __m128 m = _mm_cmpneq_ps(wk[k & 3u], _mm_setzero_ps());
+        int live = _mm_movemask_ps(m);
+        if (live == 0) continue;
         dqs_sse_load4(job->transforms, o, count, k, width, q);
         __m128 d = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q[0], r0[0]), _mm_mul_ps(q[1], r0[1])),
                               _mm_add_ps(_mm_mul_ps(q[2], r0[2]), _mm_mul_ps(q[3], r0[3])));
         __m128 flip = _mm_and_ps(_mm_cmplt_ps(d, _mm_setzero_ps()), _mm_set1_ps(-0.0f));
         __m128 sw = _mm_xor_ps(wk[k & 3u], flip);
-        for (int c = 0; c < 8; ++c) b[c] = _mm_add_ps(b[c], _mm_mul_ps(sw, q[c]));
+        if (live == 0xf) {
+            for (int c = 0; c < 8; ++c) b[c] = _mm_add_ps(b[c], _mm_mul_ps(sw, q[c]));
+        } else {
+            for (int c = 0; c < 8; ++c)
+                b[c] = _mm_blendv_ps(b[c], _mm_add_ps(b[c], _mm_mul_ps(sw, q[c])), m);
+        }
     }
-    __m128 inv = dqs_sse_rsqrt(_mm_add_ps(dqs_sse_madd(_mm_mul_ps(b[0], b[0]), b[1], b[1]),
-                                          dqs_sse_madd(_mm_mul_ps(b[2], b[2]), b[3], b[3])));
-    for (int c = 0; c < 8; ++c) b[c] = _mm_mul_ps(b[c], inv);
+    /* s = 2 / |b_r|^2, and R = I + s (w [v]x + [v]x^2) from the scaled x2 y2 z2 = s v. */
+    const __m128 one = _mm_set1_ps(1.0f);
+    __m128 s = dqs_sse_rcp(_mm_add_ps(dqs_sse_add2(b[0], b[0], b[1], b[1]),
+                                      dqs_sse_add2(b[2], b[2], b[3], b[3])));
+    s = _mm_add_ps(s, s);
+    __m128 x2 = _mm_mul_ps(b[0], s), y2 = _mm_mul_ps(b[1], s), z2 = _mm_mul_ps(b[2], s);
+    __m128 m00 = _mm_sub_ps(one, dqs_sse_add2(b[1], y2, b[2], z2));
+    __m128 m11 = _mm_sub_ps(one, dqs_sse_add2(b[0], x2, b[2], z2));
+    __m128 m22 = _mm_sub_ps(one, dqs_sse_add2(b[0], x2, b[1], y2));
+    __m128 m01 = dqs_sse_sub2(b[0], y2, b[3], z2), m10 = dqs_sse_add2(b[0], y2, b[3], z2);
+    __m128 m02 = dqs_sse_add2(b[0], z2, b[3], y2), m20 = dqs_sse_sub2(b[0], z2, b[3], y2);
+    __m128 m12 = dqs_sse_sub2(b[1], z2, b[3], x2), m21 = dqs_sse_add2(b[1], z2, b[3], x2);
     if (write_positions) {
-        /* t = 2 ((r_v x e_v + r_w e_v) - e_w r_v), in the scalar kernel's order. */
-        __m128 two = _mm_set1_ps(2.0f);
-        __m128 tx = dqs_sse_madd(dqs_sse_msub(b[1], b[6], b[2], b[5]), b[3], b[4]);
-        __m128 ty = dqs_sse_madd(dqs_sse_msub(b[2], b[4], b[0], b[6]), b[3], b[5]);
-        __m128 tz = dqs_sse_madd(dqs_sse_msub(b[0], b[5], b[1], b[4]), b[3], b[6]);
-        dqs_sse_rotate(b, p);
-        p[0] = _mm_add_ps(p[0], _mm_mul_ps(two, _mm_sub_ps(tx, _mm_mul_ps(b[7], b[0]))));
-        p[1] = _mm_add_ps(p[1], _mm_mul_ps(two, _mm_sub_ps(ty, _mm_mul_ps(b[7], b[1]))));
-        p[2] = _mm_add_ps(p[2], _mm_mul_ps(two, _mm_sub_ps(tz, _mm_mul_ps(b[7], b[2]))));
-        p[3] = _mm_setzero_ps();
-        DQS_SSE_TRANSPOSE4(p[0], p[1], p[2], p[3]);
+        /* t = s (w e_v - e_w v + v x e_v) = w2 e_v - e_w (x2 y2 z2) + (x2 y2 z2) x e_v. */
+        __m128 w2 = _mm_mul_ps(b[3], s);
+        __m128 tx = _mm_add_ps(dqs_sse_sub2(y2, b[6], z2, b[5]), dqs_sse_sub2(w2, b[4], b[7], x2));
+        __m128 ty = _mm_add_ps(dqs_sse_sub2(z2, b[4], x2, b[6]), dqs_sse_sub2(w2, b[5], b[7], y2));
+        __m128 tz = _mm_add_ps(dqs_sse_sub2(x2, b[5], y2, b[4]), dqs_sse_sub2(w2, b[6], b[7], z2));
+        __m128 r[4] = {dqs_sse_row(m00, m01, m02, p, tx), dqs_sse_row(m10, m11, m12, p, ty),
+                       dqs_sse_row(m20, m21, m22, p, tz), _mm_setzero_ps()};
+        DQS_SSE_TRANSPOSE4(r[0], r[1], r[2], r[3]);
         for (uint32_t i = 0; i < count; ++i)
-            sinew_sse_store_at(job->positions, job->position_stride, v + i, end, p[i]);
+            sinew_sse_store_at(job->positions, job->position_stride, v + i, end, r[i]);
     }
     if (write_normals) {
-        dqs_sse_rotate(b, n);
-        __m128 s = dqs_sse_madd(dqs_sse_madd(_mm_mul_ps(n[0], n[0]), n[1], n[1]), n[2], n[2]);
-        __m128 ninv =
-            _mm_and_ps(dqs_sse_rsqrt(s), _mm_cmpgt_ps(s, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
-        for (int c = 0; c < 3; ++c) n[c] = _mm_mul_ps(n[c], ninv);
-        n[3] = _mm_setzero_ps();
-        DQS_SSE_TRANSPOSE4(n[0], n[1], n[2], n[3]);
+        const __m128 zero = _mm_setzero_ps();
+        __m128 r[4] = {dqs_sse_row(m00, m01, m02, n, zero), dqs_sse_row(m10, m11, m12, n, zero),
+                       dqs_sse_row(m20, m21, m22, n, zero), zero};
+        __m128 l2 = _mm_add_ps(dqs_sse_add2(r[0], r[0], r[1], r[1]), _mm_mul_ps(r[2], r[2]));
+        __m128 inv = _mm_and_ps(sinew_sse_rsqrt(l2),
+                                _mm_cmpgt_ps(l2, _mm_set1_ps(SINEW_SKIN_MIN_NORMAL_SQ)));
+        for (int c = 0; c < 3; ++c) r[c] = _mm_mul_ps(r[c], inv);
+        DQS_SSE_TRANSPOSE4(r[0], r[1], r[2], r[3]);
         for (uint32_t i = 0; i < count; ++i)
-            sinew_sse_store_at(job->normals, job->normal_stride, v + i, end, n[i]);
+            sinew_sse_store_at(job->normals, job->normal_stride, v + i, end, r[i]);
     }
 }
 

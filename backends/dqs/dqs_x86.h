@@ -101,17 +101,27 @@ SINEW_FORCE_INLINE void dqs_avx2_blend8(const float* transforms, const uint32_t*
     for (int c = 0; c < 8; ++c) b[c] = _mm256_mul_ps(wk[0], q[c]);
     for (uint32_t k = 1; k < width; ++k) {
         if ((k & 3u) == 0) dqs_avx2_weights4(w, count, k, width, wk);
+        /* An influence no vertex of the batch has (padding, mostly) is skipped, and lanes of
+         * zero weight keep their blend as it is (see dqs_kernels.h). */
+        __m256 m = _mm256_cmp_ps(wk[k & 3u], _mm256_setzero_ps(), _CMP_NEQ_UQ);
+        int live = _mm256_movemask_ps(m);
+        if (live == 0) continue;
         for (uint32_t i = 0; i < 8u; ++i)
             q[i] = _mm256_load_ps(transforms + o[(size_t)dqs_x86_index(0u, i, count) * width + k]);
         dqs_avx2_transpose8(q);
-        /* Same products and summation order as the scalar kernel: same sign choices. */
+        /* Same products and summation order as the scalar kernel, unfused: same sign choices. */
         __m256 d =
             _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], r0[0]), _mm256_mul_ps(q[1], r0[1])),
                           _mm256_add_ps(_mm256_mul_ps(q[2], r0[2]), _mm256_mul_ps(q[3], r0[3])));
         __m256 flip =
             _mm256_and_ps(_mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_LT_OQ), _mm256_set1_ps(-0.0f));
         __m256 sw = _mm256_xor_ps(wk[k & 3u], flip);
-        for (int c = 0; c < 8; ++c) b[c] = _mm256_add_ps(b[c], _mm256_mul_ps(sw, q[c]));
+        if (live == 0xff) {
+            for (int c = 0; c < 8; ++c) b[c] = _mm256_fmadd_ps(sw, q[c], b[c]);
+        } else {
+            for (int c = 0; c < 8; ++c)
+                b[c] = _mm256_blendv_ps(b[c], _mm256_fmadd_ps(sw, q[c], b[c]), m);
+        }
     }
 }
 #endif

@@ -1,7 +1,8 @@
 /* sinew-skin-microbench: times every kernel of the lbs and dqs backends, one thread, on a
  * synthetic mesh (by default the size of male.off: 23259 vertices, 4 influences, 63 joints,
- * positions and normals). Prints the median of several runs in M vertices/s and the speed-up
- * over the scalar kernel of the same run. Not a test: timings never gate anything.
+ * positions and normals). Prints the median of several runs in M vertices/s, the speed-up
+ * over the scalar kernel of the same run and, for dqs, its speed relative to lbs with the same
+ * instruction set. Not a test: timings never gate anything.
  *
  * usage: sinew-skin-microbench [--vertices N] [--joints N] [--influences N] [--runs N]
  *                              [--no-normals]
@@ -216,7 +217,7 @@ int main(int argc, char** argv)
             times[(size_t)i * runs + run] = (now_seconds() - t0) / steps;
         }
     }
-    printf("%-4s %-7s %12s %10s\n", "", "simd", "M vert/s", "x scalar");
+    printf("%-4s %-7s %12s %10s %10s\n", "", "simd", "M vert/s", "x scalar", "x lbs");
     for (int i = 0; i < PATHS; ++i) {
         const sinew_backend_vtable* b = backends[i / SINEW_SIMD_COUNT];
         const char* simd = sinew_simd_name((sinew_simd)(i % SINEW_SIMD_COUNT));
@@ -225,15 +226,25 @@ int main(int argc, char** argv)
             continue;
         }
         b->destroy(inst[i]);
-        /* The ratio to scalar is taken run by run (same clock), then its median. */
-        double* t = times + (size_t)i * runs;
+        /* Ratios are taken run by run (same clock), then their median: to the scalar kernel of
+         * the same backend and, for dqs, to lbs with the same instruction set. Medians are
+         * taken on copies, so that every path's runs stay in run order. */
+        const double* t = times + (size_t)i * runs;
         const double* ts = times + (size_t)(i - i % SINEW_SIMD_COUNT) * runs;
-        double ratio[1000];
-        for (uint32_t r = 0; r < runs; ++r) ratio[r] = ts[r] / t[r];
+        const int lbs_path = i % SINEW_SIMD_COUNT;
+        double sorted[1000], ratio[1000], to_lbs[1000];
+        for (uint32_t r = 0; r < runs; ++r) {
+            sorted[r] = t[r];
+            ratio[r] = ts[r] / t[r];
+            to_lbs[r] = times[(size_t)lbs_path * runs + r] / t[r];
+        }
+        qsort(sorted, runs, sizeof(double), cmp_double);
         qsort(ratio, runs, sizeof(double), cmp_double);
-        qsort(t, runs, sizeof(double), cmp_double);
-        printf("%-4s %-7s %12.1f %10.2f\n", b->name, simd, vertices / t[runs / 2] * 1e-6,
+        qsort(to_lbs, runs, sizeof(double), cmp_double);
+        printf("%-4s %-7s %12.1f %10.2f", b->name, simd, vertices / sorted[runs / 2] * 1e-6,
                ratio[runs / 2]);
+        if (i >= SINEW_SIMD_COUNT && inst[lbs_path]) printf(" %10.2f", to_lbs[runs / 2]);
+        printf("\n");
     }
     /* set_pose: lbs copies the matrices, dqs converts each to a dual quaternion. */
     for (int b = 0; b < 2; ++b) {
