@@ -28,6 +28,14 @@
  * one iteration, or after the cap. */
 #define PS_SHRINK_TOLERANCE 1e-6
 #define PS_SHRINK_MAX_ITERATIONS 2000u
+/* At most this many smoothing jobs per iteration, whatever the thread count. */
+#define PS_SHRINK_MAX_PARTS 64u
+
+/* A bone's segment as ps_closest_on_segment sees it: its first end, the vector to the other
+ * and that vector's squared length (the same operations, done once). */
+typedef struct shrink_segment {
+    double a[3], ab[3], len2, pad;
+} shrink_segment;
 
 typedef struct shrink {
     ps_model* m;
@@ -41,17 +49,24 @@ typedef struct shrink {
     uint32_t* set;
     uint32_t* vertex_set;   /* per skin vertex PS_SKIN_JOINTS sets (joints, PS_NONE after the
                                last; jn for all bones) */
+    uint32_t* bone_offsets; /* per skin vertex the bones of its sets, each once (compressed
+                               rows): what the closest-point searches walk */
+    uint32_t* bones;
+    shrink_segment* segments; /* per bone */
     uint8_t* fixed;
     double* closest;        /* the first foot points */
     double* s[2];
     uint32_t* bone[2];
-    double* move2;          /* per vertex: squared move of the last iteration */
     uint32_t cur;
     /* one iteration's direction */
     const double* s_in;
     const uint32_t* bone_in;
     double* s_out;
     uint32_t* bone_out;
+    /* The smoothing's parts: contiguous vertex ranges, one job each, and each part's largest
+     * squared move of the iteration. */
+    uint32_t parts;
+    double* part_move2;
 } shrink;
 
 static inline double dist2(const double a[3], const double b[3])
@@ -140,27 +155,71 @@ static sinew_result build_sets(const sinew_host_api* host, const sinew_rig_view*
     return r;
 }
 
-/* The closest point to p on the bones of vertex i's set (ties: the lower bone index); its
- * bone and segment parameter. */
-static void closest_in_set(const shrink* st, uint32_t i, const double p[3], double out[3],
-                           uint32_t* bone, double* param)
+/* Each skin vertex's bones: those of its sets in set order, a bone that two sets share listed
+ * once. The closest-point search takes the lowest (distance, bone) pair, so the order and the
+ * repeats it drops change nothing. */
+static sinew_result build_vertex_bones(const sinew_host_api* host, shrink* st)
 {
-    double best = DBL_MAX;
-    const uint32_t* sets = st->vertex_set + PS_SKIN_JOINTS * i;
-    for (uint32_t k = 0; k < PS_SKIN_JOINTS && sets[k] != PS_NONE; ++k)
-        for (uint32_t e = st->set_offsets[sets[k]]; e < st->set_offsets[sets[k] + 1]; ++e) {
-            uint32_t b = st->set[e];
-            double q[3];
-            double t = ps_closest_on_segment(p, st->ends + 6u * b, st->ends + 6u * b + 3u, q);
-            double d = dist2(p, q);
-            if (d < best || (d == best && b < *bone)) {
-                best = d;
-                *bone = b;
-                *param = t;
-                memcpy(out, q, sizeof q);
-            }
+    uint32_t n = st->n;
+    st->bone_offsets = (uint32_t*)sinew_host_calloc(host, n + 1u, sizeof(uint32_t));
+    for (int pass = 0; pass < 2; ++pass) {
+        if (!st->bone_offsets || (pass == 1 && !st->bones))
+            return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory for "
+                                   "the bones of %u skin vertices", n);
+        uint32_t count = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t* sets = st->vertex_set + PS_SKIN_JOINTS * i;
+            uint32_t first = count;
+            for (uint32_t k = 0; k < PS_SKIN_JOINTS && sets[k] != PS_NONE; ++k)
+                for (uint32_t e = st->set_offsets[sets[k]]; e < st->set_offsets[sets[k] + 1]; ++e) {
+                    uint32_t b = st->set[e], seen = 0;
+                    /* The first pass counts with repeats; the second stores each bone once. */
+                    for (uint32_t c = first; pass == 1 && c < count && !seen; ++c)
+                        seen = st->bones[c] == b;
+                    if (seen) continue;
+                    if (pass == 1) st->bones[count] = b;
+                    ++count;
+                }
+            if (pass == 1) st->bone_offsets[i + 1] = count;
         }
-    if (best == DBL_MAX) memcpy(out, p, 3u * sizeof(double));
+        if (pass == 0)
+            st->bones = (uint32_t*)sinew_host_alloc(host, (count ? count : 1u) * sizeof(uint32_t));
+    }
+    return SINEW_OK;
+}
+
+/* The closest point to p on vertex i's bones (ties: the lower bone index); its bone and
+ * segment parameter. The arithmetic of ps_closest_on_segment, with each segment's constant
+ * part from st->segments. */
+static inline void closest_on_bones(const shrink* st, uint32_t i, const double p[3],
+                                    double out[3], uint32_t* bone, double* param)
+{
+    double best = DBL_MAX, bq0 = p[0], bq1 = p[1], bq2 = p[2], bt = *param;
+    uint32_t bb = *bone;
+    for (uint32_t e = st->bone_offsets[i]; e < st->bone_offsets[i + 1]; ++e) {
+        uint32_t b = st->bones[e];
+        const shrink_segment* sg = &st->segments[b];
+        double ap0 = p[0] - sg->a[0], ap1 = p[1] - sg->a[1], ap2 = p[2] - sg->a[2];
+        double t = sg->len2 > 0.0 ? (ap0 * sg->ab[0] + ap1 * sg->ab[1] + ap2 * sg->ab[2]) / sg->len2
+                                  : 0.0;
+        /* The clamp of ps_closest_on_segment as two selections (NaN passes through both). */
+        t = 0.0 > t ? 0.0 : t;
+        t = t > 1.0 ? 1.0 : t;
+        double q0 = sg->a[0] + t * sg->ab[0], q1 = sg->a[1] + t * sg->ab[1],
+               q2 = sg->a[2] + t * sg->ab[2];
+        double d0 = p[0] - q0, d1 = p[1] - q1, d2 = p[2] - q2;
+        double d = d0 * d0 + d1 * d1 + d2 * d2;
+        if (d < best || (d == best && b < bb)) {
+            best = d;
+            bb = b;
+            bt = t;
+            bq0 = q0, bq1 = q1, bq2 = q2;
+        }
+    }
+    if (best == DBL_MAX) bq0 = p[0], bq1 = p[1], bq2 = p[2];
+    out[0] = bq0, out[1] = bq1, out[2] = bq2;
+    *bone = bb;
+    *param = bt;
 }
 
 /* Foot points start at the closest point of the vertex's bones (Fig. 2c). One clamped to an
@@ -171,7 +230,7 @@ static void initial_foot_points(shrink* st)
     for (uint32_t i = 0; i < st->n; ++i) {
         uint32_t b = PS_NONE;
         double t = 0.5;
-        closest_in_set(st, i, m->rest + 3u * i, st->s[0] + 3u * i, &b, &t);
+        closest_on_bones(st, i, m->rest + 3u * i, st->s[0] + 3u * i, &b, &t);
         if (b == PS_NONE) b = 0;
         memcpy(st->closest + 3u * i, st->s[0] + 3u * i, 3u * sizeof(double));
         st->bone[0][i] = b;
@@ -182,32 +241,47 @@ static void initial_foot_points(shrink* st)
     }
 }
 
-/* Eq. (2), screened, for vertices [begin, end): a Jacobi step (reads s_in only), then the
- * projection back onto the vertex's bones. */
-static void smooth_range(void* data, uint32_t begin, uint32_t end)
+/* The vertex range of smoothing part k: n split evenly, at multiples of 16 vertices so that
+ * no cache line of the per-vertex arrays is written by two parts. */
+static uint32_t part_start(const shrink* st, uint32_t k)
 {
-    const shrink* st = (const shrink*)data;
-    for (uint32_t i = begin; i < end; ++i) {
-        const double* si = st->s_in + 3u * i;
-        uint32_t r0 = st->ring_offsets[i], r1 = st->ring_offsets[i + 1];
-        st->bone_out[i] = st->bone_in[i];
-        if (st->fixed[i] || r0 == r1) {
-            memcpy(st->s_out + 3u * i, si, 3u * sizeof(double));
-            st->move2[i] = 0.0;
-            continue;
+    if (k >= st->parts) return st->n;
+    uint32_t at = (uint32_t)((uint64_t)st->n * k / st->parts) & ~15u;
+    return at < st->n ? at : st->n;
+}
+
+/* Eq. (2), screened, for the vertices of parts [begin, end): a Jacobi step (reads s_in only),
+ * then the projection back onto the vertex's bones. The parts are fixed vertex ranges, so a
+ * thread mostly reads foot points that it wrote itself in the previous iteration. */
+static void smooth_parts(void* data, uint32_t begin, uint32_t end)
+{
+    shrink* st = (shrink*)data;
+    for (uint32_t part = begin; part < end; ++part) {
+        double mx = 0.0;
+        for (uint32_t i = part_start(st, part), stop = part_start(st, part + 1u); i < stop; ++i) {
+            const double* si = st->s_in + 3u * i;
+            uint32_t r0 = st->ring_offsets[i], r1 = st->ring_offsets[i + 1];
+            st->bone_out[i] = st->bone_in[i];
+            if (st->fixed[i] || r0 == r1) {
+                memcpy(st->s_out + 3u * i, si, 3u * sizeof(double));
+                continue; /* a move of 0 */
+            }
+            double sum[3] = {0.0, 0.0, 0.0}, p[3], q[3], t;
+            for (uint32_t r = r0; r < r1; ++r)
+                for (int k = 0; k < 3; ++k) sum[k] += st->s_in[3u * st->ring[r] + k] - si[k];
+            double deg = (double)(r1 - r0), w = PS_SHRINK_DATA_WEIGHT;
+            for (int k = 0; k < 3; ++k)
+                p[k] = si[k] + PS_SHRINK_LAMBDA *
+                                   (sum[k] + w * deg * (st->closest[3u * i + k] - si[k])) /
+                                   (deg * (1.0 + w));
+            st->bone_out[i] = PS_NONE;
+            closest_on_bones(st, i, p, q, &st->bone_out[i], &t);
+            if (st->bone_out[i] == PS_NONE) st->bone_out[i] = st->bone_in[i];
+            memcpy(st->s_out + 3u * i, q, sizeof q);
+            double move2 = dist2(q, si);
+            if (move2 > mx) mx = move2;
         }
-        double sum[3] = {0.0, 0.0, 0.0}, p[3], q[3], t;
-        for (uint32_t r = r0; r < r1; ++r)
-            for (int k = 0; k < 3; ++k) sum[k] += st->s_in[3u * st->ring[r] + k] - si[k];
-        double deg = (double)(r1 - r0), w = PS_SHRINK_DATA_WEIGHT;
-        for (int k = 0; k < 3; ++k)
-            p[k] = si[k] + PS_SHRINK_LAMBDA *
-                               (sum[k] + w * deg * (st->closest[3u * i + k] - si[k])) / (deg * (1.0 + w));
-        st->bone_out[i] = PS_NONE;
-        closest_in_set(st, i, p, q, &st->bone_out[i], &t);
-        if (st->bone_out[i] == PS_NONE) st->bone_out[i] = st->bone_in[i];
-        memcpy(st->s_out + 3u * i, q, sizeof q);
-        st->move2[i] = dist2(q, si);
+        st->part_move2[part] = mx;
     }
 }
 
@@ -222,10 +296,11 @@ static void smooth_foot_points(const sinew_host_api* host, shrink* st)
         st->bone_in = st->bone[st->cur];
         st->s_out = st->s[st->cur ^ 1u];
         st->bone_out = st->bone[st->cur ^ 1u];
-        sinew_host_parallel_for(host, smooth_range, st, st->n, 512u);
+        sinew_host_parallel_for(host, smooth_parts, st, st->parts, 1u);
         st->cur ^= 1u;
         double mx = 0.0;
-        for (uint32_t i = 0; i < st->n; ++i) mx = fmax(mx, st->move2[i]);
+        for (uint32_t k = 0; k < st->parts; ++k)
+            if (st->part_move2[k] > mx) mx = st->part_move2[k];
         residual = sqrt(mx) / m->diagonal;
         if (mx <= tol2) {
             ++it;
@@ -352,13 +427,16 @@ static sinew_result shrink_alloc(const sinew_host_api* host, shrink* st)
     st->degree = (uint32_t*)sinew_host_calloc(host, st->jn ? st->jn : 1u, sizeof(uint32_t));
     st->fixed = (uint8_t*)sinew_host_calloc(host, n, 1u);
     st->closest = (double*)sinew_host_calloc(host, n, 3u * sizeof(double));
-    st->move2 = (double*)sinew_host_calloc(host, n, sizeof(double));
+    st->segments = (shrink_segment*)sinew_host_calloc(host, st->bc ? st->bc : 1u,
+                                                      sizeof(shrink_segment));
+    st->part_move2 = (double*)sinew_host_calloc(host, st->parts, sizeof(double));
     for (int k = 0; k < 2; ++k) {
         st->s[k] = (double*)sinew_host_calloc(host, n, 3u * sizeof(double));
         st->bone[k] = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
     }
     st->m->vertex_bone = (uint32_t*)sinew_host_calloc(host, 2u * (size_t)n, sizeof(uint32_t));
-    if (!st->ends || !st->degree || !st->fixed || !st->closest || !st->move2 || !st->s[0] ||
+    if (!st->ends || !st->degree || !st->fixed || !st->closest || !st->segments ||
+        !st->part_move2 || !st->s[0] ||
         !st->s[1] || !st->bone[0] || !st->bone[1] || !st->m->vertex_bone)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory shrinking "
                                "%u vertices", st->n);
@@ -367,6 +445,12 @@ static sinew_result shrink_alloc(const sinew_host_api* host, shrink* st)
         ps_joint_position(st->m, st->m->bones[b].end[1], st->ends + 6u * b + 3u);
         st->degree[st->m->bones[b].end[0]]++;
         st->degree[st->m->bones[b].end[1]]++;
+        shrink_segment* sg = &st->segments[b];
+        for (int k = 0; k < 3; ++k) {
+            sg->a[k] = st->ends[6u * b + k];
+            sg->ab[k] = st->ends[6u * b + 3u + k] - sg->a[k];
+        }
+        sg->len2 = sg->ab[0] * sg->ab[0] + sg->ab[1] * sg->ab[1] + sg->ab[2] * sg->ab[2];
     }
     return SINEW_OK;
 }
@@ -375,7 +459,8 @@ static void shrink_free(const sinew_host_api* host, shrink* st)
 {
     void* arrays[] = {st->ends, st->degree, st->ring_offsets, st->ring, st->set_offsets,
                       st->set, st->vertex_set, st->fixed, st->closest, st->s[0], st->s[1],
-                      st->bone[0], st->bone[1], st->move2};
+                      st->bone[0], st->bone[1], st->bone_offsets, st->bones, st->segments,
+                      st->part_move2};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) sinew_host_free(host, arrays[k]);
 }
 
@@ -387,9 +472,13 @@ sinew_result ps_shrink(const sinew_host_api* host, const sinew_rig_view* rig, ps
     st.n = m->n;
     st.bc = m->bone_count;
     st.jn = m->joint_count;
+    /* One smoothing part per thread of the job system. */
+    st.parts = host->jobs.thread_count ? host->jobs.thread_count : 1u;
+    if (st.parts > PS_SHRINK_MAX_PARTS) st.parts = PS_SHRINK_MAX_PARTS;
     sinew_result r = shrink_alloc(host, &st);
     if (r == SINEW_OK) r = build_rings(host, &st);
     if (r == SINEW_OK) r = build_sets(host, rig, &st);
+    if (r == SINEW_OK) r = build_vertex_bones(host, &st);
     if (r == SINEW_OK) {
         initial_foot_points(&st);
         smooth_foot_points(host, &st);
