@@ -22,6 +22,8 @@
  * exact quadric (a cylinder) produce. */
 #define MLS_EXACT_TOLERANCE 1e-9
 #define MLS_CHUNK 64u
+/* Render vertices whose quadratic systems are diagonalised together (bake_eigen). */
+#define MLS_BATCH 4u
 #define MLS_TINY_WEIGHT 1e-15
 #define MLS_BLOB_MAGIC 0x534c4d53u /* "SMLS" */
 #define MLS_BLOB_VERSION 1u
@@ -77,12 +79,105 @@ static void jacobi_eigen(double* a, double* v, int n)
     }
 }
 
-/* y = G^+ b for the symmetric positive semi-definite n x n matrix g (destroyed), dropping
- * eigenvalues at or below MLS_PINV_TOLERANCE times the largest. */
-static void pinv_solve(double* g, const double* b, double* y, int n)
+#if defined(SINEW_SKIN_X86) && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define MLS_JACOBI_AVX 1
+#include <immintrin.h>
+
+/* jacobi_eigen of four 10 x 10 matrices at once, one per lane of 256-bit AVX vectors: each
+ * lane runs the scalar code's operations in its order (no FMA: the target leaves it out, and
+ * the file is built without contraction), so every lane gives that code's bits. Where the scalar code
+ * branches, a lane's results are selected by mask: a lane that skips a rotation keeps its
+ * entries, and a lane whose sweeps have converged takes no further change while the others
+ * go on. a[l] and v[l] as in jacobi_eigen for lane l (a[l] == a[m] is allowed: the lanes then
+ * compute the same). */
+__attribute__((target("avx2"))) static void jacobi_eigen_avx(double* const a_out[MLS_BATCH],
+                                                           double* const v_out[MLS_BATCH])
 {
-    double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
-    jacobi_eigen(g, v, n);
+    enum { n = MLS_QUADRATIC_TERMS };
+    __m256d a[n * n], v[n * n];
+    for (int k = 0; k < n * n; ++k) {
+        a[k] = _mm256_set_pd(a_out[3][k], a_out[2][k], a_out[1][k], a_out[0][k]);
+        v[k] = _mm256_set1_pd(k % (n + 1) == 0 ? 1.0 : 0.0);
+    }
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+    const __m256d minus_one = _mm256_set1_pd(-1.0), two = _mm256_set1_pd(2.0);
+    const __m256d off_tol = _mm256_set1_pd(1e-34), skip_tol = _mm256_set1_pd(1e-36);
+    const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+    __m256d active = _mm256_castsi256_pd(_mm256_set1_epi64x(-1ll));
+    for (int sweep = 0; sweep < 64; ++sweep) {
+        __m256d off = zero, diag = zero;
+        for (int i = 0; i < n; ++i) {
+            diag = _mm256_add_pd(diag, _mm256_mul_pd(a[i * n + i], a[i * n + i]));
+            for (int j = i + 1; j < n; ++j)
+                off = _mm256_add_pd(off, _mm256_mul_pd(a[i * n + j], a[i * n + j]));
+        }
+        __m256d done = _mm256_or_pd(_mm256_cmp_pd(off, _mm256_mul_pd(off_tol, diag), _CMP_LE_OQ),
+                                    _mm256_cmp_pd(off, zero, _CMP_EQ_OQ));
+        active = _mm256_andnot_pd(done, active);
+        if (!_mm256_movemask_pd(active)) break;
+        for (int p = 0; p < n - 1; ++p)
+            for (int q = p + 1; q < n; ++q) {
+                __m256d apq = a[p * n + q], app = a[p * n + p], aqq = a[q * n + q];
+                __m256d skip = _mm256_cmp_pd(
+                    _mm256_mul_pd(apq, apq),
+                    _mm256_mul_pd(skip_tol, _mm256_and_pd(_mm256_mul_pd(app, aqq), magnitude)),
+                    _CMP_LE_OQ);
+                __m256d rot = _mm256_andnot_pd(skip, active);
+                if (_mm256_movemask_pd(rot)) {
+                    __m256d theta = _mm256_div_pd(_mm256_sub_pd(aqq, app), _mm256_mul_pd(two, apq));
+                    __m256d sign =
+                        _mm256_blendv_pd(minus_one, one, _mm256_cmp_pd(theta, zero, _CMP_GE_OQ));
+                    __m256d t = _mm256_div_pd(
+                        sign, _mm256_add_pd(_mm256_and_pd(theta, magnitude),
+                                            _mm256_sqrt_pd(_mm256_add_pd(
+                                                _mm256_mul_pd(theta, theta), one))));
+                    __m256d c = _mm256_div_pd(
+                        one, _mm256_sqrt_pd(_mm256_add_pd(_mm256_mul_pd(t, t), one)));
+                    __m256d s = _mm256_mul_pd(t, c);
+                    for (int k = 0; k < n; ++k) {
+                        __m256d akp = a[k * n + p], akq = a[k * n + q];
+                        a[k * n + p] = _mm256_blendv_pd(
+                            akp, _mm256_sub_pd(_mm256_mul_pd(c, akp), _mm256_mul_pd(s, akq)), rot);
+                        a[k * n + q] = _mm256_blendv_pd(
+                            akq, _mm256_add_pd(_mm256_mul_pd(s, akp), _mm256_mul_pd(c, akq)), rot);
+                    }
+                    for (int k = 0; k < n; ++k) {
+                        __m256d apk = a[p * n + k], aqk = a[q * n + k];
+                        a[p * n + k] = _mm256_blendv_pd(
+                            apk, _mm256_sub_pd(_mm256_mul_pd(c, apk), _mm256_mul_pd(s, aqk)), rot);
+                        a[q * n + k] = _mm256_blendv_pd(
+                            aqk, _mm256_add_pd(_mm256_mul_pd(s, apk), _mm256_mul_pd(c, aqk)), rot);
+                    }
+                    for (int k = 0; k < n; ++k) {
+                        __m256d vkp = v[k * n + p], vkq = v[k * n + q];
+                        v[k * n + p] = _mm256_blendv_pd(
+                            vkp, _mm256_sub_pd(_mm256_mul_pd(c, vkp), _mm256_mul_pd(s, vkq)), rot);
+                        v[k * n + q] = _mm256_blendv_pd(
+                            vkq, _mm256_add_pd(_mm256_mul_pd(s, vkp), _mm256_mul_pd(c, vkq)), rot);
+                    }
+                }
+                /* Rotated or dropped, the entry is 0 in every lane still sweeping. */
+                a[p * n + q] = _mm256_blendv_pd(a[p * n + q], zero, active);
+                a[q * n + p] = _mm256_blendv_pd(a[q * n + p], zero, active);
+            }
+    }
+    for (int k = 0; k < n * n; ++k) {
+        double lane_a[MLS_BATCH], lane_v[MLS_BATCH];
+        _mm256_storeu_pd(lane_a, a[k]);
+        _mm256_storeu_pd(lane_v, v[k]);
+        for (uint32_t l = 0; l < MLS_BATCH; ++l) {
+            a_out[l][k] = lane_a[l];
+            v_out[l][k] = lane_v[l];
+        }
+    }
+}
+#endif
+
+/* y = G^+ b from G's eigen-analysis by jacobi_eigen (eigenvalues on the diagonal of g,
+ * eigenvectors the columns of v), dropping eigenvalues at or below MLS_PINV_TOLERANCE times the
+ * largest. */
+static void pinv_apply(const double* g, const double* v, const double* b, double* y, int n)
+{
     double lmax = 0.0;
     for (int i = 0; i < n; ++i)
         if (g[i * n + i] > lmax) lmax = g[i * n + i];
@@ -98,6 +193,14 @@ static void pinv_solve(double* g, const double* b, double* y, int n)
     }
 }
 
+/* y = G^+ b for the symmetric positive semi-definite n x n matrix g (destroyed). */
+static void pinv_solve(double* g, const double* b, double* y, int n)
+{
+    double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+    jacobi_eigen(g, v, n);
+    pinv_apply(g, v, b, y, n);
+}
+
 static void basis(const double x[3], int terms, double* pi)
 {
     pi[0] = 1.0;
@@ -107,22 +210,24 @@ static void basis(const double x[3], int terms, double* pi)
     pi[7] = x[0] * x[1], pi[8] = x[0] * x[2], pi[9] = x[1] * x[2];
 }
 
-/* MLS shape functions (eq. 6, 7) of `count` points xs (already centred and scaled) with
- * weights w, applied to the basis vector b: out[i] = w_i pi(x_i)^T G^+ b. With b = pi(x_j)
- * these are the weights N_ij; with b a residual of basis values, the smallest (in the w-weighted
- * norm) weight change that removes it. */
-static void mls_shape(const double (*xs)[3], const double* w, uint32_t count, const double* b,
-                      int terms, double* out)
+/* G = sum_i w_i pi(x_i) pi(x_i)^T (eq. 6) of `count` points xs with weights w. */
+static void mls_gram(const double (*xs)[3], const double* w, uint32_t count, int terms, double* g)
 {
-    double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS] = {0};
-    double pi[MLS_QUADRATIC_TERMS], a[MLS_QUADRATIC_TERMS];
+    double pi[MLS_QUADRATIC_TERMS];
+    for (int k = 0; k < terms * terms; ++k) g[k] = 0.0;
     for (uint32_t i = 0; i < count; ++i) {
         if (w[i] <= 0.0) continue;
         basis(xs[i], terms, pi);
         for (int r = 0; r < terms; ++r)
             for (int c = 0; c < terms; ++c) g[r * terms + c] += w[i] * pi[r] * pi[c];
     }
-    pinv_solve(g, b, a, terms);
+}
+
+/* out[i] = w_i pi(x_i)^T a, with a = G^+ b. */
+static void mls_shape_out(const double (*xs)[3], const double* w, uint32_t count,
+                          const double* a, int terms, double* out)
+{
+    double pi[MLS_QUADRATIC_TERMS];
     for (uint32_t i = 0; i < count; ++i) {
         if (w[i] <= 0.0) {
             out[i] = 0.0;
@@ -133,6 +238,19 @@ static void mls_shape(const double (*xs)[3], const double* w, uint32_t count, co
         for (int r = 0; r < terms; ++r) s += pi[r] * a[r];
         out[i] = w[i] * s;
     }
+}
+
+/* MLS shape functions (eq. 6, 7) of `count` points xs (already centred and scaled) with
+ * weights w, applied to the basis vector b: out[i] = w_i pi(x_i)^T G^+ b. With b = pi(x_j)
+ * these are the weights N_ij; with b a residual of basis values, the smallest (in the w-weighted
+ * norm) weight change that removes it. */
+static void mls_shape(const double (*xs)[3], const double* w, uint32_t count, const double* b,
+                      int terms, double* out)
+{
+    double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS], a[MLS_QUADRATIC_TERMS];
+    mls_gram(xs, w, count, terms, g);
+    pinv_solve(g, b, a, terms);
+    mls_shape_out(xs, w, count, a, terms, out);
 }
 
 /* Centres points on their weighted mean and scales the farthest weighted one to distance 1
@@ -219,6 +337,7 @@ typedef struct bake_ctx {
     sinew_mls_weights* out;
     mls_vertex_report* reports;
     sinew_result* chunk_status;   /* per chunk of MLS_CHUNK render vertices */
+    int batch_eigen;              /* jacobi_eigen_avx runs on this CPU */
 } bake_ctx;
 
 static void normalise3(double v[3])
@@ -256,21 +375,50 @@ static uint32_t support_weights(const sinew_geodesic_hit* hits, uint32_t found,
     return count;
 }
 
+/* One render vertex between the stages of its bake: the neighbourhood and the quadratic MLS
+ * system (bake_vertex_begin), then G's eigen-analysis (bake_eigen, several vertices at once
+ * where the CPU allows), then the weights (bake_vertex_end). */
+typedef struct vertex_work {
+    uint32_t j;
+    uint32_t count;
+    sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
+    double xj[3];
+    double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
+    /* the neighbours and x_j centred and scaled, and the factor back to mesh units */
+    double xsc[SINEW_MLS_K][3], xjc[3], rescale;
+    double b[MLS_QUADRATIC_TERMS];
+    /* G, then its eigenvalues on the diagonal; its eigenvectors as columns */
+    double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+    double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+} vertex_work;
+
 /* Positions: quadratic MLS. Directions of G dropped by the pseudo-inverse can leave the
  * constant and linear monomials of x_j unreproduced (on surface data G always has a near-null
  * direction, the local quadric through the neighbours, with eigenvalues around 1e-9 of the
  * largest on the male mesh, and x_j sits slightly off it). Rather than the paper's fallback
  * to linear MLS, which loses quadratic precision, the residual is removed by the smallest
  * w-weighted change of the weights (linear MLS applied to the residual): eq. 8 then holds
- * exactly while quadratic maps stay reproduced up to the dropped part. */
-static void position_weights(const bake_ctx* c, const double (*xs)[3], const double* w,
-                             uint32_t count, const double xj[3], mls_vertex_report* rep,
+ * exactly while quadratic maps stay reproduced up to the dropped part.
+ * This first part sets up the quadratic system: centring, pi(x_j) and G. */
+static void position_system(vertex_work* vw)
+{
+    vw->rescale = centre_and_scale((const double(*)[3])vw->xs, vw->w, vw->count, vw->xj,
+                                   vw->xsc, vw->xjc);
+    basis(vw->xjc, MLS_QUADRATIC_TERMS, vw->b);
+    mls_gram((const double(*)[3])vw->xsc, vw->w, vw->count, MLS_QUADRATIC_TERMS, vw->g);
+}
+
+/* The position weights from G's eigen-analysis, with the correction described above. */
+static void position_weights(const bake_ctx* c, const vertex_work* vw, mls_vertex_report* rep,
                              double* n_ij)
 {
-    double xsc[SINEW_MLS_K][3], xjc[3], b[MLS_QUADRATIC_TERMS];
-    double rescale = centre_and_scale(xs, w, count, xj, xsc, xjc);
-    basis(xjc, MLS_QUADRATIC_TERMS, b);
-    mls_shape((const double(*)[3])xsc, w, count, b, MLS_QUADRATIC_TERMS, n_ij);
+    const double(*xsc)[3] = (const double(*)[3])vw->xsc;
+    const double* w = vw->w;
+    const double* xjc = vw->xjc;
+    const uint32_t count = vw->count;
+    double a[MLS_QUADRATIC_TERMS];
+    pinv_apply(vw->g, vw->v, vw->b, a, MLS_QUADRATIC_TERMS);
+    mls_shape_out(xsc, w, count, a, MLS_QUADRATIC_TERMS, n_ij);
     for (int pass = 0; pass < 2; ++pass) {
         double res[MLS_LINEAR_TERMS] = {1.0, xjc[0], xjc[1], xjc[2]};
         for (uint32_t i = 0; i < count; ++i) {
@@ -278,7 +426,7 @@ static void position_weights(const bake_ctx* c, const double (*xs)[3], const dou
             for (int k = 0; k < 3; ++k) res[1 + k] -= n_ij[i] * xsc[i][k];
         }
         /* The linear residual back in mesh units. */
-        double lin = fmax(fabs(res[1]), fmax(fabs(res[2]), fabs(res[3]))) * rescale;
+        double lin = fmax(fabs(res[1]), fmax(fabs(res[2]), fabs(res[3]))) * vw->rescale;
         if (fabs(res[0]) <= MLS_EXACT_TOLERANCE && lin <= MLS_EXACT_TOLERANCE * c->diagonal) break;
         if (pass == 1) { /* the neighbours' affine span misses x_j: planar or collinear */
             rep->flags |= MLS_VERTEX_INEXACT;
@@ -286,7 +434,7 @@ static void position_weights(const bake_ctx* c, const double (*xs)[3], const dou
         }
         rep->flags |= MLS_VERTEX_CORRECTED;
         double delta[SINEW_MLS_K];
-        mls_shape((const double(*)[3])xsc, w, count, res, MLS_LINEAR_TERMS, delta);
+        mls_shape(xsc, w, count, res, MLS_LINEAR_TERMS, delta);
         for (uint32_t i = 0; i < count; ++i) n_ij[i] += delta[i];
     }
 }
@@ -332,55 +480,95 @@ static void store_vertex(const bake_ctx* c, uint32_t j, const sinew_geodesic_hit
     rep->normal_angle = acos(cosang > 1.0 ? 1.0 : (cosang < -1.0 ? -1.0 : cosang));
 }
 
-static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scratch, uint32_t j)
+/* Vertex j's neighbourhood and quadratic system, into vw. */
+static sinew_result bake_vertex_begin(const bake_ctx* c, sinew_geodesic_scratch* scratch,
+                                      uint32_t j, vertex_work* vw)
 {
     const sinew_geodesic* geo = c->geo;
     mls_vertex_report* rep = &c->reports[j];
     memset(rep, 0, sizeof *rep);
-    double xj[3] = {c->render_positions[3u * (size_t)j], c->render_positions[3u * (size_t)j + 1u],
-                    c->render_positions[3u * (size_t)j + 2u]};
+    vw->j = j;
+    double* xj = vw->xj;
+    for (int k = 0; k < 3; ++k) xj[k] = c->render_positions[3u * (size_t)j + (size_t)k];
     double q[3], bary[3];
     uint32_t tri = sinew_geodesic_closest(geo, xj, q, bary);
     rep->surface_distance = sqrt((xj[0] - q[0]) * (xj[0] - q[0]) + (xj[1] - q[1]) * (xj[1] - q[1]) +
                                  (xj[2] - q[2]) * (xj[2] - q[2]));
-    sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
-    uint32_t found = sinew_geodesic_nearest(c->host, geo, scratch, tri, q, SINEW_MLS_K + 1u, hits);
+    uint32_t found =
+        sinew_geodesic_nearest(c->host, geo, scratch, tri, q, SINEW_MLS_K + 1u, vw->hits);
     if (found == SINEW_GEODESIC_NONE) return SINEW_ERROR_OUT_OF_MEMORY;
     /* found >= 1: the source triangle's corners are always seeded. */
-    double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
-    uint32_t count = support_weights(hits, found, rep, w);
-    for (uint32_t i = 0; i < count; ++i)
+    vw->count = support_weights(vw->hits, found, rep, vw->w);
+    for (uint32_t i = 0; i < vw->count; ++i)
         for (int k = 0; k < 3; ++k) {
-            xs[i][k] = geo->positions[3u * (size_t)hits[i].vertex + (size_t)k];
-            ns[i][k] = c->sim_normals[3u * (size_t)hits[i].vertex + (size_t)k];
+            vw->xs[i][k] = geo->positions[3u * (size_t)vw->hits[i].vertex + (size_t)k];
+            vw->ns[i][k] = c->sim_normals[3u * (size_t)vw->hits[i].vertex + (size_t)k];
         }
+    position_system(vw);
+    return SINEW_OK;
+}
+
+/* Vertex vw->j's weights from its eigen-analysis, stored with its report. */
+static void bake_vertex_end(const bake_ctx* c, const vertex_work* vw)
+{
+    const uint32_t j = vw->j, count = vw->count;
+    mls_vertex_report* rep = &c->reports[j];
     double n_ij[SINEW_MLS_K], nn_ij[SINEW_MLS_K];
-    position_weights(c, (const double(*)[3])xs, w, count, xj, rep, n_ij);
+    position_weights(c, vw, rep, n_ij);
     /* Normals: linear MLS in normal space (the paper's pi(n)). */
     double nj[3] = {c->render_normals[3u * (size_t)j], c->render_normals[3u * (size_t)j + 1u],
                     c->render_normals[3u * (size_t)j + 2u]};
     double nsc[SINEW_MLS_K][3], njc[3], b[MLS_LINEAR_TERMS];
-    centre_and_scale((const double(*)[3])ns, w, count, nj, nsc, njc);
+    centre_and_scale((const double(*)[3])vw->ns, vw->w, count, nj, nsc, njc);
     basis(njc, MLS_LINEAR_TERMS, b);
-    mls_shape((const double(*)[3])nsc, w, count, b, MLS_LINEAR_TERMS, nn_ij);
-    store_vertex(c, j, hits, count, (const double(*)[3])xs, (const double(*)[3])ns, n_ij, nn_ij,
-                 xj, nj, rep);
-    return SINEW_OK;
+    mls_shape((const double(*)[3])nsc, vw->w, count, b, MLS_LINEAR_TERMS, nn_ij);
+    store_vertex(c, j, vw->hits, count, (const double(*)[3])vw->xs, (const double(*)[3])vw->ns,
+                 n_ij, nn_ij, vw->xj, nj, rep);
 }
 
+/* The eigen-analysis of the quadratic G of `count` (at most MLS_BATCH) vertices. */
+static void bake_eigen(const bake_ctx* c, vertex_work* vw, uint32_t count)
+{
+#if defined(MLS_JACOBI_AVX)
+    if (c->batch_eigen) {
+        double* g[MLS_BATCH];
+        double* v[MLS_BATCH];
+        /* Lanes without a vertex repeat the first: they end when it does. */
+        for (uint32_t l = 0; l < MLS_BATCH; ++l) {
+            g[l] = vw[l < count ? l : 0].g;
+            v[l] = vw[l < count ? l : 0].v;
+        }
+        jacobi_eigen_avx(g, v);
+        return;
+    }
+#endif
+    for (uint32_t l = 0; l < count; ++l) jacobi_eigen(vw[l].g, vw[l].v, MLS_QUADRATIC_TERMS);
+}
+
+/* The render vertices of chunks [begin, end), MLS_BATCH at a time through the three stages. */
 static void bake_range(void* data, uint32_t begin, uint32_t end)
 {
     const bake_ctx* c = (const bake_ctx*)data;
     sinew_geodesic_scratch scratch;
     sinew_result r = sinew_geodesic_scratch_init(c->host, c->geo, &scratch);
+    vertex_work* vw = (vertex_work*)sinew_host_alloc(c->host, MLS_BATCH * sizeof(vertex_work));
+    if (r == SINEW_OK && !vw) r = SINEW_ERROR_OUT_OF_MEMORY;
     for (uint32_t chunk = begin; chunk < end; ++chunk) {
         sinew_result cr = r;
         uint32_t v0 = chunk * MLS_CHUNK;
         uint32_t v1 = c->render_count - v0 < MLS_CHUNK ? c->render_count : v0 + MLS_CHUNK;
-        for (uint32_t j = v0; j < v1 && cr == SINEW_OK; ++j) cr = bake_vertex(c, &scratch, j);
+        for (uint32_t j = v0; j < v1 && cr == SINEW_OK; j += MLS_BATCH) {
+            uint32_t count = v1 - j < MLS_BATCH ? v1 - j : MLS_BATCH;
+            for (uint32_t l = 0; l < count && cr == SINEW_OK; ++l)
+                cr = bake_vertex_begin(c, &scratch, j + l, &vw[l]);
+            if (cr != SINEW_OK) break;
+            bake_eigen(c, vw, count);
+            for (uint32_t l = 0; l < count; ++l) bake_vertex_end(c, &vw[l]);
+        }
         c->chunk_status[chunk] = cr;
     }
-    if (r == SINEW_OK) sinew_geodesic_scratch_free(c->host, &scratch);
+    sinew_host_free(c->host, vw);
+    sinew_geodesic_scratch_free(c->host, &scratch);
 }
 
 /* Checks one mesh view; `role` names it in the log line. */
@@ -457,7 +645,7 @@ static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* g
                              const sinew_mesh_view* simulation, const sinew_mesh_view* render,
                              const float* sim_normals, const float* render_normals,
                              mls_vertex_report* reports, sinew_result* status,
-                             sinew_mls_weights* out)
+                             int batch_eigen, sinew_mls_weights* out)
 {
     const uint32_t R = render->vertex_count;
     const uint32_t chunks = (R + MLS_CHUNK - 1u) / MLS_CHUNK;
@@ -472,6 +660,7 @@ static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* g
     ctx.out = out;
     ctx.reports = reports;
     ctx.chunk_status = status;
+    ctx.batch_eigen = batch_eigen;
     sinew_host_parallel_for(host, bake_range, &ctx, chunks, 1u);
     for (uint32_t ch = 0; ch < chunks; ++ch)
         if (status[ch] != SINEW_OK)
@@ -498,10 +687,30 @@ static void gather_stats(const mls_vertex_report* reports, uint32_t R, sinew_mls
 sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* simulation,
                             const sinew_mesh_view* render, sinew_mls_weights* out)
 {
+    return sinew_mls_bake_simd(host, SINEW_SIMD_AUTO, simulation, render, out);
+}
+
+sinew_result sinew_mls_bake_simd(const sinew_host_api* host, sinew_simd simd,
+                                 const sinew_mesh_view* simulation, const sinew_mesh_view* render,
+                                 sinew_mls_weights* out)
+{
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     if (!out)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_mls_bake: out is NULL");
     memset(out, 0, sizeof *out);
+    if ((unsigned)simd > (unsigned)SINEW_SIMD_AUTO || simd == SINEW_SIMD_COUNT)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_bake: simd value %d is not an instruction set", (int)simd);
+    sinew_simd resolved = sinew_mls_resolve(simd);
+    if (resolved == SINEW_SIMD_COUNT)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "sinew_mls_bake: simd '%s' is not built in or not run by this CPU",
+                               sinew_simd_name(simd));
+#if defined(MLS_JACOBI_AVX)
+    const int batch_eigen = resolved == SINEW_SIMD_AVX2;
+#else
+    const int batch_eigen = 0;
+#endif
     sinew_result r = check_mesh(host, simulation, "simulation", 1);
     if (r == SINEW_OK) r = check_mesh(host, render, "render", 0);
     if (r != SINEW_OK) return r;
@@ -542,7 +751,8 @@ sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* s
                              simulation->indices, simulation->triangle_count, &geo);
     if (r != SINEW_OK) goto done;
     r = bake_all(host, &geo, simulation, render, sim_normals ? sim_normals : simulation->normals,
-                 render_normals ? render_normals : render->normals, reports, status, out);
+                 render_normals ? render_normals : render->normals, reports, status, batch_eigen,
+                 out);
     if (r != SINEW_OK) goto done;
     out->render_count = R;
     out->simulation_count = S;

@@ -115,6 +115,15 @@ typedef struct sinew_mls_weights {
 sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* simulation,
                             const sinew_mesh_view* render, sinew_mls_weights* out);
 
+/* sinew_mls_bake on the instruction set `simd` (sinew_mls_bake itself uses SINEW_SIMD_AUTO), as
+ * sinew_mls_resolve maps it: with AVX2 the eigen-analyses of several render vertices' systems
+ * run together in vector lanes, otherwise one at a time. Every choice gives the same bits.
+ * Errors: those of sinew_mls_bake, and INVALID_ARGUMENT (simd not an instruction set),
+ * UNSUPPORTED (simd not built in or not run by this CPU). */
+sinew_result sinew_mls_bake_simd(const sinew_host_api* host, sinew_simd simd,
+                                 const sinew_mesh_view* simulation, const sinew_mesh_view* render,
+                                 sinew_mls_weights* out);
+
 /* Releases the arrays and zeroes the struct; NULL and zeroed structs are fine. */
 void sinew_mls_free(const sinew_host_api* host, sinew_mls_weights* weights);
 
