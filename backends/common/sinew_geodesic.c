@@ -204,6 +204,20 @@ static sinew_result build_grid(const sinew_host_api* host, const char* who, sine
                 if (p[k] > hi[k]) hi[k] = p[k];
             }
         }
+    g->triangle_boxes = (float*)sinew_host_alloc(host, 6u * (size_t)T * sizeof(float));
+    if (!g->triangle_boxes)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for the boxes of %u triangles", who, T);
+    for (uint32_t t = 0; t < T; ++t)
+        for (int k = 0; k < 3; ++k) {
+            double a = g->positions[3u * (size_t)g->triangles[3u * t] + (size_t)k];
+            double b = g->positions[3u * (size_t)g->triangles[3u * t + 1u] + (size_t)k];
+            double c = g->positions[3u * (size_t)g->triangles[3u * t + 2u] + (size_t)k];
+            g->triangle_boxes[6u * (size_t)t + (size_t)k] = (float)fmin(a, fmin(b, c));
+            g->triangle_boxes[6u * (size_t)t + 3u + (size_t)k] = (float)fmax(a, fmax(b, c));
+        }
+    g->diagonal2 = (hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                   (hi[2] - lo[2]) * (hi[2] - lo[2]);
     /* Cells about one edge long hold a handful of triangles each. */
     double h = edge_sum / (3.0 * (double)T);
     double extent = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
@@ -309,6 +323,7 @@ void sinew_geodesic_free(const sinew_host_api* host, sinew_geodesic* geo)
     sinew_host_free(host, geo->graph_lengths);
     sinew_host_free(host, geo->cell_offsets);
     sinew_host_free(host, geo->cell_triangles);
+    sinew_host_free(host, geo->triangle_boxes);
     memset(geo, 0, sizeof *geo);
 }
 
@@ -375,6 +390,70 @@ static double triangle_closest(const double p[3], const double a[3], const doubl
     return d2;
 }
 
+/* A triangle met by a closest-point search, with the squared distance from the point to its
+ * bounding box: no point of the triangle is nearer. */
+typedef struct closest_candidate {
+    double bound;
+    uint32_t triangle;
+} closest_candidate;
+
+/* Candidates held before they are tested nearest box first. */
+#define CLOSEST_CANDIDATES 128u
+
+/* Whether a triangle whose box lies `bound` (squared) from the point can still give a squared
+ * distance of at most `best`. The margin, far above the rounding of any squared distance the
+ * search computes (relative to the distance and to the surface's size), keeps every triangle
+ * whose computed distance could tie with or beat `best`, so skipping the others changes no
+ * result. */
+static inline int may_reach(double bound, double best, double diagonal2)
+{
+    return !(bound > best + 1e-9 * (best + diagonal2));
+}
+
+static inline double box_distance2(const float* box, const double p[3])
+{
+    double d2 = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        double lo = (double)box[k], hi = (double)box[3 + k];
+        double gap = p[k] < lo ? lo - p[k] : (p[k] > hi ? p[k] - hi : 0.0);
+        d2 += gap * gap;
+    }
+    return d2;
+}
+
+/* Tests the candidates c[0 .. count) nearest box first against the best so far (*best, *best_t,
+ * bary): the one of lowest squared distance, ties to the lower triangle index, as in the order
+ * the cells hold them. The first box too far ends the pass; a triangle listed by several
+ * cells is tested once. */
+static void test_candidates(const sinew_geodesic* geo, const double p[3], closest_candidate* c,
+                            uint32_t count, double* best, uint32_t* best_t, double bary[3])
+{
+    for (uint32_t a = 1; a < count; ++a) { /* insertion sort by (bound, triangle) */
+        closest_candidate x = c[a];
+        uint32_t q = a;
+        for (; q > 0 && (c[q - 1].bound > x.bound ||
+                         (c[q - 1].bound == x.bound && c[q - 1].triangle > x.triangle));
+             --q)
+            c[q] = c[q - 1];
+        c[q] = x;
+    }
+    for (uint32_t a = 0; a < count; ++a) {
+        if (!may_reach(c[a].bound, *best, geo->diagonal2)) break;
+        uint32_t t = c[a].triangle;
+        if (a > 0 && c[a - 1].triangle == t) continue;
+        const uint32_t* tri = geo->triangles + 3u * (size_t)t;
+        double b[3];
+        double d = triangle_closest(p, geo->positions + 3u * (size_t)tri[0],
+                                    geo->positions + 3u * (size_t)tri[1],
+                                    geo->positions + 3u * (size_t)tri[2], b);
+        if (d < *best || (d == *best && t < *best_t)) {
+            *best = d;
+            *best_t = t;
+            memcpy(bary, b, sizeof b);
+        }
+    }
+}
+
 uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], double q[3],
                                 double bary[3])
 {
@@ -386,8 +465,12 @@ uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], do
     if (geo->grid_dims[2] > max_dim) max_dim = geo->grid_dims[2];
     double best = INFINITY;
     uint32_t best_t = SINEW_GEODESIC_NONE;
+    closest_candidate held[CLOSEST_CANDIDATES];
     for (int64_t r = 0; r <= (int64_t)max_dim; ++r) {
-        /* Every cell at Chebyshev distance r from c (the shell of the cube of radius r). */
+        /* Every cell at Chebyshev distance r from c (the shell of the cube of radius r). The
+         * ring's triangles are tested nearest box first, so that the closest one, found early,
+         * lets the boxes of the others rule them out. */
+        uint32_t count = 0;
         for (int64_t dz = -r; dz <= r; ++dz) {
             int64_t z = (int64_t)c[2] + dz;
             if (z < 0 || z >= (int64_t)geo->grid_dims[2]) continue;
@@ -404,20 +487,20 @@ uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], do
                     for (uint32_t i = geo->cell_offsets[cell]; i < geo->cell_offsets[cell + 1u];
                          ++i) {
                         uint32_t t = geo->cell_triangles[i];
-                        const uint32_t* tri = geo->triangles + 3u * (size_t)t;
-                        double b[3];
-                        double d = triangle_closest(p, geo->positions + 3u * (size_t)tri[0],
-                                                    geo->positions + 3u * (size_t)tri[1],
-                                                    geo->positions + 3u * (size_t)tri[2], b);
-                        if (d < best || (d == best && t < best_t)) {
-                            best = d;
-                            best_t = t;
-                            memcpy(bary, b, sizeof b);
+                        double bound = box_distance2(geo->triangle_boxes + 6u * (size_t)t, p);
+                        if (!may_reach(bound, best, geo->diagonal2)) continue;
+                        if (count == CLOSEST_CANDIDATES) {
+                            test_candidates(geo, p, held, count, &best, &best_t, bary);
+                            count = 0;
                         }
+                        held[count].bound = bound;
+                        held[count].triangle = t;
+                        ++count;
                     }
                 }
             }
         }
+        test_candidates(geo, p, held, count, &best, &best_t, bary);
         /* Cells beyond ring r lie at least r cells away from the point's clamped position, and
          * clamping into the grid box never lengthens a distance to a point inside it. */
         double reach = (double)r * h;
@@ -443,12 +526,10 @@ sinew_result sinew_geodesic_scratch_init(const sinew_host_api* host, const sinew
 {
     memset(s, 0, sizeof *s);
     size_t V = geo->vertex_count;
-    s->distance = (double*)sinew_host_alloc(host, V * sizeof(double));
-    s->stamp = (uint32_t*)sinew_host_calloc(host, V, sizeof(uint32_t));
-    s->settled = (uint32_t*)sinew_host_calloc(host, V, sizeof(uint32_t));
+    s->marks = (sinew_geodesic_mark*)sinew_host_calloc(host, V, sizeof(sinew_geodesic_mark));
     s->heap_capacity = 256u;
     s->heap = (sinew_geodesic_hit*)sinew_host_alloc(host, s->heap_capacity * sizeof *s->heap);
-    if (!s->distance || !s->stamp || !s->settled || !s->heap) {
+    if (!s->marks || !s->heap) {
         sinew_geodesic_scratch_free(host, s);
         return SINEW_ERROR_OUT_OF_MEMORY;
     }
@@ -458,9 +539,7 @@ sinew_result sinew_geodesic_scratch_init(const sinew_host_api* host, const sinew
 void sinew_geodesic_scratch_free(const sinew_host_api* host, sinew_geodesic_scratch* s)
 {
     if (!s) return;
-    sinew_host_free(host, s->distance);
-    sinew_host_free(host, s->stamp);
-    sinew_host_free(host, s->settled);
+    sinew_host_free(host, s->marks);
     sinew_host_free(host, s->heap);
     memset(s, 0, sizeof *s);
 }
@@ -476,18 +555,24 @@ typedef struct heap_state {
     uint32_t size;
 } heap_state;
 
-static int heap_push(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+/* Doubles the heap's room (the rare path of heap_push). */
+static int heap_grow(const sinew_host_api* host, heap_state* h)
 {
     sinew_geodesic_scratch* s = h->s;
-    if (h->size == s->heap_capacity) {
-        uint32_t cap = s->heap_capacity * 2u;
-        sinew_geodesic_hit* grown = (sinew_geodesic_hit*)sinew_host_alloc(host, cap * sizeof *grown);
-        if (!grown) return 0;
-        memcpy(grown, s->heap, h->size * sizeof *grown);
-        sinew_host_free(host, s->heap);
-        s->heap = grown;
-        s->heap_capacity = cap;
-    }
+    uint32_t cap = s->heap_capacity * 2u;
+    sinew_geodesic_hit* grown = (sinew_geodesic_hit*)sinew_host_alloc(host, cap * sizeof *grown);
+    if (!grown) return 0;
+    memcpy(grown, s->heap, h->size * sizeof *grown);
+    sinew_host_free(host, s->heap);
+    s->heap = grown;
+    s->heap_capacity = cap;
+    return 1;
+}
+
+static inline int heap_push(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+{
+    sinew_geodesic_scratch* s = h->s;
+    if (h->size == s->heap_capacity && !heap_grow(host, h)) return 0;
     sinew_geodesic_hit x = {v, d};
     uint32_t i = h->size++;
     while (i > 0) {
@@ -500,7 +585,7 @@ static int heap_push(const sinew_host_api* host, heap_state* h, uint32_t v, doub
     return 1;
 }
 
-static sinew_geodesic_hit heap_pop(heap_state* h)
+static inline sinew_geodesic_hit heap_pop(heap_state* h)
 {
     sinew_geodesic_hit* a = h->s->heap;
     sinew_geodesic_hit top = a[0];
@@ -518,13 +603,14 @@ static sinew_geodesic_hit heap_pop(heap_state* h)
     return top;
 }
 
-static int relax(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+static inline int relax(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
 {
-    sinew_geodesic_scratch* s = h->s;
-    if (s->settled[v] == s->query) return 1;
-    if (s->stamp[v] == s->query && !(d < s->distance[v])) return 1;
-    s->stamp[v] = s->query;
-    s->distance[v] = d;
+    sinew_geodesic_mark* m = &h->s->marks[v];
+    const uint32_t query = h->s->query;
+    if (m->settled == query) return 1;
+    if (m->stamp == query && !(d < m->distance)) return 1;
+    m->stamp = query;
+    m->distance = d;
     return heap_push(host, h, v, d);
 }
 
@@ -533,8 +619,7 @@ uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic
                                 uint32_t count, sinew_geodesic_hit* hits)
 {
     if (++s->query == 0u) { /* the id wrapped: forget every old stamp */
-        memset(s->stamp, 0, geo->vertex_count * sizeof(uint32_t));
-        memset(s->settled, 0, geo->vertex_count * sizeof(uint32_t));
+        memset(s->marks, 0, geo->vertex_count * sizeof(sinew_geodesic_mark));
         s->query = 1u;
     }
     heap_state h = {s, 0u};
@@ -554,9 +639,9 @@ uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic
     uint32_t found = 0;
     while (ok && h.size > 0 && found < count) {
         sinew_geodesic_hit top = heap_pop(&h);
-        if (s->settled[top.vertex] == s->query || top.distance > s->distance[top.vertex])
-            continue;
-        s->settled[top.vertex] = s->query;
+        sinew_geodesic_mark* m = &s->marks[top.vertex];
+        if (m->settled == s->query || top.distance > m->distance) continue;
+        m->settled = s->query;
         hits[found++] = top;
         if (found == count) break;
         for (uint32_t i = geo->graph_offsets[top.vertex]; i < geo->graph_offsets[top.vertex + 1u];

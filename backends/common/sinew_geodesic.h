@@ -51,6 +51,11 @@ typedef struct sinew_geodesic {
     uint32_t grid_dims[3];
     uint32_t* cell_offsets;       /* cell count + 1 */
     uint32_t* cell_triangles;
+    /* Per triangle its bounding box, lower corner then upper (6 floats: the positions are
+     * floats, so the box is exact), and the squared diagonal of the whole surface's box: a
+     * closest-point search skips a triangle whose box lies clearly farther than its best. */
+    float* triangle_boxes;
+    double diagonal2;
 } sinew_geodesic;
 
 /* One settled vertex of a query. */
@@ -59,11 +64,17 @@ typedef struct sinew_geodesic_hit {
     double distance;
 } sinew_geodesic_hit;
 
+/* A query's record of one vertex: its tentative distance and whether it is settled (query ids,
+ * so that the records need no clearing between queries). */
+typedef struct sinew_geodesic_mark {
+    double distance;              /* valid when stamp is the current query id */
+    uint32_t stamp;               /* query id when distance is valid */
+    uint32_t settled;             /* query id once settled */
+} sinew_geodesic_mark;
+
 /* Per-thread working memory for queries (sized for one mesh). */
 typedef struct sinew_geodesic_scratch {
-    double* distance;             /* vertex_count */
-    uint32_t* stamp;              /* vertex_count: query id when distance is valid */
-    uint32_t* settled;            /* vertex_count: query id once settled */
+    sinew_geodesic_mark* marks;   /* vertex_count */
     uint32_t query;               /* current query id */
     sinew_geodesic_hit* heap;
     uint32_t heap_capacity;
