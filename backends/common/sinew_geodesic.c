@@ -544,74 +544,66 @@ void sinew_geodesic_scratch_free(const sinew_host_api* host, sinew_geodesic_scra
     memset(s, 0, sizeof *s);
 }
 
-/* Ties broken by vertex index, so the neighbour order never depends on the search history. */
-static inline int hit_less(const sinew_geodesic_hit* a, const sinew_geodesic_hit* b)
-{
-    return a->distance < b->distance || (a->distance == b->distance && a->vertex < b->vertex);
-}
-
-typedef struct heap_state {
+/* The search's frontier: the vertices reached and not yet settled, unordered, with their
+ * tentative distances; each one's mark holds its place (decrease-key in place). */
+typedef struct frontier {
     sinew_geodesic_scratch* s;
     uint32_t size;
-} heap_state;
+} frontier;
 
-/* Doubles the heap's room (the rare path of heap_push). */
-static int heap_grow(const sinew_host_api* host, heap_state* h)
+#define MARK_SETTLED 0xffffffffu
+
+/* Doubles the frontier's room (the rare path of relax). */
+static int frontier_grow(const sinew_host_api* host, frontier* f)
 {
-    sinew_geodesic_scratch* s = h->s;
+    sinew_geodesic_scratch* s = f->s;
     uint32_t cap = s->heap_capacity * 2u;
     sinew_geodesic_hit* grown = (sinew_geodesic_hit*)sinew_host_alloc(host, cap * sizeof *grown);
     if (!grown) return 0;
-    memcpy(grown, s->heap, h->size * sizeof *grown);
+    memcpy(grown, s->heap, f->size * sizeof *grown);
     sinew_host_free(host, s->heap);
     s->heap = grown;
     s->heap_capacity = cap;
     return 1;
 }
 
-static inline int heap_push(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+/* Vertex v reached at distance d: kept when it is not settled and d is shorter than its
+ * distance so far (the first reach of a query always). Returns 0 when out of memory. */
+static inline int relax(const sinew_host_api* host, frontier* f, uint32_t v, double d)
 {
-    sinew_geodesic_scratch* s = h->s;
-    if (h->size == s->heap_capacity && !heap_grow(host, h)) return 0;
-    sinew_geodesic_hit x = {v, d};
-    uint32_t i = h->size++;
-    while (i > 0) {
-        uint32_t parent = (i - 1u) / 2u;
-        if (!hit_less(&x, &s->heap[parent])) break;
-        s->heap[i] = s->heap[parent];
-        i = parent;
+    sinew_geodesic_scratch* s = f->s;
+    sinew_geodesic_mark* m = &s->marks[v];
+    if (m->stamp == s->query) {
+        if (m->slot == MARK_SETTLED || !(d < m->distance)) return 1;
+        m->distance = d;
+        s->heap[m->slot].distance = d;
+        return 1;
     }
-    s->heap[i] = x;
+    if (f->size == s->heap_capacity && !frontier_grow(host, f)) return 0;
+    m->stamp = s->query;
+    m->distance = d;
+    m->slot = f->size;
+    s->heap[f->size].vertex = v;
+    s->heap[f->size].distance = d;
+    ++f->size;
     return 1;
 }
 
-static inline sinew_geodesic_hit heap_pop(heap_state* h)
+/* Removes and returns the frontier's nearest vertex (ties: the lower index, so the order never
+ * depends on the search history), settled. */
+static inline sinew_geodesic_hit settle_nearest(frontier* f)
 {
-    sinew_geodesic_hit* a = h->s->heap;
-    sinew_geodesic_hit top = a[0];
-    sinew_geodesic_hit last = a[--h->size];
-    uint32_t i = 0, n = h->size;
-    for (;;) {
-        uint32_t l = 2u * i + 1u;
-        if (l >= n) break;
-        uint32_t m = (l + 1u < n && hit_less(&a[l + 1u], &a[l])) ? l + 1u : l;
-        if (!hit_less(&a[m], &last)) break;
-        a[i] = a[m];
-        i = m;
-    }
-    if (n) a[i] = last;
+    sinew_geodesic_hit* a = f->s->heap;
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < f->size; ++i)
+        if (a[i].distance < a[best].distance ||
+            (a[i].distance == a[best].distance && a[i].vertex < a[best].vertex))
+            best = i;
+    sinew_geodesic_hit top = a[best];
+    a[best] = a[--f->size];
+    if (best < f->size) f->s->marks[a[best].vertex].slot = best;
+    f->s->marks[top.vertex].slot = MARK_SETTLED;
     return top;
-}
-
-static inline int relax(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
-{
-    sinew_geodesic_mark* m = &h->s->marks[v];
-    const uint32_t query = h->s->query;
-    if (m->settled == query) return 1;
-    if (m->stamp == query && !(d < m->distance)) return 1;
-    m->stamp = query;
-    m->distance = d;
-    return heap_push(host, h, v, d);
 }
 
 uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic* geo,
@@ -622,31 +614,30 @@ uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic
         memset(s->marks, 0, geo->vertex_count * sizeof(sinew_geodesic_mark));
         s->query = 1u;
     }
-    heap_state h = {s, 0u};
+    frontier f = {s, 0u};
     const uint32_t* tri = geo->triangles + 3u * (size_t)triangle;
+    const uint32_t* offsets = geo->graph_offsets;
+    const uint32_t* targets = geo->graph_targets;
+    const double* lengths = geo->graph_lengths;
     int ok = 1;
     /* Inside the source triangle, straight lines are geodesics. */
     for (int k = 0; k < 3; ++k)
-        ok &= relax(host, &h, tri[k], dist3(q, geo->positions + 3u * (size_t)tri[k]));
+        ok &= relax(host, &f, tri[k], dist3(q, geo->positions + 3u * (size_t)tri[k]));
     /* Around the source, straight chords to every graph neighbour of its corners: on a surface
      * smooth at the scale of an edge the chord is the geodesic up to third order, and it spares
      * the search the detour through a corner that dominates short distances. */
     for (int k = 0; k < 3; ++k)
-        for (uint32_t i = geo->graph_offsets[tri[k]]; i < geo->graph_offsets[tri[k] + 1u]; ++i) {
-            uint32_t u = geo->graph_targets[i];
-            ok &= relax(host, &h, u, dist3(q, geo->positions + 3u * (size_t)u));
+        for (uint32_t i = offsets[tri[k]]; i < offsets[tri[k] + 1u]; ++i) {
+            uint32_t u = targets[i];
+            ok &= relax(host, &f, u, dist3(q, geo->positions + 3u * (size_t)u));
         }
     uint32_t found = 0;
-    while (ok && h.size > 0 && found < count) {
-        sinew_geodesic_hit top = heap_pop(&h);
-        sinew_geodesic_mark* m = &s->marks[top.vertex];
-        if (m->settled == s->query || top.distance > m->distance) continue;
-        m->settled = s->query;
+    while (ok && f.size > 0 && found < count) {
+        sinew_geodesic_hit top = settle_nearest(&f);
         hits[found++] = top;
         if (found == count) break;
-        for (uint32_t i = geo->graph_offsets[top.vertex]; i < geo->graph_offsets[top.vertex + 1u];
-             ++i)
-            ok &= relax(host, &h, geo->graph_targets[i], top.distance + geo->graph_lengths[i]);
+        for (uint32_t i = offsets[top.vertex]; i < offsets[top.vertex + 1u]; ++i)
+            ok &= relax(host, &f, targets[i], top.distance + lengths[i]);
     }
     return ok ? found : SINEW_GEODESIC_NONE;
 }

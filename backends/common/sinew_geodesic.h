@@ -64,19 +64,20 @@ typedef struct sinew_geodesic_hit {
     double distance;
 } sinew_geodesic_hit;
 
-/* A query's record of one vertex: its tentative distance and whether it is settled (query ids,
- * so that the records need no clearing between queries). */
+/* A query's record of one vertex (valid when stamp is the current query id, so that the records
+ * need no clearing between queries): its tentative distance, and its place in the search's
+ * frontier, or 0xffffffff once settled. */
 typedef struct sinew_geodesic_mark {
-    double distance;              /* valid when stamp is the current query id */
-    uint32_t stamp;               /* query id when distance is valid */
-    uint32_t settled;             /* query id once settled */
+    double distance;
+    uint32_t stamp;
+    uint32_t slot;
 } sinew_geodesic_mark;
 
 /* Per-thread working memory for queries (sized for one mesh). */
 typedef struct sinew_geodesic_scratch {
     sinew_geodesic_mark* marks;   /* vertex_count */
     uint32_t query;               /* current query id */
-    sinew_geodesic_hit* heap;
+    sinew_geodesic_hit* heap;     /* the frontier: vertices reached, not settled (unordered) */
     uint32_t heap_capacity;
 } sinew_geodesic_scratch;
 
