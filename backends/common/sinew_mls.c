@@ -23,7 +23,7 @@
 #define MLS_EXACT_TOLERANCE 1e-9
 #define MLS_CHUNK 64u
 /* Render vertices whose quadratic systems are diagonalised together (bake_eigen). */
-#define MLS_BATCH 4u
+#define MLS_BATCH 8u
 #define MLS_TINY_WEIGHT 1e-15
 #define MLS_BLOB_MAGIC 0x534c4d53u /* "SMLS" */
 #define MLS_BLOB_VERSION 1u
@@ -83,93 +83,132 @@ static void jacobi_eigen(double* a, double* v, int n)
 #define MLS_JACOBI_AVX 1
 #include <immintrin.h>
 
-/* jacobi_eigen of four 10 x 10 matrices at once, one per lane of 256-bit AVX vectors: each
- * lane runs the scalar code's operations in its order (no FMA: the target leaves it out, and
- * the file is built without contraction), so every lane gives that code's bits. Where the scalar code
- * branches, a lane's results are selected by mask: a lane that skips a rotation keeps its
- * entries, and a lane whose sweeps have converged takes no further change while the others
- * go on. a[l] and v[l] as in jacobi_eigen for lane l (a[l] == a[m] is allowed: the lanes then
- * compute the same). */
+/* Matrices per set of lanes of jacobi_eigen_avx, and sets run side by side: two independent
+ * sets give the out-of-order core a second chain of divisions and square roots to work on
+ * while one waits. */
+#define MLS_LANES 4
+#define MLS_SETS 2
+
+/* jacobi_eigen of MLS_BATCH 10 x 10 matrices at once, one per lane of 256-bit AVX vectors:
+ * each lane runs the scalar code's operations in its order (no FMA: the target leaves it out,
+ * and the file is built without contraction), so every lane gives that code's bits. Where the
+ * scalar code branches, a lane's results are selected by mask: a lane that skips a rotation
+ * keeps its entries, and a lane whose sweeps have converged takes no further change while the
+ * others go on. a[l] and v[l] as in jacobi_eigen for lane l (a[l] == a[m] is allowed: the
+ * lanes then compute the same). */
 __attribute__((target("avx2"))) static void jacobi_eigen_avx(double* const a_out[MLS_BATCH],
                                                            double* const v_out[MLS_BATCH])
 {
-    enum { n = MLS_QUADRATIC_TERMS };
-    __m256d a[n * n], v[n * n];
-    for (int k = 0; k < n * n; ++k) {
-        a[k] = _mm256_set_pd(a_out[3][k], a_out[2][k], a_out[1][k], a_out[0][k]);
-        v[k] = _mm256_set1_pd(k % (n + 1) == 0 ? 1.0 : 0.0);
-    }
+    enum { n = MLS_QUADRATIC_TERMS, S = MLS_SETS };
+    __m256d a[n * n][S], v[n * n][S];
+    for (int k = 0; k < n * n; ++k)
+        for (int h = 0; h < S; ++h) {
+            double* const* m = a_out + MLS_LANES * h;
+            a[k][h] = _mm256_set_pd(m[3][k], m[2][k], m[1][k], m[0][k]);
+            v[k][h] = _mm256_set1_pd(k % (n + 1) == 0 ? 1.0 : 0.0);
+        }
     const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
     const __m256d minus_one = _mm256_set1_pd(-1.0), two = _mm256_set1_pd(2.0);
     const __m256d off_tol = _mm256_set1_pd(1e-34), skip_tol = _mm256_set1_pd(1e-36);
     const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-    __m256d active = _mm256_castsi256_pd(_mm256_set1_epi64x(-1ll));
+    __m256d active[S];
+    for (int h = 0; h < S; ++h) active[h] = _mm256_castsi256_pd(_mm256_set1_epi64x(-1ll));
     for (int sweep = 0; sweep < 64; ++sweep) {
-        __m256d off = zero, diag = zero;
-        for (int i = 0; i < n; ++i) {
-            diag = _mm256_add_pd(diag, _mm256_mul_pd(a[i * n + i], a[i * n + i]));
-            for (int j = i + 1; j < n; ++j)
-                off = _mm256_add_pd(off, _mm256_mul_pd(a[i * n + j], a[i * n + j]));
+        int any = 0;
+        for (int h = 0; h < S; ++h) {
+            __m256d off = zero, diag = zero;
+            for (int i = 0; i < n; ++i) {
+                diag = _mm256_add_pd(diag, _mm256_mul_pd(a[i * n + i][h], a[i * n + i][h]));
+                for (int j = i + 1; j < n; ++j)
+                    off = _mm256_add_pd(off, _mm256_mul_pd(a[i * n + j][h], a[i * n + j][h]));
+            }
+            __m256d done = _mm256_or_pd(
+                _mm256_cmp_pd(off, _mm256_mul_pd(off_tol, diag), _CMP_LE_OQ),
+                _mm256_cmp_pd(off, zero, _CMP_EQ_OQ));
+            active[h] = _mm256_andnot_pd(done, active[h]);
+            any |= _mm256_movemask_pd(active[h]);
         }
-        __m256d done = _mm256_or_pd(_mm256_cmp_pd(off, _mm256_mul_pd(off_tol, diag), _CMP_LE_OQ),
-                                    _mm256_cmp_pd(off, zero, _CMP_EQ_OQ));
-        active = _mm256_andnot_pd(done, active);
-        if (!_mm256_movemask_pd(active)) break;
+        if (!any) break;
         for (int p = 0; p < n - 1; ++p)
             for (int q = p + 1; q < n; ++q) {
-                __m256d apq = a[p * n + q], app = a[p * n + p], aqq = a[q * n + q];
-                __m256d skip = _mm256_cmp_pd(
-                    _mm256_mul_pd(apq, apq),
-                    _mm256_mul_pd(skip_tol, _mm256_and_pd(_mm256_mul_pd(app, aqq), magnitude)),
-                    _CMP_LE_OQ);
-                __m256d rot = _mm256_andnot_pd(skip, active);
-                if (_mm256_movemask_pd(rot)) {
-                    __m256d theta = _mm256_div_pd(_mm256_sub_pd(aqq, app), _mm256_mul_pd(two, apq));
-                    __m256d sign =
-                        _mm256_blendv_pd(minus_one, one, _mm256_cmp_pd(theta, zero, _CMP_GE_OQ));
+                __m256d rot[S], c[S], s[S];
+                int rotating = 0;
+                for (int h = 0; h < S; ++h) {
+                    __m256d apq = a[p * n + q][h], app = a[p * n + p][h], aqq = a[q * n + q][h];
+                    __m256d skip = _mm256_cmp_pd(
+                        _mm256_mul_pd(apq, apq),
+                        _mm256_mul_pd(skip_tol,
+                                      _mm256_and_pd(_mm256_mul_pd(app, aqq), magnitude)),
+                        _CMP_LE_OQ);
+                    rot[h] = _mm256_andnot_pd(skip, active[h]);
+                    rotating |= _mm256_movemask_pd(rot[h]);
+                    __m256d theta =
+                        _mm256_div_pd(_mm256_sub_pd(aqq, app), _mm256_mul_pd(two, apq));
+                    __m256d sign = _mm256_blendv_pd(minus_one, one,
+                                                    _mm256_cmp_pd(theta, zero, _CMP_GE_OQ));
                     __m256d t = _mm256_div_pd(
                         sign, _mm256_add_pd(_mm256_and_pd(theta, magnitude),
                                             _mm256_sqrt_pd(_mm256_add_pd(
                                                 _mm256_mul_pd(theta, theta), one))));
-                    __m256d c = _mm256_div_pd(
-                        one, _mm256_sqrt_pd(_mm256_add_pd(_mm256_mul_pd(t, t), one)));
-                    __m256d s = _mm256_mul_pd(t, c);
-                    for (int k = 0; k < n; ++k) {
-                        __m256d akp = a[k * n + p], akq = a[k * n + q];
-                        a[k * n + p] = _mm256_blendv_pd(
-                            akp, _mm256_sub_pd(_mm256_mul_pd(c, akp), _mm256_mul_pd(s, akq)), rot);
-                        a[k * n + q] = _mm256_blendv_pd(
-                            akq, _mm256_add_pd(_mm256_mul_pd(s, akp), _mm256_mul_pd(c, akq)), rot);
-                    }
-                    for (int k = 0; k < n; ++k) {
-                        __m256d apk = a[p * n + k], aqk = a[q * n + k];
-                        a[p * n + k] = _mm256_blendv_pd(
-                            apk, _mm256_sub_pd(_mm256_mul_pd(c, apk), _mm256_mul_pd(s, aqk)), rot);
-                        a[q * n + k] = _mm256_blendv_pd(
-                            aqk, _mm256_add_pd(_mm256_mul_pd(s, apk), _mm256_mul_pd(c, aqk)), rot);
-                    }
-                    for (int k = 0; k < n; ++k) {
-                        __m256d vkp = v[k * n + p], vkq = v[k * n + q];
-                        v[k * n + p] = _mm256_blendv_pd(
-                            vkp, _mm256_sub_pd(_mm256_mul_pd(c, vkp), _mm256_mul_pd(s, vkq)), rot);
-                        v[k * n + q] = _mm256_blendv_pd(
-                            vkq, _mm256_add_pd(_mm256_mul_pd(s, vkp), _mm256_mul_pd(c, vkq)), rot);
-                    }
+                    c[h] = _mm256_div_pd(one,
+                                         _mm256_sqrt_pd(_mm256_add_pd(_mm256_mul_pd(t, t), one)));
+                    s[h] = _mm256_mul_pd(t, c[h]);
+                }
+                if (rotating) {
+                    for (int k = 0; k < n; ++k)
+                        for (int h = 0; h < S; ++h) {
+                            __m256d akp = a[k * n + p][h], akq = a[k * n + q][h];
+                            a[k * n + p][h] = _mm256_blendv_pd(
+                                akp,
+                                _mm256_sub_pd(_mm256_mul_pd(c[h], akp), _mm256_mul_pd(s[h], akq)),
+                                rot[h]);
+                            a[k * n + q][h] = _mm256_blendv_pd(
+                                akq,
+                                _mm256_add_pd(_mm256_mul_pd(s[h], akp), _mm256_mul_pd(c[h], akq)),
+                                rot[h]);
+                        }
+                    for (int k = 0; k < n; ++k)
+                        for (int h = 0; h < S; ++h) {
+                            __m256d apk = a[p * n + k][h], aqk = a[q * n + k][h];
+                            a[p * n + k][h] = _mm256_blendv_pd(
+                                apk,
+                                _mm256_sub_pd(_mm256_mul_pd(c[h], apk), _mm256_mul_pd(s[h], aqk)),
+                                rot[h]);
+                            a[q * n + k][h] = _mm256_blendv_pd(
+                                aqk,
+                                _mm256_add_pd(_mm256_mul_pd(s[h], apk), _mm256_mul_pd(c[h], aqk)),
+                                rot[h]);
+                        }
+                    for (int k = 0; k < n; ++k)
+                        for (int h = 0; h < S; ++h) {
+                            __m256d vkp = v[k * n + p][h], vkq = v[k * n + q][h];
+                            v[k * n + p][h] = _mm256_blendv_pd(
+                                vkp,
+                                _mm256_sub_pd(_mm256_mul_pd(c[h], vkp), _mm256_mul_pd(s[h], vkq)),
+                                rot[h]);
+                            v[k * n + q][h] = _mm256_blendv_pd(
+                                vkq,
+                                _mm256_add_pd(_mm256_mul_pd(s[h], vkp), _mm256_mul_pd(c[h], vkq)),
+                                rot[h]);
+                        }
                 }
                 /* Rotated or dropped, the entry is 0 in every lane still sweeping. */
-                a[p * n + q] = _mm256_blendv_pd(a[p * n + q], zero, active);
-                a[q * n + p] = _mm256_blendv_pd(a[q * n + p], zero, active);
+                for (int h = 0; h < S; ++h) {
+                    a[p * n + q][h] = _mm256_blendv_pd(a[p * n + q][h], zero, active[h]);
+                    a[q * n + p][h] = _mm256_blendv_pd(a[q * n + p][h], zero, active[h]);
+                }
             }
     }
-    for (int k = 0; k < n * n; ++k) {
-        double lane_a[MLS_BATCH], lane_v[MLS_BATCH];
-        _mm256_storeu_pd(lane_a, a[k]);
-        _mm256_storeu_pd(lane_v, v[k]);
-        for (uint32_t l = 0; l < MLS_BATCH; ++l) {
-            a_out[l][k] = lane_a[l];
-            v_out[l][k] = lane_v[l];
+    for (int k = 0; k < n * n; ++k)
+        for (int h = 0; h < S; ++h) {
+            double lane_a[MLS_LANES], lane_v[MLS_LANES];
+            _mm256_storeu_pd(lane_a, a[k][h]);
+            _mm256_storeu_pd(lane_v, v[k][h]);
+            for (int l = 0; l < MLS_LANES; ++l) {
+                a_out[MLS_LANES * h + l][k] = lane_a[l];
+                v_out[MLS_LANES * h + l][k] = lane_v[l];
+            }
         }
-    }
 }
 #endif
 
