@@ -16,6 +16,7 @@
  *   at their ends, and the anchor follows the foot point's bone. SPDX-License-Identifier: MIT */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -496,8 +497,26 @@ static void fill_group(shrink* st, shrink_group* grp, uint32_t* ring_used, uint3
         }
 }
 
-/* Each part's groups of four moving vertices in index order and its single vertices: those
- * left over, and any without bones. */
+/* A moving vertex as build_groups orders them: vertices with the same bones and ring size
+ * side by side, so that a group's lanes need few padded slots. */
+typedef struct group_key {
+    const uint32_t* bones;
+    uint32_t bone_count, degree, vertex;
+} group_key;
+
+static int compare_group_keys(const void* a, const void* b)
+{
+    const group_key* x = (const group_key*)a;
+    const group_key* y = (const group_key*)b;
+    if (x->bone_count != y->bone_count) return x->bone_count < y->bone_count ? -1 : 1;
+    for (uint32_t k = 0; k < x->bone_count; ++k)
+        if (x->bones[k] != y->bones[k]) return x->bones[k] < y->bones[k] ? -1 : 1;
+    if (x->degree != y->degree) return x->degree < y->degree ? -1 : 1;
+    return x->vertex < y->vertex ? -1 : (x->vertex > y->vertex);
+}
+
+/* Each part's groups of four moving vertices and its single vertices: those left over, and any
+ * without bones. */
 static sinew_result build_groups(const sinew_host_api* host, shrink* st)
 {
     uint32_t n = st->n, parts = st->parts;
@@ -509,31 +528,40 @@ static sinew_result build_groups(const sinew_host_api* host, shrink* st)
     st->singles = (uint32_t*)sinew_host_alloc(host, (n + 1u) * sizeof(uint32_t));
     st->part_groups = (uint32_t*)sinew_host_calloc(host, parts + 1u, sizeof(uint32_t));
     st->part_singles = (uint32_t*)sinew_host_calloc(host, parts + 1u, sizeof(uint32_t));
+    group_key* keys = (group_key*)sinew_host_alloc(host, (n + 1u) * sizeof(group_key));
     if (!st->groups || !st->group_ring || !st->group_bones || !st->singles || !st->part_groups ||
-        !st->part_singles)
+        !st->part_singles || !keys) {
+        sinew_host_free(host, keys);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory shrinking "
                                "%u vertices", n);
+    }
     uint32_t groups = 0, singles = 0, ring_used = 0, bones_used = 0;
     for (uint32_t part = 0; part < parts; ++part) {
-        uint32_t lanes = 0;
-        shrink_group* grp = &st->groups[groups];
+        uint32_t moving = 0;
         for (uint32_t i = part_start(st, part), stop = part_start(st, part + 1u); i < stop; ++i) {
             if (st->fixed[i] || st->ring_offsets[i] == st->ring_offsets[i + 1]) continue;
             if (st->bone_offsets[i] == st->bone_offsets[i + 1]) {
                 st->singles[singles++] = i;
                 continue;
             }
-            grp->vertex[lanes++] = i;
-            if (lanes == 4u) {
-                fill_group(st, grp, &ring_used, &bones_used);
-                grp = &st->groups[++groups];
-                lanes = 0;
-            }
+            group_key* k = &keys[moving++];
+            k->bones = st->bones + st->bone_offsets[i];
+            k->bone_count = st->bone_offsets[i + 1] - st->bone_offsets[i];
+            k->degree = st->ring_offsets[i + 1] - st->ring_offsets[i];
+            k->vertex = i;
         }
-        for (uint32_t l = 0; l < lanes; ++l) st->singles[singles++] = grp->vertex[l];
+        qsort(keys, moving, sizeof *keys, compare_group_keys);
+        uint32_t whole = moving / 4u * 4u;
+        for (uint32_t k = 0; k < whole; k += 4u) {
+            shrink_group* grp = &st->groups[groups++];
+            for (uint32_t l = 0; l < 4u; ++l) grp->vertex[l] = keys[k + l].vertex;
+            fill_group(st, grp, &ring_used, &bones_used);
+        }
+        for (uint32_t k = whole; k < moving; ++k) st->singles[singles++] = keys[k].vertex;
         st->part_groups[part + 1u] = groups;
         st->part_singles[part + 1u] = singles;
     }
+    sinew_host_free(host, keys);
     return SINEW_OK;
 }
 #endif
