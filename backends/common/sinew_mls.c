@@ -333,26 +333,36 @@ static int wants_packed(void)
 #endif
 }
 
+/* Whether weights for `simulation_count` vertices carry packed entries: the kernel reads them
+ * and record offsets (32 * index) fit 32 bits. */
+static int packs(uint32_t simulation_count)
+{
+    return wants_packed() && simulation_count <= UINT32_MAX / 32u;
+}
+
+/* Render vertex j's packed entries from the arrays. */
+static void pack_vertex(sinew_mls_weights* w, uint32_t j)
+{
+    sinew_mls_packed_vertex* pv = &w->packed[j];
+    const size_t e = (size_t)j * SINEW_MLS_K;
+    for (uint32_t k = 0; k < SINEW_MLS_K; ++k) {
+        pv->offsets[k] = 32u * w->indices[e + k];
+        pv->pairs[2u * k] = w->weights[e + k];
+        pv->pairs[2u * k + 1u] = w->normal_weights[e + k];
+    }
+}
+
 /* Fills w->packed from the arrays when the kernel uses it (w complete otherwise); `who` names
  * the caller in the log line. */
 static sinew_result make_packed(const sinew_host_api* host, sinew_mls_weights* w, const char* who)
 {
-    /* Record offsets are 32 * index in 32 bits. */
-    if (!wants_packed() || w->simulation_count > UINT32_MAX / 32u) return SINEW_OK;
+    if (!packs(w->simulation_count)) return SINEW_OK;
     w->packed = (sinew_mls_packed_vertex*)sinew_host_alloc(
         host, (size_t)w->render_count * sizeof(sinew_mls_packed_vertex));
     if (!w->packed)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                "%s: out of memory for %u render vertices", who, w->render_count);
-    for (uint32_t j = 0; j < w->render_count; ++j) {
-        sinew_mls_packed_vertex* pv = &w->packed[j];
-        const size_t e = (size_t)j * SINEW_MLS_K;
-        for (uint32_t k = 0; k < SINEW_MLS_K; ++k) {
-            pv->offsets[k] = 32u * w->indices[e + k];
-            pv->pairs[2u * k] = w->weights[e + k];
-            pv->pairs[2u * k + 1u] = w->normal_weights[e + k];
-        }
-    }
+    for (uint32_t j = 0; j < w->render_count; ++j) pack_vertex(w, j);
     return SINEW_OK;
 }
 
@@ -373,9 +383,9 @@ typedef struct bake_ctx {
     const float* render_normals;  /* unit, 3 per render vertex */
     uint32_t render_count;
     double diagonal;              /* of the simulation mesh's bounding box */
-    sinew_mls_weights* out;
-    mls_vertex_report* reports;
-    sinew_result* chunk_status;   /* per chunk of MLS_CHUNK render vertices */
+    sinew_mls_weights* out;       /* packed entries allocated when the kernel reads them */
+    sinew_mls_stats* chunk_stats; /* per chunk of MLS_CHUNK render vertices: its figures */
+    sinew_result* chunk_status;   /* per chunk: its result */
     int batch_eigen;              /* jacobi_eigen_avx runs on this CPU */
 } bake_ctx;
 
@@ -420,6 +430,7 @@ static uint32_t support_weights(const sinew_geodesic_hit* hits, uint32_t found,
 typedef struct vertex_work {
     uint32_t j;
     uint32_t count;
+    mls_vertex_report rep;
     sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
     double xj[3];
     double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
@@ -524,7 +535,7 @@ static sinew_result bake_vertex_begin(const bake_ctx* c, sinew_geodesic_scratch*
                                       uint32_t j, vertex_work* vw)
 {
     const sinew_geodesic* geo = c->geo;
-    mls_vertex_report* rep = &c->reports[j];
+    mls_vertex_report* rep = &vw->rep;
     memset(rep, 0, sizeof *rep);
     vw->j = j;
     double* xj = vw->xj;
@@ -547,11 +558,12 @@ static sinew_result bake_vertex_begin(const bake_ctx* c, sinew_geodesic_scratch*
     return SINEW_OK;
 }
 
-/* Vertex vw->j's weights from its eigen-analysis, stored with its report. */
-static void bake_vertex_end(const bake_ctx* c, const vertex_work* vw)
+/* Vertex vw->j's weights from its eigen-analysis, stored (with its packed entries when the
+ * weights carry them), and its report. */
+static void bake_vertex_end(const bake_ctx* c, vertex_work* vw)
 {
     const uint32_t j = vw->j, count = vw->count;
-    mls_vertex_report* rep = &c->reports[j];
+    mls_vertex_report* rep = &vw->rep;
     double n_ij[SINEW_MLS_K], nn_ij[SINEW_MLS_K];
     position_weights(c, vw, rep, n_ij);
     /* Normals: linear MLS in normal space (the paper's pi(n)). */
@@ -563,6 +575,19 @@ static void bake_vertex_end(const bake_ctx* c, const vertex_work* vw)
     mls_shape((const double(*)[3])nsc, vw->w, count, b, MLS_LINEAR_TERMS, nn_ij);
     store_vertex(c, j, vw->hits, count, (const double(*)[3])vw->xs, (const double(*)[3])vw->ns,
                  n_ij, nn_ij, vw->xj, nj, rep);
+    if (c->out->packed) pack_vertex(c->out, j);
+}
+
+/* Adds a vertex's report to the figures `st`. */
+static void add_report(const mls_vertex_report* rep, sinew_mls_stats* st)
+{
+    if (rep->flags & MLS_VERTEX_CORRECTED) st->corrected_count++;
+    if (rep->flags & MLS_VERTEX_SHORT) st->short_count++;
+    if (rep->flags & MLS_VERTEX_INEXACT) st->inexact_count++;
+    st->max_surface_distance = fmax(st->max_surface_distance, rep->surface_distance);
+    st->max_weight_l1 = fmax(st->max_weight_l1, rep->weight_l1);
+    st->max_rest_error = fmax(st->max_rest_error, rep->rest_error);
+    st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
 }
 
 /* The eigen-analysis of the quadratic G of `count` (at most MLS_BATCH) vertices. */
@@ -594,6 +619,8 @@ static void bake_range(void* data, uint32_t begin, uint32_t end)
     if (r == SINEW_OK && !vw) r = SINEW_ERROR_OUT_OF_MEMORY;
     for (uint32_t chunk = begin; chunk < end; ++chunk) {
         sinew_result cr = r;
+        sinew_mls_stats* st = &c->chunk_stats[chunk];
+        memset(st, 0, sizeof *st);
         uint32_t v0 = chunk * MLS_CHUNK;
         uint32_t v1 = c->render_count - v0 < MLS_CHUNK ? c->render_count : v0 + MLS_CHUNK;
         for (uint32_t j = v0; j < v1 && cr == SINEW_OK; j += MLS_BATCH) {
@@ -602,7 +629,10 @@ static void bake_range(void* data, uint32_t begin, uint32_t end)
                 cr = bake_vertex_begin(c, &scratch, j + l, &vw[l]);
             if (cr != SINEW_OK) break;
             bake_eigen(c, vw, count);
-            for (uint32_t l = 0; l < count; ++l) bake_vertex_end(c, &vw[l]);
+            for (uint32_t l = 0; l < count; ++l) {
+                bake_vertex_end(c, &vw[l]);
+                add_report(&vw[l].rep, st);
+            }
         }
         c->chunk_status[chunk] = cr;
     }
@@ -683,7 +713,7 @@ static void area_normals(const float* positions, uint32_t vertex_count, const ui
 static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* geo,
                              const sinew_mesh_view* simulation, const sinew_mesh_view* render,
                              const float* sim_normals, const float* render_normals,
-                             mls_vertex_report* reports, sinew_result* status,
+                             sinew_mls_stats* chunk_stats, sinew_result* status,
                              int batch_eigen, sinew_mls_weights* out)
 {
     const uint32_t R = render->vertex_count;
@@ -697,7 +727,7 @@ static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* g
     ctx.render_count = R;
     ctx.diagonal = bounding_diagonal(simulation->positions, simulation->vertex_count);
     ctx.out = out;
-    ctx.reports = reports;
+    ctx.chunk_stats = chunk_stats;
     ctx.chunk_status = status;
     ctx.batch_eigen = batch_eigen;
     sinew_host_parallel_for(host, bake_range, &ctx, chunks, 1u);
@@ -708,18 +738,18 @@ static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* g
     return SINEW_OK;
 }
 
-/* The bake's figures over its vertices' reports. */
-static void gather_stats(const mls_vertex_report* reports, uint32_t R, sinew_mls_stats* st)
+/* The bake's figures over its chunks' (counts add up, maxima are the largest of any order). */
+static void gather_stats(const sinew_mls_stats* chunk_stats, uint32_t chunks, sinew_mls_stats* st)
 {
-    for (uint32_t j = 0; j < R; ++j) {
-        const mls_vertex_report* rep = &reports[j];
-        if (rep->flags & MLS_VERTEX_CORRECTED) st->corrected_count++;
-        if (rep->flags & MLS_VERTEX_SHORT) st->short_count++;
-        if (rep->flags & MLS_VERTEX_INEXACT) st->inexact_count++;
-        st->max_surface_distance = fmax(st->max_surface_distance, rep->surface_distance);
-        st->max_weight_l1 = fmax(st->max_weight_l1, rep->weight_l1);
-        st->max_rest_error = fmax(st->max_rest_error, rep->rest_error);
-        st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
+    for (uint32_t ch = 0; ch < chunks; ++ch) {
+        const sinew_mls_stats* c = &chunk_stats[ch];
+        st->corrected_count += c->corrected_count;
+        st->short_count += c->short_count;
+        st->inexact_count += c->inexact_count;
+        st->max_surface_distance = fmax(st->max_surface_distance, c->max_surface_distance);
+        st->max_weight_l1 = fmax(st->max_weight_l1, c->max_weight_l1);
+        st->max_rest_error = fmax(st->max_rest_error, c->max_rest_error);
+        st->max_normal_angle = fmax(st->max_normal_angle, c->max_normal_angle);
     }
 }
 
@@ -762,20 +792,25 @@ sinew_result sinew_mls_bake_simd(const sinew_host_api* host, sinew_simd simd,
     float* sim_normals = NULL;
     float* render_normals = NULL;
     uint32_t chunks = (R + MLS_CHUNK - 1u) / MLS_CHUNK;
-    mls_vertex_report* reports =
-        (mls_vertex_report*)sinew_host_alloc(host, (size_t)R * sizeof(mls_vertex_report));
+    sinew_mls_stats* chunk_stats =
+        (sinew_mls_stats*)sinew_host_alloc(host, chunks * sizeof(sinew_mls_stats));
     sinew_result* status = (sinew_result*)sinew_host_alloc(host, chunks * sizeof(sinew_result));
     out->indices = (uint32_t*)sinew_host_alloc(host, entries * sizeof(uint32_t));
     out->weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
     out->normal_weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
+    /* The packed entries are written with the arrays, vertex by vertex in the bake's jobs. */
+    if (packs(S))
+        out->packed = (sinew_mls_packed_vertex*)sinew_host_alloc(
+            host, (size_t)R * sizeof(sinew_mls_packed_vertex));
     if (!simulation->normals)
         sim_normals = (float*)sinew_host_alloc(host, 3u * (size_t)S * sizeof(float));
     if (!render->normals)
         render_normals = (float*)sinew_host_alloc(host, 3u * (size_t)R * sizeof(float));
     sinew_geodesic geo;
     memset(&geo, 0, sizeof geo);
-    if (!reports || !status || !out->indices || !out->weights || !out->normal_weights ||
-        (!simulation->normals && !sim_normals) || (!render->normals && !render_normals)) {
+    if (!chunk_stats || !status || !out->indices || !out->weights || !out->normal_weights ||
+        (packs(S) && !out->packed) || (!simulation->normals && !sim_normals) ||
+        (!render->normals && !render_normals)) {
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                             "sinew_mls_bake: out of memory for %u render vertices", R);
         goto done;
@@ -790,17 +825,15 @@ sinew_result sinew_mls_bake_simd(const sinew_host_api* host, sinew_simd simd,
                              simulation->indices, simulation->triangle_count, &geo);
     if (r != SINEW_OK) goto done;
     r = bake_all(host, &geo, simulation, render, sim_normals ? sim_normals : simulation->normals,
-                 render_normals ? render_normals : render->normals, reports, status, batch_eigen,
-                 out);
+                 render_normals ? render_normals : render->normals, chunk_stats, status,
+                 batch_eigen, out);
     if (r != SINEW_OK) goto done;
     out->render_count = R;
     out->simulation_count = S;
-    r = make_packed(host, out, "sinew_mls_bake");
-    if (r != SINEW_OK) goto done;
-    gather_stats(reports, R, &out->stats);
+    gather_stats(chunk_stats, chunks, &out->stats);
 done:
     sinew_geodesic_free(host, &geo);
-    sinew_host_free(host, reports);
+    sinew_host_free(host, chunk_stats);
     sinew_host_free(host, status);
     sinew_host_free(host, sim_normals);
     sinew_host_free(host, render_normals);
