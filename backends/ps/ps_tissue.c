@@ -149,14 +149,71 @@ double ps_tet_quality(const double* a, const double* b, const double* c, const d
     return lmax2 > 0.0 ? vol / (lmax2 * sqrt(lmax2)) : 0.0;
 }
 
+/* Prisms per job of the tets' rest data. */
+#define PS_TET_BLOCK 1024u
+
+typedef struct tet_job {
+    ps_model* m;
+    const uint8_t* below;
+    const uint8_t* order;
+    uint32_t* counts; /* per block: degenerate, inverted and poor tets */
+} tet_job;
+
+/* The tets of the prisms of blocks [begin, end) of PS_TET_BLOCK: corners, rest volume, rest
+ * matrix and exclusion, and the counts of degenerate, inverted and poor ones. */
+static void tet_blocks(void* data, uint32_t begin, uint32_t end)
+{
+    const tet_job* job = (const tet_job*)data;
+    ps_model* m = job->m;
+    for (uint32_t block = begin; block < end; ++block) {
+        uint32_t degenerate = 0, inverted = 0, poor = 0;
+        uint32_t p0 = block * PS_TET_BLOCK;
+        uint32_t p1 = m->triangle_count - p0 < PS_TET_BLOCK ? m->triangle_count : p0 + PS_TET_BLOCK;
+        for (uint32_t p = p0; p < p1; ++p) {
+            uint32_t prism[3][4];
+            ps_prism_tets_split(m, p, job->below[p] != 0, job->order[p], prism);
+            for (int k = 0; k < 3; ++k) {
+                uint32_t t = 3u * p + (uint32_t)k;
+                uint32_t* tet = m->tets + 4u * t;
+                memcpy(tet, prism[k], sizeof prism[k]);
+                const double* x[4];
+                for (int c = 0; c < 4; ++c) x[c] = m->rest + 3u * tet[c];
+                double vol;
+                double quality = ps_tet_quality(x[0], x[1], x[2], x[3], &vol);
+                m->tet_volume[t] = vol;
+                /* (E E^T)^-1 of a flat tet blows up: it is left out of the strain energy. Flat
+                 * and inverted ones above that keep their rest shape: they still tie their
+                 * prism's corners together, where leaving them out frees hinge-like modes. */
+                bool fitted = fit_matrix(x, m->tet_A + 12u * t);
+                m->tet_excluded[t] = 0;
+                if (!fitted || !(fabs(quality) > PS_DEGENERATE_QUALITY)) {
+                    ++degenerate;
+                    m->tet_excluded[t] = 1;
+                    memset(m->tet_A + 12u * t, 0, 12u * sizeof(double));
+                } else if (vol < 0.0) {
+                    ++inverted;
+                } else if (quality < PS_POOR_QUALITY) {
+                    ++poor;
+                }
+            }
+        }
+        job->counts[3u * block] = degenerate;
+        job->counts[3u * block + 1u] = inverted;
+        job->counts[3u * block + 2u] = poor;
+    }
+}
+
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
 {
     uint32_t n = m->n, tc = m->triangle_count;
     m->tet_count = 3u * tc;
-    m->tets = (uint32_t*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, 4u * sizeof(uint32_t));
-    m->tet_A = (double*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, 12u * sizeof(double));
-    m->tet_volume = (double*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, sizeof(double));
-    m->tet_excluded = (uint8_t*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, 1u);
+    /* Every entry of the tets' arrays is written by tet_blocks, in its jobs: no clearing first
+     * (the first touch of fresh pages is a good part of their cost). */
+    size_t tets = m->tet_count ? m->tet_count : 1u;
+    m->tets = (uint32_t*)sinew_host_alloc(host, tets * 4u * sizeof(uint32_t));
+    m->tet_A = (double*)sinew_host_alloc(host, tets * 12u * sizeof(double));
+    m->tet_volume = (double*)sinew_host_alloc(host, tets * sizeof(double));
+    m->tet_excluded = (uint8_t*)sinew_host_alloc(host, tets);
     m->vertex_tri_offsets = (uint32_t*)sinew_host_calloc(host, n + 1u, sizeof(uint32_t));
     m->vertex_tris = (uint32_t*)sinew_host_calloc(host, tc ? 3u * (size_t)tc : 1u, sizeof(uint32_t));
     if (!m->tets || !m->tet_A || !m->tet_volume || !m->tet_excluded || !m->vertex_tri_offsets ||
@@ -177,34 +234,21 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
         sinew_host_free(host, below);
         return r;
     }
-    uint32_t degenerate = 0, inverted = 0, poor = 0;
-    for (uint32_t p = 0; p < tc; ++p) {
-        uint32_t prism[3][4];
-        ps_prism_tets_split(m, p, below[p] != 0, order[p], prism);
-        for (int k = 0; k < 3; ++k) {
-            uint32_t t = 3u * p + (uint32_t)k;
-            uint32_t* tet = m->tets + 4u * t;
-            memcpy(tet, prism[k], sizeof prism[k]);
-            const double* x[4];
-            for (int c = 0; c < 4; ++c) x[c] = m->rest + 3u * tet[c];
-            double vol;
-            double quality = ps_tet_quality(x[0], x[1], x[2], x[3], &vol);
-            m->tet_volume[t] = vol;
-            /* (E E^T)^-1 of a flat tet blows up: it is left out of the strain energy. Flat
-             * and inverted ones above that keep their rest shape: they still tie their
-             * prism's corners together, where leaving them out frees hinge-like modes. */
-            bool fitted = fit_matrix(x, m->tet_A + 12u * t);
-            if (!fitted || !(fabs(quality) > PS_DEGENERATE_QUALITY)) {
-                ++degenerate;
-                m->tet_excluded[t] = 1;
-                memset(m->tet_A + 12u * t, 0, 12u * sizeof(double));
-            } else if (vol < 0.0) {
-                ++inverted;
-            } else if (quality < PS_POOR_QUALITY) {
-                ++poor;
-            }
-        }
+    uint32_t blocks = (tc + PS_TET_BLOCK - 1u) / PS_TET_BLOCK;
+    uint32_t* counts = (uint32_t*)sinew_host_calloc(host, blocks ? 3u * blocks : 1u, sizeof(uint32_t));
+    if (!counts) {
+        sinew_host_free(host, below);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     }
+    tet_job job = {m, below, order, counts};
+    sinew_host_parallel_for(host, tet_blocks, &job, blocks, 1u);
+    uint32_t degenerate = 0, inverted = 0, poor = 0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        degenerate += counts[3u * b];
+        inverted += counts[3u * b + 1u];
+        poor += counts[3u * b + 2u];
+    }
+    sinew_host_free(host, counts);
     sinew_host_free(host, below);
     m->degenerate_count = degenerate;
     m->inverted_count = inverted;
