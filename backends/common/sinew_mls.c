@@ -89,18 +89,18 @@ static void jacobi_eigen(double* a, double* v, int n)
 #define MLS_LANES 4
 #define MLS_SETS 2
 
-/* jacobi_eigen of MLS_BATCH 10 x 10 matrices at once, one per lane of 256-bit AVX vectors:
+/* jacobi_eigen of MLS_BATCH n x n matrices at once, one per lane of 256-bit AVX vectors:
  * each lane runs the scalar code's operations in its order (no FMA: the target leaves it out,
  * and the file is built without contraction), so every lane gives that code's bits. Where the
  * scalar code branches, a lane's results are selected by mask: a lane that skips a rotation
  * keeps its entries, and a lane whose sweeps have converged takes no further change while the
  * others go on. a[l] and v[l] as in jacobi_eigen for lane l (a[l] == a[m] is allowed: the
  * lanes then compute the same). */
-__attribute__((target("avx2"))) static void jacobi_eigen_avx(double* const a_out[MLS_BATCH],
-                                                           double* const v_out[MLS_BATCH])
+__attribute__((target("avx2"), always_inline)) static inline void jacobi_eigen_lanes(
+    double* const a_out[MLS_BATCH], double* const v_out[MLS_BATCH], const int n)
 {
-    enum { n = MLS_QUADRATIC_TERMS, S = MLS_SETS };
-    __m256d a[n * n][S], v[n * n][S];
+    enum { S = MLS_SETS, N = MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS };
+    __m256d a[N][S], v[N][S];
     for (int k = 0; k < n * n; ++k)
         for (int h = 0; h < S; ++h) {
             double* const* m = a_out + MLS_LANES * h;
@@ -209,6 +209,19 @@ __attribute__((target("avx2"))) static void jacobi_eigen_avx(double* const a_out
                 v_out[MLS_LANES * h + l][k] = lane_v[l];
             }
         }
+}
+
+/* jacobi_eigen_lanes for the quadratic systems (10 x 10) and the linear ones (4 x 4). */
+__attribute__((target("avx2"))) static void jacobi_eigen_avx10(double* const a[MLS_BATCH],
+                                                             double* const v[MLS_BATCH])
+{
+    jacobi_eigen_lanes(a, v, MLS_QUADRATIC_TERMS);
+}
+
+__attribute__((target("avx2"))) static void jacobi_eigen_avx4(double* const a[MLS_BATCH],
+                                                            double* const v[MLS_BATCH])
+{
+    jacobi_eigen_lanes(a, v, MLS_LINEAR_TERMS);
 }
 #endif
 
@@ -425,8 +438,9 @@ static uint32_t support_weights(const sinew_geodesic_hit* hits, uint32_t found,
 }
 
 /* One render vertex between the stages of its bake: the neighbourhood and the quadratic MLS
- * system (bake_vertex_begin), then G's eigen-analysis (bake_eigen, several vertices at once
- * where the CPU allows), then the weights (bake_vertex_end). */
+ * system (bake_vertex_begin), G's eigen-analysis (bake_eigen, several vertices at once where
+ * the CPU allows), the position weights and the normals' linear system (bake_vertex_middle),
+ * its eigen-analysis (bake_eigen again), then the normal weights (bake_vertex_end). */
 typedef struct vertex_work {
     uint32_t j;
     uint32_t count;
@@ -440,6 +454,12 @@ typedef struct vertex_work {
     /* G, then its eigenvalues on the diagonal; its eigenvectors as columns */
     double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
     double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+    /* the position weights */
+    double n_ij[SINEW_MLS_K];
+    /* the normals' linear system: x_j's normal, the neighbours' normals and it centred and
+     * scaled, pi of it, G (then its eigenvalues) and G's eigenvectors */
+    double nj[3], nsc[SINEW_MLS_K][3], njc[3], nb[MLS_LINEAR_TERMS];
+    double ng[MLS_LINEAR_TERMS * MLS_LINEAR_TERMS], nv[MLS_LINEAR_TERMS * MLS_LINEAR_TERMS];
 } vertex_work;
 
 /* Positions: quadratic MLS. Directions of G dropped by the pseudo-inverse can leave the
@@ -558,23 +578,28 @@ static sinew_result bake_vertex_begin(const bake_ctx* c, sinew_geodesic_scratch*
     return SINEW_OK;
 }
 
-/* Vertex vw->j's weights from its eigen-analysis, stored (with its packed entries when the
- * weights carry them), and its report. */
+/* Vertex vw->j's position weights from the quadratic system's eigen-analysis, and the
+ * normals' linear system: linear MLS in normal space (the paper's pi(n)). */
+static void bake_vertex_middle(const bake_ctx* c, vertex_work* vw)
+{
+    const uint32_t j = vw->j;
+    position_weights(c, vw, &vw->rep, vw->n_ij);
+    for (int k = 0; k < 3; ++k) vw->nj[k] = c->render_normals[3u * (size_t)j + (size_t)k];
+    centre_and_scale((const double(*)[3])vw->ns, vw->w, vw->count, vw->nj, vw->nsc, vw->njc);
+    basis(vw->njc, MLS_LINEAR_TERMS, vw->nb);
+    mls_gram((const double(*)[3])vw->nsc, vw->w, vw->count, MLS_LINEAR_TERMS, vw->ng);
+}
+
+/* Vertex vw->j's normal weights from their system's eigen-analysis; both weights stored (with
+ * the packed entries when the weights carry them), and the vertex's report. */
 static void bake_vertex_end(const bake_ctx* c, vertex_work* vw)
 {
     const uint32_t j = vw->j, count = vw->count;
-    mls_vertex_report* rep = &vw->rep;
-    double n_ij[SINEW_MLS_K], nn_ij[SINEW_MLS_K];
-    position_weights(c, vw, rep, n_ij);
-    /* Normals: linear MLS in normal space (the paper's pi(n)). */
-    double nj[3] = {c->render_normals[3u * (size_t)j], c->render_normals[3u * (size_t)j + 1u],
-                    c->render_normals[3u * (size_t)j + 2u]};
-    double nsc[SINEW_MLS_K][3], njc[3], b[MLS_LINEAR_TERMS];
-    centre_and_scale((const double(*)[3])vw->ns, vw->w, count, nj, nsc, njc);
-    basis(njc, MLS_LINEAR_TERMS, b);
-    mls_shape((const double(*)[3])nsc, vw->w, count, b, MLS_LINEAR_TERMS, nn_ij);
+    double a[MLS_LINEAR_TERMS], nn_ij[SINEW_MLS_K];
+    pinv_apply(vw->ng, vw->nv, vw->nb, a, MLS_LINEAR_TERMS);
+    mls_shape_out((const double(*)[3])vw->nsc, vw->w, count, a, MLS_LINEAR_TERMS, nn_ij);
     store_vertex(c, j, vw->hits, count, (const double(*)[3])vw->xs, (const double(*)[3])vw->ns,
-                 n_ij, nn_ij, vw->xj, nj, rep);
+                 vw->n_ij, nn_ij, vw->xj, vw->nj, &vw->rep);
     if (c->out->packed) pack_vertex(c->out, j);
 }
 
@@ -590,8 +615,9 @@ static void add_report(const mls_vertex_report* rep, sinew_mls_stats* st)
     st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
 }
 
-/* The eigen-analysis of the quadratic G of `count` (at most MLS_BATCH) vertices. */
-static void bake_eigen(const bake_ctx* c, vertex_work* vw, uint32_t count)
+/* The eigen-analysis of the quadratic G (linear: the normals' G) of `count` (at most
+ * MLS_BATCH) vertices. */
+static void bake_eigen(const bake_ctx* c, vertex_work* vw, uint32_t count, int linear)
 {
 #if defined(MLS_JACOBI_AVX)
     if (c->batch_eigen) {
@@ -599,17 +625,28 @@ static void bake_eigen(const bake_ctx* c, vertex_work* vw, uint32_t count)
         double* v[MLS_BATCH];
         /* Lanes without a vertex repeat the first: they end when it does. */
         for (uint32_t l = 0; l < MLS_BATCH; ++l) {
-            g[l] = vw[l < count ? l : 0].g;
-            v[l] = vw[l < count ? l : 0].v;
+            vertex_work* x = &vw[l < count ? l : 0];
+            g[l] = linear ? x->ng : x->g;
+            v[l] = linear ? x->nv : x->v;
         }
-        jacobi_eigen_avx(g, v);
+        if (linear)
+            jacobi_eigen_avx4(g, v);
+        else
+            jacobi_eigen_avx10(g, v);
         return;
     }
+#else
+    (void)c;
 #endif
-    for (uint32_t l = 0; l < count; ++l) jacobi_eigen(vw[l].g, vw[l].v, MLS_QUADRATIC_TERMS);
+    for (uint32_t l = 0; l < count; ++l) {
+        if (linear)
+            jacobi_eigen(vw[l].ng, vw[l].nv, MLS_LINEAR_TERMS);
+        else
+            jacobi_eigen(vw[l].g, vw[l].v, MLS_QUADRATIC_TERMS);
+    }
 }
 
-/* The render vertices of chunks [begin, end), MLS_BATCH at a time through the three stages. */
+/* The render vertices of chunks [begin, end), MLS_BATCH at a time through the stages. */
 static void bake_range(void* data, uint32_t begin, uint32_t end)
 {
     const bake_ctx* c = (const bake_ctx*)data;
@@ -628,7 +665,9 @@ static void bake_range(void* data, uint32_t begin, uint32_t end)
             for (uint32_t l = 0; l < count && cr == SINEW_OK; ++l)
                 cr = bake_vertex_begin(c, &scratch, j + l, &vw[l]);
             if (cr != SINEW_OK) break;
-            bake_eigen(c, vw, count);
+            bake_eigen(c, vw, count, 0);
+            for (uint32_t l = 0; l < count; ++l) bake_vertex_middle(c, &vw[l]);
+            bake_eigen(c, vw, count, 1);
             for (uint32_t l = 0; l < count; ++l) {
                 bake_vertex_end(c, &vw[l]);
                 add_report(&vw[l].rep, st);
