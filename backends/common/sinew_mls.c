@@ -265,14 +265,19 @@ static void basis(const double x[3], int terms, double* pi)
 /* G = sum_i w_i pi(x_i) pi(x_i)^T (eq. 6) of `count` points xs with weights w. */
 static void mls_gram(const double (*xs)[3], const double* w, uint32_t count, int terms, double* g)
 {
+    /* Accumulated in a local array, which the compiler keeps apart from the inputs and can
+     * update a row at a time in vector registers (each entry's sum in the same order). */
+    double acc[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS] = {0.0};
     double pi[MLS_QUADRATIC_TERMS];
-    for (int k = 0; k < terms * terms; ++k) g[k] = 0.0;
     for (uint32_t i = 0; i < count; ++i) {
         if (w[i] <= 0.0) continue;
         basis(xs[i], terms, pi);
-        for (int r = 0; r < terms; ++r)
-            for (int c = 0; c < terms; ++c) g[r * terms + c] += w[i] * pi[r] * pi[c];
+        for (int r = 0; r < terms; ++r) {
+            const double wr = w[i] * pi[r];
+            for (int c = 0; c < terms; ++c) acc[r * terms + c] += wr * pi[c];
+        }
     }
+    memcpy(g, acc, (size_t)(terms * terms) * sizeof(double));
 }
 
 /* out[i] = w_i pi(x_i)^T a, with a = G^+ b. */
