@@ -397,7 +397,7 @@ typedef struct closest_candidate {
     uint32_t triangle;
 } closest_candidate;
 
-/* Candidates held before they are tested nearest box first. */
+/* Candidates held before they are tested (test_candidates). */
 #define CLOSEST_CANDIDATES 128u
 
 /* Whether a triangle whose box lies `bound` (squared) from the point can still give a squared
@@ -414,44 +414,46 @@ static inline double box_distance2(const float* box, const double p[3])
 {
     double d2 = 0.0;
     for (int k = 0; k < 3; ++k) {
-        double lo = (double)box[k], hi = (double)box[3 + k];
-        double gap = p[k] < lo ? lo - p[k] : (p[k] > hi ? p[k] - hi : 0.0);
+        double below = (double)box[k] - p[k], above = p[k] - (double)box[3 + k];
+        double gap = below > above ? below : above;
+        gap = gap > 0.0 ? gap : 0.0;
         d2 += gap * gap;
     }
     return d2;
 }
 
-/* Tests the candidates c[0 .. count) nearest box first against the best so far (*best, *best_t,
- * bary): the one of lowest squared distance, ties to the lower triangle index, as in the order
- * the cells hold them. The first box too far ends the pass; a triangle listed by several
- * cells is tested once. */
-static void test_candidates(const sinew_geodesic* geo, const double p[3], closest_candidate* c,
-                            uint32_t count, double* best, uint32_t* best_t, double bary[3])
+/* Tests triangle t against the best so far (*best, *best_t, bary): the lowest squared
+ * distance, ties to the lower triangle index, as in any order of the triangles. */
+static inline void test_triangle(const sinew_geodesic* geo, const double p[3], uint32_t t,
+                                 double* best, uint32_t* best_t, double bary[3])
 {
-    for (uint32_t a = 1; a < count; ++a) { /* insertion sort by (bound, triangle) */
-        closest_candidate x = c[a];
-        uint32_t q = a;
-        for (; q > 0 && (c[q - 1].bound > x.bound ||
-                         (c[q - 1].bound == x.bound && c[q - 1].triangle > x.triangle));
-             --q)
-            c[q] = c[q - 1];
-        c[q] = x;
+    const uint32_t* tri = geo->triangles + 3u * (size_t)t;
+    double b[3];
+    double d = triangle_closest(p, geo->positions + 3u * (size_t)tri[0],
+                                geo->positions + 3u * (size_t)tri[1],
+                                geo->positions + 3u * (size_t)tri[2], b);
+    if (d < *best || (d == *best && t < *best_t)) {
+        *best = d;
+        *best_t = t;
+        memcpy(bary, b, sizeof b);
     }
-    for (uint32_t a = 0; a < count; ++a) {
-        if (!may_reach(c[a].bound, *best, geo->diagonal2)) break;
-        uint32_t t = c[a].triangle;
-        if (a > 0 && c[a - 1].triangle == t) continue;
-        const uint32_t* tri = geo->triangles + 3u * (size_t)t;
-        double b[3];
-        double d = triangle_closest(p, geo->positions + 3u * (size_t)tri[0],
-                                    geo->positions + 3u * (size_t)tri[1],
-                                    geo->positions + 3u * (size_t)tri[2], b);
-        if (d < *best || (d == *best && t < *best_t)) {
-            *best = d;
-            *best_t = t;
-            memcpy(bary, b, sizeof b);
-        }
-    }
+}
+
+/* Tests the candidates c[0 .. count): first the one whose box is nearest, whose distance then
+ * rules out most of the others by their boxes (a triangle listed by several cells is tested
+ * again at most, which changes nothing). */
+static void test_candidates(const sinew_geodesic* geo, const double p[3],
+                            const closest_candidate* c, uint32_t count, double* best,
+                            uint32_t* best_t, double bary[3])
+{
+    if (count == 0) return;
+    uint32_t nearest = 0;
+    for (uint32_t a = 1; a < count; ++a)
+        if (c[a].bound < c[nearest].bound) nearest = a;
+    test_triangle(geo, p, c[nearest].triangle, best, best_t, bary);
+    for (uint32_t a = 0; a < count; ++a)
+        if (a != nearest && may_reach(c[a].bound, *best, geo->diagonal2))
+            test_triangle(geo, p, c[a].triangle, best, best_t, bary);
 }
 
 uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], double q[3],
@@ -468,8 +470,8 @@ uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], do
     closest_candidate held[CLOSEST_CANDIDATES];
     for (int64_t r = 0; r <= (int64_t)max_dim; ++r) {
         /* Every cell at Chebyshev distance r from c (the shell of the cube of radius r). The
-         * ring's triangles are tested nearest box first, so that the closest one, found early,
-         * lets the boxes of the others rule them out. */
+         * ring's triangle with the nearest box is tested first, so that its distance lets the
+         * boxes of the others rule them out. */
         uint32_t count = 0;
         for (int64_t dz = -r; dz <= r; ++dz) {
             int64_t z = (int64_t)c[2] + dz;
