@@ -813,7 +813,8 @@ sinew_result sinew_mls_bake_simd(const sinew_host_api* host, sinew_simd simd,
     memset(out, 0, sizeof *out);
     if ((unsigned)simd > (unsigned)SINEW_SIMD_AUTO || simd == SINEW_SIMD_COUNT)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_mls_bake: simd value %d is not an instruction set", (int)simd);
+                               "sinew_mls_bake: simd value %d is not an instruction set",
+                               (int)simd);
     sinew_simd resolved = sinew_mls_resolve(simd);
     if (resolved == SINEW_SIMD_COUNT)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,

@@ -235,7 +235,8 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
         return r;
     }
     uint32_t blocks = (tc + PS_TET_BLOCK - 1u) / PS_TET_BLOCK;
-    uint32_t* counts = (uint32_t*)sinew_host_calloc(host, blocks ? 3u * blocks : 1u, sizeof(uint32_t));
+    uint32_t* counts =
+        (uint32_t*)sinew_host_calloc(host, blocks ? 3u * blocks : 1u, sizeof(uint32_t));
     if (!counts) {
         sinew_host_free(host, below);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");

@@ -411,7 +411,8 @@ static void test_shrink_paths(void** state)
     } runs[] = {{0, SINEW_SIMD_AUTO, 0}, {1, SINEW_SIMD_SCALAR, 16}, {1, SINEW_SIMD_AUTO, 16},
                 {1, SINEW_SIMD_AUTO, 1}, {1, SINEW_SIMD_AUTO, 100000}};
     for (size_t c = 0; c < sizeof names / sizeof names[0]; ++c) {
-        const char* path = c < 3 ? sinew_test_data_path(names[c]) : sinew_test_assimp_path(names[c]);
+        const char* path =
+            c < 3 ? sinew_test_data_path(names[c]) : sinew_test_assimp_path(names[c]);
         ps_test_host serial, split;
         ps_test_host_init(&serial, SINEW_LOG_WARNING, 0);
         ps_test_host_init(&split, SINEW_LOG_WARNING, 1);
