@@ -22,8 +22,10 @@
  * exact quadric (a cylinder) produce. */
 #define MLS_EXACT_TOLERANCE 1e-9
 #define MLS_CHUNK 64u
-/* Render vertices whose quadratic systems are diagonalised together (bake_eigen). */
-#define MLS_BATCH 8u
+/* Render vertices whose quadratic systems are diagonalised together (bake_eigen), and the
+ * doubles of their matrices and eigenvectors in lane layout (jacobi_eigen_lanes). */
+#define MLS_BATCH 16u
+#define MLS_LANE_DOUBLES (2u * MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS * MLS_BATCH)
 #define MLS_TINY_WEIGHT 1e-15
 #define MLS_BLOB_MAGIC 0x534c4d53u /* "SMLS" */
 #define MLS_BLOB_VERSION 1u
@@ -83,11 +85,11 @@ static void jacobi_eigen(double* a, double* v, int n)
 #define MLS_JACOBI_AVX 1
 #include <immintrin.h>
 
-/* Matrices per set of lanes of jacobi_eigen_avx, and sets run side by side: two independent
- * sets give the out-of-order core a second chain of divisions and square roots to work on
- * while one waits. */
+/* Matrices per set of lanes of jacobi_eigen_lanes, and sets run side by side: independent
+ * sets give the out-of-order core other chains of divisions and square roots to work on while
+ * one waits. */
 #define MLS_LANES 4
-#define MLS_SETS 2
+#define MLS_SETS 4
 
 /* jacobi_eigen of MLS_BATCH n x n matrices at once, one per lane of 256-bit AVX vectors:
  * each lane runs the scalar code's operations in its order (no FMA: the target leaves it out,
@@ -95,12 +97,16 @@ static void jacobi_eigen(double* a, double* v, int n)
  * scalar code branches, a lane's results are selected by mask: a lane that skips a rotation
  * keeps its entries, and a lane whose sweeps have converged takes no further change while the
  * others go on. a[l] and v[l] as in jacobi_eigen for lane l (a[l] == a[m] is allowed: the
- * lanes then compute the same). */
+ * lanes then compute the same); `lanes`: MLS_LANE_DOUBLES doubles, 32-byte aligned, for the
+ * matrices in lane layout (kept off the stack, which a host's job threads may have little
+ * of). */
 __attribute__((target("avx2"), always_inline)) static inline void jacobi_eigen_lanes(
-    double* const a_out[MLS_BATCH], double* const v_out[MLS_BATCH], const int n)
+    double* const a_out[MLS_BATCH], double* const v_out[MLS_BATCH], const int n,
+    double* lanes)
 {
     enum { S = MLS_SETS, N = MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS };
-    __m256d a[N][S], v[N][S];
+    __m256d(*a)[S] = (__m256d(*)[S])lanes;
+    __m256d(*v)[S] = a + N;
     for (int k = 0; k < n * n; ++k)
         for (int h = 0; h < S; ++h) {
             double* const* m = a_out + MLS_LANES * h;
@@ -213,15 +219,17 @@ __attribute__((target("avx2"), always_inline)) static inline void jacobi_eigen_l
 
 /* jacobi_eigen_lanes for the quadratic systems (10 x 10) and the linear ones (4 x 4). */
 __attribute__((target("avx2"))) static void jacobi_eigen_avx10(double* const a[MLS_BATCH],
-                                                             double* const v[MLS_BATCH])
+                                                             double* const v[MLS_BATCH],
+                                                             double* lanes)
 {
-    jacobi_eigen_lanes(a, v, MLS_QUADRATIC_TERMS);
+    jacobi_eigen_lanes(a, v, MLS_QUADRATIC_TERMS, lanes);
 }
 
 __attribute__((target("avx2"))) static void jacobi_eigen_avx4(double* const a[MLS_BATCH],
-                                                            double* const v[MLS_BATCH])
+                                                            double* const v[MLS_BATCH],
+                                                            double* lanes)
 {
-    jacobi_eigen_lanes(a, v, MLS_LINEAR_TERMS);
+    jacobi_eigen_lanes(a, v, MLS_LINEAR_TERMS, lanes);
 }
 #endif
 
@@ -620,10 +628,18 @@ static void add_report(const mls_vertex_report* rep, sinew_mls_stats* st)
     st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
 }
 
-/* The eigen-analysis of the quadratic G (linear: the normals' G) of `count` (at most
- * MLS_BATCH) vertices. */
-static void bake_eigen(const bake_ctx* c, vertex_work* vw, uint32_t count, int linear)
+/* A job's working memory: the vertices of one batch, and the lane matrices of their
+ * eigen-analyses (first: at the block's 64-byte alignment). */
+typedef struct bake_work {
+    double lanes[MLS_LANE_DOUBLES];
+    vertex_work vw[MLS_BATCH];
+} bake_work;
+
+/* The eigen-analysis of the quadratic G (linear: the normals' G) of the first `count` (at most
+ * MLS_BATCH) vertices of `work`. */
+static void bake_eigen(const bake_ctx* c, bake_work* work, uint32_t count, int linear)
 {
+    vertex_work* vw = work->vw;
 #if defined(MLS_JACOBI_AVX)
     if (c->batch_eigen) {
         double* g[MLS_BATCH];
@@ -635,9 +651,9 @@ static void bake_eigen(const bake_ctx* c, vertex_work* vw, uint32_t count, int l
             v[l] = linear ? x->nv : x->v;
         }
         if (linear)
-            jacobi_eigen_avx4(g, v);
+            jacobi_eigen_avx4(g, v, work->lanes);
         else
-            jacobi_eigen_avx10(g, v);
+            jacobi_eigen_avx10(g, v, work->lanes);
         return;
     }
 #else
@@ -657,8 +673,9 @@ static void bake_range(void* data, uint32_t begin, uint32_t end)
     const bake_ctx* c = (const bake_ctx*)data;
     sinew_geodesic_scratch scratch;
     sinew_result r = sinew_geodesic_scratch_init(c->host, c->geo, &scratch);
-    vertex_work* vw = (vertex_work*)sinew_host_alloc(c->host, MLS_BATCH * sizeof(vertex_work));
-    if (r == SINEW_OK && !vw) r = SINEW_ERROR_OUT_OF_MEMORY;
+    bake_work* work = (bake_work*)sinew_host_alloc(c->host, sizeof(bake_work));
+    if (r == SINEW_OK && !work) r = SINEW_ERROR_OUT_OF_MEMORY;
+    vertex_work* vw = work ? work->vw : NULL;
     for (uint32_t chunk = begin; chunk < end; ++chunk) {
         sinew_result cr = r;
         sinew_mls_stats* st = &c->chunk_stats[chunk];
@@ -670,9 +687,9 @@ static void bake_range(void* data, uint32_t begin, uint32_t end)
             for (uint32_t l = 0; l < count && cr == SINEW_OK; ++l)
                 cr = bake_vertex_begin(c, &scratch, j + l, &vw[l]);
             if (cr != SINEW_OK) break;
-            bake_eigen(c, vw, count, 0);
+            bake_eigen(c, work, count, 0);
             for (uint32_t l = 0; l < count; ++l) bake_vertex_middle(c, &vw[l]);
-            bake_eigen(c, vw, count, 1);
+            bake_eigen(c, work, count, 1);
             for (uint32_t l = 0; l < count; ++l) {
                 bake_vertex_end(c, &vw[l]);
                 add_report(&vw[l].rep, st);
@@ -680,7 +697,7 @@ static void bake_range(void* data, uint32_t begin, uint32_t end)
         }
         c->chunk_status[chunk] = cr;
     }
-    sinew_host_free(c->host, vw);
+    sinew_host_free(c->host, work);
     sinew_geodesic_scratch_free(c->host, &scratch);
 }
 
