@@ -67,40 +67,44 @@ typedef struct half_edge {
     uint32_t lo, hi, triangle, edge;
 } half_edge;
 
-static int half_edge_cmp(const void* a, const void* b)
-{
-    const half_edge* x = (const half_edge*)a;
-    const half_edge* y = (const half_edge*)b;
-    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
-    if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
-    if (x->triangle != y->triangle) return x->triangle < y->triangle ? -1 : 1;
-    return x->edge < y->edge ? -1 : (x->edge > y->edge);
-}
-
-typedef struct graph_link {
-    uint32_t from, to;
-    double length;
-} graph_link;
+/* The links of the graph, counted (count: links per vertex into g->graph_offsets[v + 1]) or
+ * stored (at the cursors `fill`, then graph_targets and graph_lengths), in the order of the
+ * sorted half-edges: both ways along an edge, and for a manifold edge both ways across its
+ * unfolded triangle pair. */
+typedef struct link_pass {
+    sinew_geodesic* g;
+    uint32_t* fill; /* NULL: count */
+} link_pass;
 
 /* A link both ways between vertices a and b of length len. */
-static void add_links(graph_link* links, size_t* n, uint32_t a, uint32_t b, double len)
+static void add_links(link_pass* lp, uint32_t a, uint32_t b, double len)
 {
-    links[*n].from = a, links[*n].to = b, links[*n].length = len;
-    links[*n + 1u].from = b, links[*n + 1u].to = a, links[*n + 1u].length = len;
-    *n += 2u;
+    sinew_geodesic* g = lp->g;
+    if (!lp->fill) {
+        g->graph_offsets[a + 1u]++;
+        g->graph_offsets[b + 1u]++;
+        return;
+    }
+    uint32_t at = lp->fill[a]++;
+    g->graph_targets[at] = b;
+    g->graph_lengths[at] = len;
+    at = lp->fill[b]++;
+    g->graph_targets[at] = a;
+    g->graph_lengths[at] = len;
 }
 
 /* The links of the half-edges he[i] .. he[j - 1] of one edge (lo, hi): the edge itself unless
  * a degenerate triangle repeats a corner there, and for a manifold edge the two triangles as
  * neighbours and a shortcut between their opposite corners across the unfolded pair. */
-static void edge_links(sinew_geodesic* g, const half_edge* he, size_t i, size_t j,
-                       graph_link* links, size_t* nlinks)
+static void edge_links(link_pass* lp, const half_edge* he, size_t i, size_t j)
 {
+    sinew_geodesic* g = lp->g;
     const uint32_t* tri = g->triangles;
     uint32_t lo = he[i].lo, hi = he[i].hi;
     if (lo == hi) return;
-    add_links(links, nlinks, lo, hi,
-              dist3(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi));
+    add_links(lp, lo, hi,
+              lp->fill ? dist3(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi)
+                       : 0.0);
     if (j - i != 2u) return;
     const half_edge* h0 = &he[i];
     const half_edge* h1 = &he[i + 1u];
@@ -111,74 +115,88 @@ static void edge_links(sinew_geodesic* g, const half_edge* he, size_t i, size_t 
     if (oa == ob || oa == lo || oa == hi || ob == lo || ob == hi) return;
     double d = unfolded_distance(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi,
                                  g->positions + 3u * (size_t)oa, g->positions + 3u * (size_t)ob);
-    if (d >= 0.0) add_links(links, nlinks, oa, ob, d);
+    if (d >= 0.0) add_links(lp, oa, ob, d);
 }
 
-/* The links as compressed rows per vertex (graph_offsets, graph_targets, graph_lengths). */
-static sinew_result store_links(const sinew_host_api* host, const char* who, sinew_geodesic* g,
-                                const graph_link* links, size_t nlinks)
+/* One pass of link_pass over the edges of the sorted half-edges. */
+static void edge_pass(link_pass* lp, const half_edge* he, size_t hcount)
 {
-    const uint32_t V = g->vertex_count;
-    g->graph_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
-    g->graph_targets = (uint32_t*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(uint32_t));
-    g->graph_lengths = (double*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(double));
-    if (!g->graph_offsets || !g->graph_targets || !g->graph_lengths)
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "%s: out of memory for %zu geodesic graph links", who, nlinks);
-    for (size_t i = 0; i < nlinks; ++i) g->graph_offsets[links[i].from + 1u]++;
-    for (uint32_t v = 0; v < V; ++v) g->graph_offsets[v + 1u] += g->graph_offsets[v];
-    uint32_t* fill = (uint32_t*)sinew_host_alloc(host, (size_t)V * sizeof(uint32_t));
-    if (!fill)
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "%s: out of memory for the geodesic graph", who);
-    memcpy(fill, g->graph_offsets, (size_t)V * sizeof(uint32_t));
-    for (size_t i = 0; i < nlinks; ++i) {
-        uint32_t at = fill[links[i].from]++;
-        g->graph_targets[at] = links[i].to;
-        g->graph_lengths[at] = links[i].length;
+    for (size_t i = 0; i < hcount;) {
+        size_t j = i + 1u;
+        while (j < hcount && he[j].lo == he[i].lo && he[j].hi == he[i].hi) ++j;
+        edge_links(lp, he, i, j);
+        i = j;
     }
-    sinew_host_free(host, fill);
+}
+
+/* The half-edges of every triangle sorted by (lo, hi, triangle, edge): a counting sort by lo,
+ * which keeps the (triangle, edge) order of the input, then each lo's few by hi, stably. */
+static sinew_result sorted_half_edges(const sinew_host_api* host, const sinew_geodesic* g,
+                                      half_edge** out)
+{
+    const uint32_t V = g->vertex_count, T = g->triangle_count;
+    const uint32_t* tri = g->triangles;
+    size_t hcount = 3u * (size_t)T;
+    half_edge* he = (half_edge*)sinew_host_alloc(host, hcount * sizeof *he);
+    uint32_t* start = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
+    if (!he || !start) {
+        sinew_host_free(host, he);
+        sinew_host_free(host, start);
+        return SINEW_ERROR_OUT_OF_MEMORY;
+    }
+    for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t e = 0; e < 3u; ++e) {
+            uint32_t a = tri[3u * t + e], b = tri[3u * t + (e + 1u) % 3u];
+            start[(a < b ? a : b) + 1u]++;
+        }
+    for (uint32_t v = 0; v < V; ++v) start[v + 1u] += start[v];
+    for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t e = 0; e < 3u; ++e) {
+            uint32_t a = tri[3u * t + e], b = tri[3u * t + (e + 1u) % 3u];
+            half_edge h = {a < b ? a : b, a < b ? b : a, t, e};
+            he[start[h.lo]++] = h;
+        }
+    /* The cursors now stand at each lo's end: the runs are [start[v - 1], start[v]). */
+    for (uint32_t v = 0, begin = 0; v < V; begin = start[v], ++v)
+        for (uint32_t a = begin + 1u; a < start[v]; ++a) {
+            half_edge h = he[a];
+            uint32_t q = a;
+            for (; q > begin && he[q - 1u].hi > h.hi; --q) he[q] = he[q - 1u];
+            he[q] = h;
+        }
+    sinew_host_free(host, start);
+    *out = he;
     return SINEW_OK;
 }
 
 static sinew_result build_graph(const sinew_host_api* host, const char* who, sinew_geodesic* g)
 {
-    const uint32_t T = g->triangle_count;
-    const uint32_t* tri = g->triangles;
+    const uint32_t V = g->vertex_count, T = g->triangle_count;
     size_t hcount = 3u * (size_t)T;
-    half_edge* he = (half_edge*)sinew_host_alloc(host, hcount * sizeof *he);
-    /* At most one edge link per half-edge and one shortcut per pair of half-edges, each both
-     * ways: 2 * 3T + 2 * 3T / 2 links. */
-    size_t link_cap = 2u * hcount + hcount;
-    graph_link* links = (graph_link*)sinew_host_alloc(host, link_cap * sizeof *links);
-    if (!he || !links) {
-        sinew_host_free(host, he);
-        sinew_host_free(host, links);
+    half_edge* he = NULL;
+    g->graph_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
+    if (!g->graph_offsets || sorted_half_edges(host, g, &he) != SINEW_OK)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                "%s: out of memory for the geodesic graph of %u triangles", who, T);
-    }
-    for (uint32_t t = 0; t < T; ++t)
-        for (uint32_t e = 0; e < 3u; ++e) {
-            uint32_t a = tri[3u * t + e], b = tri[3u * t + (e + 1u) % 3u];
-            half_edge* h = &he[3u * (size_t)t + e];
-            h->lo = a < b ? a : b;
-            h->hi = a < b ? b : a;
-            h->triangle = t;
-            h->edge = e;
-        }
-    qsort(he, hcount, sizeof *he, half_edge_cmp);
     for (size_t i = 0; i < hcount; ++i) g->triangle_neighbours[i] = SINEW_GEODESIC_NONE;
-    size_t nlinks = 0;
-    for (size_t i = 0; i < hcount;) {
-        size_t j = i + 1u;
-        while (j < hcount && he[j].lo == he[i].lo && he[j].hi == he[i].hi) ++j;
-        edge_links(g, he, i, j, links, &nlinks);
-        i = j;
+    link_pass lp = {g, NULL};
+    edge_pass(&lp, he, hcount);
+    for (uint32_t v = 0; v < V; ++v) g->graph_offsets[v + 1u] += g->graph_offsets[v];
+    size_t nlinks = g->graph_offsets[V];
+    g->graph_targets = (uint32_t*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(uint32_t));
+    g->graph_lengths = (double*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(double));
+    lp.fill = (uint32_t*)sinew_host_alloc(host, (size_t)V * sizeof(uint32_t));
+    if (!g->graph_targets || !g->graph_lengths || !lp.fill) {
+        sinew_host_free(host, he);
+        sinew_host_free(host, lp.fill);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for %zu geodesic graph links", who, nlinks);
     }
+    memcpy(lp.fill, g->graph_offsets, (size_t)V * sizeof(uint32_t));
+    edge_pass(&lp, he, hcount);
     sinew_host_free(host, he);
-    sinew_result r = store_links(host, who, g, links, nlinks);
-    sinew_host_free(host, links);
-    return r;
+    sinew_host_free(host, lp.fill);
+    return SINEW_OK;
 }
 
 static inline uint32_t cell_coord(double x, double origin, double h, uint32_t dim)
