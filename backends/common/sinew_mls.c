@@ -5,6 +5,7 @@
 #include "sinew_mls.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "sinew_geodesic.h"
@@ -412,6 +413,8 @@ typedef struct bake_ctx {
     sinew_mls_weights* out;       /* packed entries allocated when the kernel reads them */
     sinew_mls_stats* chunk_stats; /* per chunk of MLS_CHUNK render vertices: its figures */
     sinew_result* chunk_status;   /* per chunk: its result */
+    uint32_t chunks;
+    atomic_uint next_chunk;       /* the next chunk a job takes (bake_jobs) */
     int batch_eigen;              /* jacobi_eigen_avx runs on this CPU */
 } bake_ctx;
 
@@ -667,16 +670,23 @@ static void bake_eigen(const bake_ctx* c, bake_work* work, uint32_t count, int l
     }
 }
 
-/* The render vertices of chunks [begin, end), MLS_BATCH at a time through the stages. */
-static void bake_range(void* data, uint32_t begin, uint32_t end)
+/* Chunks of render vertices, MLS_BATCH at a time through the stages, taken one by one from the
+ * shared counter until none is left: the threads stay busy to the end whatever their speed
+ * (the job system splits a loop into a few fixed ranges, and a thread slowed by other work
+ * would leave the others idle at its last one). Any number of jobs, from any range. */
+static void bake_jobs(void* data, uint32_t begin, uint32_t end)
 {
-    const bake_ctx* c = (const bake_ctx*)data;
+    (void)begin;
+    (void)end;
+    bake_ctx* c = (bake_ctx*)data;
     sinew_geodesic_scratch scratch;
     sinew_result r = sinew_geodesic_scratch_init(c->host, c->geo, &scratch);
     bake_work* work = (bake_work*)sinew_host_alloc(c->host, sizeof(bake_work));
     if (r == SINEW_OK && !work) r = SINEW_ERROR_OUT_OF_MEMORY;
     vertex_work* vw = work ? work->vw : NULL;
-    for (uint32_t chunk = begin; chunk < end; ++chunk) {
+    for (;;) {
+        uint32_t chunk = atomic_fetch_add_explicit(&c->next_chunk, 1u, memory_order_relaxed);
+        if (chunk >= c->chunks) break;
         sinew_result cr = r;
         sinew_mls_stats* st = &c->chunk_stats[chunk];
         memset(st, 0, sizeof *st);
@@ -791,7 +801,11 @@ static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* g
     ctx.chunk_stats = chunk_stats;
     ctx.chunk_status = status;
     ctx.batch_eigen = batch_eigen;
-    sinew_host_parallel_for(host, bake_range, &ctx, chunks, 1u);
+    ctx.chunks = chunks;
+    atomic_init(&ctx.next_chunk, 0u);
+    /* One job per thread, each taking chunks until none is left. */
+    uint32_t jobs = host->jobs.thread_count ? host->jobs.thread_count : 1u;
+    sinew_host_parallel_for(host, bake_jobs, &ctx, jobs < chunks ? jobs : chunks, 1u);
     for (uint32_t ch = 0; ch < chunks; ++ch)
         if (status[ch] != SINEW_OK)
             return sinew_host_fail(host, status[ch],
