@@ -5,6 +5,7 @@
  * render mesh back exactly even where the offset is not quite parallel to the interpolated
  * normal; the tangential parts are small. SPDX-License-Identifier: MIT */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -26,6 +27,8 @@ typedef struct upsample_ctx {
     double* render_d;
     ps_grid* building;
     sinew_result built;
+    uint32_t items;
+    atomic_uint next_item; /* the next item a job of closest_jobs takes */
 } upsample_ctx;
 
 static inline float dot3f(const float a[3], const float b[3])
@@ -136,12 +139,18 @@ static void upsample_welded(const upsample_ctx* c, const sinew_mesh_view* render
 /* Render vertices per job of the upsampling records. */
 #define PS_UPSAMPLE_CHUNK 256u
 
-/* Job 0 builds the grid over the render triangles for the way back (build_restore), job k > 0
- * makes the upsampling records of chunk k - 1 of the render vertices meanwhile. */
-static void closest_items(void* data, uint32_t begin, uint32_t end)
+/* Item 0 builds the grid over the render triangles for the way back (build_restore), item
+ * k > 0 makes the upsampling records of chunk k - 1 of the render vertices meanwhile. Each job
+ * takes items from the shared counter until none is left, so that a thread slowed by other
+ * work does not leave the others idle at the end of a fixed range. */
+static void closest_jobs(void* data, uint32_t begin, uint32_t end)
 {
+    (void)begin;
+    (void)end;
     upsample_ctx* c = (upsample_ctx*)data;
-    for (uint32_t item = begin; item < end; ++item) {
+    for (;;) {
+        uint32_t item = atomic_fetch_add_explicit(&c->next_item, 1u, memory_order_relaxed);
+        if (item >= c->items) break;
         if (item == 0) {
             const sinew_mesh_view* render = c->render;
             for (size_t k = 0; k < 3u * (size_t)render->vertex_count; ++k)
@@ -169,8 +178,10 @@ static sinew_result upsample_closest(const sinew_host_api* host, upsample_ctx* c
     c->grid = &grid;
     c->building = rgrid;
     c->built = SINEW_ERROR_OUT_OF_MEMORY;
-    uint32_t chunks = (rc + PS_UPSAMPLE_CHUNK - 1u) / PS_UPSAMPLE_CHUNK;
-    sinew_host_parallel_for(host, closest_items, c, 1u + chunks, 1u);
+    c->items = 1u + (rc + PS_UPSAMPLE_CHUNK - 1u) / PS_UPSAMPLE_CHUNK;
+    atomic_init(&c->next_item, 0u);
+    uint32_t jobs = host->jobs.thread_count ? host->jobs.thread_count : 1u;
+    sinew_host_parallel_for(host, closest_jobs, c, jobs < c->items ? jobs : c->items, 1u);
     ps_grid_free(host, &grid);
     c->grid = NULL;
     return SINEW_OK;
