@@ -36,7 +36,8 @@
 #define PS_SHRINK_MAX_ITERATIONS 2000u
 /* Vertices per smoothing job at least: an iteration over fewer costs less than handing a part
  * to another thread and waiting for it, so smaller skins (the male's 4.6k vertices) smooth on
- * the calling thread. At most PS_SHRINK_MAX_PARTS jobs per iteration. */
+ * the calling thread (docs/decisions/2026-11-28-shrink-smoothing-jobs.md). At most
+ * PS_SHRINK_MAX_PARTS jobs per iteration. */
 #define PS_SHRINK_PART_VERTICES 16384u
 #define PS_SHRINK_MAX_PARTS 64u
 
