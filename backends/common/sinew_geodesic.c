@@ -547,9 +547,12 @@ sinew_result sinew_geodesic_scratch_init(const sinew_host_api* host, const sinew
     memset(s, 0, sizeof *s);
     size_t V = geo->vertex_count;
     s->marks = (sinew_geodesic_mark*)sinew_host_calloc(host, V, sizeof(sinew_geodesic_mark));
-    s->heap_capacity = 256u;
-    s->heap = (sinew_geodesic_hit*)sinew_host_alloc(host, s->heap_capacity * sizeof *s->heap);
-    if (!s->marks || !s->heap) {
+    s->frontier_capacity = 256u;
+    s->frontier_distance =
+        (double*)sinew_host_alloc(host, s->frontier_capacity * sizeof(double));
+    s->frontier_vertex =
+        (uint32_t*)sinew_host_alloc(host, s->frontier_capacity * sizeof(uint32_t));
+    if (!s->marks || !s->frontier_distance || !s->frontier_vertex) {
         sinew_geodesic_scratch_free(host, s);
         return SINEW_ERROR_OUT_OF_MEMORY;
     }
@@ -560,7 +563,8 @@ void sinew_geodesic_scratch_free(const sinew_host_api* host, sinew_geodesic_scra
 {
     if (!s) return;
     sinew_host_free(host, s->marks);
-    sinew_host_free(host, s->heap);
+    sinew_host_free(host, s->frontier_distance);
+    sinew_host_free(host, s->frontier_vertex);
     memset(s, 0, sizeof *s);
 }
 
@@ -577,13 +581,21 @@ typedef struct frontier {
 static int frontier_grow(const sinew_host_api* host, frontier* f)
 {
     sinew_geodesic_scratch* s = f->s;
-    uint32_t cap = s->heap_capacity * 2u;
-    sinew_geodesic_hit* grown = (sinew_geodesic_hit*)sinew_host_alloc(host, cap * sizeof *grown);
-    if (!grown) return 0;
-    memcpy(grown, s->heap, f->size * sizeof *grown);
-    sinew_host_free(host, s->heap);
-    s->heap = grown;
-    s->heap_capacity = cap;
+    uint32_t cap = s->frontier_capacity * 2u;
+    double* distance = (double*)sinew_host_alloc(host, cap * sizeof(double));
+    uint32_t* vertex = (uint32_t*)sinew_host_alloc(host, cap * sizeof(uint32_t));
+    if (!distance || !vertex) {
+        sinew_host_free(host, distance);
+        sinew_host_free(host, vertex);
+        return 0;
+    }
+    memcpy(distance, s->frontier_distance, f->size * sizeof(double));
+    memcpy(vertex, s->frontier_vertex, f->size * sizeof(uint32_t));
+    sinew_host_free(host, s->frontier_distance);
+    sinew_host_free(host, s->frontier_vertex);
+    s->frontier_distance = distance;
+    s->frontier_vertex = vertex;
+    s->frontier_capacity = cap;
     return 1;
 }
 
@@ -596,33 +608,38 @@ static inline int relax(const sinew_host_api* host, frontier* f, uint32_t v, dou
     if (m->stamp == s->query) {
         if (m->slot == MARK_SETTLED || !(d < m->distance)) return 1;
         m->distance = d;
-        s->heap[m->slot].distance = d;
+        s->frontier_distance[m->slot] = d;
         return 1;
     }
-    if (f->size == s->heap_capacity && !frontier_grow(host, f)) return 0;
+    if (f->size == s->frontier_capacity && !frontier_grow(host, f)) return 0;
     m->stamp = s->query;
     m->distance = d;
     m->slot = f->size;
-    s->heap[f->size].vertex = v;
-    s->heap[f->size].distance = d;
+    s->frontier_vertex[f->size] = v;
+    s->frontier_distance[f->size] = d;
     ++f->size;
     return 1;
 }
 
 /* Removes and returns the frontier's nearest vertex (ties: the lower index, so the order never
- * depends on the search history), settled. */
+ * depends on the search history), settled: the least distance first, without branches, then
+ * the lowest vertex at it. */
 static inline sinew_geodesic_hit settle_nearest(frontier* f)
 {
-    sinew_geodesic_hit* a = f->s->heap;
-    uint32_t best = 0;
-    for (uint32_t i = 1; i < f->size; ++i)
-        if (a[i].distance < a[best].distance ||
-            (a[i].distance == a[best].distance && a[i].vertex < a[best].vertex))
-            best = i;
-    sinew_geodesic_hit top = a[best];
-    a[best] = a[--f->size];
-    if (best < f->size) f->s->marks[a[best].vertex].slot = best;
-    f->s->marks[top.vertex].slot = MARK_SETTLED;
+    sinew_geodesic_scratch* s = f->s;
+    const double* d = s->frontier_distance;
+    const uint32_t* v = s->frontier_vertex;
+    double least = d[0];
+    for (uint32_t i = 1; i < f->size; ++i) least = d[i] < least ? d[i] : least;
+    uint32_t best = 0, best_vertex = 0xffffffffu;
+    for (uint32_t i = 0; i < f->size; ++i)
+        if (d[i] == least && v[i] < best_vertex) best = i, best_vertex = v[i];
+    sinew_geodesic_hit top = {best_vertex, d[best]};
+    uint32_t last = --f->size;
+    s->frontier_distance[best] = d[last];
+    s->frontier_vertex[best] = v[last];
+    if (best < last) s->marks[s->frontier_vertex[best]].slot = best;
+    s->marks[top.vertex].slot = MARK_SETTLED;
     return top;
 }
 

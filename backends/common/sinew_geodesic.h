@@ -77,8 +77,10 @@ typedef struct sinew_geodesic_mark {
 typedef struct sinew_geodesic_scratch {
     sinew_geodesic_mark* marks;   /* vertex_count */
     uint32_t query;               /* current query id */
-    sinew_geodesic_hit* heap;     /* the frontier: vertices reached, not settled (unordered) */
-    uint32_t heap_capacity;
+    /* the frontier: vertices reached, not yet settled (unordered), and their distances */
+    double* frontier_distance;
+    uint32_t* frontier_vertex;
+    uint32_t frontier_capacity;
 } sinew_geodesic_scratch;
 
 /* Builds the graph and grid. `positions` (3 floats per vertex) and `indices` (3 per triangle)
@@ -105,7 +107,7 @@ void sinew_geodesic_scratch_free(const sinew_host_api* host, sinew_geodesic_scra
 /* The first `count` vertices by geodesic distance from the surface point `q` inside triangle
  * `triangle`, in nondecreasing distance order, into `hits`. Returns how many were found: fewer
  * than `count` when the connected part of the surface has fewer vertices; SINEW_GEODESIC_NONE
- * when the scratch heap could not grow (out of memory). */
+ * when the scratch frontier could not grow (out of memory). */
 uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic* geo,
                                 sinew_geodesic_scratch* scratch, uint32_t triangle,
                                 const double q[3], uint32_t count, sinew_geodesic_hit* hits);
