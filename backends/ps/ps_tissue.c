@@ -2,7 +2,6 @@
  * constraints (Sec. 4.1). SPDX-License-Identifier: MIT */
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -80,25 +79,24 @@ static bool prism_base_below(const ps_model* m, uint32_t p)
     return nrm[0] * down[0] + nrm[1] * down[1] + nrm[2] * down[2] <= 0.0;
 }
 
-static int compare_u64(const void* a, const void* b)
-{
-    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-    return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* Marks (flag 2) the parts (ps_skin_parts), by their vertex, in which a directed edge occurs
- * twice: their winding is not consistent. `edges` has room for 3 triangle_count entries. */
-static void mark_inconsistent(const ps_model* m, const uint32_t* part, uint64_t* edges,
-                              uint8_t* flag)
+ * twice: their winding is not consistent. The directed edges are grouped by their first vertex
+ * (start: n + 1 entries, ends: 3 triangle_count), and each vertex's few compared. */
+static void mark_inconsistent(const ps_model* m, const uint32_t* part, uint32_t* start,
+                              uint32_t* ends, uint8_t* flag)
 {
-    uint32_t tc = m->triangle_count;
+    uint32_t n = m->n, tc = m->triangle_count;
+    for (uint32_t p = 0; p < tc; ++p)
+        for (int k = 0; k < 3; ++k) start[m->triangles[3u * p + k] + 1u]++;
+    for (uint32_t i = 0; i < n; ++i) start[i + 1u] += start[i];
     for (uint32_t p = 0; p < tc; ++p)
         for (int k = 0; k < 3; ++k)
-            edges[3u * p + k] = ((uint64_t)m->triangles[3u * p + k] << 32) |
-                                m->triangles[3u * p + (k + 1) % 3];
-    qsort(edges, 3u * (size_t)tc, sizeof(uint64_t), compare_u64);
-    for (size_t e = 1; e < 3u * (size_t)tc; ++e)
-        if (edges[e] == edges[e - 1]) flag[part[(uint32_t)(edges[e] >> 32)]] |= 2u;
+            ends[start[m->triangles[3u * p + k]]++] = m->triangles[3u * p + (k + 1) % 3];
+    /* The cursors now stand at each vertex's end: its edges are [start[i - 1], start[i]). */
+    for (uint32_t i = 0, begin = 0; i < n; begin = start[i], ++i)
+        for (uint32_t a = begin; a < start[i]; ++a)
+            for (uint32_t b = begin; b < a; ++b)
+                if (ends[a] == ends[b]) flag[part[i]] |= 2u;
 }
 
 sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint8_t* below)
@@ -107,17 +105,20 @@ sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint
     uint32_t* parent = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
     int32_t* votes = (int32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(int32_t));
     uint8_t* flag = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1u);
-    uint64_t* edges = (uint64_t*)sinew_host_calloc(host, tc ? 3u * (size_t)tc : 1u, sizeof(uint64_t));
-    if (!parent || !votes || !flag || !edges) {
+    uint32_t* start = (uint32_t*)sinew_host_calloc(host, n + 1u, sizeof(uint32_t));
+    uint32_t* ends =
+        (uint32_t*)sinew_host_alloc(host, (tc ? 3u * (size_t)tc : 1u) * sizeof(uint32_t));
+    if (!parent || !votes || !flag || !start || !ends) {
         sinew_host_free(host, parent);
         sinew_host_free(host, votes);
         sinew_host_free(host, flag);
-        sinew_host_free(host, edges);
+        sinew_host_free(host, start);
+        sinew_host_free(host, ends);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory orienting "
                                "%u prisms", tc);
     }
     ps_skin_parts(m, parent);
-    mark_inconsistent(m, parent, edges, flag);
+    mark_inconsistent(m, parent, start, ends, flag);
     for (uint32_t p = 0; p < tc; ++p) {
         below[p] = prism_base_below(m, p) ? 1u : 0u;
         votes[parent[m->triangles[3u * p]]] += below[p] ? 1 : -1;
@@ -129,7 +130,8 @@ sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint
     sinew_host_free(host, parent);
     sinew_host_free(host, votes);
     sinew_host_free(host, flag);
-    sinew_host_free(host, edges);
+    sinew_host_free(host, start);
+    sinew_host_free(host, ends);
     return SINEW_OK;
 }
 
