@@ -49,6 +49,7 @@ typedef struct shrink_group {
     uint32_t vertex[4];
     uint32_t ring_slots, bone_slots;
     uint32_t ring_first, bone_first; /* into group_ring and group_bones */
+    uint32_t same_degree;            /* 1: the four rings have the same size: no padding */
     double degree[4];
 } shrink_group;
 
@@ -356,15 +357,25 @@ __attribute__((target("avx2"))) static double smooth_groups_avx2(const shrink* s
         __m256d sx = zero, sy = zero, sz = zero;
         const __m256d deg = _mm256_loadu_pd(grp->degree);
         const uint32_t* ring = st->group_ring + grp->ring_first;
-        for (uint32_t slot = 0; slot < grp->ring_slots; ++slot, ring += 4) {
-            __m256d nx, ny, nz;
-            gather_xyz(st->s_in, ring, &nx, &ny, &nz);
-            /* Past a lane's ring the term is +0, which leaves its sum as it is (a sum that
-             * starts at +0 is never -0). */
-            __m256d in = _mm256_cmp_pd(_mm256_set1_pd((double)slot), deg, _CMP_LT_OQ);
-            sx = _mm256_add_pd(sx, _mm256_and_pd(in, _mm256_sub_pd(nx, six)));
-            sy = _mm256_add_pd(sy, _mm256_and_pd(in, _mm256_sub_pd(ny, siy)));
-            sz = _mm256_add_pd(sz, _mm256_and_pd(in, _mm256_sub_pd(nz, siz)));
+        if (grp->same_degree) {
+            for (uint32_t slot = 0; slot < grp->ring_slots; ++slot, ring += 4) {
+                __m256d nx, ny, nz;
+                gather_xyz(st->s_in, ring, &nx, &ny, &nz);
+                sx = _mm256_add_pd(sx, _mm256_sub_pd(nx, six));
+                sy = _mm256_add_pd(sy, _mm256_sub_pd(ny, siy));
+                sz = _mm256_add_pd(sz, _mm256_sub_pd(nz, siz));
+            }
+        } else {
+            for (uint32_t slot = 0; slot < grp->ring_slots; ++slot, ring += 4) {
+                __m256d nx, ny, nz;
+                gather_xyz(st->s_in, ring, &nx, &ny, &nz);
+                /* Past a lane's ring the term is +0, which leaves its sum as it is (a sum that
+                 * starts at +0 is never -0). */
+                __m256d in = _mm256_cmp_pd(_mm256_set1_pd((double)slot), deg, _CMP_LT_OQ);
+                sx = _mm256_add_pd(sx, _mm256_and_pd(in, _mm256_sub_pd(nx, six)));
+                sy = _mm256_add_pd(sy, _mm256_and_pd(in, _mm256_sub_pd(ny, siy)));
+                sz = _mm256_add_pd(sz, _mm256_and_pd(in, _mm256_sub_pd(nz, siz)));
+            }
         }
         __m256d cx, cy, cz;
         gather_xyz(st->closest, grp->vertex, &cx, &cy, &cz);
@@ -482,6 +493,8 @@ static void fill_group(shrink* st, shrink_group* grp, uint32_t* ring_used, uint3
     }
     grp->ring_slots = ring_slots;
     grp->bone_slots = bone_slots;
+    grp->same_degree = grp->degree[0] == grp->degree[1] && grp->degree[0] == grp->degree[2] &&
+                       grp->degree[0] == grp->degree[3];
     grp->ring_first = *ring_used;
     grp->bone_first = *bones_used;
     for (uint32_t slot = 0; slot < ring_slots; ++slot)
