@@ -110,8 +110,9 @@ typedef struct sinew_mls_weights {
  * INVALID_ARGUMENT (NULL host/mesh/out/array), EMPTY_MESH (no simulation vertices or
  * triangles, no render vertices, render normals NULL without triangles), VERTEX_INDEX (a
  * triangle index out of range), NONFINITE (NaN or infinity in positions or normals),
- * OUT_OF_MEMORY. Cost: about a second for 23k render vertices from 4.6k simulation vertices on
- * one core; scales with the job system. */
+ * OUT_OF_MEMORY. Cost: per render vertex a closest-point query, a geodesic search of K + 1
+ * vertices and two small eigen-analyses (several vertices' at once where AVX2 runs); scales
+ * with the job system. */
 sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* simulation,
                             const sinew_mesh_view* render, sinew_mls_weights* out);
 
