@@ -67,40 +67,44 @@ typedef struct half_edge {
     uint32_t lo, hi, triangle, edge;
 } half_edge;
 
-static int half_edge_cmp(const void* a, const void* b)
-{
-    const half_edge* x = (const half_edge*)a;
-    const half_edge* y = (const half_edge*)b;
-    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
-    if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
-    if (x->triangle != y->triangle) return x->triangle < y->triangle ? -1 : 1;
-    return x->edge < y->edge ? -1 : (x->edge > y->edge);
-}
-
-typedef struct graph_link {
-    uint32_t from, to;
-    double length;
-} graph_link;
+/* The links of the graph, counted (count: links per vertex into g->graph_offsets[v + 1]) or
+ * stored (at the cursors `fill`, then graph_targets and graph_lengths), in the order of the
+ * sorted half-edges: both ways along an edge, and for a manifold edge both ways across its
+ * unfolded triangle pair. */
+typedef struct link_pass {
+    sinew_geodesic* g;
+    uint32_t* fill; /* NULL: count */
+} link_pass;
 
 /* A link both ways between vertices a and b of length len. */
-static void add_links(graph_link* links, size_t* n, uint32_t a, uint32_t b, double len)
+static void add_links(link_pass* lp, uint32_t a, uint32_t b, double len)
 {
-    links[*n].from = a, links[*n].to = b, links[*n].length = len;
-    links[*n + 1u].from = b, links[*n + 1u].to = a, links[*n + 1u].length = len;
-    *n += 2u;
+    sinew_geodesic* g = lp->g;
+    if (!lp->fill) {
+        g->graph_offsets[a + 1u]++;
+        g->graph_offsets[b + 1u]++;
+        return;
+    }
+    uint32_t at = lp->fill[a]++;
+    g->graph_targets[at] = b;
+    g->graph_lengths[at] = len;
+    at = lp->fill[b]++;
+    g->graph_targets[at] = a;
+    g->graph_lengths[at] = len;
 }
 
 /* The links of the half-edges he[i] .. he[j - 1] of one edge (lo, hi): the edge itself unless
  * a degenerate triangle repeats a corner there, and for a manifold edge the two triangles as
  * neighbours and a shortcut between their opposite corners across the unfolded pair. */
-static void edge_links(sinew_geodesic* g, const half_edge* he, size_t i, size_t j,
-                       graph_link* links, size_t* nlinks)
+static void edge_links(link_pass* lp, const half_edge* he, size_t i, size_t j)
 {
+    sinew_geodesic* g = lp->g;
     const uint32_t* tri = g->triangles;
     uint32_t lo = he[i].lo, hi = he[i].hi;
     if (lo == hi) return;
-    add_links(links, nlinks, lo, hi,
-              dist3(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi));
+    add_links(lp, lo, hi,
+              lp->fill ? dist3(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi)
+                       : 0.0);
     if (j - i != 2u) return;
     const half_edge* h0 = &he[i];
     const half_edge* h1 = &he[i + 1u];
@@ -111,74 +115,88 @@ static void edge_links(sinew_geodesic* g, const half_edge* he, size_t i, size_t 
     if (oa == ob || oa == lo || oa == hi || ob == lo || ob == hi) return;
     double d = unfolded_distance(g->positions + 3u * (size_t)lo, g->positions + 3u * (size_t)hi,
                                  g->positions + 3u * (size_t)oa, g->positions + 3u * (size_t)ob);
-    if (d >= 0.0) add_links(links, nlinks, oa, ob, d);
+    if (d >= 0.0) add_links(lp, oa, ob, d);
 }
 
-/* The links as compressed rows per vertex (graph_offsets, graph_targets, graph_lengths). */
-static sinew_result store_links(const sinew_host_api* host, const char* who, sinew_geodesic* g,
-                                const graph_link* links, size_t nlinks)
+/* One pass of link_pass over the edges of the sorted half-edges. */
+static void edge_pass(link_pass* lp, const half_edge* he, size_t hcount)
 {
-    const uint32_t V = g->vertex_count;
-    g->graph_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
-    g->graph_targets = (uint32_t*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(uint32_t));
-    g->graph_lengths = (double*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(double));
-    if (!g->graph_offsets || !g->graph_targets || !g->graph_lengths)
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "%s: out of memory for %zu geodesic graph links", who, nlinks);
-    for (size_t i = 0; i < nlinks; ++i) g->graph_offsets[links[i].from + 1u]++;
-    for (uint32_t v = 0; v < V; ++v) g->graph_offsets[v + 1u] += g->graph_offsets[v];
-    uint32_t* fill = (uint32_t*)sinew_host_alloc(host, (size_t)V * sizeof(uint32_t));
-    if (!fill)
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
-                               "%s: out of memory for the geodesic graph", who);
-    memcpy(fill, g->graph_offsets, (size_t)V * sizeof(uint32_t));
-    for (size_t i = 0; i < nlinks; ++i) {
-        uint32_t at = fill[links[i].from]++;
-        g->graph_targets[at] = links[i].to;
-        g->graph_lengths[at] = links[i].length;
+    for (size_t i = 0; i < hcount;) {
+        size_t j = i + 1u;
+        while (j < hcount && he[j].lo == he[i].lo && he[j].hi == he[i].hi) ++j;
+        edge_links(lp, he, i, j);
+        i = j;
     }
-    sinew_host_free(host, fill);
+}
+
+/* The half-edges of every triangle sorted by (lo, hi, triangle, edge): a counting sort by lo,
+ * which keeps the (triangle, edge) order of the input, then each lo's few by hi, stably. */
+static sinew_result sorted_half_edges(const sinew_host_api* host, const sinew_geodesic* g,
+                                      half_edge** out)
+{
+    const uint32_t V = g->vertex_count, T = g->triangle_count;
+    const uint32_t* tri = g->triangles;
+    size_t hcount = 3u * (size_t)T;
+    half_edge* he = (half_edge*)sinew_host_alloc(host, hcount * sizeof *he);
+    uint32_t* start = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
+    if (!he || !start) {
+        sinew_host_free(host, he);
+        sinew_host_free(host, start);
+        return SINEW_ERROR_OUT_OF_MEMORY;
+    }
+    for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t e = 0; e < 3u; ++e) {
+            uint32_t a = tri[3u * t + e], b = tri[3u * t + (e + 1u) % 3u];
+            start[(a < b ? a : b) + 1u]++;
+        }
+    for (uint32_t v = 0; v < V; ++v) start[v + 1u] += start[v];
+    for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t e = 0; e < 3u; ++e) {
+            uint32_t a = tri[3u * t + e], b = tri[3u * t + (e + 1u) % 3u];
+            half_edge h = {a < b ? a : b, a < b ? b : a, t, e};
+            he[start[h.lo]++] = h;
+        }
+    /* The cursors now stand at each lo's end: the runs are [start[v - 1], start[v]). */
+    for (uint32_t v = 0, begin = 0; v < V; begin = start[v], ++v)
+        for (uint32_t a = begin + 1u; a < start[v]; ++a) {
+            half_edge h = he[a];
+            uint32_t q = a;
+            for (; q > begin && he[q - 1u].hi > h.hi; --q) he[q] = he[q - 1u];
+            he[q] = h;
+        }
+    sinew_host_free(host, start);
+    *out = he;
     return SINEW_OK;
 }
 
 static sinew_result build_graph(const sinew_host_api* host, const char* who, sinew_geodesic* g)
 {
-    const uint32_t T = g->triangle_count;
-    const uint32_t* tri = g->triangles;
+    const uint32_t V = g->vertex_count, T = g->triangle_count;
     size_t hcount = 3u * (size_t)T;
-    half_edge* he = (half_edge*)sinew_host_alloc(host, hcount * sizeof *he);
-    /* At most one edge link per half-edge and one shortcut per pair of half-edges, each both
-     * ways: 2 * 3T + 2 * 3T / 2 links. */
-    size_t link_cap = 2u * hcount + hcount;
-    graph_link* links = (graph_link*)sinew_host_alloc(host, link_cap * sizeof *links);
-    if (!he || !links) {
-        sinew_host_free(host, he);
-        sinew_host_free(host, links);
+    half_edge* he = NULL;
+    g->graph_offsets = (uint32_t*)sinew_host_calloc(host, (size_t)V + 1u, sizeof(uint32_t));
+    if (!g->graph_offsets || sorted_half_edges(host, g, &he) != SINEW_OK)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                "%s: out of memory for the geodesic graph of %u triangles", who, T);
-    }
-    for (uint32_t t = 0; t < T; ++t)
-        for (uint32_t e = 0; e < 3u; ++e) {
-            uint32_t a = tri[3u * t + e], b = tri[3u * t + (e + 1u) % 3u];
-            half_edge* h = &he[3u * (size_t)t + e];
-            h->lo = a < b ? a : b;
-            h->hi = a < b ? b : a;
-            h->triangle = t;
-            h->edge = e;
-        }
-    qsort(he, hcount, sizeof *he, half_edge_cmp);
     for (size_t i = 0; i < hcount; ++i) g->triangle_neighbours[i] = SINEW_GEODESIC_NONE;
-    size_t nlinks = 0;
-    for (size_t i = 0; i < hcount;) {
-        size_t j = i + 1u;
-        while (j < hcount && he[j].lo == he[i].lo && he[j].hi == he[i].hi) ++j;
-        edge_links(g, he, i, j, links, &nlinks);
-        i = j;
+    link_pass lp = {g, NULL};
+    edge_pass(&lp, he, hcount);
+    for (uint32_t v = 0; v < V; ++v) g->graph_offsets[v + 1u] += g->graph_offsets[v];
+    size_t nlinks = g->graph_offsets[V];
+    g->graph_targets = (uint32_t*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(uint32_t));
+    g->graph_lengths = (double*)sinew_host_alloc(host, (nlinks ? nlinks : 1u) * sizeof(double));
+    lp.fill = (uint32_t*)sinew_host_alloc(host, (size_t)V * sizeof(uint32_t));
+    if (!g->graph_targets || !g->graph_lengths || !lp.fill) {
+        sinew_host_free(host, he);
+        sinew_host_free(host, lp.fill);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for %zu geodesic graph links", who, nlinks);
     }
+    memcpy(lp.fill, g->graph_offsets, (size_t)V * sizeof(uint32_t));
+    edge_pass(&lp, he, hcount);
     sinew_host_free(host, he);
-    sinew_result r = store_links(host, who, g, links, nlinks);
-    sinew_host_free(host, links);
-    return r;
+    sinew_host_free(host, lp.fill);
+    return SINEW_OK;
 }
 
 static inline uint32_t cell_coord(double x, double origin, double h, uint32_t dim)
@@ -204,6 +222,20 @@ static sinew_result build_grid(const sinew_host_api* host, const char* who, sine
                 if (p[k] > hi[k]) hi[k] = p[k];
             }
         }
+    g->triangle_boxes = (float*)sinew_host_alloc(host, 6u * (size_t)T * sizeof(float));
+    if (!g->triangle_boxes)
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "%s: out of memory for the boxes of %u triangles", who, T);
+    for (uint32_t t = 0; t < T; ++t)
+        for (int k = 0; k < 3; ++k) {
+            double a = g->positions[3u * (size_t)g->triangles[3u * t] + (size_t)k];
+            double b = g->positions[3u * (size_t)g->triangles[3u * t + 1u] + (size_t)k];
+            double c = g->positions[3u * (size_t)g->triangles[3u * t + 2u] + (size_t)k];
+            g->triangle_boxes[6u * (size_t)t + (size_t)k] = (float)fmin(a, fmin(b, c));
+            g->triangle_boxes[6u * (size_t)t + 3u + (size_t)k] = (float)fmax(a, fmax(b, c));
+        }
+    g->diagonal2 = (hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                   (hi[2] - lo[2]) * (hi[2] - lo[2]);
     /* Cells about one edge long hold a handful of triangles each. */
     double h = edge_sum / (3.0 * (double)T);
     double extent = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
@@ -309,6 +341,7 @@ void sinew_geodesic_free(const sinew_host_api* host, sinew_geodesic* geo)
     sinew_host_free(host, geo->graph_lengths);
     sinew_host_free(host, geo->cell_offsets);
     sinew_host_free(host, geo->cell_triangles);
+    sinew_host_free(host, geo->triangle_boxes);
     memset(geo, 0, sizeof *geo);
 }
 
@@ -375,6 +408,72 @@ static double triangle_closest(const double p[3], const double a[3], const doubl
     return d2;
 }
 
+/* A triangle met by a closest-point search, with the squared distance from the point to its
+ * bounding box: no point of the triangle is nearer. */
+typedef struct closest_candidate {
+    double bound;
+    uint32_t triangle;
+} closest_candidate;
+
+/* Candidates held before they are tested (test_candidates). */
+#define CLOSEST_CANDIDATES 128u
+
+/* Whether a triangle whose box lies `bound` (squared) from the point can still give a squared
+ * distance of at most `best`. The margin, far above the rounding of any squared distance the
+ * search computes (relative to the distance and to the surface's size), keeps every triangle
+ * whose computed distance could tie with or beat `best`, so skipping the others changes no
+ * result. */
+static inline int may_reach(double bound, double best, double diagonal2)
+{
+    return !(bound > best + 1e-9 * (best + diagonal2));
+}
+
+static inline double box_distance2(const float* box, const double p[3])
+{
+    double d2 = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        double below = (double)box[k] - p[k], above = p[k] - (double)box[3 + k];
+        double gap = below > above ? below : above;
+        gap = gap > 0.0 ? gap : 0.0;
+        d2 += gap * gap;
+    }
+    return d2;
+}
+
+/* Tests triangle t against the best so far (*best, *best_t, bary): the lowest squared
+ * distance, ties to the lower triangle index, as in any order of the triangles. */
+static inline void test_triangle(const sinew_geodesic* geo, const double p[3], uint32_t t,
+                                 double* best, uint32_t* best_t, double bary[3])
+{
+    const uint32_t* tri = geo->triangles + 3u * (size_t)t;
+    double b[3];
+    double d = triangle_closest(p, geo->positions + 3u * (size_t)tri[0],
+                                geo->positions + 3u * (size_t)tri[1],
+                                geo->positions + 3u * (size_t)tri[2], b);
+    if (d < *best || (d == *best && t < *best_t)) {
+        *best = d;
+        *best_t = t;
+        memcpy(bary, b, sizeof b);
+    }
+}
+
+/* Tests the candidates c[0 .. count): first the one whose box is nearest, whose distance then
+ * rules out most of the others by their boxes (a triangle listed by several cells is tested
+ * again at most, which changes nothing). */
+static void test_candidates(const sinew_geodesic* geo, const double p[3],
+                            const closest_candidate* c, uint32_t count, double* best,
+                            uint32_t* best_t, double bary[3])
+{
+    if (count == 0) return;
+    uint32_t nearest = 0;
+    for (uint32_t a = 1; a < count; ++a)
+        if (c[a].bound < c[nearest].bound) nearest = a;
+    test_triangle(geo, p, c[nearest].triangle, best, best_t, bary);
+    for (uint32_t a = 0; a < count; ++a)
+        if (a != nearest && may_reach(c[a].bound, *best, geo->diagonal2))
+            test_triangle(geo, p, c[a].triangle, best, best_t, bary);
+}
+
 uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], double q[3],
                                 double bary[3])
 {
@@ -386,8 +485,12 @@ uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], do
     if (geo->grid_dims[2] > max_dim) max_dim = geo->grid_dims[2];
     double best = INFINITY;
     uint32_t best_t = SINEW_GEODESIC_NONE;
+    closest_candidate held[CLOSEST_CANDIDATES];
     for (int64_t r = 0; r <= (int64_t)max_dim; ++r) {
-        /* Every cell at Chebyshev distance r from c (the shell of the cube of radius r). */
+        /* Every cell at Chebyshev distance r from c (the shell of the cube of radius r). The
+         * ring's triangle with the nearest box is tested first, so that its distance lets the
+         * boxes of the others rule them out. */
+        uint32_t count = 0;
         for (int64_t dz = -r; dz <= r; ++dz) {
             int64_t z = (int64_t)c[2] + dz;
             if (z < 0 || z >= (int64_t)geo->grid_dims[2]) continue;
@@ -404,20 +507,20 @@ uint32_t sinew_geodesic_closest(const sinew_geodesic* geo, const double p[3], do
                     for (uint32_t i = geo->cell_offsets[cell]; i < geo->cell_offsets[cell + 1u];
                          ++i) {
                         uint32_t t = geo->cell_triangles[i];
-                        const uint32_t* tri = geo->triangles + 3u * (size_t)t;
-                        double b[3];
-                        double d = triangle_closest(p, geo->positions + 3u * (size_t)tri[0],
-                                                    geo->positions + 3u * (size_t)tri[1],
-                                                    geo->positions + 3u * (size_t)tri[2], b);
-                        if (d < best || (d == best && t < best_t)) {
-                            best = d;
-                            best_t = t;
-                            memcpy(bary, b, sizeof b);
+                        double bound = box_distance2(geo->triangle_boxes + 6u * (size_t)t, p);
+                        if (!may_reach(bound, best, geo->diagonal2)) continue;
+                        if (count == CLOSEST_CANDIDATES) {
+                            test_candidates(geo, p, held, count, &best, &best_t, bary);
+                            count = 0;
                         }
+                        held[count].bound = bound;
+                        held[count].triangle = t;
+                        ++count;
                     }
                 }
             }
         }
+        test_candidates(geo, p, held, count, &best, &best_t, bary);
         /* Cells beyond ring r lie at least r cells away from the point's clamped position, and
          * clamping into the grid box never lengthens a distance to a point inside it. */
         double reach = (double)r * h;
@@ -443,12 +546,13 @@ sinew_result sinew_geodesic_scratch_init(const sinew_host_api* host, const sinew
 {
     memset(s, 0, sizeof *s);
     size_t V = geo->vertex_count;
-    s->distance = (double*)sinew_host_alloc(host, V * sizeof(double));
-    s->stamp = (uint32_t*)sinew_host_calloc(host, V, sizeof(uint32_t));
-    s->settled = (uint32_t*)sinew_host_calloc(host, V, sizeof(uint32_t));
-    s->heap_capacity = 256u;
-    s->heap = (sinew_geodesic_hit*)sinew_host_alloc(host, s->heap_capacity * sizeof *s->heap);
-    if (!s->distance || !s->stamp || !s->settled || !s->heap) {
+    s->marks = (sinew_geodesic_mark*)sinew_host_calloc(host, V, sizeof(sinew_geodesic_mark));
+    s->frontier_capacity = 256u;
+    s->frontier_distance =
+        (double*)sinew_host_alloc(host, s->frontier_capacity * sizeof(double));
+    s->frontier_vertex =
+        (uint32_t*)sinew_host_alloc(host, s->frontier_capacity * sizeof(uint32_t));
+    if (!s->marks || !s->frontier_distance || !s->frontier_vertex) {
         sinew_geodesic_scratch_free(host, s);
         return SINEW_ERROR_OUT_OF_MEMORY;
     }
@@ -458,74 +562,85 @@ sinew_result sinew_geodesic_scratch_init(const sinew_host_api* host, const sinew
 void sinew_geodesic_scratch_free(const sinew_host_api* host, sinew_geodesic_scratch* s)
 {
     if (!s) return;
-    sinew_host_free(host, s->distance);
-    sinew_host_free(host, s->stamp);
-    sinew_host_free(host, s->settled);
-    sinew_host_free(host, s->heap);
+    sinew_host_free(host, s->marks);
+    sinew_host_free(host, s->frontier_distance);
+    sinew_host_free(host, s->frontier_vertex);
     memset(s, 0, sizeof *s);
 }
 
-/* Ties broken by vertex index, so the neighbour order never depends on the search history. */
-static inline int hit_less(const sinew_geodesic_hit* a, const sinew_geodesic_hit* b)
-{
-    return a->distance < b->distance || (a->distance == b->distance && a->vertex < b->vertex);
-}
-
-typedef struct heap_state {
+/* The search's frontier: the vertices reached and not yet settled, unordered, with their
+ * tentative distances; each one's mark holds its place (decrease-key in place). */
+typedef struct frontier {
     sinew_geodesic_scratch* s;
     uint32_t size;
-} heap_state;
+} frontier;
 
-static int heap_push(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+#define MARK_SETTLED 0xffffffffu
+
+/* Doubles the frontier's room (the rare path of relax). */
+static int frontier_grow(const sinew_host_api* host, frontier* f)
 {
-    sinew_geodesic_scratch* s = h->s;
-    if (h->size == s->heap_capacity) {
-        uint32_t cap = s->heap_capacity * 2u;
-        sinew_geodesic_hit* grown = (sinew_geodesic_hit*)sinew_host_alloc(host, cap * sizeof *grown);
-        if (!grown) return 0;
-        memcpy(grown, s->heap, h->size * sizeof *grown);
-        sinew_host_free(host, s->heap);
-        s->heap = grown;
-        s->heap_capacity = cap;
+    sinew_geodesic_scratch* s = f->s;
+    uint32_t cap = s->frontier_capacity * 2u;
+    double* distance = (double*)sinew_host_alloc(host, cap * sizeof(double));
+    uint32_t* vertex = (uint32_t*)sinew_host_alloc(host, cap * sizeof(uint32_t));
+    if (!distance || !vertex) {
+        sinew_host_free(host, distance);
+        sinew_host_free(host, vertex);
+        return 0;
     }
-    sinew_geodesic_hit x = {v, d};
-    uint32_t i = h->size++;
-    while (i > 0) {
-        uint32_t parent = (i - 1u) / 2u;
-        if (!hit_less(&x, &s->heap[parent])) break;
-        s->heap[i] = s->heap[parent];
-        i = parent;
-    }
-    s->heap[i] = x;
+    memcpy(distance, s->frontier_distance, f->size * sizeof(double));
+    memcpy(vertex, s->frontier_vertex, f->size * sizeof(uint32_t));
+    sinew_host_free(host, s->frontier_distance);
+    sinew_host_free(host, s->frontier_vertex);
+    s->frontier_distance = distance;
+    s->frontier_vertex = vertex;
+    s->frontier_capacity = cap;
     return 1;
 }
 
-static sinew_geodesic_hit heap_pop(heap_state* h)
+/* Vertex v reached at distance d: kept when it is not settled and d is shorter than its
+ * distance so far (the first reach of a query always). Returns 0 when out of memory. */
+static inline int relax(const sinew_host_api* host, frontier* f, uint32_t v, double d)
 {
-    sinew_geodesic_hit* a = h->s->heap;
-    sinew_geodesic_hit top = a[0];
-    sinew_geodesic_hit last = a[--h->size];
-    uint32_t i = 0, n = h->size;
-    for (;;) {
-        uint32_t l = 2u * i + 1u;
-        if (l >= n) break;
-        uint32_t m = (l + 1u < n && hit_less(&a[l + 1u], &a[l])) ? l + 1u : l;
-        if (!hit_less(&a[m], &last)) break;
-        a[i] = a[m];
-        i = m;
+    sinew_geodesic_scratch* s = f->s;
+    sinew_geodesic_mark* m = &s->marks[v];
+    if (m->stamp == s->query) {
+        if (m->slot == MARK_SETTLED || !(d < m->distance)) return 1;
+        m->distance = d;
+        s->frontier_distance[m->slot] = d;
+        return 1;
     }
-    if (n) a[i] = last;
-    return top;
+    if (f->size == s->frontier_capacity && !frontier_grow(host, f)) return 0;
+    m->stamp = s->query;
+    m->distance = d;
+    m->slot = f->size;
+    s->frontier_vertex[f->size] = v;
+    s->frontier_distance[f->size] = d;
+    ++f->size;
+    return 1;
 }
 
-static int relax(const sinew_host_api* host, heap_state* h, uint32_t v, double d)
+/* Removes and returns the frontier's nearest vertex (ties: the lower index, so the order never
+ * depends on the search history), settled: the least distance first, without branches, then
+ * the lowest vertex at it. */
+static inline sinew_geodesic_hit settle_nearest(frontier* f)
 {
-    sinew_geodesic_scratch* s = h->s;
-    if (s->settled[v] == s->query) return 1;
-    if (s->stamp[v] == s->query && !(d < s->distance[v])) return 1;
-    s->stamp[v] = s->query;
-    s->distance[v] = d;
-    return heap_push(host, h, v, d);
+    sinew_geodesic_scratch* s = f->s;
+    const double* d = s->frontier_distance;
+    const uint32_t* v = s->frontier_vertex;
+    double least = d[0];
+    for (uint32_t i = 1; i < f->size; ++i) least = d[i] < least ? d[i] : least;
+    uint32_t best = 0, best_vertex = 0xffffffffu;
+    for (uint32_t i = 0; i < f->size; ++i)
+        if (d[i] == least && v[i] < best_vertex) best = i, best_vertex = v[i];
+    sinew_geodesic_hit top = {best_vertex, d[best]};
+    uint32_t last = --f->size;
+    s->frontier_distance[best] = d[last];
+    s->frontier_vertex[best] = v[last];
+    if (best < last) s->marks[s->frontier_vertex[best]].slot = best;
+    s->marks[top.vertex].slot = MARK_SETTLED;
+    return top;
 }
 
 uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic* geo,
@@ -533,35 +648,33 @@ uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic
                                 uint32_t count, sinew_geodesic_hit* hits)
 {
     if (++s->query == 0u) { /* the id wrapped: forget every old stamp */
-        memset(s->stamp, 0, geo->vertex_count * sizeof(uint32_t));
-        memset(s->settled, 0, geo->vertex_count * sizeof(uint32_t));
+        memset(s->marks, 0, geo->vertex_count * sizeof(sinew_geodesic_mark));
         s->query = 1u;
     }
-    heap_state h = {s, 0u};
+    frontier f = {s, 0u};
     const uint32_t* tri = geo->triangles + 3u * (size_t)triangle;
+    const uint32_t* offsets = geo->graph_offsets;
+    const uint32_t* targets = geo->graph_targets;
+    const double* lengths = geo->graph_lengths;
     int ok = 1;
     /* Inside the source triangle, straight lines are geodesics. */
     for (int k = 0; k < 3; ++k)
-        ok &= relax(host, &h, tri[k], dist3(q, geo->positions + 3u * (size_t)tri[k]));
+        ok &= relax(host, &f, tri[k], dist3(q, geo->positions + 3u * (size_t)tri[k]));
     /* Around the source, straight chords to every graph neighbour of its corners: on a surface
      * smooth at the scale of an edge the chord is the geodesic up to third order, and it spares
      * the search the detour through a corner that dominates short distances. */
     for (int k = 0; k < 3; ++k)
-        for (uint32_t i = geo->graph_offsets[tri[k]]; i < geo->graph_offsets[tri[k] + 1u]; ++i) {
-            uint32_t u = geo->graph_targets[i];
-            ok &= relax(host, &h, u, dist3(q, geo->positions + 3u * (size_t)u));
+        for (uint32_t i = offsets[tri[k]]; i < offsets[tri[k] + 1u]; ++i) {
+            uint32_t u = targets[i];
+            ok &= relax(host, &f, u, dist3(q, geo->positions + 3u * (size_t)u));
         }
     uint32_t found = 0;
-    while (ok && h.size > 0 && found < count) {
-        sinew_geodesic_hit top = heap_pop(&h);
-        if (s->settled[top.vertex] == s->query || top.distance > s->distance[top.vertex])
-            continue;
-        s->settled[top.vertex] = s->query;
+    while (ok && f.size > 0 && found < count) {
+        sinew_geodesic_hit top = settle_nearest(&f);
         hits[found++] = top;
         if (found == count) break;
-        for (uint32_t i = geo->graph_offsets[top.vertex]; i < geo->graph_offsets[top.vertex + 1u];
-             ++i)
-            ok &= relax(host, &h, geo->graph_targets[i], top.distance + geo->graph_lengths[i]);
+        for (uint32_t i = offsets[top.vertex]; i < offsets[top.vertex + 1u]; ++i)
+            ok &= relax(host, &f, targets[i], top.distance + lengths[i]);
     }
     return ok ? found : SINEW_GEODESIC_NONE;
 }

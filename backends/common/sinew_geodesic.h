@@ -51,6 +51,11 @@ typedef struct sinew_geodesic {
     uint32_t grid_dims[3];
     uint32_t* cell_offsets;       /* cell count + 1 */
     uint32_t* cell_triangles;
+    /* Per triangle its bounding box, lower corner then upper (6 floats: the positions are
+     * floats, so the box is exact), and the squared diagonal of the whole surface's box: a
+     * closest-point search skips a triangle whose box lies clearly farther than its best. */
+    float* triangle_boxes;
+    double diagonal2;
 } sinew_geodesic;
 
 /* One settled vertex of a query. */
@@ -59,14 +64,23 @@ typedef struct sinew_geodesic_hit {
     double distance;
 } sinew_geodesic_hit;
 
+/* A query's record of one vertex (valid when stamp is the current query id, so that the records
+ * need no clearing between queries): its tentative distance, and its place in the search's
+ * frontier, or 0xffffffff once settled. */
+typedef struct sinew_geodesic_mark {
+    double distance;
+    uint32_t stamp;
+    uint32_t slot;
+} sinew_geodesic_mark;
+
 /* Per-thread working memory for queries (sized for one mesh). */
 typedef struct sinew_geodesic_scratch {
-    double* distance;             /* vertex_count */
-    uint32_t* stamp;              /* vertex_count: query id when distance is valid */
-    uint32_t* settled;            /* vertex_count: query id once settled */
+    sinew_geodesic_mark* marks;   /* vertex_count */
     uint32_t query;               /* current query id */
-    sinew_geodesic_hit* heap;
-    uint32_t heap_capacity;
+    /* the frontier: vertices reached, not yet settled (unordered), and their distances */
+    double* frontier_distance;
+    uint32_t* frontier_vertex;
+    uint32_t frontier_capacity;
 } sinew_geodesic_scratch;
 
 /* Builds the graph and grid. `positions` (3 floats per vertex) and `indices` (3 per triangle)
@@ -93,7 +107,7 @@ void sinew_geodesic_scratch_free(const sinew_host_api* host, sinew_geodesic_scra
 /* The first `count` vertices by geodesic distance from the surface point `q` inside triangle
  * `triangle`, in nondecreasing distance order, into `hits`. Returns how many were found: fewer
  * than `count` when the connected part of the surface has fewer vertices; SINEW_GEODESIC_NONE
- * when the scratch heap could not grow (out of memory). */
+ * when the scratch frontier could not grow (out of memory). */
 uint32_t sinew_geodesic_nearest(const sinew_host_api* host, const sinew_geodesic* geo,
                                 sinew_geodesic_scratch* scratch, uint32_t triangle,
                                 const double q[3], uint32_t count, sinew_geodesic_hit* hits);

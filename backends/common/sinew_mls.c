@@ -5,6 +5,7 @@
 #include "sinew_mls.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "sinew_geodesic.h"
@@ -22,6 +23,10 @@
  * exact quadric (a cylinder) produce. */
 #define MLS_EXACT_TOLERANCE 1e-9
 #define MLS_CHUNK 64u
+/* Render vertices whose quadratic systems are diagonalised together (bake_eigen), and the
+ * doubles of their matrices and eigenvectors in lane layout (jacobi_eigen_lanes). */
+#define MLS_BATCH 16u
+#define MLS_LANE_DOUBLES (2u * MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS * MLS_BATCH)
 #define MLS_TINY_WEIGHT 1e-15
 #define MLS_BLOB_MAGIC 0x534c4d53u /* "SMLS" */
 #define MLS_BLOB_VERSION 1u
@@ -77,12 +82,163 @@ static void jacobi_eigen(double* a, double* v, int n)
     }
 }
 
-/* y = G^+ b for the symmetric positive semi-definite n x n matrix g (destroyed), dropping
- * eigenvalues at or below MLS_PINV_TOLERANCE times the largest. */
-static void pinv_solve(double* g, const double* b, double* y, int n)
+#if defined(SINEW_SKIN_X86) && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define MLS_JACOBI_AVX 1
+#include <immintrin.h>
+
+/* Matrices per set of lanes of jacobi_eigen_lanes, and sets run side by side: independent
+ * sets give the out-of-order core other chains of divisions and square roots to work on while
+ * one waits. */
+#define MLS_LANES 4
+#define MLS_SETS 4
+
+/* jacobi_eigen of MLS_BATCH n x n matrices at once, one per lane of 256-bit AVX vectors:
+ * each lane runs the scalar code's operations in its order (no FMA: the target leaves it out,
+ * and the file is built without contraction), so every lane gives that code's bits. Where the
+ * scalar code branches, a lane's results are selected by mask: a lane that skips a rotation
+ * keeps its entries, and a lane whose sweeps have converged takes no further change while the
+ * others go on. a[l] and v[l] as in jacobi_eigen for lane l (a[l] == a[m] is allowed: the
+ * lanes then compute the same); `lanes`: MLS_LANE_DOUBLES doubles, 32-byte aligned, for the
+ * matrices in lane layout (kept off the stack, which a host's job threads may have little
+ * of). */
+__attribute__((target("avx2"), always_inline)) static inline void jacobi_eigen_lanes(
+    double* const a_out[MLS_BATCH], double* const v_out[MLS_BATCH], const int n,
+    double* lanes)
 {
-    double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
-    jacobi_eigen(g, v, n);
+    enum { S = MLS_SETS, N = MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS };
+    __m256d(*a)[S] = (__m256d(*)[S])lanes;
+    __m256d(*v)[S] = a + N;
+    for (int k = 0; k < n * n; ++k)
+        for (int h = 0; h < S; ++h) {
+            double* const* m = a_out + MLS_LANES * h;
+            a[k][h] = _mm256_set_pd(m[3][k], m[2][k], m[1][k], m[0][k]);
+            v[k][h] = _mm256_set1_pd(k % (n + 1) == 0 ? 1.0 : 0.0);
+        }
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+    const __m256d minus_one = _mm256_set1_pd(-1.0), two = _mm256_set1_pd(2.0);
+    const __m256d off_tol = _mm256_set1_pd(1e-34), skip_tol = _mm256_set1_pd(1e-36);
+    const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+    __m256d active[S];
+    for (int h = 0; h < S; ++h) active[h] = _mm256_castsi256_pd(_mm256_set1_epi64x(-1ll));
+    for (int sweep = 0; sweep < 64; ++sweep) {
+        int any = 0;
+        for (int h = 0; h < S; ++h) {
+            __m256d off = zero, diag = zero;
+            for (int i = 0; i < n; ++i) {
+                diag = _mm256_add_pd(diag, _mm256_mul_pd(a[i * n + i][h], a[i * n + i][h]));
+                for (int j = i + 1; j < n; ++j)
+                    off = _mm256_add_pd(off, _mm256_mul_pd(a[i * n + j][h], a[i * n + j][h]));
+            }
+            __m256d done = _mm256_or_pd(
+                _mm256_cmp_pd(off, _mm256_mul_pd(off_tol, diag), _CMP_LE_OQ),
+                _mm256_cmp_pd(off, zero, _CMP_EQ_OQ));
+            active[h] = _mm256_andnot_pd(done, active[h]);
+            any |= _mm256_movemask_pd(active[h]);
+        }
+        if (!any) break;
+        for (int p = 0; p < n - 1; ++p)
+            for (int q = p + 1; q < n; ++q) {
+                __m256d rot[S], c[S], s[S];
+                int rotating = 0;
+                for (int h = 0; h < S; ++h) {
+                    __m256d apq = a[p * n + q][h], app = a[p * n + p][h], aqq = a[q * n + q][h];
+                    __m256d skip = _mm256_cmp_pd(
+                        _mm256_mul_pd(apq, apq),
+                        _mm256_mul_pd(skip_tol,
+                                      _mm256_and_pd(_mm256_mul_pd(app, aqq), magnitude)),
+                        _CMP_LE_OQ);
+                    rot[h] = _mm256_andnot_pd(skip, active[h]);
+                    rotating |= _mm256_movemask_pd(rot[h]);
+                    __m256d theta =
+                        _mm256_div_pd(_mm256_sub_pd(aqq, app), _mm256_mul_pd(two, apq));
+                    __m256d sign = _mm256_blendv_pd(minus_one, one,
+                                                    _mm256_cmp_pd(theta, zero, _CMP_GE_OQ));
+                    __m256d t = _mm256_div_pd(
+                        sign, _mm256_add_pd(_mm256_and_pd(theta, magnitude),
+                                            _mm256_sqrt_pd(_mm256_add_pd(
+                                                _mm256_mul_pd(theta, theta), one))));
+                    c[h] = _mm256_div_pd(one,
+                                         _mm256_sqrt_pd(_mm256_add_pd(_mm256_mul_pd(t, t), one)));
+                    s[h] = _mm256_mul_pd(t, c[h]);
+                }
+                if (rotating) {
+                    for (int k = 0; k < n; ++k)
+                        for (int h = 0; h < S; ++h) {
+                            __m256d akp = a[k * n + p][h], akq = a[k * n + q][h];
+                            a[k * n + p][h] = _mm256_blendv_pd(
+                                akp,
+                                _mm256_sub_pd(_mm256_mul_pd(c[h], akp), _mm256_mul_pd(s[h], akq)),
+                                rot[h]);
+                            a[k * n + q][h] = _mm256_blendv_pd(
+                                akq,
+                                _mm256_add_pd(_mm256_mul_pd(s[h], akp), _mm256_mul_pd(c[h], akq)),
+                                rot[h]);
+                        }
+                    for (int k = 0; k < n; ++k)
+                        for (int h = 0; h < S; ++h) {
+                            __m256d apk = a[p * n + k][h], aqk = a[q * n + k][h];
+                            a[p * n + k][h] = _mm256_blendv_pd(
+                                apk,
+                                _mm256_sub_pd(_mm256_mul_pd(c[h], apk), _mm256_mul_pd(s[h], aqk)),
+                                rot[h]);
+                            a[q * n + k][h] = _mm256_blendv_pd(
+                                aqk,
+                                _mm256_add_pd(_mm256_mul_pd(s[h], apk), _mm256_mul_pd(c[h], aqk)),
+                                rot[h]);
+                        }
+                    for (int k = 0; k < n; ++k)
+                        for (int h = 0; h < S; ++h) {
+                            __m256d vkp = v[k * n + p][h], vkq = v[k * n + q][h];
+                            v[k * n + p][h] = _mm256_blendv_pd(
+                                vkp,
+                                _mm256_sub_pd(_mm256_mul_pd(c[h], vkp), _mm256_mul_pd(s[h], vkq)),
+                                rot[h]);
+                            v[k * n + q][h] = _mm256_blendv_pd(
+                                vkq,
+                                _mm256_add_pd(_mm256_mul_pd(s[h], vkp), _mm256_mul_pd(c[h], vkq)),
+                                rot[h]);
+                        }
+                }
+                /* Rotated or dropped, the entry is 0 in every lane still sweeping. */
+                for (int h = 0; h < S; ++h) {
+                    a[p * n + q][h] = _mm256_blendv_pd(a[p * n + q][h], zero, active[h]);
+                    a[q * n + p][h] = _mm256_blendv_pd(a[q * n + p][h], zero, active[h]);
+                }
+            }
+    }
+    for (int k = 0; k < n * n; ++k)
+        for (int h = 0; h < S; ++h) {
+            double lane_a[MLS_LANES], lane_v[MLS_LANES];
+            _mm256_storeu_pd(lane_a, a[k][h]);
+            _mm256_storeu_pd(lane_v, v[k][h]);
+            for (int l = 0; l < MLS_LANES; ++l) {
+                a_out[MLS_LANES * h + l][k] = lane_a[l];
+                v_out[MLS_LANES * h + l][k] = lane_v[l];
+            }
+        }
+}
+
+/* jacobi_eigen_lanes for the quadratic systems (10 x 10) and the linear ones (4 x 4). */
+__attribute__((target("avx2"))) static void jacobi_eigen_avx10(double* const a[MLS_BATCH],
+                                                             double* const v[MLS_BATCH],
+                                                             double* lanes)
+{
+    jacobi_eigen_lanes(a, v, MLS_QUADRATIC_TERMS, lanes);
+}
+
+__attribute__((target("avx2"))) static void jacobi_eigen_avx4(double* const a[MLS_BATCH],
+                                                            double* const v[MLS_BATCH],
+                                                            double* lanes)
+{
+    jacobi_eigen_lanes(a, v, MLS_LINEAR_TERMS, lanes);
+}
+#endif
+
+/* y = G^+ b from G's eigen-analysis by jacobi_eigen (eigenvalues on the diagonal of g,
+ * eigenvectors the columns of v), dropping eigenvalues at or below MLS_PINV_TOLERANCE times the
+ * largest. */
+static void pinv_apply(const double* g, const double* v, const double* b, double* y, int n)
+{
     double lmax = 0.0;
     for (int i = 0; i < n; ++i)
         if (g[i * n + i] > lmax) lmax = g[i * n + i];
@@ -98,6 +254,14 @@ static void pinv_solve(double* g, const double* b, double* y, int n)
     }
 }
 
+/* y = G^+ b for the symmetric positive semi-definite n x n matrix g (destroyed). */
+static void pinv_solve(double* g, const double* b, double* y, int n)
+{
+    double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+    jacobi_eigen(g, v, n);
+    pinv_apply(g, v, b, y, n);
+}
+
 static void basis(const double x[3], int terms, double* pi)
 {
     pi[0] = 1.0;
@@ -107,22 +271,29 @@ static void basis(const double x[3], int terms, double* pi)
     pi[7] = x[0] * x[1], pi[8] = x[0] * x[2], pi[9] = x[1] * x[2];
 }
 
-/* MLS shape functions (eq. 6, 7) of `count` points xs (already centred and scaled) with
- * weights w, applied to the basis vector b: out[i] = w_i pi(x_i)^T G^+ b. With b = pi(x_j)
- * these are the weights N_ij; with b a residual of basis values, the smallest (in the w-weighted
- * norm) weight change that removes it. */
-static void mls_shape(const double (*xs)[3], const double* w, uint32_t count, const double* b,
-                      int terms, double* out)
+/* G = sum_i w_i pi(x_i) pi(x_i)^T (eq. 6) of `count` points xs with weights w. */
+static void mls_gram(const double (*xs)[3], const double* w, uint32_t count, int terms, double* g)
 {
-    double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS] = {0};
-    double pi[MLS_QUADRATIC_TERMS], a[MLS_QUADRATIC_TERMS];
+    /* Accumulated in a local array, which the compiler keeps apart from the inputs and can
+     * update a row at a time in vector registers (each entry's sum in the same order). */
+    double acc[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS] = {0.0};
+    double pi[MLS_QUADRATIC_TERMS];
     for (uint32_t i = 0; i < count; ++i) {
         if (w[i] <= 0.0) continue;
         basis(xs[i], terms, pi);
-        for (int r = 0; r < terms; ++r)
-            for (int c = 0; c < terms; ++c) g[r * terms + c] += w[i] * pi[r] * pi[c];
+        for (int r = 0; r < terms; ++r) {
+            const double wr = w[i] * pi[r];
+            for (int c = 0; c < terms; ++c) acc[r * terms + c] += wr * pi[c];
+        }
     }
-    pinv_solve(g, b, a, terms);
+    memcpy(g, acc, (size_t)(terms * terms) * sizeof(double));
+}
+
+/* out[i] = w_i pi(x_i)^T a, with a = G^+ b. */
+static void mls_shape_out(const double (*xs)[3], const double* w, uint32_t count,
+                          const double* a, int terms, double* out)
+{
+    double pi[MLS_QUADRATIC_TERMS];
     for (uint32_t i = 0; i < count; ++i) {
         if (w[i] <= 0.0) {
             out[i] = 0.0;
@@ -133,6 +304,19 @@ static void mls_shape(const double (*xs)[3], const double* w, uint32_t count, co
         for (int r = 0; r < terms; ++r) s += pi[r] * a[r];
         out[i] = w[i] * s;
     }
+}
+
+/* MLS shape functions (eq. 6, 7) of `count` points xs (already centred and scaled) with
+ * weights w, applied to the basis vector b: out[i] = w_i pi(x_i)^T G^+ b. With b = pi(x_j)
+ * these are the weights N_ij; with b a residual of basis values, the smallest (in the w-weighted
+ * norm) weight change that removes it. */
+static void mls_shape(const double (*xs)[3], const double* w, uint32_t count, const double* b,
+                      int terms, double* out)
+{
+    double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS], a[MLS_QUADRATIC_TERMS];
+    mls_gram(xs, w, count, terms, g);
+    pinv_solve(g, b, a, terms);
+    mls_shape_out(xs, w, count, a, terms, out);
 }
 
 /* Centres points on their weighted mean and scales the farthest weighted one to distance 1
@@ -176,26 +360,36 @@ static int wants_packed(void)
 #endif
 }
 
+/* Whether weights for `simulation_count` vertices carry packed entries: the kernel reads them
+ * and record offsets (32 * index) fit 32 bits. */
+static int packs(uint32_t simulation_count)
+{
+    return wants_packed() && simulation_count <= UINT32_MAX / 32u;
+}
+
+/* Render vertex j's packed entries from the arrays. */
+static void pack_vertex(sinew_mls_weights* w, uint32_t j)
+{
+    sinew_mls_packed_vertex* pv = &w->packed[j];
+    const size_t e = (size_t)j * SINEW_MLS_K;
+    for (uint32_t k = 0; k < SINEW_MLS_K; ++k) {
+        pv->offsets[k] = 32u * w->indices[e + k];
+        pv->pairs[2u * k] = w->weights[e + k];
+        pv->pairs[2u * k + 1u] = w->normal_weights[e + k];
+    }
+}
+
 /* Fills w->packed from the arrays when the kernel uses it (w complete otherwise); `who` names
  * the caller in the log line. */
 static sinew_result make_packed(const sinew_host_api* host, sinew_mls_weights* w, const char* who)
 {
-    /* Record offsets are 32 * index in 32 bits. */
-    if (!wants_packed() || w->simulation_count > UINT32_MAX / 32u) return SINEW_OK;
+    if (!packs(w->simulation_count)) return SINEW_OK;
     w->packed = (sinew_mls_packed_vertex*)sinew_host_alloc(
         host, (size_t)w->render_count * sizeof(sinew_mls_packed_vertex));
     if (!w->packed)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                "%s: out of memory for %u render vertices", who, w->render_count);
-    for (uint32_t j = 0; j < w->render_count; ++j) {
-        sinew_mls_packed_vertex* pv = &w->packed[j];
-        const size_t e = (size_t)j * SINEW_MLS_K;
-        for (uint32_t k = 0; k < SINEW_MLS_K; ++k) {
-            pv->offsets[k] = 32u * w->indices[e + k];
-            pv->pairs[2u * k] = w->weights[e + k];
-            pv->pairs[2u * k + 1u] = w->normal_weights[e + k];
-        }
-    }
+    for (uint32_t j = 0; j < w->render_count; ++j) pack_vertex(w, j);
     return SINEW_OK;
 }
 
@@ -216,9 +410,12 @@ typedef struct bake_ctx {
     const float* render_normals;  /* unit, 3 per render vertex */
     uint32_t render_count;
     double diagonal;              /* of the simulation mesh's bounding box */
-    sinew_mls_weights* out;
-    mls_vertex_report* reports;
-    sinew_result* chunk_status;   /* per chunk of MLS_CHUNK render vertices */
+    sinew_mls_weights* out;       /* packed entries allocated when the kernel reads them */
+    sinew_mls_stats* chunk_stats; /* per chunk of MLS_CHUNK render vertices: its figures */
+    sinew_result* chunk_status;   /* per chunk: its result */
+    uint32_t chunks;
+    atomic_uint next_chunk;       /* the next chunk a job takes (bake_jobs) */
+    int batch_eigen;              /* jacobi_eigen_avx runs on this CPU */
 } bake_ctx;
 
 static void normalise3(double v[3])
@@ -256,21 +453,58 @@ static uint32_t support_weights(const sinew_geodesic_hit* hits, uint32_t found,
     return count;
 }
 
+/* One render vertex between the stages of its bake: the neighbourhood and the quadratic MLS
+ * system (bake_vertex_begin), G's eigen-analysis (bake_eigen, several vertices at once where
+ * the CPU allows), the position weights and the normals' linear system (bake_vertex_middle),
+ * its eigen-analysis (bake_eigen again), then the normal weights (bake_vertex_end). */
+typedef struct vertex_work {
+    uint32_t j;
+    uint32_t count;
+    mls_vertex_report rep;
+    sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
+    double xj[3];
+    double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
+    /* the neighbours and x_j centred and scaled, and the factor back to mesh units */
+    double xsc[SINEW_MLS_K][3], xjc[3], rescale;
+    double b[MLS_QUADRATIC_TERMS];
+    /* G, then its eigenvalues on the diagonal; its eigenvectors as columns */
+    double g[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+    double v[MLS_QUADRATIC_TERMS * MLS_QUADRATIC_TERMS];
+    /* the position weights */
+    double n_ij[SINEW_MLS_K];
+    /* the normals' linear system: x_j's normal, the neighbours' normals and it centred and
+     * scaled, pi of it, G (then its eigenvalues) and G's eigenvectors */
+    double nj[3], nsc[SINEW_MLS_K][3], njc[3], nb[MLS_LINEAR_TERMS];
+    double ng[MLS_LINEAR_TERMS * MLS_LINEAR_TERMS], nv[MLS_LINEAR_TERMS * MLS_LINEAR_TERMS];
+} vertex_work;
+
 /* Positions: quadratic MLS. Directions of G dropped by the pseudo-inverse can leave the
  * constant and linear monomials of x_j unreproduced (on surface data G always has a near-null
  * direction, the local quadric through the neighbours, with eigenvalues around 1e-9 of the
  * largest on the male mesh, and x_j sits slightly off it). Rather than the paper's fallback
  * to linear MLS, which loses quadratic precision, the residual is removed by the smallest
  * w-weighted change of the weights (linear MLS applied to the residual): eq. 8 then holds
- * exactly while quadratic maps stay reproduced up to the dropped part. */
-static void position_weights(const bake_ctx* c, const double (*xs)[3], const double* w,
-                             uint32_t count, const double xj[3], mls_vertex_report* rep,
+ * exactly while quadratic maps stay reproduced up to the dropped part.
+ * This first part sets up the quadratic system: centring, pi(x_j) and G. */
+static void position_system(vertex_work* vw)
+{
+    vw->rescale = centre_and_scale((const double(*)[3])vw->xs, vw->w, vw->count, vw->xj,
+                                   vw->xsc, vw->xjc);
+    basis(vw->xjc, MLS_QUADRATIC_TERMS, vw->b);
+    mls_gram((const double(*)[3])vw->xsc, vw->w, vw->count, MLS_QUADRATIC_TERMS, vw->g);
+}
+
+/* The position weights from G's eigen-analysis, with the correction described above. */
+static void position_weights(const bake_ctx* c, const vertex_work* vw, mls_vertex_report* rep,
                              double* n_ij)
 {
-    double xsc[SINEW_MLS_K][3], xjc[3], b[MLS_QUADRATIC_TERMS];
-    double rescale = centre_and_scale(xs, w, count, xj, xsc, xjc);
-    basis(xjc, MLS_QUADRATIC_TERMS, b);
-    mls_shape((const double(*)[3])xsc, w, count, b, MLS_QUADRATIC_TERMS, n_ij);
+    const double(*xsc)[3] = (const double(*)[3])vw->xsc;
+    const double* w = vw->w;
+    const double* xjc = vw->xjc;
+    const uint32_t count = vw->count;
+    double a[MLS_QUADRATIC_TERMS];
+    pinv_apply(vw->g, vw->v, vw->b, a, MLS_QUADRATIC_TERMS);
+    mls_shape_out(xsc, w, count, a, MLS_QUADRATIC_TERMS, n_ij);
     for (int pass = 0; pass < 2; ++pass) {
         double res[MLS_LINEAR_TERMS] = {1.0, xjc[0], xjc[1], xjc[2]};
         for (uint32_t i = 0; i < count; ++i) {
@@ -278,7 +512,7 @@ static void position_weights(const bake_ctx* c, const double (*xs)[3], const dou
             for (int k = 0; k < 3; ++k) res[1 + k] -= n_ij[i] * xsc[i][k];
         }
         /* The linear residual back in mesh units. */
-        double lin = fmax(fabs(res[1]), fmax(fabs(res[2]), fabs(res[3]))) * rescale;
+        double lin = fmax(fabs(res[1]), fmax(fabs(res[2]), fabs(res[3]))) * vw->rescale;
         if (fabs(res[0]) <= MLS_EXACT_TOLERANCE && lin <= MLS_EXACT_TOLERANCE * c->diagonal) break;
         if (pass == 1) { /* the neighbours' affine span misses x_j: planar or collinear */
             rep->flags |= MLS_VERTEX_INEXACT;
@@ -286,7 +520,7 @@ static void position_weights(const bake_ctx* c, const double (*xs)[3], const dou
         }
         rep->flags |= MLS_VERTEX_CORRECTED;
         double delta[SINEW_MLS_K];
-        mls_shape((const double(*)[3])xsc, w, count, res, MLS_LINEAR_TERMS, delta);
+        mls_shape(xsc, w, count, res, MLS_LINEAR_TERMS, delta);
         for (uint32_t i = 0; i < count; ++i) n_ij[i] += delta[i];
     }
 }
@@ -332,55 +566,149 @@ static void store_vertex(const bake_ctx* c, uint32_t j, const sinew_geodesic_hit
     rep->normal_angle = acos(cosang > 1.0 ? 1.0 : (cosang < -1.0 ? -1.0 : cosang));
 }
 
-static sinew_result bake_vertex(const bake_ctx* c, sinew_geodesic_scratch* scratch, uint32_t j)
+/* Vertex j's neighbourhood and quadratic system, into vw. */
+static sinew_result bake_vertex_begin(const bake_ctx* c, sinew_geodesic_scratch* scratch,
+                                      uint32_t j, vertex_work* vw)
 {
     const sinew_geodesic* geo = c->geo;
-    mls_vertex_report* rep = &c->reports[j];
+    mls_vertex_report* rep = &vw->rep;
     memset(rep, 0, sizeof *rep);
-    double xj[3] = {c->render_positions[3u * (size_t)j], c->render_positions[3u * (size_t)j + 1u],
-                    c->render_positions[3u * (size_t)j + 2u]};
+    vw->j = j;
+    double* xj = vw->xj;
+    for (int k = 0; k < 3; ++k) xj[k] = c->render_positions[3u * (size_t)j + (size_t)k];
     double q[3], bary[3];
     uint32_t tri = sinew_geodesic_closest(geo, xj, q, bary);
     rep->surface_distance = sqrt((xj[0] - q[0]) * (xj[0] - q[0]) + (xj[1] - q[1]) * (xj[1] - q[1]) +
                                  (xj[2] - q[2]) * (xj[2] - q[2]));
-    sinew_geodesic_hit hits[SINEW_MLS_K + 1u];
-    uint32_t found = sinew_geodesic_nearest(c->host, geo, scratch, tri, q, SINEW_MLS_K + 1u, hits);
+    uint32_t found =
+        sinew_geodesic_nearest(c->host, geo, scratch, tri, q, SINEW_MLS_K + 1u, vw->hits);
     if (found == SINEW_GEODESIC_NONE) return SINEW_ERROR_OUT_OF_MEMORY;
     /* found >= 1: the source triangle's corners are always seeded. */
-    double w[SINEW_MLS_K], xs[SINEW_MLS_K][3], ns[SINEW_MLS_K][3];
-    uint32_t count = support_weights(hits, found, rep, w);
-    for (uint32_t i = 0; i < count; ++i)
+    vw->count = support_weights(vw->hits, found, rep, vw->w);
+    for (uint32_t i = 0; i < vw->count; ++i)
         for (int k = 0; k < 3; ++k) {
-            xs[i][k] = geo->positions[3u * (size_t)hits[i].vertex + (size_t)k];
-            ns[i][k] = c->sim_normals[3u * (size_t)hits[i].vertex + (size_t)k];
+            vw->xs[i][k] = geo->positions[3u * (size_t)vw->hits[i].vertex + (size_t)k];
+            vw->ns[i][k] = c->sim_normals[3u * (size_t)vw->hits[i].vertex + (size_t)k];
         }
-    double n_ij[SINEW_MLS_K], nn_ij[SINEW_MLS_K];
-    position_weights(c, (const double(*)[3])xs, w, count, xj, rep, n_ij);
-    /* Normals: linear MLS in normal space (the paper's pi(n)). */
-    double nj[3] = {c->render_normals[3u * (size_t)j], c->render_normals[3u * (size_t)j + 1u],
-                    c->render_normals[3u * (size_t)j + 2u]};
-    double nsc[SINEW_MLS_K][3], njc[3], b[MLS_LINEAR_TERMS];
-    centre_and_scale((const double(*)[3])ns, w, count, nj, nsc, njc);
-    basis(njc, MLS_LINEAR_TERMS, b);
-    mls_shape((const double(*)[3])nsc, w, count, b, MLS_LINEAR_TERMS, nn_ij);
-    store_vertex(c, j, hits, count, (const double(*)[3])xs, (const double(*)[3])ns, n_ij, nn_ij,
-                 xj, nj, rep);
+    position_system(vw);
     return SINEW_OK;
 }
 
-static void bake_range(void* data, uint32_t begin, uint32_t end)
+/* Vertex vw->j's position weights from the quadratic system's eigen-analysis, and the
+ * normals' linear system: linear MLS in normal space (the paper's pi(n)). */
+static void bake_vertex_middle(const bake_ctx* c, vertex_work* vw)
 {
-    const bake_ctx* c = (const bake_ctx*)data;
+    const uint32_t j = vw->j;
+    position_weights(c, vw, &vw->rep, vw->n_ij);
+    for (int k = 0; k < 3; ++k) vw->nj[k] = c->render_normals[3u * (size_t)j + (size_t)k];
+    centre_and_scale((const double(*)[3])vw->ns, vw->w, vw->count, vw->nj, vw->nsc, vw->njc);
+    basis(vw->njc, MLS_LINEAR_TERMS, vw->nb);
+    mls_gram((const double(*)[3])vw->nsc, vw->w, vw->count, MLS_LINEAR_TERMS, vw->ng);
+}
+
+/* Vertex vw->j's normal weights from their system's eigen-analysis; both weights stored (with
+ * the packed entries when the weights carry them), and the vertex's report. */
+static void bake_vertex_end(const bake_ctx* c, vertex_work* vw)
+{
+    const uint32_t j = vw->j, count = vw->count;
+    double a[MLS_LINEAR_TERMS], nn_ij[SINEW_MLS_K];
+    pinv_apply(vw->ng, vw->nv, vw->nb, a, MLS_LINEAR_TERMS);
+    mls_shape_out((const double(*)[3])vw->nsc, vw->w, count, a, MLS_LINEAR_TERMS, nn_ij);
+    store_vertex(c, j, vw->hits, count, (const double(*)[3])vw->xs, (const double(*)[3])vw->ns,
+                 vw->n_ij, nn_ij, vw->xj, vw->nj, &vw->rep);
+    if (c->out->packed) pack_vertex(c->out, j);
+}
+
+/* Adds a vertex's report to the figures `st`. */
+static void add_report(const mls_vertex_report* rep, sinew_mls_stats* st)
+{
+    if (rep->flags & MLS_VERTEX_CORRECTED) st->corrected_count++;
+    if (rep->flags & MLS_VERTEX_SHORT) st->short_count++;
+    if (rep->flags & MLS_VERTEX_INEXACT) st->inexact_count++;
+    st->max_surface_distance = fmax(st->max_surface_distance, rep->surface_distance);
+    st->max_weight_l1 = fmax(st->max_weight_l1, rep->weight_l1);
+    st->max_rest_error = fmax(st->max_rest_error, rep->rest_error);
+    st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
+}
+
+/* A job's working memory: the vertices of one batch, and the lane matrices of their
+ * eigen-analyses (first: at the block's 64-byte alignment). */
+typedef struct bake_work {
+    double lanes[MLS_LANE_DOUBLES];
+    vertex_work vw[MLS_BATCH];
+} bake_work;
+
+/* The eigen-analysis of the quadratic G (linear: the normals' G) of the first `count` (at most
+ * MLS_BATCH) vertices of `work`. */
+static void bake_eigen(const bake_ctx* c, bake_work* work, uint32_t count, int linear)
+{
+    vertex_work* vw = work->vw;
+#if defined(MLS_JACOBI_AVX)
+    if (c->batch_eigen) {
+        double* g[MLS_BATCH];
+        double* v[MLS_BATCH];
+        /* Lanes without a vertex repeat the first: they end when it does. */
+        for (uint32_t l = 0; l < MLS_BATCH; ++l) {
+            vertex_work* x = &vw[l < count ? l : 0];
+            g[l] = linear ? x->ng : x->g;
+            v[l] = linear ? x->nv : x->v;
+        }
+        if (linear)
+            jacobi_eigen_avx4(g, v, work->lanes);
+        else
+            jacobi_eigen_avx10(g, v, work->lanes);
+        return;
+    }
+#else
+    (void)c;
+#endif
+    for (uint32_t l = 0; l < count; ++l) {
+        if (linear)
+            jacobi_eigen(vw[l].ng, vw[l].nv, MLS_LINEAR_TERMS);
+        else
+            jacobi_eigen(vw[l].g, vw[l].v, MLS_QUADRATIC_TERMS);
+    }
+}
+
+/* Chunks of render vertices, MLS_BATCH at a time through the stages, taken one by one from the
+ * shared counter until none is left: the threads stay busy to the end whatever their speed
+ * (the job system splits a loop into a few fixed ranges, and a thread slowed by other work
+ * would leave the others idle at its last one). Any number of jobs, from any range. */
+static void bake_jobs(void* data, uint32_t begin, uint32_t end)
+{
+    (void)begin;
+    (void)end;
+    bake_ctx* c = (bake_ctx*)data;
     sinew_geodesic_scratch scratch;
     sinew_result r = sinew_geodesic_scratch_init(c->host, c->geo, &scratch);
-    for (uint32_t chunk = begin; chunk < end; ++chunk) {
+    bake_work* work = (bake_work*)sinew_host_alloc(c->host, sizeof(bake_work));
+    if (r == SINEW_OK && !work) r = SINEW_ERROR_OUT_OF_MEMORY;
+    vertex_work* vw = work ? work->vw : NULL;
+    for (;;) {
+        uint32_t chunk = atomic_fetch_add_explicit(&c->next_chunk, 1u, memory_order_relaxed);
+        if (chunk >= c->chunks) break;
         sinew_result cr = r;
+        sinew_mls_stats* st = &c->chunk_stats[chunk];
+        memset(st, 0, sizeof *st);
         uint32_t v0 = chunk * MLS_CHUNK;
         uint32_t v1 = c->render_count - v0 < MLS_CHUNK ? c->render_count : v0 + MLS_CHUNK;
-        for (uint32_t j = v0; j < v1 && cr == SINEW_OK; ++j) cr = bake_vertex(c, &scratch, j);
+        for (uint32_t j = v0; j < v1 && cr == SINEW_OK; j += MLS_BATCH) {
+            uint32_t count = v1 - j < MLS_BATCH ? v1 - j : MLS_BATCH;
+            for (uint32_t l = 0; l < count && cr == SINEW_OK; ++l)
+                cr = bake_vertex_begin(c, &scratch, j + l, &vw[l]);
+            if (cr != SINEW_OK) break;
+            bake_eigen(c, work, count, 0);
+            for (uint32_t l = 0; l < count; ++l) bake_vertex_middle(c, &vw[l]);
+            bake_eigen(c, work, count, 1);
+            for (uint32_t l = 0; l < count; ++l) {
+                bake_vertex_end(c, &vw[l]);
+                add_report(&vw[l].rep, st);
+            }
+        }
         c->chunk_status[chunk] = cr;
     }
-    if (r == SINEW_OK) sinew_geodesic_scratch_free(c->host, &scratch);
+    sinew_host_free(c->host, work);
+    sinew_geodesic_scratch_free(c->host, &scratch);
 }
 
 /* Checks one mesh view; `role` names it in the log line. */
@@ -456,8 +784,8 @@ static void area_normals(const float* positions, uint32_t vertex_count, const ui
 static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* geo,
                              const sinew_mesh_view* simulation, const sinew_mesh_view* render,
                              const float* sim_normals, const float* render_normals,
-                             mls_vertex_report* reports, sinew_result* status,
-                             sinew_mls_weights* out)
+                             sinew_mls_stats* chunk_stats, sinew_result* status,
+                             int batch_eigen, sinew_mls_weights* out)
 {
     const uint32_t R = render->vertex_count;
     const uint32_t chunks = (R + MLS_CHUNK - 1u) / MLS_CHUNK;
@@ -470,9 +798,14 @@ static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* g
     ctx.render_count = R;
     ctx.diagonal = bounding_diagonal(simulation->positions, simulation->vertex_count);
     ctx.out = out;
-    ctx.reports = reports;
+    ctx.chunk_stats = chunk_stats;
     ctx.chunk_status = status;
-    sinew_host_parallel_for(host, bake_range, &ctx, chunks, 1u);
+    ctx.batch_eigen = batch_eigen;
+    ctx.chunks = chunks;
+    atomic_init(&ctx.next_chunk, 0u);
+    /* One job per thread, each taking chunks until none is left. */
+    uint32_t jobs = host->jobs.thread_count ? host->jobs.thread_count : 1u;
+    sinew_host_parallel_for(host, bake_jobs, &ctx, jobs < chunks ? jobs : chunks, 1u);
     for (uint32_t ch = 0; ch < chunks; ++ch)
         if (status[ch] != SINEW_OK)
             return sinew_host_fail(host, status[ch],
@@ -480,28 +813,49 @@ static sinew_result bake_all(const sinew_host_api* host, const sinew_geodesic* g
     return SINEW_OK;
 }
 
-/* The bake's figures over its vertices' reports. */
-static void gather_stats(const mls_vertex_report* reports, uint32_t R, sinew_mls_stats* st)
+/* The bake's figures over its chunks' (counts add up, maxima are the largest of any order). */
+static void gather_stats(const sinew_mls_stats* chunk_stats, uint32_t chunks, sinew_mls_stats* st)
 {
-    for (uint32_t j = 0; j < R; ++j) {
-        const mls_vertex_report* rep = &reports[j];
-        if (rep->flags & MLS_VERTEX_CORRECTED) st->corrected_count++;
-        if (rep->flags & MLS_VERTEX_SHORT) st->short_count++;
-        if (rep->flags & MLS_VERTEX_INEXACT) st->inexact_count++;
-        st->max_surface_distance = fmax(st->max_surface_distance, rep->surface_distance);
-        st->max_weight_l1 = fmax(st->max_weight_l1, rep->weight_l1);
-        st->max_rest_error = fmax(st->max_rest_error, rep->rest_error);
-        st->max_normal_angle = fmax(st->max_normal_angle, rep->normal_angle);
+    for (uint32_t ch = 0; ch < chunks; ++ch) {
+        const sinew_mls_stats* c = &chunk_stats[ch];
+        st->corrected_count += c->corrected_count;
+        st->short_count += c->short_count;
+        st->inexact_count += c->inexact_count;
+        st->max_surface_distance = fmax(st->max_surface_distance, c->max_surface_distance);
+        st->max_weight_l1 = fmax(st->max_weight_l1, c->max_weight_l1);
+        st->max_rest_error = fmax(st->max_rest_error, c->max_rest_error);
+        st->max_normal_angle = fmax(st->max_normal_angle, c->max_normal_angle);
     }
 }
 
 sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* simulation,
                             const sinew_mesh_view* render, sinew_mls_weights* out)
 {
+    return sinew_mls_bake_simd(host, SINEW_SIMD_AUTO, simulation, render, out);
+}
+
+sinew_result sinew_mls_bake_simd(const sinew_host_api* host, sinew_simd simd,
+                                 const sinew_mesh_view* simulation, const sinew_mesh_view* render,
+                                 sinew_mls_weights* out)
+{
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     if (!out)
         return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "sinew_mls_bake: out is NULL");
     memset(out, 0, sizeof *out);
+    if ((unsigned)simd > (unsigned)SINEW_SIMD_AUTO || simd == SINEW_SIMD_COUNT)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "sinew_mls_bake: simd value %d is not an instruction set",
+                               (int)simd);
+    sinew_simd resolved = sinew_mls_resolve(simd);
+    if (resolved == SINEW_SIMD_COUNT)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "sinew_mls_bake: simd '%s' is not built in or not run by this CPU",
+                               sinew_simd_name(simd));
+#if defined(MLS_JACOBI_AVX)
+    const int batch_eigen = resolved == SINEW_SIMD_AVX2;
+#else
+    const int batch_eigen = 0;
+#endif
     sinew_result r = check_mesh(host, simulation, "simulation", 1);
     if (r == SINEW_OK) r = check_mesh(host, render, "render", 0);
     if (r != SINEW_OK) return r;
@@ -514,20 +868,25 @@ sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* s
     float* sim_normals = NULL;
     float* render_normals = NULL;
     uint32_t chunks = (R + MLS_CHUNK - 1u) / MLS_CHUNK;
-    mls_vertex_report* reports =
-        (mls_vertex_report*)sinew_host_alloc(host, (size_t)R * sizeof(mls_vertex_report));
+    sinew_mls_stats* chunk_stats =
+        (sinew_mls_stats*)sinew_host_alloc(host, chunks * sizeof(sinew_mls_stats));
     sinew_result* status = (sinew_result*)sinew_host_alloc(host, chunks * sizeof(sinew_result));
     out->indices = (uint32_t*)sinew_host_alloc(host, entries * sizeof(uint32_t));
     out->weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
     out->normal_weights = (float*)sinew_host_alloc(host, entries * sizeof(float));
+    /* The packed entries are written with the arrays, vertex by vertex in the bake's jobs. */
+    if (packs(S))
+        out->packed = (sinew_mls_packed_vertex*)sinew_host_alloc(
+            host, (size_t)R * sizeof(sinew_mls_packed_vertex));
     if (!simulation->normals)
         sim_normals = (float*)sinew_host_alloc(host, 3u * (size_t)S * sizeof(float));
     if (!render->normals)
         render_normals = (float*)sinew_host_alloc(host, 3u * (size_t)R * sizeof(float));
     sinew_geodesic geo;
     memset(&geo, 0, sizeof geo);
-    if (!reports || !status || !out->indices || !out->weights || !out->normal_weights ||
-        (!simulation->normals && !sim_normals) || (!render->normals && !render_normals)) {
+    if (!chunk_stats || !status || !out->indices || !out->weights || !out->normal_weights ||
+        (packs(S) && !out->packed) || (!simulation->normals && !sim_normals) ||
+        (!render->normals && !render_normals)) {
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                             "sinew_mls_bake: out of memory for %u render vertices", R);
         goto done;
@@ -542,16 +901,15 @@ sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* s
                              simulation->indices, simulation->triangle_count, &geo);
     if (r != SINEW_OK) goto done;
     r = bake_all(host, &geo, simulation, render, sim_normals ? sim_normals : simulation->normals,
-                 render_normals ? render_normals : render->normals, reports, status, out);
+                 render_normals ? render_normals : render->normals, chunk_stats, status,
+                 batch_eigen, out);
     if (r != SINEW_OK) goto done;
     out->render_count = R;
     out->simulation_count = S;
-    r = make_packed(host, out, "sinew_mls_bake");
-    if (r != SINEW_OK) goto done;
-    gather_stats(reports, R, &out->stats);
+    gather_stats(chunk_stats, chunks, &out->stats);
 done:
     sinew_geodesic_free(host, &geo);
-    sinew_host_free(host, reports);
+    sinew_host_free(host, chunk_stats);
     sinew_host_free(host, status);
     sinew_host_free(host, sim_normals);
     sinew_host_free(host, render_normals);

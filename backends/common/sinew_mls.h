@@ -110,10 +110,20 @@ typedef struct sinew_mls_weights {
  * INVALID_ARGUMENT (NULL host/mesh/out/array), EMPTY_MESH (no simulation vertices or
  * triangles, no render vertices, render normals NULL without triangles), VERTEX_INDEX (a
  * triangle index out of range), NONFINITE (NaN or infinity in positions or normals),
- * OUT_OF_MEMORY. Cost: about a second for 23k render vertices from 4.6k simulation vertices on
- * one core; scales with the job system. */
+ * OUT_OF_MEMORY. Cost: per render vertex a closest-point query, a geodesic search of K + 1
+ * vertices and two small eigen-analyses (several vertices' at once where AVX2 runs); scales
+ * with the job system. */
 sinew_result sinew_mls_bake(const sinew_host_api* host, const sinew_mesh_view* simulation,
                             const sinew_mesh_view* render, sinew_mls_weights* out);
+
+/* sinew_mls_bake on the instruction set `simd` (sinew_mls_bake itself uses SINEW_SIMD_AUTO), as
+ * sinew_mls_resolve maps it: with AVX2 the eigen-analyses of several render vertices' systems
+ * run together in vector lanes, otherwise one at a time. Every choice gives the same bits.
+ * Errors: those of sinew_mls_bake, and INVALID_ARGUMENT (simd not an instruction set),
+ * UNSUPPORTED (simd not built in or not run by this CPU). */
+sinew_result sinew_mls_bake_simd(const sinew_host_api* host, sinew_simd simd,
+                                 const sinew_mesh_view* simulation, const sinew_mesh_view* render,
+                                 sinew_mls_weights* out);
 
 /* Releases the arrays and zeroes the struct; NULL and zeroed structs are fine. */
 void sinew_mls_free(const sinew_host_api* host, sinew_mls_weights* weights);

@@ -299,21 +299,35 @@ static double skin_dist2(const ps_model* m, const double* spheres, const double 
     return best;
 }
 
-/* Bone radius: 75 % of the closest distance to the skin surface (Sec. 3.1). */
+typedef struct radii_job {
+    ps_model* m;
+    const double* spheres;
+} radii_job;
+
+/* The radii of bones [begin, end) (skin_radii). */
+static void bone_radius_range(void* data, uint32_t begin, uint32_t end)
+{
+    const radii_job* job = (const radii_job*)data;
+    ps_model* m = job->m;
+    for (uint32_t bi = begin; bi < end; ++bi) {
+        ps_bone* b = &m->bones[bi];
+        double a[3], e[3];
+        ps_joint_position(m, b->end[0], a);
+        ps_joint_position(m, b->end[1], e);
+        double best = skin_dist2(m, job->spheres, a, e);
+        b->radius = best < DBL_MAX ? PS_RADIUS_FRACTION * sqrt(best) : 0.0;
+    }
+}
+
+/* Bone radius: 75 % of the closest distance to the skin surface (Sec. 3.1); one bone per job. */
 static sinew_result skin_radii(const sinew_host_api* host, ps_model* m)
 {
     uint32_t tc = m->triangle_count;
     double* spheres = (double*)sinew_host_calloc(host, tc ? tc : 1u, 4u * sizeof(double));
     if (!spheres) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     triangle_spheres(m, spheres);
-    for (uint32_t bi = 0; bi < m->bone_count; ++bi) {
-        ps_bone* b = &m->bones[bi];
-        double a[3], e[3];
-        ps_joint_position(m, b->end[0], a);
-        ps_joint_position(m, b->end[1], e);
-        double best = skin_dist2(m, spheres, a, e);
-        b->radius = best < DBL_MAX ? PS_RADIUS_FRACTION * sqrt(best) : 0.0;
-    }
+    radii_job job = {m, spheres};
+    sinew_host_parallel_for(host, bone_radius_range, &job, m->bone_count, 1u);
     sinew_host_free(host, spheres);
     return SINEW_OK;
 }

@@ -2,7 +2,6 @@
  * constraints (Sec. 4.1). SPDX-License-Identifier: MIT */
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -80,25 +79,24 @@ static bool prism_base_below(const ps_model* m, uint32_t p)
     return nrm[0] * down[0] + nrm[1] * down[1] + nrm[2] * down[2] <= 0.0;
 }
 
-static int compare_u64(const void* a, const void* b)
-{
-    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-    return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* Marks (flag 2) the parts (ps_skin_parts), by their vertex, in which a directed edge occurs
- * twice: their winding is not consistent. `edges` has room for 3 triangle_count entries. */
-static void mark_inconsistent(const ps_model* m, const uint32_t* part, uint64_t* edges,
-                              uint8_t* flag)
+ * twice: their winding is not consistent. The directed edges are grouped by their first vertex
+ * (start: n + 1 entries, ends: 3 triangle_count), and each vertex's few compared. */
+static void mark_inconsistent(const ps_model* m, const uint32_t* part, uint32_t* start,
+                              uint32_t* ends, uint8_t* flag)
 {
-    uint32_t tc = m->triangle_count;
+    uint32_t n = m->n, tc = m->triangle_count;
+    for (uint32_t p = 0; p < tc; ++p)
+        for (int k = 0; k < 3; ++k) start[m->triangles[3u * p + k] + 1u]++;
+    for (uint32_t i = 0; i < n; ++i) start[i + 1u] += start[i];
     for (uint32_t p = 0; p < tc; ++p)
         for (int k = 0; k < 3; ++k)
-            edges[3u * p + k] = ((uint64_t)m->triangles[3u * p + k] << 32) |
-                                m->triangles[3u * p + (k + 1) % 3];
-    qsort(edges, 3u * (size_t)tc, sizeof(uint64_t), compare_u64);
-    for (size_t e = 1; e < 3u * (size_t)tc; ++e)
-        if (edges[e] == edges[e - 1]) flag[part[(uint32_t)(edges[e] >> 32)]] |= 2u;
+            ends[start[m->triangles[3u * p + k]]++] = m->triangles[3u * p + (k + 1) % 3];
+    /* The cursors now stand at each vertex's end: its edges are [start[i - 1], start[i]). */
+    for (uint32_t i = 0, begin = 0; i < n; begin = start[i], ++i)
+        for (uint32_t a = begin; a < start[i]; ++a)
+            for (uint32_t b = begin; b < a; ++b)
+                if (ends[a] == ends[b]) flag[part[i]] |= 2u;
 }
 
 sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint8_t* below)
@@ -107,17 +105,20 @@ sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint
     uint32_t* parent = (uint32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(uint32_t));
     int32_t* votes = (int32_t*)sinew_host_calloc(host, n ? n : 1u, sizeof(int32_t));
     uint8_t* flag = (uint8_t*)sinew_host_calloc(host, n ? n : 1u, 1u);
-    uint64_t* edges = (uint64_t*)sinew_host_calloc(host, tc ? 3u * (size_t)tc : 1u, sizeof(uint64_t));
-    if (!parent || !votes || !flag || !edges) {
+    uint32_t* start = (uint32_t*)sinew_host_calloc(host, n + 1u, sizeof(uint32_t));
+    uint32_t* ends =
+        (uint32_t*)sinew_host_alloc(host, (tc ? 3u * (size_t)tc : 1u) * sizeof(uint32_t));
+    if (!parent || !votes || !flag || !start || !ends) {
         sinew_host_free(host, parent);
         sinew_host_free(host, votes);
         sinew_host_free(host, flag);
-        sinew_host_free(host, edges);
+        sinew_host_free(host, start);
+        sinew_host_free(host, ends);
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory orienting "
                                "%u prisms", tc);
     }
     ps_skin_parts(m, parent);
-    mark_inconsistent(m, parent, edges, flag);
+    mark_inconsistent(m, parent, start, ends, flag);
     for (uint32_t p = 0; p < tc; ++p) {
         below[p] = prism_base_below(m, p) ? 1u : 0u;
         votes[parent[m->triangles[3u * p]]] += below[p] ? 1 : -1;
@@ -129,7 +130,8 @@ sinew_result ps_prism_orient(const sinew_host_api* host, const ps_model* m, uint
     sinew_host_free(host, parent);
     sinew_host_free(host, votes);
     sinew_host_free(host, flag);
-    sinew_host_free(host, edges);
+    sinew_host_free(host, start);
+    sinew_host_free(host, ends);
     return SINEW_OK;
 }
 
@@ -149,14 +151,71 @@ double ps_tet_quality(const double* a, const double* b, const double* c, const d
     return lmax2 > 0.0 ? vol / (lmax2 * sqrt(lmax2)) : 0.0;
 }
 
+/* Prisms per job of the tets' rest data. */
+#define PS_TET_BLOCK 1024u
+
+typedef struct tet_job {
+    ps_model* m;
+    const uint8_t* below;
+    const uint8_t* order;
+    uint32_t* counts; /* per block: degenerate, inverted and poor tets */
+} tet_job;
+
+/* The tets of the prisms of blocks [begin, end) of PS_TET_BLOCK: corners, rest volume, rest
+ * matrix and exclusion, and the counts of degenerate, inverted and poor ones. */
+static void tet_blocks(void* data, uint32_t begin, uint32_t end)
+{
+    const tet_job* job = (const tet_job*)data;
+    ps_model* m = job->m;
+    for (uint32_t block = begin; block < end; ++block) {
+        uint32_t degenerate = 0, inverted = 0, poor = 0;
+        uint32_t p0 = block * PS_TET_BLOCK;
+        uint32_t p1 = m->triangle_count - p0 < PS_TET_BLOCK ? m->triangle_count : p0 + PS_TET_BLOCK;
+        for (uint32_t p = p0; p < p1; ++p) {
+            uint32_t prism[3][4];
+            ps_prism_tets_split(m, p, job->below[p] != 0, job->order[p], prism);
+            for (int k = 0; k < 3; ++k) {
+                uint32_t t = 3u * p + (uint32_t)k;
+                uint32_t* tet = m->tets + 4u * t;
+                memcpy(tet, prism[k], sizeof prism[k]);
+                const double* x[4];
+                for (int c = 0; c < 4; ++c) x[c] = m->rest + 3u * tet[c];
+                double vol;
+                double quality = ps_tet_quality(x[0], x[1], x[2], x[3], &vol);
+                m->tet_volume[t] = vol;
+                /* (E E^T)^-1 of a flat tet blows up: it is left out of the strain energy. Flat
+                 * and inverted ones above that keep their rest shape: they still tie their
+                 * prism's corners together, where leaving them out frees hinge-like modes. */
+                bool fitted = fit_matrix(x, m->tet_A + 12u * t);
+                m->tet_excluded[t] = 0;
+                if (!fitted || !(fabs(quality) > PS_DEGENERATE_QUALITY)) {
+                    ++degenerate;
+                    m->tet_excluded[t] = 1;
+                    memset(m->tet_A + 12u * t, 0, 12u * sizeof(double));
+                } else if (vol < 0.0) {
+                    ++inverted;
+                } else if (quality < PS_POOR_QUALITY) {
+                    ++poor;
+                }
+            }
+        }
+        job->counts[3u * block] = degenerate;
+        job->counts[3u * block + 1u] = inverted;
+        job->counts[3u * block + 2u] = poor;
+    }
+}
+
 sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
 {
     uint32_t n = m->n, tc = m->triangle_count;
     m->tet_count = 3u * tc;
-    m->tets = (uint32_t*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, 4u * sizeof(uint32_t));
-    m->tet_A = (double*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, 12u * sizeof(double));
-    m->tet_volume = (double*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, sizeof(double));
-    m->tet_excluded = (uint8_t*)sinew_host_calloc(host, m->tet_count ? m->tet_count : 1u, 1u);
+    /* Every entry of the tets' arrays is written by tet_blocks, in its jobs: no clearing first
+     * (the first touch of fresh pages is a good part of their cost). */
+    size_t tets = m->tet_count ? m->tet_count : 1u;
+    m->tets = (uint32_t*)sinew_host_alloc(host, tets * 4u * sizeof(uint32_t));
+    m->tet_A = (double*)sinew_host_alloc(host, tets * 12u * sizeof(double));
+    m->tet_volume = (double*)sinew_host_alloc(host, tets * sizeof(double));
+    m->tet_excluded = (uint8_t*)sinew_host_alloc(host, tets);
     m->vertex_tri_offsets = (uint32_t*)sinew_host_calloc(host, n + 1u, sizeof(uint32_t));
     m->vertex_tris = (uint32_t*)sinew_host_calloc(host, tc ? 3u * (size_t)tc : 1u, sizeof(uint32_t));
     if (!m->tets || !m->tet_A || !m->tet_volume || !m->tet_excluded || !m->vertex_tri_offsets ||
@@ -177,34 +236,22 @@ sinew_result ps_tissue_build(const sinew_host_api* host, ps_model* m)
         sinew_host_free(host, below);
         return r;
     }
-    uint32_t degenerate = 0, inverted = 0, poor = 0;
-    for (uint32_t p = 0; p < tc; ++p) {
-        uint32_t prism[3][4];
-        ps_prism_tets_split(m, p, below[p] != 0, order[p], prism);
-        for (int k = 0; k < 3; ++k) {
-            uint32_t t = 3u * p + (uint32_t)k;
-            uint32_t* tet = m->tets + 4u * t;
-            memcpy(tet, prism[k], sizeof prism[k]);
-            const double* x[4];
-            for (int c = 0; c < 4; ++c) x[c] = m->rest + 3u * tet[c];
-            double vol;
-            double quality = ps_tet_quality(x[0], x[1], x[2], x[3], &vol);
-            m->tet_volume[t] = vol;
-            /* (E E^T)^-1 of a flat tet blows up: it is left out of the strain energy. Flat
-             * and inverted ones above that keep their rest shape: they still tie their
-             * prism's corners together, where leaving them out frees hinge-like modes. */
-            bool fitted = fit_matrix(x, m->tet_A + 12u * t);
-            if (!fitted || !(fabs(quality) > PS_DEGENERATE_QUALITY)) {
-                ++degenerate;
-                m->tet_excluded[t] = 1;
-                memset(m->tet_A + 12u * t, 0, 12u * sizeof(double));
-            } else if (vol < 0.0) {
-                ++inverted;
-            } else if (quality < PS_POOR_QUALITY) {
-                ++poor;
-            }
-        }
+    uint32_t blocks = (tc + PS_TET_BLOCK - 1u) / PS_TET_BLOCK;
+    uint32_t* counts =
+        (uint32_t*)sinew_host_calloc(host, blocks ? 3u * blocks : 1u, sizeof(uint32_t));
+    if (!counts) {
+        sinew_host_free(host, below);
+        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
     }
+    tet_job job = {m, below, order, counts};
+    sinew_host_parallel_for(host, tet_blocks, &job, blocks, 1u);
+    uint32_t degenerate = 0, inverted = 0, poor = 0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        degenerate += counts[3u * b];
+        inverted += counts[3u * b + 1u];
+        poor += counts[3u * b + 2u];
+    }
+    sinew_host_free(host, counts);
     sinew_host_free(host, below);
     m->degenerate_count = degenerate;
     m->inverted_count = inverted;

@@ -5,6 +5,7 @@
  * render mesh back exactly even where the offset is not quite parallel to the interpolated
  * normal; the tangential parts are small. SPDX-License-Identifier: MIT */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "ps_internal.h"
@@ -20,6 +21,14 @@ typedef struct upsample_ctx {
     const ps_grid* render_grid;
     const float* render_f;
     const uint32_t* render_indices;
+    /* the render grid's build, in the job beside the upsampling records (closest_items) */
+    const sinew_host_api* host;
+    const sinew_mesh_view* render;
+    double* render_d;
+    ps_grid* building;
+    sinew_result built;
+    uint32_t items;
+    atomic_uint next_item; /* the next item a job of closest_jobs takes */
 } upsample_ctx;
 
 static inline float dot3f(const float a[3], const float b[3])
@@ -127,9 +136,39 @@ static void upsample_welded(const upsample_ctx* c, const sinew_mesh_view* render
     }
 }
 
+/* Render vertices per job of the upsampling records. */
+#define PS_UPSAMPLE_CHUNK 256u
+
+/* Item 0 builds the grid over the render triangles for the way back (build_restore), item
+ * k > 0 makes the upsampling records of chunk k - 1 of the render vertices meanwhile. Each job
+ * takes items from the shared counter until none is left, so that a thread slowed by other
+ * work does not leave the others idle at the end of a fixed range. */
+static void closest_jobs(void* data, uint32_t begin, uint32_t end)
+{
+    (void)begin;
+    (void)end;
+    upsample_ctx* c = (upsample_ctx*)data;
+    for (;;) {
+        uint32_t item = atomic_fetch_add_explicit(&c->next_item, 1u, memory_order_relaxed);
+        if (item >= c->items) break;
+        if (item == 0) {
+            const sinew_mesh_view* render = c->render;
+            for (size_t k = 0; k < 3u * (size_t)render->vertex_count; ++k)
+                c->render_d[k] = render->positions[k];
+            c->built = ps_grid_build(c->host, c->render_d, render->vertex_count, render->indices,
+                                     render->triangle_count, c->building);
+            continue;
+        }
+        uint32_t r0 = (item - 1u) * PS_UPSAMPLE_CHUNK, rc = c->m->render_count;
+        upsample_range(data, r0, rc - r0 < PS_UPSAMPLE_CHUNK ? rc : r0 + PS_UPSAMPLE_CHUNK);
+    }
+}
+
 /* Each render vertex of a separate simulation mesh from the closest point of the rest skin,
- * found through a grid over the skin triangles. */
-static sinew_result upsample_closest(const sinew_host_api* host, upsample_ctx* c, uint32_t rc)
+ * found through a grid over the skin triangles; the render grid for build_restore is built
+ * beside them into *rgrid (c->built its result). */
+static sinew_result upsample_closest(const sinew_host_api* host, upsample_ctx* c, uint32_t rc,
+                                     ps_grid* rgrid)
 {
     const ps_model* m = c->m;
     ps_grid grid;
@@ -137,7 +176,12 @@ static sinew_result upsample_closest(const sinew_host_api* host, upsample_ctx* c
     if (r != SINEW_OK)
         return sinew_host_fail(host, r, "ps: out of memory for the upsampling grid");
     c->grid = &grid;
-    sinew_host_parallel_for(host, upsample_range, c, rc, 256u);
+    c->building = rgrid;
+    c->built = SINEW_ERROR_OUT_OF_MEMORY;
+    c->items = 1u + (rc + PS_UPSAMPLE_CHUNK - 1u) / PS_UPSAMPLE_CHUNK;
+    atomic_init(&c->next_item, 0u);
+    uint32_t jobs = host->jobs.thread_count ? host->jobs.thread_count : 1u;
+    sinew_host_parallel_for(host, closest_jobs, c, jobs < c->items ? jobs : c->items, 1u);
     ps_grid_free(host, &grid);
     c->grid = NULL;
     return SINEW_OK;
@@ -163,26 +207,17 @@ static sinew_result check_cover(const sinew_host_api* host, const ps_model* m)
                            "its size %g)", count, PS_COVER_DISTANCE, far, worst, m->diagonal);
 }
 
-/* The way back, for set_state: each skin vertex on the render surface. */
+/* The way back, for set_state: each skin vertex on the render surface, through the render grid
+ * built beside the upsampling records (c->built). */
 static sinew_result build_restore(const sinew_host_api* host, ps_model* m, upsample_ctx* c,
-                                  const sinew_mesh_view* render)
+                                  const sinew_mesh_view* render, ps_grid* rgrid)
 {
-    uint32_t n = m->n, rc = render->vertex_count;
+    uint32_t n = m->n;
+    if (c->built != SINEW_OK)
+        return sinew_host_fail(host, c->built, "ps: out of memory for the render grid");
     m->restore = (ps_restore*)sinew_host_calloc(host, n ? n : 1u, sizeof(ps_restore));
-    double* render_d = (double*)sinew_host_calloc(host, rc, 3u * sizeof(double));
-    if (!m->restore || !render_d) {
-        sinew_host_free(host, render_d);
-        return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-    }
-    for (size_t k = 0; k < 3u * (size_t)rc; ++k) render_d[k] = render->positions[k];
-    ps_grid rgrid;
-    sinew_result r = ps_grid_build(host, render_d, rc, render->indices, render->triangle_count,
-                                   &rgrid);
-    if (r != SINEW_OK) {
-        sinew_host_free(host, render_d);
-        return sinew_host_fail(host, r, "ps: out of memory for the render grid");
-    }
-    c->render_grid = &rgrid;
+    if (!m->restore) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+    c->render_grid = rgrid;
     c->render_f = render->positions;
     c->render_indices = render->indices;
     if (render->triangle_count > 0) {
@@ -191,9 +226,7 @@ static sinew_result build_restore(const sinew_host_api* host, ps_model* m, upsam
         /* no render triangles: restore from the closest render vertex (a point triangle) */
         for (uint32_t i = 0; i < n; ++i) m->restore[i].triangle = PS_NONE;
     }
-    ps_grid_free(host, &rgrid);
     c->render_grid = NULL;
-    sinew_host_free(host, render_d);
     return SINEW_OK;
 }
 
@@ -222,9 +255,20 @@ sinew_result ps_upsample_build(const sinew_host_api* host, const sinew_rig_view*
         if (rig->simulation_mesh.vertex_count == 0) {
             upsample_welded(&ctx, render);
         } else {
-            r = upsample_closest(host, &ctx, rc);
+            /* The render positions in double for the render grid (build_restore). */
+            ctx.host = host;
+            ctx.render = render;
+            ctx.render_d =
+                (double*)sinew_host_alloc(host, (rc ? 3u * (size_t)rc : 1u) * sizeof(double));
+            ps_grid rgrid;
+            memset(&rgrid, 0, sizeof rgrid);
+            if (!ctx.render_d)
+                r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
+            if (r == SINEW_OK) r = upsample_closest(host, &ctx, rc, &rgrid);
             if (r == SINEW_OK) r = check_cover(host, m);
-            if (r == SINEW_OK) r = build_restore(host, m, &ctx, render);
+            if (r == SINEW_OK) r = build_restore(host, m, &ctx, render, &rgrid);
+            ps_grid_free(host, &rgrid);
+            sinew_host_free(host, ctx.render_d);
         }
     }
     sinew_host_free(host, skin);

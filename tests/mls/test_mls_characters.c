@@ -203,6 +203,20 @@ static void test_male(void** state)
     sinew_mesh_view sim = view_of(&c->rig.simulation_mesh);
     sinew_mesh_view render = view_of(&c->rig.render_mesh);
     check_upsampling("male", &sim, &render, 1e-5);
+    /* The scalar bake and the one this CPU runs fastest give the same bits. */
+    mls_test_host host;
+    mls_test_host_init(&host, 1);
+    sinew_mls_weights fast, scalar;
+    assert_int_equal(sinew_mls_bake(&host.api, &sim, &render, &fast), SINEW_OK);
+    assert_int_equal(sinew_mls_bake_simd(&host.api, SINEW_SIMD_SCALAR, &sim, &render, &scalar),
+                     SINEW_OK);
+    const size_t n = (size_t)render.vertex_count * SINEW_MLS_K;
+    assert_memory_equal(fast.indices, scalar.indices, n * sizeof(uint32_t));
+    assert_memory_equal(fast.weights, scalar.weights, n * sizeof(float));
+    assert_memory_equal(fast.normal_weights, scalar.normal_weights, n * sizeof(float));
+    assert_memory_equal(&fast.stats, &scalar.stats, sizeof fast.stats);
+    sinew_mls_free(&host.api, &fast);
+    sinew_mls_free(&host.api, &scalar);
     sinew_import_free(c);
 }
 

@@ -2,7 +2,8 @@
  * functions the CUDA kernels use) on meshes made in code: render vertices reading the last
  * simulation vertex, padded entries of a small separate part, ranges of every length, normals
  * whose sums take the normalisation's fallback or overflow; the packed entries made by the bake
- * and by reading a blob; and sinew_mls_apply_simd's refusals. SPDX-License-Identifier: MIT */
+ * and by reading a blob; and sinew_mls_apply_simd's refusals. The bake on every instruction set
+ * gives the scalar bake's bits. SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -258,6 +259,77 @@ static void test_apply_simd_refusals(void** state)
     mls_mesh_free(&sim);
 }
 
+/* Weights, indices and figures of two bakes are the same bits. */
+static void expect_same_bake(const sinew_mls_weights* a, const sinew_mls_weights* b)
+{
+    assert_int_equal(a->render_count, b->render_count);
+    assert_int_equal(a->simulation_count, b->simulation_count);
+    const size_t n = (size_t)a->render_count * SINEW_MLS_K;
+    assert_memory_equal(a->indices, b->indices, n * sizeof(uint32_t));
+    assert_memory_equal(a->weights, b->weights, n * sizeof(float));
+    assert_memory_equal(a->normal_weights, b->normal_weights, n * sizeof(float));
+    assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
+}
+
+/* The bake on every instruction set this CPU runs gives the scalar code's bits: the sheet with
+ * its slot and the separate patch (short neighbourhoods, a render count that leaves a partial
+ * group of vertices at the end), and job ranges of every length. */
+static void test_bake_matches_scalar(void** state)
+{
+    (void)state;
+    mls_test_host serial, uneven;
+    mls_test_host_init(&serial, 0);
+    mls_test_host_init(&uneven, 1);
+    mls_mesh sim = make_sim();
+    mls_mesh render = mls_make_grid(23, 19, -2.9f, 2.1f, 1.0f, 0.5f, slot);
+    mls_mesh patch = mls_make_grid(3, 3, 20.0f, 2.0f, 1.0f, 0.5f, NULL);
+    mls_mesh_append(&render, &patch);
+    bend(&render);
+    sinew_mesh_view sv = mls_mesh_view(&sim), rv = mls_mesh_view(&render);
+    sinew_mls_weights ref;
+    assert_int_equal(sinew_mls_bake_simd(&serial.api, SINEW_SIMD_SCALAR, &sv, &rv, &ref),
+                     SINEW_OK);
+    assert_true(ref.stats.short_count > 0);
+    const sinew_simd all[] = {SINEW_SIMD_AUTO, SINEW_SIMD_SSE41, SINEW_SIMD_AVX2,
+                              SINEW_SIMD_AVX512};
+    int runs = 0;
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k) {
+        if (sinew_mls_resolve(all[k]) == SINEW_SIMD_COUNT) continue;
+        for (int h = 0; h < 2; ++h) {
+            sinew_mls_weights w;
+            assert_int_equal(sinew_mls_bake_simd(h ? &uneven.api : &serial.api, all[k], &sv, &rv,
+                                                 &w),
+                             SINEW_OK);
+            expect_same_bake(&ref, &w);
+            sinew_mls_free(&serial.api, &w);
+            ++runs;
+        }
+    }
+    print_message("  %d bakes matched the scalar bake (auto: %s)\n", runs,
+                  sinew_simd_name(sinew_mls_resolve(SINEW_SIMD_AUTO)));
+    /* What the bake refuses: no instruction set, or one this CPU does not run. */
+    const int bad[3] = {(int)SINEW_SIMD_COUNT, -1, 99};
+    for (int b = 0; b < 3; ++b) {
+        sinew_mls_weights w;
+        sinew_test_log_reset(&serial.log);
+        assert_int_equal(sinew_mls_bake_simd(&serial.api, (sinew_simd)bad[b], &sv, &rv, &w),
+                         SINEW_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(serial.log.total, 1);
+        assert_null(w.indices);
+    }
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k) {
+        if (sinew_mls_resolve(all[k]) != SINEW_SIMD_COUNT) continue;
+        sinew_mls_weights w;
+        sinew_test_log_reset(&serial.log);
+        assert_int_equal(sinew_mls_bake_simd(&serial.api, all[k], &sv, &rv, &w),
+                         SINEW_ERROR_UNSUPPORTED);
+        assert_int_equal(serial.log.total, 1);
+    }
+    sinew_mls_free(&serial.api, &ref);
+    mls_mesh_free(&render);
+    mls_mesh_free(&sim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_packed_layout),
         cmocka_unit_test(test_apply_without_memory),
         cmocka_unit_test(test_apply_simd_refusals),
+        cmocka_unit_test(test_bake_matches_scalar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* The pose-independent model of the ps backend: geometry helpers against brute force, the
  * volumetric skeleton (Sec. 3.1), the shrunken skin (Sec. 3.2), the tissue mesh and its rest
- * data (Sec. 3.3, 4.1), and the upsampling records (Sec. 6). SPDX-License-Identifier: MIT */
+ * data (Sec. 3.3, 4.1), and the upsampling records (Sec. 6); the shrinking's scalar and vector
+ * paths give the same bits. SPDX-License-Identifier: MIT */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -380,6 +381,67 @@ static void test_tissue_quality(void** state)
     check_tissue(sinew_test_assimp_path("X/BCN_Epileptic.X"), 960, 1700, 2000);
 }
 
+/* ps_shrink with a chosen path (ps_shrink.c): only tests choose it, so it is declared here. */
+sinew_result ps_shrink_with(const sinew_host_api* host, const sinew_rig_view* rig, ps_model* m,
+                            sinew_simd simd, uint32_t part_vertices);
+
+/* The model of `rig` up to its shrunken skin, shrunk by ps_shrink_with. */
+static void shrunk_model(ps_test_host* host, const ps_test_rig* rig, sinew_simd simd,
+                         uint32_t part_vertices, ps_model* m)
+{
+    memset(m, 0, sizeof *m);
+    assert_int_equal(ps_model_weld(&host->api, &rig->view, m), SINEW_OK);
+    assert_int_equal(ps_skeleton_build(&host->api, &rig->view, NULL, m), SINEW_OK);
+    assert_int_equal(ps_shrink_with(&host->api, &rig->view, m, simd, part_vertices), SINEW_OK);
+}
+
+/* The shrunken skin (Sec. 3.2) has the same bits whether its smoothing runs one vertex at a
+ * time or four at a time in vector lanes, in one job or in parts of any size, with job ranges
+ * of any length. */
+static void test_shrink_paths(void** state)
+{
+    (void)state;
+    /* The test characters and BCN_Epileptic.X (open parts, bones poking out of the skin). */
+    const char* names[] = {"characters/cylinder/cylinder.ini", "characters/tbone/tbone.ini",
+                           "characters/male/male.ini", "X/BCN_Epileptic.X"};
+    const struct {
+        int split;
+        sinew_simd simd;
+        uint32_t part_vertices;
+    } runs[] = {{0, SINEW_SIMD_AUTO, 0}, {1, SINEW_SIMD_SCALAR, 16}, {1, SINEW_SIMD_AUTO, 16},
+                {1, SINEW_SIMD_AUTO, 1}, {1, SINEW_SIMD_AUTO, 100000}};
+    for (size_t c = 0; c < sizeof names / sizeof names[0]; ++c) {
+        const char* path =
+            c < 3 ? sinew_test_data_path(names[c]) : sinew_test_assimp_path(names[c]);
+        ps_test_host serial, split;
+        ps_test_host_init(&serial, SINEW_LOG_WARNING, 0);
+        ps_test_host_init(&split, SINEW_LOG_WARNING, 1);
+        split.api.jobs.thread_count = 5; /* parts of the smoothing, run in uneven job ranges */
+        ps_test_rig rig;
+        ps_test_rig_load(&rig, path);
+        ps_model ref;
+        shrunk_model(&serial, &rig, SINEW_SIMD_SCALAR, 0, &ref);
+        for (size_t k = 0; k < sizeof runs / sizeof runs[0]; ++k) {
+            ps_model m;
+            shrunk_model(runs[k].split ? &split : &serial, &rig, runs[k].simd,
+                         runs[k].part_vertices, &m);
+            assert_int_equal(m.n, ref.n);
+            assert_memory_equal(m.rest, ref.rest, 6u * ref.n * sizeof(double));
+            assert_memory_equal(m.vertex_bone, ref.vertex_bone, 2u * ref.n * sizeof(uint32_t));
+            assert_int_equal(m.shrink_iterations, ref.shrink_iterations);
+            assert_memory_equal(&m.shrink_residual, &ref.shrink_residual, sizeof(double));
+            assert_int_equal(m.inside_count, ref.inside_count);
+            assert_memory_equal(&m.thickness, &ref.thickness, sizeof(double));
+            ps_model_free(&split.api, &m);
+        }
+        print_message("%s: %u skin vertices, %u smoothing iterations, the same bits on %zu "
+                      "paths\n", names[c], ref.n, ref.shrink_iterations,
+                      sizeof runs / sizeof runs[0]);
+        ps_model_free(&serial.api, &ref);
+        ps_test_rig_free(&rig);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_male_model),
         cmocka_unit_test(test_epileptic_model),
         cmocka_unit_test(test_tissue_quality),
+        cmocka_unit_test(test_shrink_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
