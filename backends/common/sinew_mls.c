@@ -92,6 +92,16 @@ static void jacobi_eigen(double* a, double* v, int n)
 #define MLS_LANES 4
 #define MLS_SETS 4
 
+/* One Jacobi rotation of the pair (x, y): (c x - s y, s x + c y) in the lanes of `rot`, the
+ * pair unchanged in the others. */
+__attribute__((target("avx2"), always_inline)) static inline void rotate_lanes(
+    __m256d* x, __m256d* y, __m256d c, __m256d s, __m256d rot)
+{
+    __m256d xv = *x, yv = *y;
+    *x = _mm256_blendv_pd(xv, _mm256_sub_pd(_mm256_mul_pd(c, xv), _mm256_mul_pd(s, yv)), rot);
+    *y = _mm256_blendv_pd(yv, _mm256_add_pd(_mm256_mul_pd(s, xv), _mm256_mul_pd(c, yv)), rot);
+}
+
 /* jacobi_eigen of MLS_BATCH n x n matrices at once, one per lane of 256-bit AVX vectors:
  * each lane runs the scalar code's operations in its order (no FMA: the target leaves it out,
  * and the file is built without contraction), so every lane gives that code's bits. Where the
@@ -163,41 +173,14 @@ __attribute__((target("avx2"), always_inline)) static inline void jacobi_eigen_l
                 }
                 if (rotating) {
                     for (int k = 0; k < n; ++k)
-                        for (int h = 0; h < S; ++h) {
-                            __m256d akp = a[k * n + p][h], akq = a[k * n + q][h];
-                            a[k * n + p][h] = _mm256_blendv_pd(
-                                akp,
-                                _mm256_sub_pd(_mm256_mul_pd(c[h], akp), _mm256_mul_pd(s[h], akq)),
-                                rot[h]);
-                            a[k * n + q][h] = _mm256_blendv_pd(
-                                akq,
-                                _mm256_add_pd(_mm256_mul_pd(s[h], akp), _mm256_mul_pd(c[h], akq)),
-                                rot[h]);
-                        }
+                        for (int h = 0; h < S; ++h)
+                            rotate_lanes(&a[k * n + p][h], &a[k * n + q][h], c[h], s[h], rot[h]);
                     for (int k = 0; k < n; ++k)
-                        for (int h = 0; h < S; ++h) {
-                            __m256d apk = a[p * n + k][h], aqk = a[q * n + k][h];
-                            a[p * n + k][h] = _mm256_blendv_pd(
-                                apk,
-                                _mm256_sub_pd(_mm256_mul_pd(c[h], apk), _mm256_mul_pd(s[h], aqk)),
-                                rot[h]);
-                            a[q * n + k][h] = _mm256_blendv_pd(
-                                aqk,
-                                _mm256_add_pd(_mm256_mul_pd(s[h], apk), _mm256_mul_pd(c[h], aqk)),
-                                rot[h]);
-                        }
+                        for (int h = 0; h < S; ++h)
+                            rotate_lanes(&a[p * n + k][h], &a[q * n + k][h], c[h], s[h], rot[h]);
                     for (int k = 0; k < n; ++k)
-                        for (int h = 0; h < S; ++h) {
-                            __m256d vkp = v[k * n + p][h], vkq = v[k * n + q][h];
-                            v[k * n + p][h] = _mm256_blendv_pd(
-                                vkp,
-                                _mm256_sub_pd(_mm256_mul_pd(c[h], vkp), _mm256_mul_pd(s[h], vkq)),
-                                rot[h]);
-                            v[k * n + q][h] = _mm256_blendv_pd(
-                                vkq,
-                                _mm256_add_pd(_mm256_mul_pd(s[h], vkp), _mm256_mul_pd(c[h], vkq)),
-                                rot[h]);
-                        }
+                        for (int h = 0; h < S; ++h)
+                            rotate_lanes(&v[k * n + p][h], &v[k * n + q][h], c[h], s[h], rot[h]);
                 }
                 /* Rotated or dropped, the entry is 0 in every lane still sweeping. */
                 for (int h = 0; h < S; ++h) {
