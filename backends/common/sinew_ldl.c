@@ -28,6 +28,7 @@ struct sinew_ldl {
     uint8_t* row_part; /* the part of each row of A (SINEW_LDL_PARTS: the top) */
     ldl_part part[LDL_COUNT];
     double top_share;
+    size_t entries;
     /* sinew_ldl_create_like: the solver whose cut, pattern and permutation this one shares
      * (it owns them; NULL when this one does). */
     const struct sinew_ldl* like;
@@ -298,6 +299,7 @@ static sinew_result build_parts(sinew_ldl* s, const sinew_ldl_view* L, const uin
         if (part_of[j] == LDL_TOP) top += L->colcount[j];
     }
     s->top_share = top / all;
+    s->entries = (size_t)all;
     return r;
 }
 
@@ -551,6 +553,34 @@ void sinew_ldl_solve(sinew_ldl* s, const double* b, size_t ldb, double* x, size_
 uint32_t sinew_ldl_row_part(const sinew_ldl* s, uint32_t row)
 {
     return s && row < s->n ? s->row_part[row] : SINEW_LDL_PARTS;
+}
+
+uint32_t sinew_ldl_majority_part(const sinew_ldl* s, const uint32_t* rows, uint32_t count)
+{
+    uint32_t votes[SINEW_LDL_PARTS + 1] = {0}, best = 0;
+    for (uint32_t k = 0; k < count; ++k) votes[sinew_ldl_row_part(s, rows[k])]++;
+    for (uint32_t q = 1; q < SINEW_LDL_PARTS; ++q)
+        if (votes[q] > votes[best]) best = q;
+    return best;
+}
+
+void sinew_ldl_rows_by_part(const sinew_ldl* s, uint32_t row_count, uint32_t* out,
+                            uint32_t start[SINEW_LDL_PARTS + 1])
+{
+    uint32_t rows = 0;
+    for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k) {
+        start[k] = rows;
+        for (uint32_t i = 0; i < row_count; ++i) {
+            uint32_t q = sinew_ldl_row_part(s, i);
+            if (q == k || (k == 0 && q == SINEW_LDL_PARTS)) out[rows++] = i;
+        }
+    }
+    start[SINEW_LDL_PARTS] = rows;
+}
+
+size_t sinew_ldl_entry_count(const sinew_ldl* s)
+{
+    return s ? s->entries : 0u;
 }
 
 double sinew_ldl_top_share(const sinew_ldl* s)

@@ -57,6 +57,18 @@ void sinew_ldl_solve(sinew_ldl* s, const double* b, size_t ldb, double* x, size_
  * keeps them in that thread's cache. */
 uint32_t sinew_ldl_row_part(const sinew_ldl* s, uint32_t row);
 
+/* The part holding most of `count` rows (rows of the top or beyond n do not vote; ties and no
+ * votes go to the lower part): where a prism of those vertices is best computed. */
+uint32_t sinew_ldl_majority_part(const sinew_ldl* s, const uint32_t* rows, uint32_t count);
+
+/* Rows 0 .. row_count - 1 grouped by part, in increasing order within each, the top's with
+ * part 0: part k's are out[start[k] .. start[k + 1] - 1] (out: row_count entries). */
+void sinew_ldl_rows_by_part(const sinew_ldl* s, uint32_t row_count, uint32_t* out,
+                            uint32_t start[SINEW_LDL_PARTS + 1]);
+
+/* The entries of the factor (with its diagonal), for reports. */
+size_t sinew_ldl_entry_count(const sinew_ldl* s);
+
 /* The fraction of the factor's entries in the top (0 when it has no parts), for reports. */
 double sinew_ldl_top_share(const sinew_ldl* s);
 

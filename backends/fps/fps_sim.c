@@ -567,18 +567,13 @@ static sinew_result create_solver_and_contacts(const sinew_host_api* host, fps_s
 }
 
 #if defined(SINEW_HAVE_CHOLMOD)
-/* The solver part that holds most of prism slot p's free vertices (part 0 for none; ties go
- * to the lower part). */
+/* The solver part that holds most of prism slot p's free vertices (the constrained ones,
+ * beyond the solver's rows, do not vote). */
 static uint32_t prism_part(const fps_sim* s, const sinew_ldl* ldl, uint32_t p)
 {
-    uint32_t votes[SINEW_LDL_PARTS + 1] = {0}, best = 0;
-    for (uint32_t k = 0; k < 6u; ++k) {
-        uint32_t i = (uint32_t)s->pv[(size_t)k * s->stride + p];
-        if (i < s->ns) votes[sinew_ldl_row_part(ldl, i)]++;
-    }
-    for (uint32_t q = 1; q < SINEW_LDL_PARTS; ++q)
-        if (votes[q] > votes[best]) best = q;
-    return best;
+    uint32_t v[6];
+    for (uint32_t k = 0; k < 6u; ++k) v[k] = (uint32_t)s->pv[(size_t)k * s->stride + p];
+    return sinew_ldl_majority_part(ldl, v, 6u);
 }
 
 /* Slot q takes the prism data (G, pv, inv_w) of slot order[q]; buf holds a stride. */
@@ -625,15 +620,7 @@ static sinew_result order_parts(fps_sim* s)
         permute_prisms(s, order, buf);
         r = build_gather(s);
     }
-    uint32_t rows = 0;
-    for (uint32_t k = 0; r == SINEW_OK && k < SINEW_LDL_PARTS; ++k) {
-        s->part_row_start[k] = rows;
-        for (uint32_t i = 0; i < s->ns; ++i) {
-            uint32_t q = sinew_ldl_row_part(ldl, i);
-            if (q == k || (k == 0 && q == SINEW_LDL_PARTS)) s->part_rows[rows++] = i;
-        }
-    }
-    s->part_row_start[SINEW_LDL_PARTS] = rows;
+    if (r == SINEW_OK) sinew_ldl_rows_by_part(ldl, s->ns, s->part_rows, s->part_row_start);
     s->part_jobs = r == SINEW_OK && s->host.jobs.thread_count <= SINEW_LDL_PARTS;
     sinew_host_free(&s->host, part);
     sinew_host_free(&s->host, order);

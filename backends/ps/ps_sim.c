@@ -94,7 +94,6 @@ struct ps_sim {
     /* The solves with L, L2[0] and L2[1] (NULL where not built); the CHOLMOD factors are freed
      * once these hold their copies. */
     sinew_ldl* solver[3];
-    size_t factor_nnz;
     int factor_ok[3];
     int global_step;    /* the step has global contacts: the iterations use L2[1] */
     double* col_w;      /* per constrained vertex (ps_collide_vertices order) */
@@ -469,14 +468,6 @@ static sinew_result collision_system(ps_sim* s)
     return r;
 }
 
-static size_t ps_factor_nnz(const cholmod_factor* L)
-{
-    const int* colcount = (const int*)L->nz;
-    size_t total = 0;
-    for (size_t j = 0; j < L->n; ++j) total += (size_t)colcount[j];
-    return total;
-}
-
 /* Job k of factor_numeric: k = 0 the system's factor, k = 1, 2 the collision matrices', each
  * with its own CHOLMOD common (the numeric factorizations share nothing but the pattern). */
 static void factor_range(void* data, uint32_t begin, uint32_t end)
@@ -514,7 +505,6 @@ static sinew_result factor_numeric(ps_sim* s)
         cholmod_factor** L = k == 0 ? &s->L : &s->L2[k - 1];
         if (!*L) continue;
         r = sinew_ldl_from_cholmod(&s->host, s->solver[0], *L, &s->solver[k]);
-        if (k == 0) s->factor_nnz = ps_factor_nnz(*L);
         /* the solver holds its own copy; nothing refactors */
         cholmod_free_factor(L, &s->cc);
     }
@@ -721,16 +711,12 @@ static sinew_result sim_gather(ps_sim* s)
     return SINEW_OK;
 }
 
-/* The part of prism slot p's triangle: the solver part that holds most of its six vertices
- * (the top's count for none; ties go to the lower part). */
+/* The solver part that holds most of triangle tri's six prism vertices. */
 static uint32_t prism_part(const ps_sim* s, uint32_t tri)
 {
-    uint32_t v[6], votes[SINEW_LDL_PARTS + 1] = {0}, best = 0;
+    uint32_t v[6];
     ps_prism_slots(s->m, tri, v);
-    for (int k = 0; k < 6; ++k) votes[sinew_ldl_row_part(s->solver[0], v[k])]++;
-    for (uint32_t q = 1; q < SINEW_LDL_PARTS; ++q)
-        if (votes[q] > votes[best]) best = q;
-    return best;
+    return sinew_ldl_majority_part(s->solver[0], v, 6u);
 }
 
 /* Orders the prism slots and the vertices by the solver's parts (part_blocks, part_rows) and
@@ -754,15 +740,8 @@ static sinew_result sim_order_parts(ps_sim* s)
         sim_prism_data(s, scratch, scratch + s->N);
         r = sim_gather(s);
     }
-    uint32_t rows = 0;
-    for (uint32_t k = 0; r == SINEW_OK && k < SINEW_LDL_PARTS; ++k) {
-        s->part_row_start[k] = rows;
-        for (uint32_t i = 0; i < s->N; ++i) {
-            uint32_t q = sinew_ldl_row_part(s->solver[0], i);
-            if (q == k || (k == 0 && q == SINEW_LDL_PARTS)) s->part_rows[rows++] = i;
-        }
-    }
-    s->part_row_start[SINEW_LDL_PARTS] = rows;
+    if (r == SINEW_OK)
+        sinew_ldl_rows_by_part(s->solver[0], s->N, s->part_rows, s->part_row_start);
     s->part_jobs = s->host.jobs.thread_count <= SINEW_LDL_PARTS;
     sinew_host_free(host, scratch);
     sinew_host_free(host, part);
@@ -855,7 +834,7 @@ size_t ps_sim_matrix_nnz(const ps_sim* s)
 
 size_t ps_sim_factor_nnz(const ps_sim* s)
 {
-    return s->factor_nnz;
+    return sinew_ldl_entry_count(s->solver[0]);
 }
 
 void ps_sim_set_pose(ps_sim* s, const float* skinning)

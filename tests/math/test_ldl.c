@@ -215,6 +215,22 @@ static void test_solves_like_a_dense_factor(void** state)
         uint32_t in_part[SINEW_LDL_PARTS + 1] = {0};
         for (uint32_t i = 0; i < N; ++i) in_part[sinew_ldl_row_part(s, i)]++;
         for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k) assert_true(in_part[k] > N / 5);
+        /* every row once, grouped by part (the top's with part 0), increasing in each */
+        uint32_t rows[N], start[SINEW_LDL_PARTS + 1];
+        sinew_ldl_rows_by_part(s, N, rows, start);
+        assert_int_equal(start[0], 0);
+        assert_int_equal(start[SINEW_LDL_PARTS], N);
+        for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k)
+            for (uint32_t e = start[k]; e < start[k + 1]; ++e) {
+                uint32_t q = sinew_ldl_row_part(s, rows[e]);
+                assert_true(q == k || (k == 0 && q == SINEW_LDL_PARTS));
+                if (e > start[k]) assert_true(rows[e] > rows[e - 1]);
+            }
+        /* a vote: the part of the majority; rows beyond n do not vote */
+        uint32_t p1 = rows[start[1]], p0 = rows[start[0]];
+        uint32_t vote[4] = {p1, p1, p0, N + 7u};
+        assert_int_equal(sinew_ldl_majority_part(s, vote, 4u), sinew_ldl_row_part(s, p1));
+        assert_true(sinew_ldl_entry_count(s) == (size_t)g_f.colptr[N]);
         sinew_ldl_solve(s, b, N, x[kind], N);
         double worst = 0.0;
         for (int k = 0; k < 3 * N; ++k) worst = fmax(worst, fabs(x[kind][k] - ref[k]));
