@@ -395,14 +395,14 @@ static const sinew_param_info fpsc_param_info[] = {
 enum { FPSC_OWN_PARAM_COUNT = sizeof fpsc_own_slots / sizeof fpsc_own_slots[0] };
 
 /* Splits the plugin's own keys off and reads them with the shared parser (the launch words are
- * fpsc_launch's values in order); the rest goes to fps, with solver=pcg and joint_volume=0
- * added unless given. `rest` has room for count + 2 entries. */
+ * fpsc_launch's values in order); the rest goes to fps, with solver=pcg, joint_volume=0 and
+ * inelastic_contacts=0 added unless given. `rest` has room for count + 3 entries. */
 static sinew_result split_params(const sinew_host_api* host, const sinew_param* params,
                                  uint32_t count, sinew_param* rest, uint32_t* rest_count,
                                  int* ordinal, fpsc_launch* launch, char batch[64])
 {
     *rest_count = 0;
-    bool solver = false, joint_volume = false;
+    bool solver = false, joint_volume = false, inelastic = false;
     /* three keys: a fourth own entry repeats one of them, which the parser reports */
     sinew_param own[FPSC_OWN_PARAM_COUNT + 1];
     uint32_t own_count = 0;
@@ -418,6 +418,7 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
         }
         if (k && strcmp(k, "solver") == 0) solver = true;
         if (k && strcmp(k, "joint_volume") == 0) joint_volume = true;
+        if (k && strcmp(k, "inelastic_contacts") == 0) inelastic = true;
         rest[(*rest_count)++] = params[i];
     }
     fpsc_own_params p = {0u, FPSC_LAUNCH_AUTO, ""};
@@ -434,6 +435,10 @@ static sinew_result split_params(const sinew_host_api* host, const sinew_param* 
     if (!joint_volume) {
         static const sinew_param none = {"joint_volume", "0"};
         rest[(*rest_count)++] = none;
+    }
+    if (!inelastic) {
+        static const sinew_param elastic = {"inelastic_contacts", "0"};
+        rest[(*rest_count)++] = elastic;
     }
     return SINEW_OK;
 }
@@ -464,6 +469,10 @@ static sinew_result prepare_params(const sinew_host_api* host, const sinew_param
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: joint_volume must be 0 (the device does not give back "
                                "the joints' volume)");
+    if (fp->inelastic_contacts)
+        return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
+                               "fps-cuda: inelastic_contacts must be 0 (the device keeps the "
+                               "contacts' speeds)");
     if (fp->update.interpolate_output)
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: interpolate_output must be 0 (the device writes the "
@@ -609,7 +618,7 @@ static sinew_result fpsc_prepare(const sinew_host_api* host, const sinew_rig_vie
         return sinew_host_fail(host, SINEW_ERROR_UNSUPPORTED,
                                "fps-cuda: takes its parameters as text (sinew_param) only, but "
                                "the next chain is not NULL");
-    sinew_param rest[1026]; /* the caller's, solver and joint_volume */
+    sinew_param rest[1027]; /* the caller's, solver, joint_volume, inelastic_contacts */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch = FPSC_LAUNCH_AUTO;
@@ -1147,7 +1156,7 @@ static sinew_result fpsc_bake(const sinew_host_api* host, const sinew_rig_view* 
     if (param_count > 1024u)
         return sinew_host_fail(host, SINEW_ERROR_PARAMETER, "fps-cuda: %u parameters",
                                param_count);
-    sinew_param rest[1026]; /* the caller's, solver and joint_volume */
+    sinew_param rest[1027]; /* the caller's, solver, joint_volume, inelastic_contacts */
     uint32_t rest_count = 0;
     int ordinal = 0;
     fpsc_launch launch;

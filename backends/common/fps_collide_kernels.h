@@ -54,6 +54,13 @@ static inline SINEW_HD double fps_col_dot(const double a[3], const double b[3])
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
+static inline SINEW_HD void fps_col_cross(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
 /* Point-in-tetrahedron by barycentric coordinates (ratios of signed volumes, so either
  * orientation works). A tetrahedron whose volume is below 1e-12 of the cube of its longest
  * edge from `a`, or whose input is not finite, contains nothing: no division by zero and no
@@ -162,6 +169,20 @@ static inline SINEW_HD double fps_collide_project(const double xv[3], const doub
         for (int k = 0; k < 3; ++k) p[k] = xv[k] + push * n[k];
     }
     return dist;
+}
+
+/* An inelastic contact: row `row` of the velocities v (N x 3 columns, ld apart) loses its
+ * component along the unit direction n where that component is positive, the speed a contact's
+ * push gave it away from the contact. Kept, it carried the vertex out beyond the retention
+ * distance at the next prediction, the contact was dropped, the flesh fell back in and was
+ * pushed out again: contacts switching on and off every other step. */
+static inline SINEW_HD void fps_collide_stop_row(double* v, size_t ld, uint32_t row,
+                                                 const double n[3])
+{
+    double vn = 0.0;
+    for (int i = 0; i < 3; ++i) vn += v[(size_t)i * ld + row] * n[i];
+    if (vn > 0.0)
+        for (int i = 0; i < 3; ++i) v[(size_t)i * ld + row] -= vn * n[i];
 }
 
 /* One pair's shares of the right-hand side (Q_col^T p_col plus the moved columns of

@@ -34,6 +34,9 @@
  *                            edge springs (fps_collide.c)
  *   collision_weight 1       each spring's weight relative to the mean diagonal of the system
  *                            matrix (> 0, at most 1e6)
+ *   inelastic_contacts 1     1: after each step a contact's vertex loses its speed of separation
+ *                            from what it touches (fps_collide_stop_separation), so that the
+ *                            next prediction does not carry it out of the contact; 0: elastic
  *   capsules        =collisions  limb capsules, each bone's rest flesh as a volume that other
  *                            parts' skin is held out of (fps_collide.c): on with the global
  *                            collisions unless capsules=0; capsules=1 needs collisions=1
@@ -165,6 +168,7 @@ void fps_params_default(fps_params* p)
     p->collisions = 1;
     p->collision_weight = 1.0;
     p->capsules = -1; /* not given: follows collisions (fps_params_parse) */
+    p->inelastic_contacts = 1;
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
     p->decimate_above = 12000u;

@@ -41,6 +41,8 @@ typedef struct fps_params {
     int sliding;             /* skin sliding (2018 Sec. 4.2) for the base vertices' targets */
     int collisions;          /* 1: global collisions (Sec. 6, fps_collide.c) */
     double collision_weight; /* edge-spring weight relative to the mean diagonal of A */
+    int inelastic_contacts;  /* 1: contacts take the speed of separation their pushes gave
+                              * (fps_collide_stop_separation) */
     int capsules;            /* 1: limb capsules with the global collisions (fps_collide.c);
                               * fps_params_parse gives it collisions' value when not given */
     int profile;
@@ -85,6 +87,8 @@ typedef struct fps_params {
     X(T, collision_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e6, "1", NULL,                         \
       "each contact spring's weight relative to the mean diagonal of the system matrix", DOUBLE, \
       collision_weight, NULL)                                                                     \
+    X(T, inelastic_contacts, FLAG, 0, 0.0, 1.0, "1", NULL,                                          \
+      "contacts keep no speed of separation from their pushes", INT, inelastic_contacts, NULL)    \
     X(T, capsules, FLAG, 0, 0.0, 1.0, NULL, NULL,                                                   \
       "limb capsules with the global collisions; not given: as collisions", INT, capsules, NULL)  \
     X(T, joint_collisions, FLAG, 0, 0.0, 1.0, "1", NULL,                                            \

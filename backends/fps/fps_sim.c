@@ -1082,6 +1082,8 @@ sinew_result fps_sim_step(fps_sim* s)
         }
     }
     FPS_INLINE(velocity_range, &ctx, N);
+    if (s->col && s->p.inelastic_contacts)
+        fps_collide_stop_separation(s->col, s->x, N, s->v, s->p.damping / s->h);
     double check = 0.0;
     for (size_t k = 0; k < N3; ++k) check += s->x[k] + s->v[k];
     if (!isfinite(check)) {

@@ -70,6 +70,8 @@ struct fps_collide {
     double* cap_frame;    /* CAP_FRAME per bone: its rest frame and active range */
     double* cap_R;        /* CAP_SLICES x CAP_SECTORS radii per bone */
     double* cap_pose;     /* 9 per bone: a, u, e1 at the step's pose */
+    double* cap_prev;     /* 9 per bone: the same at the previous step (in cap_pose's block) */
+    int cap_prev_set;     /* cap_prev holds a step's frames (not after create or reset) */
     uint8_t* cap_has;     /* per bone: 1 when it has a capsule */
     uint8_t* cap_skip;    /* n x bone_count: 1 where the vertex never meets that capsule */
     uint32_t* cap_bone;   /* per skin vertex: the capsule it is held out of, or NONE */
@@ -544,7 +546,8 @@ static sinew_result capsule_alloc(fps_collide* c)
     const size_t G = (size_t)CAP_SLICES * CAP_SECTORS;
     c->cap_frame = (double*)sinew_host_calloc(host, CAP_FRAME * (size_t)B + 1u, sizeof(double));
     c->cap_R = (double*)sinew_host_calloc(host, G * B + 1u, sizeof(double));
-    c->cap_pose = (double*)sinew_host_calloc(host, 9u * (size_t)B + 1u, sizeof(double));
+    c->cap_pose = (double*)sinew_host_calloc(host, 18u * (size_t)B + 1u, sizeof(double));
+    c->cap_prev = c->cap_pose ? c->cap_pose + 9u * (size_t)B : NULL;
     c->cap_has = (uint8_t*)sinew_host_calloc(host, (size_t)B + 1u, 1u);
     c->cap_skip = (uint8_t*)sinew_host_calloc(host, (size_t)n * B + 1u, 1u);
     c->cap_bone = (uint32_t*)sinew_host_calloc(host, n, sizeof(uint32_t));
@@ -1285,10 +1288,14 @@ static sinew_result build_hashes(fps_collide* c)
     sinew_result r = sinew_spatial_hash_build(host, &c->hash, c->boxes, c->tri_count, c->cell,
                                               FPS_COLLIDE_MAX_CELLS);
     if (r != SINEW_OK || !c->skinning) return r;
+    const size_t frames = 9u * (size_t)c->bone_count * sizeof(double);
+    if (c->cap_prev_set) memcpy(c->cap_prev, c->cap_pose, frames);
     for (uint32_t b = 0; b < c->bone_count; ++b) {
         if (c->cap_has[b]) capsule_pose(c, b);
         capsule_box(c, b);
     }
+    if (!c->cap_prev_set) memcpy(c->cap_prev, c->cap_pose, frames);
+    c->cap_prev_set = 1;
     r = sinew_spatial_hash_build(host, &c->cap_hash, c->cap_boxes, c->bone_count, c->cap_cell,
                                  4096u);
     if (r == SINEW_OK) c->cap_view = sinew_spatial_hash_get_view(&c->cap_hash);
@@ -1488,6 +1495,60 @@ uint32_t fps_collide_point_targets(fps_collide* c, const double* x, size_t ldx, 
     return moved;
 }
 
+/* Pair q's contact made inelastic: its vertex loses its speed away from its triangle
+ * (relative to the corners' mean) along the triangle's normal; the corners keep theirs (taking
+ * half from them pulled the torso's skin out into the arm pressed against it). */
+static void pair_stop(const fps_collide* c, uint32_t q, const double* x, size_t ldx, double* v)
+{
+    const uint32_t tri = c->pair_t[q], row = c->pair_row[q];
+    if (row >= c->n_free) return;
+    const uint32_t* rows = c->tris_r + 3u * tri;
+    double xk[3][3], n[3], rel = 0.0;
+    for (int k = 0; k < 3; ++k) fps_col_load(x, ldx, rows[k], xk[k]);
+    if (!fps_collide_normal(xk[0], xk[1], xk[2], c->tri_sign[tri], n)) return;
+    for (int i = 0; i < 3; ++i) {
+        double mean = 0.0;
+        for (int k = 0; k < 3; ++k) mean += v[(size_t)i * ldx + rows[k]];
+        rel += (v[(size_t)i * ldx + row] - mean / 3.0) * n[i];
+    }
+    if (rel > 0.0)
+        for (int i = 0; i < 3; ++i) v[(size_t)i * ldx + row] -= rel * n[i];
+}
+
+/* Capsule contact q made inelastic: the vertex's speed away from the tube's axis, relative to
+ * the tube's own motion at the vertex (the point of the previous step's frame with the
+ * vertex's coordinates in the current one, over the step), is removed. */
+static void capsule_stop(const fps_collide* c, uint32_t q, const double* x, size_t ldx,
+                         double* v, double per_step)
+{
+    const uint32_t b = c->cap_b[q], row = c->skin_row[c->cap_v[q]];
+    const double* f = c->cap_pose + 9u * (size_t)b;
+    const double* g = c->cap_prev + 9u * (size_t)b;
+    double xv[3], t, r, dir[3], d[3], e2[3], e2p[3];
+    fps_col_load(x, ldx, row, xv);
+    if (!(capsule_eval(c, b, f, xv, &t, &r, dir) > 0.0) || !(r > 0.0)) return;
+    fps_col_cross(f + 3, f + 6, e2);
+    fps_col_cross(g + 3, g + 6, e2p);
+    for (int i = 0; i < 3; ++i) d[i] = xv[i] - f[i];
+    const double a = fps_col_dot(d, f + 3), w1 = fps_col_dot(d, f + 6), w2 = fps_col_dot(d, e2);
+    double rel = 0.0;
+    for (int i = 0; i < 3; ++i) {
+        double was = g[i] + a * g[3 + i] + w1 * g[6 + i] + w2 * e2p[i];
+        rel += (v[(size_t)i * ldx + row] - per_step * (xv[i] - was)) * dir[i];
+    }
+    if (rel > 0.0)
+        for (int i = 0; i < 3; ++i) v[(size_t)i * ldx + row] -= rel * dir[i];
+}
+
+void fps_collide_stop_separation(const fps_collide* c, const double* x, size_t ldx, double* v,
+                                 double per_step)
+{
+    if (!c || !x || !v || ldx < c->N) return;
+    for (uint32_t q = 0; q < c->pair_count; ++q) pair_stop(c, q, x, ldx, v);
+    if (c->cap_prev_set)
+        for (uint32_t q = 0; q < c->cap_count; ++q) capsule_stop(c, q, x, ldx, v, per_step);
+}
+
 const double* fps_collide_extra(const fps_collide* c)
 {
     return c ? c->extra : NULL;
@@ -1507,6 +1568,7 @@ void fps_collide_reset(fps_collide* c)
     if (c->cap_bone)
         for (uint32_t v = 0; v < c->n; ++v) c->cap_bone[v] = FPS_COLLIDE_NONE;
     c->detected = c->retained = 0;
+    c->cap_prev_set = 0;
     memset(c->a_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
     memset(c->gather_ptr, 0, ((size_t)c->n_free + 1u) * sizeof(uint32_t));
     /* the scratch that grew with the poses since (the hash of the prisms' boxes, the pair

@@ -78,6 +78,15 @@ sinew_result fps_collide_update(fps_collide* c, const double* x, size_t ldx, int
  * until the next update. Empty while fps_collide_pair_count + fps_collide_capsule_count is 0. */
 sinew_crs fps_collide_matrix(const fps_collide* c);
 
+/* Contacts are inelastic (ours; Sec. 6 leaves the velocities to Alg. 1): after the step's
+ * velocities v (x's layout), at the step's end positions x, each contact's vertex loses its
+ * relative speed of separation along its push: a pair's vertex against its triangle's corners
+ * along the triangle's normal, a capsule contact's vertex against the tube's own motion along
+ * the radial direction. per_step converts the step's displacement into
+ * velocity (damping / h, Alg. 1 line 7). Only the rows of free vertices in contacts change. */
+void fps_collide_stop_separation(const fps_collide* c, const double* x, size_t ldx, double* v,
+                                 double per_step);
+
 /* Q_col^T p_col at positions x (projections recomputed: the collision part of the local
  * step; with the limb capsules also w p per capsule contact) into the n_free x 3 array
  * fps_collide_extra (ld = n_free). Returns 0 without pairs and capsule contacts (the array is

@@ -106,6 +106,7 @@ void ps_params_default(ps_params* p)
     p->collision_joints[0] = '\0';
     p->global_collisions = 1;
     p->global_weight = 0.5;
+    p->inelastic_contacts = 1;
     p->profile = 0;
     p->simd = SINEW_SIMD_AUTO;
     p->sliding = 1;
@@ -138,6 +139,9 @@ void ps_params_default(ps_params* p)
       collision_weight, NULL)                                                                     \
     X(T, global_collisions, FLAG, 0, 0.0, 1.0, "1", NULL,                                            \
       "contacts between body parts (2019 Sec. 6) in the second matrix", INT, global_collisions,   \
+      NULL)                                                                                       \
+    X(T, inelastic_contacts, FLAG, 0, 0.0, 1.0, "1", NULL,                                          \
+      "global contacts keep no speed of separation from their pushes", INT, inelastic_contacts,   \
       NULL)                                                                                       \
     X(T, global_weight, REAL, SINEW_PARAM_MIN_OPEN, 0.0, 1e6, "0.5", NULL,                            \
       "weight of each skin vertex's contact constraint relative to its diagonal", DOUBLE,         \

@@ -69,6 +69,8 @@ typedef struct ps_params {
     char collision_joints[1024]; /* "" (automatic) or comma-separated joint names */
     int global_collisions;   /* 1: contacts between body parts (2019 Sec. 6, fps_collide.c) */
     double global_weight;    /* their constraint weight relative to the vertex's diagonal */
+    int inelastic_contacts;  /* 1: the global contacts keep no speed of separation from their
+                              * pushes (fps_collide_stop_separation) */
     int profile;          /* 1: time the phases of each step, report at INFO on destroy */
     sinew_simd simd;      /* local step kernels: SCALAR, AVX2 or AVX512 (AUTO resolved) */
     int sliding;          /* 1: skin sliding at joints (Sec. 4.2) */

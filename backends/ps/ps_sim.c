@@ -1154,6 +1154,8 @@ static sinew_result step_velocities(ps_sim* s)
         s->v[k] = f * (s->x[k] - s->x_prev[k]);
         check += s->x[k] + s->v[k];
     }
+    if (s->global_step && s->p.inelastic_contacts)
+        fps_collide_stop_separation(s->glob, s->x, s->N, s->v, f);
     if (!isfinite(check)) {
         memcpy(s->x, s->x_prev, N3 * sizeof(double));
         memset(s->v, 0, N3 * sizeof(double));

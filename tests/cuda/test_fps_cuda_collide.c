@@ -39,11 +39,12 @@ static void run(const char* path, const char* capsules)
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = rig;
     /* collisions=1: the prism pairs and (capsules=1) fps's limb capsules, on both sides */
-    const sinew_param fps_params[4] = {{"solver", "pcg"}, {"collisions", "1"},
-                                       {"capsules", capsules}, {"joint_volume", "0"}};
+    const sinew_param fps_params[5] = {{"solver", "pcg"}, {"collisions", "1"},
+                                       {"capsules", capsules}, {"joint_volume", "0"},
+                                       {"inelastic_contacts", "0"}};
     desc.backend = "fps";
     desc.params = fps_params;
-    desc.param_count = 4;
+    desc.param_count = 5;
     CHECK(sinew_world_add_skin(world, &desc, &skins[count]) == SINEW_OK);
     names[count++] = "fps";
     static const char* const launches[3] = {"graph", "stream", "cooperative"};
@@ -121,7 +122,7 @@ static void run(const char* path, const char* capsules)
     CHECK(!failed);
     sample_topology_free(&topo);
     /* A swap carries the shape across; the contacts start afresh on either side. */
-    CHECK(sinew_skin_set_backend(world, skins[1], "fps", fps_params, 4) == SINEW_OK);
+    CHECK(sinew_skin_set_backend(world, skins[1], "fps", fps_params, 5) == SINEW_OK);
     CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);
     CHECK(sinew_skin_set_backend(world, skins[1], "fps-cuda", fps_params + 1, 2) == SINEW_OK);
     CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);

@@ -40,14 +40,15 @@ static void run(const char* name, const char* upsampling)
     static const char* const launches[KINDS] = {"graph", "stream", "cooperative"};
     sinew_skin skins[1 + KINDS];
     uint32_t count = 0;
-    /* fps-cuda does not give back the joints' volume: fps without it is its reference */
-    sinew_param fps_params[3] = {{"solver", "pcg"}, {"upsampling", upsampling},
-                                 {"joint_volume", "0"}};
+    /* fps-cuda does not give back the joints' volume and keeps its contacts elastic: fps
+     * without either is its reference */
+    sinew_param fps_params[4] = {{"solver", "pcg"}, {"upsampling", upsampling},
+                                 {"joint_volume", "0"}, {"inelastic_contacts", "0"}};
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = rig;
     desc.backend = "fps";
     desc.params = fps_params;
-    desc.param_count = 3;
+    desc.param_count = 4;
     CHECK(sinew_world_add_skin(world, &desc, &skins[count++]) == SINEW_OK);
     const char* used[KINDS];
     uint32_t used_count = 0;
@@ -107,7 +108,7 @@ static void run(const char* name, const char* upsampling)
            FRAMES);
     CHECK(same_bits == (uint32_t)FRAMES);
     /* A swap carries the shape across (get_state / set_state). */
-    CHECK(sinew_skin_set_backend(world, skins[1], "fps", fps_params, 3) == SINEW_OK);
+    CHECK(sinew_skin_set_backend(world, skins[1], "fps", fps_params, 4) == SINEW_OK);
     CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);
     CHECK(sinew_skin_set_backend(world, skins[1], "fps-cuda", fps_params + 1, 1) == SINEW_OK);
     CHECK(sinew_skin_wait_swap(world, skins[1]) == SINEW_OK);
@@ -150,12 +151,13 @@ static void run_jump(void)
     sinew_rig rig = {0};
     CHECK(sinew_rig_create(world, &c->rig, &rig) == SINEW_OK);
     sinew_skin skins[3];
-    sinew_param fps_params[2] = {{"solver", "pcg"}, {"joint_volume", "0"}};
+    sinew_param fps_params[3] = {{"solver", "pcg"}, {"joint_volume", "0"},
+                                 {"inelastic_contacts", "0"}};
     sinew_param graph[1] = {{"launch", "graph"}}, stream[1] = {{"launch", "stream"}};
     sinew_skin_desc desc = SINEW_SKIN_DESC_INIT;
     desc.rig = rig;
     for (int k = 0; k < 3; ++k) {
-        desc.param_count = k == 0 ? 2 : 1;
+        desc.param_count = k == 0 ? 3 : 1;
         desc.backend = k == 0 ? "fps" : "fps-cuda";
         desc.params = k == 0 ? fps_params : k == 1 ? graph : stream;
         sinew_result r = sinew_world_add_skin(world, &desc, &skins[k]);

@@ -164,6 +164,16 @@ static void check_collision_params(void)
         CHECK(r == SINEW_ERROR_BACKEND_UNAVAILABLE || r == SINEW_ERROR_INVALID_ARGUMENT);
         CHECK(strstr(log.last, "joint_volume") == NULL);
     }
+    /* inelastic contacts are fps's alone too (the device keeps the contacts' speeds) */
+    {
+        const sinew_param in[1] = {{"inelastic_contacts", "1"}};
+        void* inst = (void*)&log;
+        int before = log.lines;
+        CHECK(vt->prepare(&host, NULL, in, 1, NULL, &inst) == SINEW_ERROR_UNSUPPORTED);
+        CHECK(log.lines == before + 1);
+        CHECK(strstr(log.last, "inelastic_contacts") != NULL);
+        CHECK(inst == NULL);
+    }
     const sinew_param good[2] = {{"collisions", "1"}, {"collision_weight", "2.5"}};
     void* inst = NULL;
     int before = log.lines;

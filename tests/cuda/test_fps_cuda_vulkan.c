@@ -103,7 +103,8 @@ int main(void)
     CHECK(sinew_rig_create(world, &c->rig, &rig) == SINEW_OK);
     uint32_t n = c->rig.render_mesh.vertex_count;
     sinew_skin skins[2];
-    sinew_param fps_params[2] = {{"solver", "pcg"}, {"joint_volume", "0"}};
+    sinew_param fps_params[3] = {{"solver", "pcg"}, {"joint_volume", "0"},
+                                 {"inelastic_contacts", "0"}};
     char device[16];
     snprintf(device, sizeof device, "%d", ordinal);
     sinew_param cuda_params[1] = {{"device", device}};
@@ -111,7 +112,7 @@ int main(void)
     desc.rig = rig;
     desc.backend = "fps";
     desc.params = fps_params;
-    desc.param_count = 2;
+    desc.param_count = 3;
     CHECK(sinew_world_add_skin(world, &desc, &skins[0]) == SINEW_OK);
     desc.backend = "fps-cuda";
     desc.params = cuda_params;

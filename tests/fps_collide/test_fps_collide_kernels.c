@@ -489,6 +489,32 @@ static void test_tet_usable(void** state)
     assert_int_equal(fps_collide_tet_usable(&S, 0, unit), 0);
 }
 
+/* An inelastic contact (fps_collide_stop_row): a row's velocity loses its component along n
+ * where that points away from the contact and keeps everything else; the other rows and a
+ * velocity already moving against n are untouched. */
+static void test_stop_row(void** state)
+{
+    (void)state;
+    const size_t ld = 3;
+    const double n[3] = {0.0, 0.6, 0.8};
+    double v[9] = {1.0, 2.0, 3.0, /* x of rows 0..2 */
+                   4.0, 1.0, -5.0, /* y */
+                   2.0, 3.0, 1.0}; /* z */
+    double before[9];
+    memcpy(before, v, sizeof v);
+    fps_collide_stop_row(v, ld, 1u, n); /* row 1: (2, 1, 3), along n 3.0 */
+    assert_true(fabs(v[1] - 2.0) < 1e-15);
+    assert_true(fabs(v[4] - (1.0 - 3.0 * 0.6)) < 1e-15);
+    assert_true(fabs(v[7] - (3.0 - 3.0 * 0.8)) < 1e-15);
+    assert_true(fabs(v[1] * n[0] + v[4] * n[1] + v[7] * n[2]) < 1e-15);
+    for (int i = 0; i < 3; ++i) {
+        assert_true(v[3 * i] == before[3 * i]);
+        assert_true(v[3 * i + 2] == before[3 * i + 2]);
+    }
+    fps_collide_stop_row(v, ld, 2u, n); /* row 2: (3, -5, 1), along n -2.2: kept */
+    assert_true(v[2] == 3.0 && v[5] == -5.0 && v[8] == 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_constraint_system),
         cmocka_unit_test(test_anchor_through),
         cmocka_unit_test(test_tet_usable),
+        cmocka_unit_test(test_stop_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
