@@ -14,6 +14,7 @@
 typedef struct ldl_part {
     uint32_t m;
     uint32_t* cols; /* the factor's (permuted) index of each own column */
+    uint32_t* orig; /* the row of A of each own column (perm[cols[c]]) */
     uint32_t* ptr;  /* m + 1: the below-diagonal entries of local column j */
     uint32_t* rows;
     double* values;
@@ -32,9 +33,11 @@ struct sinew_ldl {
     /* sinew_ldl_create_like: the solver whose cut, pattern and permutation this one shares
      * (it owns them; NULL when this one does). */
     const struct sinew_ldl* like;
-    /* The solve in progress. */
+    /* The solve in progress: b, or fn and user (sinew_ldl_solve_with). */
     const double* b;
     size_t ldb;
+    sinew_ldl_rhs_fn fn;
+    void* user;
     double* x;
     size_t ldx;
 };
@@ -253,12 +256,13 @@ static sinew_result part_build(sinew_ldl* s, const sinew_ldl_view* L, const uint
     uint32_t width = key == LDL_TOP ? P->m : P->m + top_count;
     const sinew_host_api* host = &s->host;
     P->cols = (uint32_t*)sinew_host_alloc(host, (P->m + 1u) * sizeof(uint32_t));
+    P->orig = (uint32_t*)sinew_host_alloc(host, (P->m + 1u) * sizeof(uint32_t));
     P->ptr = (uint32_t*)sinew_host_alloc(host, (P->m + 1u) * sizeof(uint32_t));
     P->rows = (uint32_t*)sinew_host_alloc(host, (entries + 1u) * sizeof(uint32_t));
     P->values = (double*)sinew_host_alloc(host, (entries + 1u) * sizeof(double));
     P->diag = (double*)sinew_host_alloc(host, (P->m + 1u) * sizeof(double));
     P->w = (double*)sinew_host_alloc(host, (3u * (size_t)width + 1u) * sizeof(double));
-    if (!P->cols || !P->ptr || !P->rows || !P->values || !P->diag || !P->w)
+    if (!P->cols || !P->orig || !P->ptr || !P->rows || !P->values || !P->diag || !P->w)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ldl: out of memory (%zu entries)",
                                entries);
     uint32_t e = 0;
@@ -267,6 +271,7 @@ static sinew_result part_build(sinew_ldl* s, const sinew_ldl_view* L, const uint
         uint32_t c = local[j];
         int32_t p0 = L->colptr[j];
         P->cols[c] = j;
+        P->orig[c] = (uint32_t)L->perm[j];
         P->diag[c] = L->values[p0];
         P->ptr[c] = e;
         for (int32_t p = p0 + 1; p < p0 + L->colcount[j]; ++p, ++e) {
@@ -311,6 +316,7 @@ void sinew_ldl_destroy(sinew_ldl* s)
         ldl_part* P = &s->part[k];
         if (!s->like) {
             sinew_host_free(&host, P->cols);
+            sinew_host_free(&host, P->orig);
             sinew_host_free(&host, P->ptr);
             sinew_host_free(&host, P->rows);
         }
@@ -478,13 +484,18 @@ static void backward_columns(const ldl_part* P)
     }
 }
 
-/* The part's rows of P b, with zeros in its copy of the top's rows. */
+/* The part's rows of P b (from b, or computed by fn), with zeros in its copy of the top's
+ * rows. */
 static void part_gather(const sinew_ldl* s, const ldl_part* P, uint32_t top_count)
 {
     double* w = P->w;
-    for (uint32_t j = 0; j < P->m; ++j) {
-        size_t i = (size_t)s->perm[P->cols[j]];
-        for (uint32_t c = 0; c < 3u; ++c) w[3u * j + c] = s->b[c * s->ldb + i];
+    if (s->fn) {
+        s->fn(s->user, P->orig, P->m, w);
+    } else {
+        for (uint32_t j = 0; j < P->m; ++j) {
+            size_t i = P->orig[j];
+            for (uint32_t c = 0; c < 3u; ++c) w[3u * j + c] = s->b[c * s->ldb + i];
+        }
     }
     memset(w + 3u * (size_t)P->m, 0, 3u * (size_t)top_count * sizeof(double));
 }
@@ -493,7 +504,7 @@ static void part_gather(const sinew_ldl* s, const ldl_part* P, uint32_t top_coun
 static void part_scatter(const sinew_ldl* s, const ldl_part* P)
 {
     for (uint32_t j = 0; j < P->m; ++j) {
-        size_t i = (size_t)s->perm[P->cols[j]];
+        size_t i = P->orig[j];
         for (uint32_t c = 0; c < 3u; ++c) s->x[c * s->ldx + i] = P->w[3u * j + c];
     }
 }
@@ -524,10 +535,11 @@ static void backward_range(void* data, uint32_t begin, uint32_t end)
 static void top_solve(sinew_ldl* s)
 {
     ldl_part* T = &s->part[SINEW_LDL_PARTS];
+    if (s->fn) s->fn(s->user, T->orig, T->m, T->w);
     for (uint32_t j = 0; j < T->m; ++j) {
-        size_t i = (size_t)s->perm[T->cols[j]];
+        size_t i = T->orig[j];
         for (uint32_t c = 0; c < 3u; ++c) {
-            double v = s->b[c * s->ldb + i];
+            double v = s->fn ? T->w[3u * j + c] : s->b[c * s->ldb + i];
             for (uint32_t k = 0; k < SINEW_LDL_PARTS; ++k)
                 v += s->part[k].w[3u * ((size_t)s->part[k].m + j) + c];
             T->w[3u * j + c] = v;
@@ -537,10 +549,8 @@ static void top_solve(sinew_ldl* s)
     backward_columns(T);
 }
 
-void sinew_ldl_solve(sinew_ldl* s, const double* b, size_t ldb, double* x, size_t ldx)
+static void solve(sinew_ldl* s, double* x, size_t ldx)
 {
-    s->b = b;
-    s->ldb = ldb;
     s->x = x;
     s->ldx = ldx;
     sinew_host_parallel_for(&s->host, forward_range, s, SINEW_LDL_PARTS, 1u);
@@ -548,6 +558,23 @@ void sinew_ldl_solve(sinew_ldl* s, const double* b, size_t ldb, double* x, size_
     /* x may be b: the top's rows of x are written after every read of b */
     part_scatter(s, &s->part[SINEW_LDL_PARTS]);
     sinew_host_parallel_for(&s->host, backward_range, s, SINEW_LDL_PARTS, 1u);
+}
+
+void sinew_ldl_solve(sinew_ldl* s, const double* b, size_t ldb, double* x, size_t ldx)
+{
+    s->b = b;
+    s->ldb = ldb;
+    s->fn = NULL;
+    solve(s, x, ldx);
+}
+
+void sinew_ldl_solve_with(sinew_ldl* s, sinew_ldl_rhs_fn fn, void* user, double* x, size_t ldx)
+{
+    s->b = NULL;
+    s->fn = fn;
+    s->user = user;
+    solve(s, x, ldx);
+    s->fn = NULL;
 }
 
 uint32_t sinew_ldl_row_part(const sinew_ldl* s, uint32_t row)

@@ -52,6 +52,16 @@ void sinew_ldl_destroy(sinew_ldl* s);
  * object. */
 void sinew_ldl_solve(sinew_ldl* s, const double* b, size_t ldb, double* x, size_t ldx);
 
+/* Computes the right-hand side of `count` rows of A (rows[k], in the solver's order): x, y and
+ * z of rows[k] at out[3 k], out[3 k + 1], out[3 k + 2]. */
+typedef void (*sinew_ldl_rhs_fn)(void* user, const uint32_t* rows, uint32_t count, double* out);
+
+/* sinew_ldl_solve with b computed by fn: each part's rows on the thread that solves that part,
+ * straight into its own workspace, the top's on the calling thread. Two threads never write
+ * one array (rows of different parts share cache lines in b), and b needs no pass of its own.
+ * The same bits as computing b with fn and calling sinew_ldl_solve. */
+void sinew_ldl_solve_with(sinew_ldl* s, sinew_ldl_rhs_fn fn, void* user, double* x, size_t ldx);
+
 /* The part (0 .. SINEW_LDL_PARTS - 1) whose columns hold row `row` of A, or SINEW_LDL_PARTS
  * for the top: a caller that computes b's rows and reads x's on the same threads as the parts
  * keeps them in that thread's cache. */

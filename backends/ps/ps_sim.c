@@ -898,22 +898,37 @@ static void local_range(void* data, uint32_t begin, uint32_t end)
     s->project(&job, begin, end);
 }
 
-/* The right-hand side of eq. (6): constant part plus the prisms' projections. */
-static inline void rhs_row(const ps_sim* s, uint32_t i, double* b)
+/* Row i of the right-hand side of eq. (6): constant part plus the prisms' projections. */
+static inline void rhs_value(const ps_sim* s, uint32_t i, double acc[3])
 {
     uint32_t N = s->N;
     size_t S = s->stride;
-    double acc[3] = {s->rhs_const[i], s->rhs_const[(size_t)N + i],
-                     s->rhs_const[2u * (size_t)N + i]};
+    acc[0] = s->rhs_const[i];
+    acc[1] = s->rhs_const[(size_t)N + i];
+    acc[2] = s->rhs_const[2u * (size_t)N + i];
     for (uint32_t e = s->gather_offsets[i]; e < s->gather_offsets[i + 1]; ++e) {
         const float* c = s->contrib + s->gather[e];
         acc[0] += c[0];
         acc[1] += c[S];
         acc[2] += c[2u * S];
     }
+}
+
+static inline void rhs_row(const ps_sim* s, uint32_t i, double* b)
+{
+    uint32_t N = s->N;
+    double acc[3];
+    rhs_value(s, i, acc);
     b[i] = acc[0];
     b[(size_t)N + i] = acc[1];
     b[2u * (size_t)N + i] = acc[2];
+}
+
+/* sinew_ldl_rhs_fn: rows of the right-hand side straight into a part's workspace. */
+static void rhs_rows(void* user, const uint32_t* rows, uint32_t count, double* out)
+{
+    const ps_sim* s = (const ps_sim*)user;
+    for (uint32_t k = 0; k < count; ++k) rhs_value(s, rows[k], out + 3u * (size_t)k);
 }
 
 static void rhs_range(void* data, uint32_t begin, uint32_t end)
@@ -1110,28 +1125,31 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
     else
         sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 8u);
     double b = s->p.profile ? now_seconds() : 0.0;
-    if (s->part_jobs)
-        sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
-    else
-        sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
-    double c = s->p.profile ? now_seconds() : 0.0;
-    /* Sec. 5.3: the first k/2 iterations without collisions, the rest with the second
-     * matrix and the collision projections of the current positions. */
-    sinew_ldl* L = s->solver[0];
-    double c2 = c;
     /* The joints' volume is judged on the first half's shape, which the plain matrix gives
      * alike in every step of a held pose (judged at the prediction, a step that restored the
      * volume would switch the next one off). */
     if (s->jvol && it == s->p.iterations / 2u)
         s->volume_step = ps_joint_volume_measure(s->jvol, s->x, N, s->skinning,
                                                  PS_JOINT_VOLUME_SLACK, NULL);
+    /* Sec. 5.3: the first k/2 iterations without collisions, the rest with the second
+     * matrix and the collision projections of the current positions. */
     sinew_ldl* L2 = s->solver[s->global_step || s->volume_step ? 2 : 1];
-    if (L2 && it >= s->p.iterations / 2u) {
+    sinew_ldl* L = L2 && it >= s->p.iterations / 2u ? L2 : s->solver[0];
+    double c = b, c2 = b;
+    if (L == L2) {
+        if (s->part_jobs)
+            sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
+        else
+            sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
+        c = s->p.profile ? now_seconds() : 0.0;
         second_half_targets(s, it);
-        L = L2;
-        if (s->p.profile) c2 = now_seconds();
+        c2 = s->p.profile ? now_seconds() : 0.0;
+        sinew_ldl_solve(L, (const double*)s->B->x, N, s->x, N);
+    } else {
+        /* without projections to add, each part's rows of the right-hand side are computed
+         * by the thread that solves the part (in the solve's time) */
+        sinew_ldl_solve_with(L, rhs_rows, s, s->x, N);
     }
-    sinew_ldl_solve(L, (const double*)s->B->x, N, s->x, N);
     if (s->p.profile) {
         double d = now_seconds();
         t->local += b - a;

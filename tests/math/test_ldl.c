@@ -266,6 +266,51 @@ static void test_strided_columns(void** state)
     sinew_ldl_destroy(s);
 }
 
+/* sinew_ldl_solve_with: each row of b asked for exactly once, the same bits as the solve of b,
+ * for every kind of job system (the parts on other threads, in reverse, or serial). */
+typedef struct rows_user {
+    const double* b;
+    uint32_t asked[N];
+} rows_user;
+
+static void rows_from_b(void* user, const uint32_t* rows, uint32_t count, double* out)
+{
+    rows_user* u = (rows_user*)user;
+    for (uint32_t k = 0; k < count; ++k) {
+        assert_true(rows[k] < N);
+        u->asked[rows[k]]++;
+        for (int c = 0; c < 3; ++c) out[3u * k + (uint32_t)c] = u->b[c * N + rows[k]];
+    }
+}
+
+static void test_solve_with_rows(void** state)
+{
+    (void)state;
+    sinew_ldl_view v = view_of(&g_f);
+    static double b[3 * N], x[3 * N], y[3 * N];
+    math_rng rng = {13};
+    for (int k = 0; k < 3 * N; ++k) b[k] = math_rng_range(&rng, -1.0, 1.0);
+    void (*kinds[3])(sinew_job_fn, void*, uint32_t, uint32_t, void*) = {jobs_serial, jobs_reverse,
+                                                                          jobs_threads};
+    for (int kind = 0; kind < 3; ++kind) {
+        sinew_host_api h = host_with(kinds[kind]);
+        sinew_ldl* s = NULL;
+        assert_int_equal(sinew_ldl_create(&h, &v, &s), SINEW_OK);
+        sinew_ldl_solve(s, b, N, x, N);
+        static rows_user u;
+        memset(&u, 0, sizeof u);
+        u.b = b;
+        sinew_ldl_solve_with(s, rows_from_b, &u, y, N);
+        for (uint32_t i = 0; i < N; ++i) assert_int_equal(u.asked[i], 1);
+        assert_memory_equal(x, y, sizeof x);
+        /* a plain solve afterwards reads b again */
+        memset(y, 0, sizeof y);
+        sinew_ldl_solve(s, b, N, y, N);
+        assert_memory_equal(x, y, sizeof x);
+        sinew_ldl_destroy(s);
+    }
+}
+
 /* A factor of A + 0.5 I (the same pattern) shares the first one's cut and solves its own
  * system; a factor under another permutation gets a cut of its own. */
 static void test_like_shares_the_cut(void** state)
@@ -370,6 +415,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solves_like_a_dense_factor),
         cmocka_unit_test(test_strided_columns),
+        cmocka_unit_test(test_solve_with_rows),
         cmocka_unit_test(test_like_shares_the_cut),
         cmocka_unit_test(test_refuses_malformed_factors),
     };
