@@ -162,13 +162,16 @@ static inline SINEW_HD void fps_rhs_const_row(uint32_t s, const double* mass_h2,
 }
 
 /* b_s = constant part + Q_s^T p (the shares of the prisms around s, in gather order) + the
- * collision term extra_s (NULL: none). gather[e] is 3 k * stride + p for slot k of prism p. */
-static inline SINEW_HD void fps_rhs_row(uint32_t s, const double* rhs_const,
-                                        const uint32_t* gather_ptr, const uint32_t* gather,
-                                        const float* contrib, size_t stride, const double* extra,
-                                        double* b, size_t ld)
+ * collision term extra_s (NULL: none), into acc. gather[e] is 3 k * stride + p for slot k of
+ * prism p. */
+static inline SINEW_HD void fps_rhs_value(uint32_t s, const double* rhs_const,
+                                          const uint32_t* gather_ptr, const uint32_t* gather,
+                                          const float* contrib, size_t stride,
+                                          const double* extra, size_t ld, double acc[3])
 {
-    double acc[3] = {rhs_const[s], rhs_const[ld + s], rhs_const[2u * ld + s]};
+    acc[0] = rhs_const[s];
+    acc[1] = rhs_const[ld + s];
+    acc[2] = rhs_const[2u * ld + s];
     for (uint32_t e = gather_ptr[s]; e < gather_ptr[s + 1]; ++e) {
         const float* c = contrib + gather[e];
         acc[0] += c[0];
@@ -180,6 +183,16 @@ static inline SINEW_HD void fps_rhs_row(uint32_t s, const double* rhs_const,
         acc[1] += extra[ld + s];
         acc[2] += extra[2u * ld + s];
     }
+}
+
+/* fps_rhs_value into row s of b (columns ld apart). */
+static inline SINEW_HD void fps_rhs_row(uint32_t s, const double* rhs_const,
+                                        const uint32_t* gather_ptr, const uint32_t* gather,
+                                        const float* contrib, size_t stride, const double* extra,
+                                        double* b, size_t ld)
+{
+    double acc[3];
+    fps_rhs_value(s, rhs_const, gather_ptr, gather, contrib, stride, extra, ld, acc);
     b[s] = acc[0];
     b[ld + s] = acc[1];
     b[2u * ld + s] = acc[2];

@@ -822,6 +822,15 @@ static void local_part_range(void* data, uint32_t begin, uint32_t end)
 }
 
 /* Parts [begin, end): their free rows' right-hand side (part_jobs). */
+/* sinew_ldl_rhs_fn: rows of the right-hand side straight into a part's workspace. */
+static void rhs_rows(void* user, const uint32_t* rows, uint32_t count, double* out)
+{
+    const fps_sim* s = (const fps_sim*)user;
+    for (uint32_t k = 0; k < count; ++k)
+        fps_rhs_value(rows[k], s->rhs_const, s->gather_ptr, s->gather, s->contrib, s->stride,
+                      s->col_extra, s->ns, out + 3u * (size_t)k);
+}
+
 static void rhs_part_range(void* data, uint32_t begin, uint32_t end)
 {
     fps_sim* s = ((const step_ctx*)data)->s;
@@ -1019,9 +1028,16 @@ sinew_result fps_sim_solve(fps_sim* s, const double* b, double* x, double* resid
 
 /* An iteration's joints' volume, judged on its starting shape: the pull towards the targets
  * onto the right-hand side. */
-static void joint_volume_iteration(fps_sim* s)
+/* Whether an iteration solves with the right-hand side computed inside the solve: with
+ * CHOLMOD's factor and nothing (the joints' volume) to add to b after it is computed. */
+static int fused_solve(const fps_sim* s, int volume)
 {
-    if (fps_jv_judge(s->jvol, s->x, s->skinning)) fps_jv_rhs(s->jvol, s->b);
+#if defined(SINEW_HAVE_CHOLMOD)
+    return s->chol && s->ns > 0 && !volume;
+#else
+    (void)s, (void)volume;
+    return 0;
+#endif
 }
 
 sinew_result fps_sim_step(fps_sim* s)
@@ -1065,15 +1081,22 @@ sinew_result fps_sim_step(fps_sim* s)
          * current iterate (a spring whose target is fixed once per step leaves a penetration
          * that builds up over the steps, and the pairs multiply) */
         s->col_extra = s->col && fps_collide_rhs(s->col, s->x, N) ? fps_collide_extra(s->col) : NULL;
-        double b = prof ? now_seconds() : 0.0;
-        if (s->part_jobs)
-            sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
-        else
-            FPS_INLINE(rhs_range, &ctx, ns);
-        if (s->jvol) joint_volume_iteration(s);
-        double c = prof ? now_seconds() : 0.0;
-        sinew_result r = solve(s, s->b, s->x, N, NULL);
-        if (r != SINEW_OK) return r;
+        double b = prof ? now_seconds() : 0.0, c = b;
+        const int volume = s->jvol && fps_jv_judge(s->jvol, s->x, s->skinning);
+        if (fused_solve(s, volume)) {
+            /* each part's rows of the right-hand side computed by the thread that solves the
+             * part (in the solve's time) */
+            fps_cholmod_solve_with(s->chol, rhs_rows, s, s->x, N);
+        } else {
+            if (s->part_jobs)
+                sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
+            else
+                FPS_INLINE(rhs_range, &ctx, ns);
+            if (volume) fps_jv_rhs(s->jvol, s->b);
+            c = prof ? now_seconds() : 0.0;
+            sinew_result r = solve(s, s->b, s->x, N, NULL);
+            if (r != SINEW_OK) return r;
+        }
         if (prof) {
             double d = now_seconds();
             t_local += b - a;
