@@ -821,7 +821,6 @@ static void local_part_range(void* data, uint32_t begin, uint32_t end)
             local_range(data, s->part_blocks[k], s->part_blocks[k + 1]);
 }
 
-/* Parts [begin, end): their free rows' right-hand side (part_jobs). */
 /* sinew_ldl_rhs_fn: rows of the right-hand side straight into a part's workspace. */
 static void rhs_rows(void* user, const uint32_t* rows, uint32_t count, double* out)
 {
@@ -831,6 +830,7 @@ static void rhs_rows(void* user, const uint32_t* rows, uint32_t count, double* o
                       s->col_extra, s->ns, out + 3u * (size_t)k);
 }
 
+/* Parts [begin, end): their free rows' right-hand side (part_jobs). */
 static void rhs_part_range(void* data, uint32_t begin, uint32_t end)
 {
     fps_sim* s = ((const step_ctx*)data)->s;
@@ -1026,8 +1026,6 @@ sinew_result fps_sim_solve(fps_sim* s, const double* b, double* x, double* resid
     return solve(s, b, x, s->ns, residual);
 }
 
-/* An iteration's joints' volume, judged on its starting shape: the pull towards the targets
- * onto the right-hand side. */
 /* Whether an iteration solves with the right-hand side computed inside the solve: with
  * CHOLMOD's factor and nothing (the joints' volume) to add to b after it is computed. */
 static int fused_solve(const fps_sim* s, int volume)
@@ -1040,12 +1038,84 @@ static int fused_solve(const fps_sim* s, int volume)
 #endif
 }
 
+/* Sec. 6: detection at the predicted positions; A + A_col changes only with the pairs. */
+static sinew_result step_contacts(fps_sim* s)
+{
+    if (!s->col) return SINEW_OK;
+    double tc = s->p.profile ? now_seconds() : 0.0;
+    int changed = 0;
+    sinew_result r = fps_collide_update(s->col, s->x, s->N, &changed);
+    if (r == SINEW_OK && changed) {
+        sinew_crs a = fps_collide_matrix(s->col);
+        uint32_t held = fps_collide_pair_count(s->col) + fps_collide_capsule_count(s->col);
+        r = fps_sim_set_collision_matrix(s, held ? &a : NULL);
+    }
+    if (s->p.profile) s->profile[5] += now_seconds() - tc;
+    return r;
+}
+
+/* One local/global iteration (Alg. 1 lines 3-6): the local step, the right-hand side and the
+ * solve; times[0..2] gather the phases' times with profile=1. */
+static sinew_result step_iteration(fps_sim* s, step_ctx* ctx, double times[3])
+{
+    const int prof = s->p.profile;
+    double a = prof ? now_seconds() : 0.0;
+    if (s->part_jobs)
+        sinew_host_parallel_for(&s->host, local_part_range, ctx, SINEW_LDL_PARTS, 1u);
+    else
+        sinew_host_parallel_for(&s->host, local_range, ctx, s->block_count, 32u);
+    /* Sec. 6: the collision projection is part of the local step, its targets from the
+     * current iterate (a spring whose target is fixed once per step leaves a penetration
+     * that builds up over the steps, and the pairs multiply) */
+    s->col_extra = s->col && fps_collide_rhs(s->col, s->x, s->N) ? fps_collide_extra(s->col) : NULL;
+    double b = prof ? now_seconds() : 0.0, c = b;
+    /* the joints' volume, judged on the iteration's starting shape, pulls towards its targets
+     * on the right-hand side */
+    const int volume = s->jvol && fps_jv_judge(s->jvol, s->x, s->skinning);
+    if (fused_solve(s, volume)) {
+        /* each part's rows of the right-hand side computed by the thread that solves the
+         * part (in the solve's time) */
+        fps_cholmod_solve_with(s->chol, rhs_rows, s, s->x, s->N);
+    } else {
+        if (s->part_jobs)
+            sinew_host_parallel_for(&s->host, rhs_part_range, ctx, SINEW_LDL_PARTS, 1u);
+        else
+            FPS_INLINE(rhs_range, ctx, s->ns);
+        if (volume) fps_jv_rhs(s->jvol, s->b);
+        c = prof ? now_seconds() : 0.0;
+        sinew_result r = solve(s, s->b, s->x, s->N, NULL);
+        if (r != SINEW_OK) return r;
+    }
+    if (prof) {
+        double d = now_seconds();
+        times[0] += b - a;
+        times[1] += c - b;
+        times[2] += d - c;
+    }
+    return SINEW_OK;
+}
+
+/* Alg. 1 line 7, then inelastic contacts; a non-finite result restores the previous shape
+ * and clears the velocities. */
+static sinew_result step_velocities(fps_sim* s, step_ctx* ctx)
+{
+    size_t N3 = 3u * (size_t)s->N;
+    FPS_INLINE(velocity_range, ctx, s->N);
+    if (s->col && s->p.inelastic_contacts)
+        fps_collide_stop_separation(s->col, s->x, s->N, s->v, s->p.damping / s->h);
+    double check = 0.0;
+    for (size_t k = 0; k < N3; ++k) check += s->x[k] + s->v[k];
+    if (isfinite(check)) return SINEW_OK;
+    memcpy(s->x, s->x_prev, N3 * sizeof(double));
+    memset(s->v, 0, N3 * sizeof(double));
+    return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
+                           "fps: the step produced a non-finite position; the shape is kept "
+                           "and the velocities are cleared");
+}
+
 sinew_result fps_sim_step(fps_sim* s)
 {
-    uint32_t N = s->N, ns = s->ns;
-    size_t N3 = 3u * (size_t)N;
-    int prof = s->p.profile;
-    double t0 = prof ? now_seconds() : 0.0;
+    double t0 = s->p.profile ? now_seconds() : 0.0;
     if (s->pose_dirty) {
         update_targets(s);
         s->pose_dirty = 0;
@@ -1055,71 +1125,17 @@ sinew_result fps_sim_step(fps_sim* s)
     ctx.s = s;
     /* Alg. 1 lines 1-2 (x = s for free vertices, the targets for constrained ones), then the
      * part of the right-hand side that the iterations keep: h^-2 M_s s_s - K_sb x_b. */
-    FPS_INLINE(predict_range, &ctx, N);
-    /* Sec. 6: detection at the predicted positions; A + A_col changes only with the pairs */
-    if (s->col) {
-        double tc = prof ? now_seconds() : 0.0;
-        int changed = 0;
-        sinew_result r = fps_collide_update(s->col, s->x, N, &changed);
-        if (r == SINEW_OK && changed) {
-            sinew_crs a = fps_collide_matrix(s->col);
-            uint32_t held = fps_collide_pair_count(s->col) + fps_collide_capsule_count(s->col);
-            r = fps_sim_set_collision_matrix(s, held ? &a : NULL);
-        }
-        if (r != SINEW_OK) return r;
-        if (prof) s->profile[5] += now_seconds() - tc;
-    }
-    FPS_INLINE(rhs_const_range, &ctx, ns);
-    double t_local = 0.0, t_rhs = 0.0, t_solve = 0.0;
-    for (uint32_t it = 0; it < s->p.iterations; ++it) {
-        double a = prof ? now_seconds() : 0.0;
-        if (s->part_jobs)
-            sinew_host_parallel_for(&s->host, local_part_range, &ctx, SINEW_LDL_PARTS, 1u);
-        else
-            sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 32u);
-        /* Sec. 6: the collision projection is part of the local step, its targets from the
-         * current iterate (a spring whose target is fixed once per step leaves a penetration
-         * that builds up over the steps, and the pairs multiply) */
-        s->col_extra = s->col && fps_collide_rhs(s->col, s->x, N) ? fps_collide_extra(s->col) : NULL;
-        double b = prof ? now_seconds() : 0.0, c = b;
-        const int volume = s->jvol && fps_jv_judge(s->jvol, s->x, s->skinning);
-        if (fused_solve(s, volume)) {
-            /* each part's rows of the right-hand side computed by the thread that solves the
-             * part (in the solve's time) */
-            fps_cholmod_solve_with(s->chol, rhs_rows, s, s->x, N);
-        } else {
-            if (s->part_jobs)
-                sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
-            else
-                FPS_INLINE(rhs_range, &ctx, ns);
-            if (volume) fps_jv_rhs(s->jvol, s->b);
-            c = prof ? now_seconds() : 0.0;
-            sinew_result r = solve(s, s->b, s->x, N, NULL);
-            if (r != SINEW_OK) return r;
-        }
-        if (prof) {
-            double d = now_seconds();
-            t_local += b - a;
-            t_rhs += c - b;
-            t_solve += d - c;
-        }
-    }
-    FPS_INLINE(velocity_range, &ctx, N);
-    if (s->col && s->p.inelastic_contacts)
-        fps_collide_stop_separation(s->col, s->x, N, s->v, s->p.damping / s->h);
-    double check = 0.0;
-    for (size_t k = 0; k < N3; ++k) check += s->x[k] + s->v[k];
-    if (!isfinite(check)) {
-        memcpy(s->x, s->x_prev, N3 * sizeof(double));
-        memset(s->v, 0, N3 * sizeof(double));
-        return sinew_host_fail(&s->host, SINEW_ERROR_BACKEND_FAILED,
-                               "fps: the step produced a non-finite position; the shape is kept "
-                               "and the velocities are cleared");
-    }
-    if (prof) {
-        s->profile[0] += t_local;
-        s->profile[1] += t_rhs;
-        s->profile[2] += t_solve;
+    FPS_INLINE(predict_range, &ctx, s->N);
+    sinew_result r = step_contacts(s);
+    if (r != SINEW_OK) return r;
+    FPS_INLINE(rhs_const_range, &ctx, s->ns);
+    double times[3] = {0.0, 0.0, 0.0};
+    for (uint32_t it = 0; it < s->p.iterations && r == SINEW_OK; ++it)
+        r = step_iteration(s, &ctx, times);
+    if (r == SINEW_OK) r = step_velocities(s, &ctx);
+    if (r != SINEW_OK) return r;
+    if (s->p.profile) {
+        for (int k = 0; k < 3; ++k) s->profile[k] += times[k];
         s->profile[4] += now_seconds() - t0;
         s->profile_steps++;
     }
