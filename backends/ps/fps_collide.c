@@ -449,7 +449,7 @@ sinew_result fps_collide_keep_rest_skips(const sinew_host_api* host, ps_model* m
  * Never held out of a capsule: the bone's own skin, skin that lay within an edge length of the
  * capsule at rest (the parts' flesh meets there), and a vertex whose anchor is inside the
  * capsule (the bone went through that flesh, as in fps_collide_anchor_through), skin deeper
- * inside than twice its own tissue's rest thickness (the same, where the anchor lies beyond
+ * inside than 1.5 times its own tissue's rest thickness (the same, where the anchor lies beyond
  * the tube's active range), and the skin of a part whose own tube's largest radius is below
  * half the tube's radius there (a finger in a leg). The grid (FPS_CAP_SLICES x
  * FPS_CAP_SECTORS), the weight (one edge spring's) and the rest margin (one edge) are the best
@@ -462,7 +462,7 @@ sinew_result fps_collide_keep_rest_skips(const sinew_host_api* host, ps_model* m
 #define CAP_SECTORS FPS_CAP_SECTORS
 #define CAP_FRAME FPS_CAP_FRAME
 #define CAP_THINNER 0.5 /* parts thinner than this fraction of a tube are not held out of it */
-#define CAP_TISSUE_DEPTHS 2.0 /* nor skin deeper inside than this many of its tissue's thickness */
+#define CAP_TISSUE_DEPTHS 1.5 /* nor skin deeper inside than this many of its tissue's thickness */
 #define CAP_PI FPS_CAP_PI
 #define CAP_CANDIDATES 64u /* capsules a vertex's query may list before the full loop */
 
