@@ -136,11 +136,7 @@ void fps_params_default(fps_params* p)
 
 void fps_model_params(const fps_params* p, ps_params* out)
 {
-    memset(out, 0, sizeof *out);
-    out->sliding = p->sliding;
-    out->decimate_above = p->decimate_above;
-    out->simulation_vertices = p->simulation_vertices;
-    memcpy(out->bone_radii, p->bone_radii, sizeof out->bone_radii);
+    ps_model_params_of(out, p->sliding, p->decimate_above, p->simulation_vertices, p->bone_radii);
 }
 
 static const int fps_solver_values[2] = {FPS_SOLVER_CHOLMOD, FPS_SOLVER_PCG};
@@ -309,11 +305,9 @@ static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view
         fps_destroy(inst);
         return r;
     }
-    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
-    if (inst->params.profile) ps_build_log(host, FPS_NAME, &inst->model);
+    ps_shell_prepared(&inst->shell, host, &inst->model, inst->sim, inst->params.profile, t1,
+                      out_instance);
     log_prepared(host, inst, baked, t0, t1);
-    inst->shell.sim = inst->sim;
-    *out_instance = inst;
     return SINEW_OK;
 }
 

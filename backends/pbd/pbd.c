@@ -145,11 +145,9 @@ static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view
         pbd_destroy(inst);
         return r;
     }
-    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
-    if (inst->params.profile) ps_build_log(host, PBD_NAME, &inst->model);
+    ps_shell_prepared(&inst->shell, host, &inst->model, inst->sim, inst->params.profile, t1,
+                      out_instance);
     log_prepared(host, inst, baked, t0, t1);
-    inst->shell.sim = inst->sim;
-    *out_instance = inst;
     return SINEW_OK;
 }
 

@@ -279,17 +279,14 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         ps_destroy(inst);
         return r;
     }
-    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
+    ps_shell_prepared(&inst->shell, host, &inst->model, inst->sim, p.profile, t1, out_instance);
     const ps_model* m = &inst->model;
-    if (p.profile) ps_build_log(host, PS_NAME, m);
     sinew_host_log(host, SINEW_LOG_INFO,
                    "ps: %s %u skin vertices, %u bones, %u tets (%u degenerate), %zu matrix "
                    "nonzeros, %zu in the factor; model %.1f ms, system %.1f ms",
                    baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
                    m->tet_count, m->degenerate_count, ps_sim_matrix_nnz(inst->sim),
                    ps_sim_factor_nnz(inst->sim), 1e3 * (t1 - t0), 1e3 * (ps_seconds() - t1));
-    inst->shell.sim = inst->sim;
-    *out_instance = inst;
     return SINEW_OK;
 }
 

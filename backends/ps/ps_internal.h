@@ -902,6 +902,11 @@ sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* 
                               const ps_params* params, sinew_rig_view* view,
                               sinew_decimated_mesh* mesh);
 
+/* The ps parameters that shape the model of fps and pbd from theirs: skin sliding, the
+ * decimation and the bone radii (1024 chars, as ps_params's); the rest zero. */
+void ps_model_params_of(ps_params* out, int sliding, uint32_t decimate_above,
+                        uint32_t simulation_vertices, const char* bone_radii);
+
 /* The model of fps and pbd: a lone large render mesh decimated first, the model built on the
  * simulated mesh and, when candidate_reach > 0, the joints' contact candidates within that
  * many joint radii (ps_collide_candidates_near); each phase timed in m->build_seconds. */

@@ -107,6 +107,15 @@ sinew_result ps_shell_init_parts(ps_shell* s, const sinew_host_api* host,
     return ps_jump_init(s->jump, host, s->backend, rig, s->model, jump);
 }
 
+void ps_shell_prepared(ps_shell* s, const sinew_host_api* host, ps_model* model, void* sim,
+                       bool profile, double t1, void** out_instance)
+{
+    model->build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
+    if (profile) ps_build_log(host, s->backend, model);
+    s->sim = sim;
+    *out_instance = s;
+}
+
 void ps_shell_free(ps_shell* s, ps_model* model)
 {
     sinew_host_api host = *s->host;

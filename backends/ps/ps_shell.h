@@ -56,6 +56,12 @@ sinew_result ps_shell_init_parts(ps_shell* s, const sinew_host_api* host,
                                  void* sim, double timestep, const ps_update_params* update,
                                  const ps_jump_params* jump);
 
+/* A prepare that succeeded: the system's build time since t1 into the model's build_seconds
+ * (with `profile`, ps_build_log's line on the model through `host`), the simulation into the
+ * shell, and the instance (which starts with the shell) into *out_instance. */
+void ps_shell_prepared(ps_shell* s, const sinew_host_api* host, ps_model* model, void* sim,
+                       bool profile, double t1, void** out_instance);
+
 /* Frees the parts the shell points at, `model` (the shell's, writable) and the instance
  * itself; the simulation is the backend's to free before. */
 void ps_shell_free(ps_shell* s, ps_model* model);

@@ -732,14 +732,8 @@ static sinew_result sim_order_parts(ps_sim* s)
 /* CHOLMOD: simplicial LDL^T, AMD ordering only, quiet (errors come back as status). */
 static void sim_start_cholmod(ps_sim* s)
 {
-    cholmod_start(&s->cc);
+    sinew_cholmod_start_ldl(&s->cc);
     s->cc_started = 1;
-    s->cc.print = 0;
-    s->cc.supernodal = CHOLMOD_SIMPLICIAL;
-    s->cc.final_ll = 0;
-    s->cc.nmethods = 1;
-    s->cc.method[0].ordering = CHOLMOD_AMD;
-    s->cc.postorder = 1;
 }
 
 /* The parts that only some models use: the collision matrix of Sec. 5.3 and the sliding
