@@ -163,11 +163,6 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
 
 /* ---- vtable ---- */
 
-static sinew_result fps_probe(const sinew_host_api* host)
-{
-    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
-}
-
 static void fps_destroy(void* instance)
 {
     fps_instance* inst = fps_cast(instance);
@@ -380,7 +375,7 @@ const sinew_backend_vtable sinew_backend_fps = {
     (uint32_t)sizeof(sinew_backend_vtable),
     FPS_NAME,
     SINEW_BACKEND_FLAG_PHYSICS,
-    fps_probe,
+    ps_shell_probe,
     fps_prepare,
     PS_SHELL_VTABLE_ENTRIES,
     fps_destroy,

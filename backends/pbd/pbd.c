@@ -55,11 +55,6 @@ static void log_profile(const sinew_host_api* host, const pbd_sim* sim)
 
 /* ---- vtable ---- */
 
-static sinew_result pbd_probe(const sinew_host_api* host)
-{
-    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
-}
-
 static void pbd_destroy(void* instance)
 {
     pbd_instance* inst = pbd_cast(instance);
@@ -194,7 +189,7 @@ const sinew_backend_vtable sinew_backend_pbd = {
     (uint32_t)sizeof(sinew_backend_vtable),
     PBD_NAME,
     SINEW_BACKEND_FLAG_PHYSICS,
-    pbd_probe,
+    ps_shell_probe,
     pbd_prepare,
     PS_SHELL_VTABLE_ENTRIES,
     pbd_destroy,

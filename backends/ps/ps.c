@@ -142,11 +142,6 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
 
 /* ---- vtable ---- */
 
-static sinew_result ps_probe(const sinew_host_api* host)
-{
-    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
-}
-
 static void ps_destroy(void* instance)
 {
     ps_instance* inst = ps_cast(instance);
@@ -333,7 +328,7 @@ const sinew_backend_vtable sinew_backend_ps = {
     (uint32_t)sizeof(sinew_backend_vtable),
     PS_NAME,
     SINEW_BACKEND_FLAG_PHYSICS,
-    ps_probe,
+    ps_shell_probe,
     ps_prepare,
     PS_SHELL_VTABLE_ENTRIES,
     ps_destroy,

@@ -4,6 +4,11 @@
 
 #include <string.h>
 
+sinew_result ps_shell_probe(const sinew_host_api* host)
+{
+    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
+}
+
 ps_shell* ps_shell_cast(void* instance, const char* backend)
 {
     ps_shell* s = (ps_shell*)instance;

@@ -5,7 +5,8 @@
  *
  * A backend's instance starts with a ps_shell that points at its own parts; the table's
  * entries are the ps_shell_* functions below, which take the instance as the runtime passes
- * it. */
+ * it. The steps of prepare, destroy and bake that the backends share are here too, and the
+ * adapters from the shell's tables to a simulation's functions (PS_SHELL_SIM_OPS). */
 #ifndef SINEW_PS_SHELL_H
 #define SINEW_PS_SHELL_H
 
@@ -26,6 +27,9 @@ typedef struct ps_shell {
     ps_update* update;
     ps_jump* jump;
 } ps_shell;
+
+/* probe: the tissue backends run wherever the host does. */
+sinew_result ps_shell_probe(const sinew_host_api* host);
 
 /* The shell at the start of `instance` when it is an instance of `backend`, else NULL. */
 ps_shell* ps_shell_cast(void* instance, const char* backend);
