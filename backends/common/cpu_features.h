@@ -82,4 +82,26 @@ static inline sinew_simd sinew_simd_best(void)
     return SINEW_SIMD_SCALAR;
 }
 
+/* `simd` (AUTO: the best this CPU runs) for kernels that have none for SSE (SSE4.1 runs the
+ * scalar one) and none wider than `widest` (AVX2 or AVX512, which a wider request gets);
+ * SINEW_SIMD_COUNT when the CPU or the build lacks the set asked for. */
+static inline sinew_simd sinew_simd_resolve_up_to(sinew_simd simd, sinew_simd widest)
+{
+    if (simd == SINEW_SIMD_AUTO) simd = sinew_simd_best();
+    switch (simd) {
+    case SINEW_SIMD_SCALAR:
+        return SINEW_SIMD_SCALAR;
+    case SINEW_SIMD_SSE41:
+        return sinew_simd_supported(SINEW_SIMD_SSE41) ? SINEW_SIMD_SCALAR : SINEW_SIMD_COUNT;
+#if defined(SINEW_SKIN_X86)
+    case SINEW_SIMD_AVX2:
+    case SINEW_SIMD_AVX512:
+        if (!sinew_simd_supported(simd)) return SINEW_SIMD_COUNT;
+        return simd > widest ? widest : simd;
+#endif
+    default:
+        return SINEW_SIMD_COUNT;
+    }
+}
+
 #endif

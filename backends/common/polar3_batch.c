@@ -20,23 +20,10 @@ void sinew_polar3_batch_scalar(const float* F_soa, float* R_soa, size_t stride, 
     }
 }
 
+/* No SSE kernel: four lanes would gain little over scalar on the CPUs that lack AVX2. */
 sinew_simd sinew_polar3_batch_resolve(sinew_simd simd)
 {
-    if (simd == SINEW_SIMD_AUTO) simd = sinew_simd_best();
-    switch (simd) {
-    case SINEW_SIMD_SCALAR:
-        return SINEW_SIMD_SCALAR;
-    case SINEW_SIMD_SSE41:
-        /* No SSE kernel: four lanes would gain little over scalar on the CPUs that lack AVX2. */
-        return sinew_simd_supported(SINEW_SIMD_SSE41) ? SINEW_SIMD_SCALAR : SINEW_SIMD_COUNT;
-#if defined(SINEW_SKIN_X86)
-    case SINEW_SIMD_AVX2:
-    case SINEW_SIMD_AVX512:
-        return sinew_simd_supported(simd) ? simd : SINEW_SIMD_COUNT;
-#endif
-    default:
-        return SINEW_SIMD_COUNT;
-    }
+    return sinew_simd_resolve_up_to(simd, SINEW_SIMD_AVX512);
 }
 
 sinew_polar3_batch_fn sinew_polar3_batch_kernel(sinew_simd simd)

@@ -25,4 +25,18 @@ static inline sinew_result sinew_ldl_from_cholmod(const sinew_host_api* host,
     return sinew_ldl_create_like(host, like, &v, out);
 }
 
+/* Starts CHOLMOD for the factors the physics backends ask it for: quiet (errors come back as
+ * status), simplicial LDL^T with AMD ordering only (on these shell-like meshes it solves faster
+ * than a supernodal factor), postordered. */
+static inline void sinew_cholmod_start_ldl(cholmod_common* cc)
+{
+    cholmod_start(cc);
+    cc->print = 0;
+    cc->supernodal = CHOLMOD_SIMPLICIAL;
+    cc->final_ll = 0;
+    cc->nmethods = 1;
+    cc->method[0].ordering = CHOLMOD_AMD;
+    cc->postorder = 1;
+}
+
 #endif

@@ -936,25 +936,12 @@ void sinew_mls_kernel_scalar(const sinew_mls_frame* f, uint32_t begin, uint32_t 
     }
 }
 
+/* No SSE kernel: the AVX kernel's masked loads are what make 128-bit lanes safe at the
+ * arrays' ends, and SSE would need a copy of the inputs. No AVX-512 kernel: the work is loads,
+ * not arithmetic, and wider registers gain nothing (see the kernel). */
 sinew_simd sinew_mls_resolve(sinew_simd simd)
 {
-    if (simd == SINEW_SIMD_AUTO) simd = sinew_simd_best();
-    switch (simd) {
-    case SINEW_SIMD_SCALAR:
-        return SINEW_SIMD_SCALAR;
-    case SINEW_SIMD_SSE41:
-        /* The AVX kernel's masked loads are what make 128-bit lanes safe at the arrays' ends;
-         * without them SSE would need a copy of the inputs: scalar. */
-        return sinew_simd_supported(SINEW_SIMD_SSE41) ? SINEW_SIMD_SCALAR : SINEW_SIMD_COUNT;
-#if defined(SINEW_SKIN_X86)
-    case SINEW_SIMD_AVX2:
-    case SINEW_SIMD_AVX512:
-        /* The work is loads, not arithmetic: wider registers gain nothing (see the kernel). */
-        return sinew_simd_supported(simd) ? SINEW_SIMD_AVX2 : SINEW_SIMD_COUNT;
-#endif
-    default:
-        return SINEW_SIMD_COUNT;
-    }
+    return sinew_simd_resolve_up_to(simd, SINEW_SIMD_AVX2);
 }
 
 static sinew_mls_kernel_fn kernel_for(sinew_simd resolved)

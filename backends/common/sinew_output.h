@@ -61,6 +61,15 @@ static inline void sinew_output_copy(const float* src, uint32_t count, float* ds
     for (uint32_t v = 0; v < count; ++v) memcpy((char*)dst + stride * v, src + 3u * v, 12u);
 }
 
+/* Copies `count` vertices' packed positions and, when the view asks for them, normals into
+ * the checked view `out` at its strides. */
+static inline void sinew_output_copy_view(const float* positions, const float* normals,
+                                          uint32_t count, const sinew_output_view* out)
+{
+    sinew_output_copy(positions, count, out->positions, out->position_stride);
+    if (out->normals) sinew_output_copy(normals, count, out->normals, out->normal_stride);
+}
+
 /* A checked view kept as a binding: this header's struct size and explicit strides. */
 static inline sinew_output_view sinew_output_binding(const sinew_output_view* out)
 {

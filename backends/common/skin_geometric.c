@@ -300,11 +300,7 @@ sinew_result sinew_geo_read_output(void* instance, const sinew_output_view* out)
                                         inst->vertex_count);
     if (r != SINEW_OK) return r;
     sinew_geo_refresh(inst, out->normals != NULL);
-    sinew_output_copy(inst->positions, inst->vertex_count, out->positions,
-                       out->position_stride ? out->position_stride : 12u);
-    if (out->normals)
-        sinew_output_copy(inst->normals, inst->vertex_count, out->normals,
-                           out->normal_stride ? out->normal_stride : 12u);
+    sinew_output_copy_view(inst->positions, inst->normals, inst->vertex_count, out);
     return SINEW_OK;
 }
 

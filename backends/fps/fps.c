@@ -64,12 +64,10 @@
  * Contract: that of ps (backends/ps/README.md) with these differences: base vertices sit
  * exactly on their targets at every step; baked data is ps's model blob (bake writes it under
  * the name "fps", and a rig baked for "ps" is restored as well, since the model is the same). */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "builtin_backends.h"
 #include "fps_collide.h"
@@ -98,54 +96,8 @@ static fps_instance* fps_cast(void* instance)
     return (fps_instance*)ps_shell_cast(instance, FPS_NAME);
 }
 
-/* What ps_output calls on the simulation. */
-static void fps_upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
-                            size_t normal_stride)
-{
-    fps_sim_upsample((fps_sim*)sim, positions, position_stride, normals, normal_stride);
-}
-
-static void fps_render_velocities_cb(const void* sim, float* velocities)
-{
-    fps_sim_render_velocities((const fps_sim*)sim, velocities);
-}
-
-static void fps_set_skin_cb(void* sim, const float* positions, const float* velocities)
-{
-    fps_sim_set_skin((fps_sim*)sim, positions, velocities);
-}
-
-static const ps_output_sim fps_sim_ops = {fps_upsample_cb, fps_render_velocities_cb,
-                                          fps_set_skin_cb};
-
-/* What ps_update calls on the simulation. */
-static void fps_set_pose_cb(void* sim, const float* skinning)
-{
-    fps_sim_set_pose((fps_sim*)sim, skinning);
-}
-
-static sinew_result fps_step_cb(void* sim)
-{
-    return fps_sim_step((fps_sim*)sim);
-}
-
-static void fps_clear_velocities_cb(void* sim)
-{
-    fps_sim_clear_velocities((fps_sim*)sim);
-}
-
-static void fps_skin_positions_cb(const void* sim, float* out)
-{
-    fps_sim_skin_positions((const fps_sim*)sim, out);
-}
-
-static void fps_set_output_blend_cb(void* sim, const float* previous, float fraction)
-{
-    fps_sim_set_output_blend((fps_sim*)sim, previous, fraction);
-}
-
-static const ps_update_sim fps_update_ops = {fps_set_pose_cb, fps_step_cb, fps_clear_velocities_cb,
-                                             fps_skin_positions_cb, fps_set_output_blend_cb};
+/* What ps_output and ps_update call on the simulation. */
+PS_SHELL_SIM_OPS(fps_sim, ((fps_sim*)sim));
 
 /* ---- parameters ---- */
 
@@ -184,11 +136,7 @@ void fps_params_default(fps_params* p)
 
 void fps_model_params(const fps_params* p, ps_params* out)
 {
-    memset(out, 0, sizeof *out);
-    out->sliding = p->sliding;
-    out->decimate_above = p->decimate_above;
-    out->simulation_vertices = p->simulation_vertices;
-    memcpy(out->bone_radii, p->bone_radii, sizeof out->bone_radii);
+    ps_model_params_of(out, p->sliding, p->decimate_above, p->simulation_vertices, p->bone_radii);
 }
 
 static const int fps_solver_values[2] = {FPS_SOLVER_CHOLMOD, FPS_SOLVER_PCG};
@@ -215,11 +163,6 @@ sinew_result fps_params_parse(const sinew_host_api* host, const sinew_param* par
 
 /* ---- vtable ---- */
 
-static sinew_result fps_probe(const sinew_host_api* host)
-{
-    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
-}
-
 static void fps_destroy(void* instance)
 {
     fps_instance* inst = fps_cast(instance);
@@ -243,19 +186,7 @@ static void fps_destroy(void* instance)
     }
     fps_sim_destroy(inst->sim);
     sinew_mls_free(&host, &inst->mls);
-    ps_model_free(&host, &inst->model);
-    ps_output_free(&inst->out, &host);
-    ps_jump_free(&inst->jump);
-    ps_update_free(&inst->update);
-    inst->shell.magic = 0;
-    sinew_host_free(&host, inst);
-}
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    ps_shell_free(&inst->shell, &inst->model);
 }
 
 /* The model (ps's): restored from a "fps" or "ps" blob, else built (decimating a lone large
@@ -319,13 +250,9 @@ static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_r
     sinew_result r = fps_sim_create(host, &inst->model, &inst->params, &inst->sim);
     if (r != SINEW_OK) return r;
     fps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
-    r = ps_output_init(&inst->out, host, FPS_NAME, &rig->render_mesh, &fps_sim_ops,
-                       inst->sim);
-    if (r != SINEW_OK) return r;
-    r = ps_update_init(&inst->update, host, FPS_NAME, rig->joint_count, inst->model.n,
-                       inst->params.timestep, &inst->params.update);
-    if (r != SINEW_OK) return r;
-    return ps_jump_init(&inst->jump, host, FPS_NAME, rig, &inst->model, &inst->params.jump);
+    return ps_shell_init_parts(&inst->shell, host, rig, &fps_sim_output_ops, inst->sim,
+                               inst->params.timestep, &inst->params.update,
+                               &inst->params.jump);
 }
 
 /* One INFO line on the prepared instance: sizes of the model and of the reduced system, the
@@ -347,42 +274,35 @@ static void log_prepared(const sinew_host_api* host, const fps_instance* inst, b
                    crs, p->solver == FPS_SOLVER_PCG ? "pcg" : "cholmod",
                    p->solver == FPS_SOLVER_PCG ? "" : " factor nonzeros ",
                    p->solver == FPS_SOLVER_PCG ? (size_t)0 : fps_sim_factor_nnz(inst->sim),
-                   1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+                   1e3 * (t1 - t0), 1e3 * (ps_seconds() - t1));
 }
 
 static sinew_result fps_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
                                 const sinew_param* params, uint32_t param_count, const void* next,
                                 void** out_instance)
 {
-    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!out_instance)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps: out_instance is NULL");
-    *out_instance = NULL;
-    fps_params p;
-    sinew_result r = check_prepare(host, rig, params, param_count, next, &p);
+    sinew_result r = ps_shell_check_prepare(host, FPS_NAME, out_instance);
     if (r != SINEW_OK) return r;
-    double t0 = seconds_now();
+    fps_params p;
+    r = check_prepare(host, rig, params, param_count, next, &p);
+    if (r != SINEW_OK) return r;
+    double t0 = ps_seconds();
     fps_instance* inst = (fps_instance*)sinew_host_calloc(host, 1, sizeof(fps_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
-    inst->shell = (ps_shell){PS_SHELL_MAGIC, FPS_NAME, &inst->host, rig->joint_count,
-                             rig->render_mesh.indices, &inst->model, &fps_update_ops, NULL,
-                             &inst->out, &inst->update, &inst->jump};
-    inst->host = *host;
-    inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    ps_shell_init(&inst->shell, FPS_NAME, &inst->host, host, rig, &inst->model,
+                  &fps_sim_update_ops, &inst->out, &inst->update, &inst->jump);
     inst->params = p;
     bool baked = false;
     r = prepare_model(host, rig, inst, &baked);
-    double t1 = seconds_now();
+    double t1 = ps_seconds();
     if (r == SINEW_OK) r = prepare_simulation(host, rig, inst);
     if (r != SINEW_OK) {
         fps_destroy(inst);
         return r;
     }
-    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
-    if (inst->params.profile) ps_build_log(host, FPS_NAME, &inst->model);
+    ps_shell_prepared(&inst->shell, host, &inst->model, inst->sim, inst->params.profile, t1,
+                      out_instance);
     log_prepared(host, inst, baked, t0, t1);
-    inst->shell.sim = inst->sim;
-    *out_instance = inst;
     return SINEW_OK;
 }
 
@@ -420,17 +340,11 @@ static sinew_result fps_bake(const sinew_host_api* host, const sinew_rig_view* r
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     fps_params p;
     sinew_result r = fps_params_parse(host, params, param_count, NULL, &p);
-    if (r != SINEW_OK) return r;
-    if (!writer || !writer->write)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "fps bake: writer is NULL");
-    r = ps_check_rig(host, rig, FPS_NAME);
+    sinew_rig_view plain;
+    if (r == SINEW_OK) r = ps_shell_bake_rig(host, FPS_NAME, rig, writer, &plain);
     if (r != SINEW_OK) return r;
     ps_model m;
     bool baked = false;
-    sinew_rig_view plain = *rig;
-    plain.baked_backend = NULL; /* bake from the rig itself, not from a blob it carries */
-    plain.baked_data = NULL;
-    plain.baked_size = 0;
     sinew_mls_weights mls;
     bool has_mls = false;
     memset(&mls, 0, sizeof mls);
@@ -461,7 +375,7 @@ const sinew_backend_vtable sinew_backend_fps = {
     (uint32_t)sizeof(sinew_backend_vtable),
     FPS_NAME,
     SINEW_BACKEND_FLAG_PHYSICS,
-    fps_probe,
+    ps_shell_probe,
     fps_prepare,
     PS_SHELL_VTABLE_ENTRIES,
     fps_destroy,

@@ -74,16 +74,10 @@ sinew_result fps_cholmod_create(const sinew_host_api* host, const sinew_crs* K, 
     if (!c) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "fps: out of memory");
     c->host = *host;
     c->n = K->rows;
-    cholmod_start(&c->cc);
+    /* simplicial LDL^T with AMD only: on these meshes it solves faster than a supernodal
+     * factor (README.md, "Figures") */
+    sinew_cholmod_start_ldl(&c->cc);
     c->started = 1;
-    /* Quiet (errors come back as status); simplicial LDL^T with AMD only: on these shell-like
-     * meshes it solves faster than a supernodal factor (README.md, "Figures"). */
-    c->cc.print = 0;
-    c->cc.supernodal = CHOLMOD_SIMPLICIAL;
-    c->cc.final_ll = 0;
-    c->cc.nmethods = 1;
-    c->cc.method[0].ordering = CHOLMOD_AMD;
-    c->cc.postorder = 1;
     c->K = to_lower(c, K);
     sinew_result r = SINEW_OK;
     if (!c->K) r = fail(c, "allocate_sparse");

@@ -11,10 +11,8 @@
  * sliding, 2018 Sec. 4.2) at the start of the step. Numbering: free vertices first (rows
  * 0 .. n_s - 1 of x, in the model's order), then the constrained ones, so x_s is x's first n_s
  * rows and every solver works in place. */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "fps_block_sum.h"
 #include "fps_collide.h"
@@ -127,13 +125,6 @@ struct fps_sim {
     const sinew_mls_weights* mls; /* MLS upsampling (2019 Sec. 5), NULL: normal displacement */
 };
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void fps_sim_destroy(fps_sim* s)
 {
     if (!s) return;
@@ -241,21 +232,10 @@ static void row_entries(const fps_sim* s, const ps_vertex_tets* vt, uint32_t i, 
         for (int b = 0; b < 4; ++b) {
             double sum = 0.0;
             for (int r = 0; acc && r < 3; ++r) sum += A[4 * r + a] * A[4 * r + b];
-            uint32_t c = s->inv[tv[b]];
-            if (mark[c] == i + 1u) {
-                if (acc) acc[c] += w * sum;
-            } else {
-                mark[c] = i + 1u;
-                if (acc) acc[c] = w * sum;
-                cols[k++] = c;
-            }
+            ps_gather_entry(s->inv[tv[b]], i + 1u, w * sum, acc, mark, cols, &k);
         }
     }
-    if (!acc) {
-        *count = k;
-        return;
-    }
-    ps_sort_short(cols, k);
+    if (acc) ps_sort_short(cols, k);
     *count = k;
 }
 
@@ -714,10 +694,7 @@ sinew_ellcrs fps_sim_ellcrs(const fps_sim* s)
 
 void fps_sim_set_pose(fps_sim* s, const float* skinning)
 {
-    const ps_model* m = s->m;
-    for (uint32_t j = 0; j < m->joint_count; ++j)
-        for (int k = 0; k < 16; ++k)
-            s->skinning[16u * j + k] = skinning ? skinning[16u * j + k] : ((k % 5 == 0) ? 1.0f : 0.0f);
+    ps_copy_skinning(s->skinning, skinning, s->m->joint_count);
     s->pose_dirty = 1;
 }
 
@@ -726,21 +703,11 @@ void fps_sim_set_pose(fps_sim* s, const float* skinning)
 static void update_targets(fps_sim* s)
 {
     uint32_t N = s->N;
-    for (uint32_t j = s->ns; j < N; ++j) {
-        uint32_t i = s->perm[j];
-        const float* T = s->skinning + 16u * s->joint[j];
-        const double* q = s->m->rest + 3u * i;
-        for (int r = 0; r < 3; ++r)
-            s->target[(size_t)r * N + i] =
-                (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
-    }
-    if (s->slide) ps_slide_targets(s->slide, s->skinning, s->target, N);
+    for (uint32_t j = s->ns; j < N; ++j)
+        ps_bone_target(s->target, N, s->perm[j], s->skinning + 16u * s->joint[j], s->m->rest);
     /* 2018 Sec. 5 (ps_collide.c): anchors near a folding joint kept on their side of its
      * plane, so that the crease's skin is not pressed through itself */
-    if (s->joints) {
-        ps_collide_pose(s->joints, s->skinning);
-        ps_clamp_spread_apply(s->spread, s->joints, s->target, N);
-    }
+    ps_hard_targets_adjust(s->slide, s->joints, s->spread, s->skinning, s->target, N);
 }
 
 /* ---- the step's phases over the job system ---- */
@@ -857,10 +824,10 @@ static const sinew_crs* col_matrix(const fps_sim* s, sinew_crs* view)
 }
 
 /* Each block's share of an inner product: its rows' terms (each row's function called on a
- * zeroed accumulator, as a device thread does) summed in fps_block_sum.h's order. */
-static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
+ * zeroed accumulator, as a device thread does) summed in fps_block_sum.h's order. `init`:
+ * the rows of the initial residual (fps_pcg_init_row), else of the product A d. */
+static void pcg_block_sums(step_ctx* c, uint32_t begin, uint32_t end, bool init)
 {
-    step_ctx* c = (step_ctx*)data;
     fps_sim* s = c->s;
     sinew_crs cv;
     const sinew_crs* col = col_matrix(s, &cv);
@@ -870,32 +837,26 @@ static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
         uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
         fps_block_acc_init(&acc);
         for (uint32_t i = lo; i < hi; ++i) {
-            double delta[3] = {0.0, 0.0, 0.0};
-            fps_pcg_init_row(&s->A, col, s->jinv, i, c->b, c->x, c->ldx, s->r, s->d, s->ns, delta);
-            fps_block_acc_row(&acc, delta);
+            double row[3] = {0.0, 0.0, 0.0};
+            if (init)
+                fps_pcg_init_row(&s->A, col, s->jinv, i, c->b, c->x, c->ldx, s->r, s->d, s->ns,
+                                 row);
+            else
+                fps_pcg_matvec_row(&s->A, col, i, s->d, s->q, s->ns, row);
+            fps_block_acc_row(&acc, row);
         }
         fps_block_acc_sum(&acc, s->partial + 6u * blk);
     }
 }
 
+static void pcg_init_range(void* data, uint32_t begin, uint32_t end)
+{
+    pcg_block_sums((step_ctx*)data, begin, end, true);
+}
+
 static void pcg_matvec_range(void* data, uint32_t begin, uint32_t end)
 {
-    step_ctx* c = (step_ctx*)data;
-    fps_sim* s = c->s;
-    sinew_crs cv;
-    const sinew_crs* col = col_matrix(s, &cv);
-    fps_block_acc acc;
-    for (uint32_t blk = begin; blk < end; ++blk) {
-        uint32_t lo = blk * FPS_ROW_BLOCK;
-        uint32_t hi = lo + FPS_ROW_BLOCK < s->ns ? lo + FPS_ROW_BLOCK : s->ns;
-        fps_block_acc_init(&acc);
-        for (uint32_t i = lo; i < hi; ++i) {
-            double dq[3] = {0.0, 0.0, 0.0};
-            fps_pcg_matvec_row(&s->A, col, i, s->d, s->q, s->ns, dq);
-            fps_block_acc_row(&acc, dq);
-        }
-        fps_block_acc_sum(&acc, s->partial + 6u * blk);
-    }
+    pcg_block_sums((step_ctx*)data, begin, end, false);
 }
 
 static void pcg_update_range(void* data, uint32_t begin, uint32_t end)
@@ -1042,7 +1003,7 @@ static int fused_solve(const fps_sim* s, int volume)
 static sinew_result step_contacts(fps_sim* s)
 {
     if (!s->col) return SINEW_OK;
-    double tc = s->p.profile ? now_seconds() : 0.0;
+    double tc = s->p.profile ? ps_seconds() : 0.0;
     int changed = 0;
     sinew_result r = fps_collide_update(s->col, s->x, s->N, &changed);
     if (r == SINEW_OK && changed) {
@@ -1050,7 +1011,7 @@ static sinew_result step_contacts(fps_sim* s)
         uint32_t held = fps_collide_pair_count(s->col) + fps_collide_capsule_count(s->col);
         r = fps_sim_set_collision_matrix(s, held ? &a : NULL);
     }
-    if (s->p.profile) s->profile[5] += now_seconds() - tc;
+    if (s->p.profile) s->profile[5] += ps_seconds() - tc;
     return r;
 }
 
@@ -1059,7 +1020,7 @@ static sinew_result step_contacts(fps_sim* s)
 static sinew_result step_iteration(fps_sim* s, step_ctx* ctx, double times[3])
 {
     const int prof = s->p.profile;
-    double a = prof ? now_seconds() : 0.0;
+    double a = prof ? ps_seconds() : 0.0;
     if (s->part_jobs)
         sinew_host_parallel_for(&s->host, local_part_range, ctx, SINEW_LDL_PARTS, 1u);
     else
@@ -1068,7 +1029,7 @@ static sinew_result step_iteration(fps_sim* s, step_ctx* ctx, double times[3])
      * current iterate (a spring whose target is fixed once per step leaves a penetration
      * that builds up over the steps, and the pairs multiply) */
     s->col_extra = s->col && fps_collide_rhs(s->col, s->x, s->N) ? fps_collide_extra(s->col) : NULL;
-    double b = prof ? now_seconds() : 0.0, c = b;
+    double b = prof ? ps_seconds() : 0.0, c = b;
     /* the joints' volume, judged on the iteration's starting shape, pulls towards its targets
      * on the right-hand side */
     const int volume = s->jvol && fps_jv_judge(s->jvol, s->x, s->skinning);
@@ -1082,12 +1043,12 @@ static sinew_result step_iteration(fps_sim* s, step_ctx* ctx, double times[3])
         else
             FPS_INLINE(rhs_range, ctx, s->ns);
         if (volume) fps_jv_rhs(s->jvol, s->b);
-        c = prof ? now_seconds() : 0.0;
+        c = prof ? ps_seconds() : 0.0;
         sinew_result r = solve(s, s->b, s->x, s->N, NULL);
         if (r != SINEW_OK) return r;
     }
     if (prof) {
-        double d = now_seconds();
+        double d = ps_seconds();
         times[0] += b - a;
         times[1] += c - b;
         times[2] += d - c;
@@ -1115,7 +1076,7 @@ static sinew_result step_velocities(fps_sim* s, step_ctx* ctx)
 
 sinew_result fps_sim_step(fps_sim* s)
 {
-    double t0 = s->p.profile ? now_seconds() : 0.0;
+    double t0 = s->p.profile ? ps_seconds() : 0.0;
     if (s->pose_dirty) {
         update_targets(s);
         s->pose_dirty = 0;
@@ -1136,7 +1097,7 @@ sinew_result fps_sim_step(fps_sim* s)
     if (r != SINEW_OK) return r;
     if (s->p.profile) {
         for (int k = 0; k < 3; ++k) s->profile[k] += times[k];
-        s->profile[4] += now_seconds() - t0;
+        s->profile[4] += ps_seconds() - t0;
         s->profile_steps++;
     }
     return SINEW_OK;
@@ -1277,21 +1238,12 @@ void fps_sim_set_output_blend(fps_sim* s, const float* previous, float fraction)
 void fps_sim_upsample(fps_sim* s, float* positions, size_t position_stride, float* normals,
                       size_t normal_stride)
 {
-    double t0 = s->p.profile ? now_seconds() : 0.0;
+    double t0 = s->p.profile ? ps_seconds() : 0.0;
     FPS_INLINE(skin_float_range, s, s->n);
-    if (s->blend_from) sinew_step_blend(s->blend_from, s->skin_f, 3u * s->n, s->blend_fraction,
-                                        s->skin_f);
-    ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
-    if (s->mls) {
-        /* eq. 8: positions as weighted sums; normals by linear MLS of the skin's normals. The
-         * inputs are finite (the step checked them), so apply cannot refuse them. */
-        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, normals ? s->skin_n : NULL,
-                        positions, position_stride, normals, normal_stride);
-    } else {
-        ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
-                           position_stride, normals, normal_stride);
-    }
-    if (s->p.profile) s->profile[3] += now_seconds() - t0;
+    ps_mls_upsample_skin(&s->host, s->m, s->mls, s->blend_from, s->blend_fraction, s->skin_f,
+                         s->skin_n, s->skinning, positions, position_stride, normals,
+                         normal_stride);
+    if (s->p.profile) s->profile[3] += ps_seconds() - t0;
 }
 
 void fps_sim_set_mls(fps_sim* s, const sinew_mls_weights* mls)
@@ -1306,30 +1258,7 @@ const sinew_mls_weights* fps_sim_mls(const fps_sim* s)
 
 void fps_sim_render_velocities(const fps_sim* s, float* velocities)
 {
-    const ps_model* m = s->m;
-    uint32_t N = s->N;
-    if (s->mls) {
-        /* The MLS weights reproduce affine fields, so they carry velocities as positions. */
-        for (uint32_t i = 0; i < s->n; ++i)
-            for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->v[(size_t)c * N + s->inv[i]];
-        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, NULL, velocities, 12u, NULL, 0u);
-        return;
-    }
-    for (uint32_t r = 0; r < m->render_count; ++r) {
-        const ps_upsample* u = &m->upsample[r];
-        for (int c = 0; c < 3; ++c) {
-            const double* v = s->v + (size_t)c * N;
-            double val;
-            if (u->triangle == PS_NONE) {
-                val = v[s->inv[u->vertex]];
-            } else {
-                const uint32_t* t = m->triangles + 3u * u->triangle;
-                val = u->bary[0] * v[s->inv[t[0]]] + u->bary[1] * v[s->inv[t[1]]] +
-                      u->bary[2] * v[s->inv[t[2]]];
-            }
-            velocities[3u * r + c] = (float)val;
-        }
-    }
+    ps_mls_render_velocities(&s->host, s->m, s->mls, s->v, s->N, s->inv, s->skin_f, velocities);
 }
 
 /* ---- the arrays for a device copy (fps_internal.h, the fps-cuda plugin) ---- */

@@ -13,10 +13,8 @@
  * remainder make (backends/ps/ps_update.c: at most max_substeps, through the poses between
  * the previous update's and the new one); the render mesh is upsampled with ps's normal
  * displacements (2018 Sec. 6). */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "builtin_backends.h"
 #include "pbd_internal.h"
@@ -38,60 +36,8 @@ static pbd_instance* pbd_cast(void* instance)
     return (pbd_instance*)ps_shell_cast(instance, PBD_NAME);
 }
 
-/* What ps_output calls on the simulation. */
-static void upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
-                        size_t normal_stride)
-{
-    pbd_sim_upsample((pbd_sim*)sim, positions, position_stride, normals, normal_stride);
-}
-
-static void render_velocities_cb(const void* sim, float* velocities)
-{
-    pbd_sim_render_velocities((const pbd_sim*)sim, velocities);
-}
-
-static void set_skin_cb(void* sim, const float* positions, const float* velocities)
-{
-    pbd_sim_set_skin((pbd_sim*)sim, positions, velocities);
-}
-
-static const ps_output_sim pbd_sim_ops = {upsample_cb, render_velocities_cb, set_skin_cb};
-
-/* What ps_update calls on the simulation. */
-static void set_pose_cb(void* sim, const float* skinning)
-{
-    pbd_sim_set_pose((pbd_sim*)sim, skinning);
-}
-
-static sinew_result step_cb(void* sim)
-{
-    return pbd_sim_step((pbd_sim*)sim);
-}
-
-static void clear_velocities_cb(void* sim)
-{
-    pbd_sim_clear_velocities((pbd_sim*)sim);
-}
-
-static void skin_positions_cb(const void* sim, float* out)
-{
-    pbd_sim_skin_positions((const pbd_sim*)sim, out);
-}
-
-static void set_output_blend_cb(void* sim, const float* previous, float fraction)
-{
-    pbd_sim_set_output_blend((pbd_sim*)sim, previous, fraction);
-}
-
-static const ps_update_sim pbd_update_ops = {set_pose_cb, step_cb, clear_velocities_cb,
-                                             skin_positions_cb, set_output_blend_cb};
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* What ps_output and ps_update call on the simulation. */
+PS_SHELL_SIM_OPS(pbd_sim, ((pbd_sim*)sim));
 
 /* profile=1: the per-step means of the phases, one INFO line. */
 static void log_profile(const sinew_host_api* host, const pbd_sim* sim)
@@ -109,11 +55,6 @@ static void log_profile(const sinew_host_api* host, const pbd_sim* sim)
 
 /* ---- vtable ---- */
 
-static sinew_result pbd_probe(const sinew_host_api* host)
-{
-    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
-}
-
 static void pbd_destroy(void* instance)
 {
     pbd_instance* inst = pbd_cast(instance);
@@ -124,12 +65,7 @@ static void pbd_destroy(void* instance)
         ps_update_log_profile(&inst->update);
     }
     pbd_sim_destroy(inst->sim);
-    ps_model_free(&host, &inst->model);
-    ps_output_free(&inst->out, &host);
-    ps_jump_free(&inst->jump);
-    ps_update_free(&inst->update);
-    inst->shell.magic = 0;
-    sinew_host_free(&host, inst);
+    ps_shell_free(&inst->shell, &inst->model);
 }
 
 /* The parameters and the checks that need no instance. */
@@ -152,12 +88,9 @@ static sinew_result prepare_simulation(const sinew_host_api* host, const sinew_r
 {
     sinew_result r = pbd_sim_create(host, &inst->model, &inst->params, &inst->sim);
     if (r != SINEW_OK) return r;
-    r = ps_output_init(&inst->out, host, PBD_NAME, &rig->render_mesh, &pbd_sim_ops, inst->sim);
-    if (r != SINEW_OK) return r;
-    r = ps_update_init(&inst->update, host, PBD_NAME, rig->joint_count, inst->model.n,
-                       inst->params.timestep, &inst->params.update);
-    if (r != SINEW_OK) return r;
-    return ps_jump_init(&inst->jump, host, PBD_NAME, rig, &inst->model, &inst->params.jump);
+    return ps_shell_init_parts(&inst->shell, host, rig, &pbd_sim_output_ops, inst->sim,
+                               inst->params.timestep, &inst->params.update,
+                               &inst->params.jump);
 }
 
 /* One INFO line on the prepared instance: the model, the constraints and their colours
@@ -181,42 +114,35 @@ static void log_prepared(const sinew_host_api* host, const pbd_instance* inst, b
                    baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
                    m->tet_count, c->stretch_count, c->volume_count, c->bending_count,
                    c->colour_count, smallest,
-                   largest, c->degeneracy, 1e3 * (t1 - t0), 1e3 * (seconds_now() - t1));
+                   largest, c->degeneracy, 1e3 * (t1 - t0), 1e3 * (ps_seconds() - t1));
 }
 
 static sinew_result pbd_prepare(const sinew_host_api* host, const sinew_rig_view* rig,
                                 const sinew_param* params, uint32_t param_count, const void* next,
                                 void** out_instance)
 {
-    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!out_instance)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "pbd: out_instance is NULL");
-    *out_instance = NULL;
-    pbd_params p;
-    sinew_result r = check_prepare(host, rig, params, param_count, next, &p);
+    sinew_result r = ps_shell_check_prepare(host, PBD_NAME, out_instance);
     if (r != SINEW_OK) return r;
-    double t0 = seconds_now();
+    pbd_params p;
+    r = check_prepare(host, rig, params, param_count, next, &p);
+    if (r != SINEW_OK) return r;
+    double t0 = ps_seconds();
     pbd_instance* inst = (pbd_instance*)sinew_host_calloc(host, 1, sizeof(pbd_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "pbd: out of memory");
-    inst->shell = (ps_shell){PS_SHELL_MAGIC, PBD_NAME, &inst->host, rig->joint_count,
-                             rig->render_mesh.indices, &inst->model, &pbd_update_ops, NULL,
-                             &inst->out, &inst->update, &inst->jump};
-    inst->host = *host;
-    inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    ps_shell_init(&inst->shell, PBD_NAME, &inst->host, host, rig, &inst->model,
+                  &pbd_sim_update_ops, &inst->out, &inst->update, &inst->jump);
     inst->params = p;
     bool baked = false;
     r = pbd_model_prepare(host, rig, &inst->params, PBD_NAME, &inst->model, &baked);
-    double t1 = seconds_now();
+    double t1 = ps_seconds();
     if (r == SINEW_OK) r = prepare_simulation(host, rig, inst);
     if (r != SINEW_OK) {
         pbd_destroy(inst);
         return r;
     }
-    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
-    if (inst->params.profile) ps_build_log(host, PBD_NAME, &inst->model);
+    ps_shell_prepared(&inst->shell, host, &inst->model, inst->sim, inst->params.profile, t1,
+                      out_instance);
     log_prepared(host, inst, baked, t0, t1);
-    inst->shell.sim = inst->sim;
-    *out_instance = inst;
     return SINEW_OK;
 }
 
@@ -229,17 +155,11 @@ static sinew_result pbd_bake(const sinew_host_api* host, const sinew_rig_view* r
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     pbd_params p;
     sinew_result r = pbd_params_parse(host, params, param_count, NULL, &p);
-    if (r != SINEW_OK) return r;
-    if (!writer || !writer->write)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "pbd bake: writer is NULL");
-    r = ps_check_rig(host, rig, PBD_NAME);
+    sinew_rig_view plain;
+    if (r == SINEW_OK) r = ps_shell_bake_rig(host, PBD_NAME, rig, writer, &plain);
     if (r != SINEW_OK) return r;
     ps_model m;
     bool baked = false;
-    sinew_rig_view plain = *rig;
-    plain.baked_backend = NULL; /* bake from the rig itself, not from a blob it carries */
-    plain.baked_data = NULL;
-    plain.baked_size = 0;
     r = pbd_model_prepare(host, &plain, &p, PBD_NAME, &m, &baked);
     if (r != SINEW_OK) return r;
     r = ps_bake_write(host, rig, &m, writer);
@@ -269,7 +189,7 @@ const sinew_backend_vtable sinew_backend_pbd = {
     (uint32_t)sizeof(sinew_backend_vtable),
     PBD_NAME,
     SINEW_BACKEND_FLAG_PHYSICS,
-    pbd_probe,
+    ps_shell_probe,
     pbd_prepare,
     PS_SHELL_VTABLE_ENTRIES,
     pbd_destroy,

@@ -35,11 +35,7 @@ void pbd_params_default(pbd_params* p)
 
 void pbd_model_params(const pbd_params* p, ps_params* out)
 {
-    memset(out, 0, sizeof *out);
-    out->sliding = p->sliding;
-    out->decimate_above = p->decimate_above;
-    out->simulation_vertices = p->simulation_vertices;
-    memcpy(out->bone_radii, p->bone_radii, sizeof out->bone_radii);
+    ps_model_params_of(out, p->sliding, p->decimate_above, p->simulation_vertices, p->bone_radii);
 }
 
 static const int pbd_simd_values[3] = {SINEW_SIMD_AUTO, SINEW_SIMD_SCALAR, SINEW_SIMD_AVX512};

@@ -8,10 +8,8 @@
  * the clamp of the joints' contacts (2018 Sec. 5) spread as fps spreads it, whose planes also
  * hold the skin vertices near folding joints on their side in every iteration (Sec. 5.3).
  * SPDX-License-Identifier: MIT */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "pbd_internal.h"
 
@@ -50,13 +48,6 @@ struct pbd_sim {
     double profile[4];       /* profile=1: seconds of each phase (pbd_sim_profile) */
     uint64_t profile_steps;
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void pbd_sim_destroy(pbd_sim* s)
 {
@@ -197,11 +188,7 @@ sinew_result pbd_sim_create(const sinew_host_api* host, const ps_model* m,
 
 void pbd_sim_set_pose(pbd_sim* s, const float* skinning)
 {
-    for (uint32_t j = 0; j < s->m->joint_count; ++j)
-        for (int k = 0; k < 16; ++k) {
-            float identity = (k % 5 == 0) ? 1.0f : 0.0f;
-            s->skinning[16u * j + k] = skinning ? skinning[16u * j + k] : identity;
-        }
+    ps_copy_skinning(s->skinning, skinning, s->m->joint_count);
     s->pose_dirty = 1;
 }
 
@@ -212,19 +199,10 @@ static void update_targets(pbd_sim* s)
 {
     uint32_t N = s->N;
     const float* w = s->con.inv_mass;
-    for (uint32_t i = 0; i < N; ++i) {
-        if (w[i] > 0.0f) continue;
-        const float* T = s->skinning + 16u * s->joint[i];
-        const double* q = s->m->rest + 3u * i;
-        for (int r = 0; r < 3; ++r)
-            s->target[(size_t)r * N + i] =
-                (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
-    }
-    if (s->slide) ps_slide_targets(s->slide, s->skinning, s->target, N);
-    if (s->joints) {
-        ps_collide_pose(s->joints, s->skinning);
-        ps_clamp_spread_apply(s->spread, s->joints, s->target, N);
-    }
+    for (uint32_t i = 0; i < N; ++i)
+        if (!(w[i] > 0.0f))
+            ps_bone_target(s->target, N, i, s->skinning + 16u * s->joint[i], s->m->rest);
+    ps_hard_targets_adjust(s->slide, s->joints, s->spread, s->skinning, s->target, N);
 }
 
 /* Sec. 3: each moving particle predicted from its velocity (no external forces act on the
@@ -283,13 +261,13 @@ static void iterate(pbd_sim* s)
 {
     int prof = s->p.profile;
     for (uint32_t it = 0; it < s->p.iterations; ++it) {
-        double t0 = prof ? now_seconds() : 0.0;
+        double t0 = prof ? ps_seconds() : 0.0;
         pbd_project_iteration(&s->host, &s->solve);
-        double t1 = prof ? now_seconds() : 0.0;
+        double t1 = prof ? ps_seconds() : 0.0;
         if (s->joints) project_contacts(s);
         if (prof) {
             s->profile[1] += t1 - t0;
-            s->profile[2] += now_seconds() - t1;
+            s->profile[2] += ps_seconds() - t1;
         }
     }
 }
@@ -306,7 +284,7 @@ const double* pbd_sim_targets(pbd_sim* s)
 sinew_result pbd_sim_step(pbd_sim* s)
 {
     size_t N3 = 3u * (size_t)s->N;
-    double t0 = s->p.profile ? now_seconds() : 0.0;
+    double t0 = s->p.profile ? ps_seconds() : 0.0;
     pbd_sim_targets(s);
     predict(s);
     /* XPBD: the multipliers start from zero each step (Macklin et al. 2016, Alg. 1) */
@@ -314,7 +292,7 @@ sinew_result pbd_sim_step(pbd_sim* s)
     memset(s->volume_lambda, 0, ((size_t)s->con.volume_count + 1u) * sizeof(float));
     memset(s->bending_lambda, 0, ((size_t)s->con.bending_count + 1u) * sizeof(float));
     if (s->p.profile) {
-        s->profile[0] += now_seconds() - t0;
+        s->profile[0] += ps_seconds() - t0;
         s->profile_steps++;
     }
     iterate(s);
@@ -353,7 +331,7 @@ void pbd_sim_upsample(pbd_sim* s, float* positions, size_t position_stride, floa
                       size_t normal_stride)
 {
     uint32_t N = s->N;
-    double t0 = s->p.profile ? now_seconds() : 0.0;
+    double t0 = s->p.profile ? ps_seconds() : 0.0;
     for (uint32_t i = 0; i < s->n; ++i)
         for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = s->x[(size_t)c * N + i];
     if (s->blend_from)
@@ -361,7 +339,7 @@ void pbd_sim_upsample(pbd_sim* s, float* positions, size_t position_stride, floa
     ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
     ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
                        position_stride, normals, normal_stride);
-    if (s->p.profile) s->profile[3] += now_seconds() - t0;
+    if (s->p.profile) s->profile[3] += ps_seconds() - t0;
 }
 
 void pbd_sim_skin_positions(const pbd_sim* s, float* out)

@@ -145,20 +145,14 @@ static double triangle_distance(const double p[3], const double a[3], const doub
 {
     double e0[3], e1[3], ap[3], nrm[3];
     for (int k = 0; k < 3; ++k) e0[k] = b[k] - a[k], e1[k] = c[k] - a[k], ap[k] = p[k] - a[k];
-    nrm[0] = e0[1] * e1[2] - e0[2] * e1[1];
-    nrm[1] = e0[2] * e1[0] - e0[0] * e1[2];
-    nrm[2] = e0[0] * e1[1] - e0[1] * e1[0];
+    fps_col_cross(e0, e1, nrm);
     double n2 = fps_col_dot(nrm, nrm);
     if (n2 > 0.0) {
         /* barycentric coordinates of p's projection from the sub-triangles' areas */
         double q[3], u[3], w[3];
         for (int k = 0; k < 3; ++k) q[k] = ap[k] - fps_col_dot(ap, nrm) / n2 * nrm[k];
-        u[0] = e0[1] * q[2] - e0[2] * q[1];
-        u[1] = e0[2] * q[0] - e0[0] * q[2];
-        u[2] = e0[0] * q[1] - e0[1] * q[0];
-        w[0] = q[1] * e1[2] - q[2] * e1[1];
-        w[1] = q[2] * e1[0] - q[0] * e1[2];
-        w[2] = q[0] * e1[1] - q[1] * e1[0];
+        fps_col_cross(e0, q, u);
+        fps_col_cross(q, e1, w);
         double s = fps_col_dot(w, nrm) / n2, t = fps_col_dot(u, nrm) / n2;
         if (s >= 0.0 && t >= 0.0 && s + t <= 1.0) return fabs(fps_col_dot(ap, nrm)) / sqrt(n2);
     }

@@ -42,54 +42,8 @@ static ps_instance* ps_cast(void* instance)
     return (ps_instance*)ps_shell_cast(instance, PS_NAME);
 }
 
-/* What ps_output calls on the simulation. */
-static void ps_upsample_cb(void* sim, float* positions, size_t position_stride, float* normals,
-                           size_t normal_stride)
-{
-    ps_sim_upsample((ps_sim*)sim, positions, position_stride, normals, normal_stride);
-}
-
-static void ps_render_velocities_cb(const void* sim, float* velocities)
-{
-    ps_sim_render_velocities((const ps_sim*)sim, velocities);
-}
-
-static void ps_set_skin_cb(void* sim, const float* positions, const float* velocities)
-{
-    ps_sim_set_skin((ps_sim*)sim, positions, velocities);
-}
-
-static const ps_output_sim ps_sim_ops = {ps_upsample_cb, ps_render_velocities_cb,
-                                         ps_set_skin_cb};
-
-/* What ps_update calls on the simulation. */
-static void ps_set_pose_cb(void* sim, const float* skinning)
-{
-    ps_sim_set_pose((ps_sim*)sim, skinning);
-}
-
-static sinew_result ps_step_cb(void* sim)
-{
-    return ps_sim_step((ps_sim*)sim, NULL);
-}
-
-static void ps_clear_velocities_cb(void* sim)
-{
-    ps_sim_clear_velocities((ps_sim*)sim);
-}
-
-static void ps_skin_positions_cb(const void* sim, float* out)
-{
-    ps_sim_skin_positions((const ps_sim*)sim, out);
-}
-
-static void ps_set_output_blend_cb(void* sim, const float* previous, float fraction)
-{
-    ps_sim_set_output_blend((ps_sim*)sim, previous, fraction);
-}
-
-static const ps_update_sim ps_update_ops = {ps_set_pose_cb, ps_step_cb, ps_clear_velocities_cb,
-                                            ps_skin_positions_cb, ps_set_output_blend_cb};
+/* What ps_output and ps_update call on the simulation. */
+PS_SHELL_SIM_OPS(ps_sim, ((ps_sim*)sim, NULL));
 
 /* ---- parameters ---- */
 
@@ -188,11 +142,6 @@ sinew_result ps_params_parse(const sinew_host_api* host, const sinew_param* para
 
 /* ---- vtable ---- */
 
-static sinew_result ps_probe(const sinew_host_api* host)
-{
-    return host ? SINEW_OK : SINEW_ERROR_INVALID_ARGUMENT;
-}
-
 static void ps_destroy(void* instance)
 {
     ps_instance* inst = ps_cast(instance);
@@ -224,12 +173,7 @@ static void ps_destroy(void* instance)
     }
     ps_sim_destroy(inst->sim);
     sinew_mls_free(&host, &inst->mls);
-    ps_model_free(&host, &inst->model);
-    ps_output_free(&inst->out, &host);
-    ps_jump_free(&inst->jump);
-    ps_update_free(&inst->update);
-    inst->shell.magic = 0;
-    sinew_host_free(&host, inst);
+    ps_shell_free(&inst->shell, &inst->model);
 }
 
 /* Checks collision_joints against the rig and, with collisions on, computes the candidate
@@ -297,12 +241,10 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
                                const sinew_param* params, uint32_t param_count, const void* next,
                                void** out_instance)
 {
-    if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
-    if (!out_instance)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps: out_instance is NULL");
-    *out_instance = NULL;
+    sinew_result r = ps_shell_check_prepare(host, PS_NAME, out_instance);
+    if (r != SINEW_OK) return r;
     ps_params p;
-    sinew_result r = ps_params_parse(host, params, param_count, next, &p);
+    r = ps_params_parse(host, params, param_count, next, &p);
     if (r == SINEW_OK) r = ps_simd_resolve(host, &p.simd);
     if (r != SINEW_OK) return r;
     r = ps_check_rig(host, rig, PS_NAME);
@@ -310,11 +252,8 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
     double t0 = ps_seconds();
     ps_instance* inst = (ps_instance*)sinew_host_calloc(host, 1, sizeof(ps_instance));
     if (!inst) return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ps: out of memory");
-    inst->shell = (ps_shell){PS_SHELL_MAGIC, PS_NAME, &inst->host, rig->joint_count,
-                             rig->render_mesh.indices, &inst->model, &ps_update_ops, NULL,
-                             &inst->out, &inst->update, &inst->jump};
-    inst->host = *host;
-    inst->host.struct_size = (uint32_t)sizeof(sinew_host_api);
+    ps_shell_init(&inst->shell, PS_NAME, &inst->host, host, rig, &inst->model,
+                  &ps_sim_update_ops, &inst->out, &inst->update, &inst->jump);
     inst->params = p;
     bool baked = false;
     r = prepare_model(host, rig, inst, &baked);
@@ -329,30 +268,20 @@ static sinew_result ps_prepare(const sinew_host_api* host, const sinew_rig_view*
         return r;
     }
     ps_sim_set_mls(inst->sim, inst->mls.indices ? &inst->mls : NULL);
-    r = ps_output_init(&inst->out, host, PS_NAME, &rig->render_mesh, &ps_sim_ops,
-                       inst->sim);
+    r = ps_shell_init_parts(&inst->shell, host, rig, &ps_sim_output_ops, inst->sim, p.timestep,
+                            &p.update, &p.jump);
     if (r != SINEW_OK) {
         ps_destroy(inst);
         return r;
     }
-    r = ps_update_init(&inst->update, host, PS_NAME, rig->joint_count, inst->model.n,
-                       p.timestep, &p.update);
-    if (r == SINEW_OK) r = ps_jump_init(&inst->jump, host, PS_NAME, rig, &inst->model, &p.jump);
-    if (r != SINEW_OK) {
-        ps_destroy(inst);
-        return r;
-    }
-    inst->model.build_seconds[PS_BUILD_SYSTEM] = ps_seconds() - t1;
+    ps_shell_prepared(&inst->shell, host, &inst->model, inst->sim, p.profile, t1, out_instance);
     const ps_model* m = &inst->model;
-    if (p.profile) ps_build_log(host, PS_NAME, m);
     sinew_host_log(host, SINEW_LOG_INFO,
                    "ps: %s %u skin vertices, %u bones, %u tets (%u degenerate), %zu matrix "
                    "nonzeros, %zu in the factor; model %.1f ms, system %.1f ms",
                    baked ? "restored from baked data:" : "prepared", m->n, m->bone_count,
                    m->tet_count, m->degenerate_count, ps_sim_matrix_nnz(inst->sim),
                    ps_sim_factor_nnz(inst->sim), 1e3 * (t1 - t0), 1e3 * (ps_seconds() - t1));
-    inst->shell.sim = inst->sim;
-    *out_instance = inst;
     return SINEW_OK;
 }
 
@@ -363,18 +292,12 @@ static sinew_result ps_bake(const sinew_host_api* host, const sinew_rig_view* ri
     if (!host) return SINEW_ERROR_INVALID_ARGUMENT;
     ps_params p;
     sinew_result r = ps_params_parse(host, params, param_count, NULL, &p);
-    if (r != SINEW_OK) return r;
-    if (!writer || !writer->write)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "ps bake: writer is NULL");
-    r = ps_check_rig(host, rig, PS_NAME);
+    sinew_rig_view plain;
+    if (r == SINEW_OK) r = ps_shell_bake_rig(host, PS_NAME, rig, writer, &plain);
     if (r != SINEW_OK) return r;
     ps_instance inst;
     memset(&inst, 0, sizeof inst);
     inst.params = p;
-    sinew_rig_view plain = *rig; /* bake from scratch, whatever the rig carries */
-    plain.baked_backend = NULL;
-    plain.baked_data = NULL;
-    plain.baked_size = 0;
     bool baked = false;
     r = prepare_model(host, &plain, &inst, &baked);
     /* the global collisions' rest data, so that a restore does not build it again */
@@ -405,7 +328,7 @@ const sinew_backend_vtable sinew_backend_ps = {
     (uint32_t)sizeof(sinew_backend_vtable),
     PS_NAME,
     SINEW_BACKEND_FLAG_PHYSICS,
-    ps_probe,
+    ps_shell_probe,
     ps_prepare,
     PS_SHELL_VTABLE_ENTRIES,
     ps_destroy,

@@ -160,3 +160,13 @@ void ps_clamp_spread_apply(ps_clamp_spread* s, ps_collide* c, double* target, ui
         s->fixed[v] = 0;
     }
 }
+
+void ps_hard_targets_adjust(ps_slide* slide, ps_collide* joints, ps_clamp_spread* spread,
+                            const float* skinning, double* target, uint32_t N)
+{
+    if (slide) ps_slide_targets(slide, skinning, target, N);
+    if (joints) {
+        ps_collide_pose(joints, skinning);
+        ps_clamp_spread_apply(spread, joints, target, N);
+    }
+}

@@ -67,3 +67,13 @@ sinew_result ps_model_build_decimated(const sinew_host_api* host, const sinew_ri
     sinew_decimated_free(host, &decimated);
     return r;
 }
+
+void ps_model_params_of(ps_params* out, int sliding, uint32_t decimate_above,
+                        uint32_t simulation_vertices, const char* bone_radii)
+{
+    memset(out, 0, sizeof *out);
+    out->sliding = sliding;
+    out->decimate_above = decimate_above;
+    out->simulation_vertices = simulation_vertices;
+    memcpy(out->bone_radii, bone_radii, sizeof out->bone_radii);
+}

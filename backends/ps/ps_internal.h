@@ -751,6 +751,24 @@ static inline void ps_transform_point(const float* T, const double p[3], double 
                  (double)T[12 + r];
 }
 
+/* Vertex i's target in `target` (N rows, x/y/z columns): its rest position `rest` (3 per
+ * vertex) moved by the skinning matrix T. */
+static inline void ps_bone_target(double* target, uint32_t N, uint32_t i, const float* T,
+                                  const double* rest)
+{
+    double p[3];
+    ps_transform_point(T, rest + 3u * i, p);
+    for (int r = 0; r < 3; ++r) target[(size_t)r * N + i] = p[r];
+}
+
+/* A pose's skinning matrices (16 floats per joint; NULL: identities) into `dst`. */
+static inline void ps_copy_skinning(float* dst, const float* skinning, uint32_t joint_count)
+{
+    for (uint32_t j = 0; j < joint_count; ++j)
+        for (int k = 0; k < 16; ++k)
+            dst[16u * j + k] = skinning ? skinning[16u * j + k] : ((k % 5 == 0) ? 1.0f : 0.0f);
+}
+
 static inline double ps_dot3(const double a[3], const double b[3])
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
@@ -767,6 +785,21 @@ static inline void ps_normalize3(double v[3])
 {
     double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     if (l > 0.0) v[0] /= l, v[1] /= l, v[2] /= l;
+}
+
+/* Entry `index` of a sparse row or column being gathered, `stamp` its index + 1: listed in
+ * list[*k] (and its value set to v) the first time, v added to it the times after (mark: per
+ * index the stamp that last listed it; acc NULL: counting only, no values). */
+static inline void ps_gather_entry(uint32_t index, uint32_t stamp, double v, double* acc,
+                                   uint32_t* mark, uint32_t* list, uint32_t* k)
+{
+    if (mark[index] == stamp) {
+        if (acc) acc[index] += v;
+    } else {
+        mark[index] = stamp;
+        if (acc) acc[index] = v;
+        list[(*k)++] = index;
+    }
 }
 
 /* Coordinate c of vertex v in positions x of N rows, x/y/z columns. */
@@ -869,6 +902,11 @@ sinew_result ps_decimate_view(const sinew_host_api* host, const sinew_rig_view* 
                               const ps_params* params, sinew_rig_view* view,
                               sinew_decimated_mesh* mesh);
 
+/* The ps parameters that shape the model of fps and pbd from theirs: skin sliding, the
+ * decimation and the bone radii (1024 chars, as ps_params's); the rest zero. */
+void ps_model_params_of(ps_params* out, int sliding, uint32_t decimate_above,
+                        uint32_t simulation_vertices, const char* bone_radii);
+
 /* The model of fps and pbd: a lone large render mesh decimated first, the model built on the
  * simulated mesh and, when candidate_reach > 0, the joints' contact candidates within that
  * many joint radii (ps_collide_candidates_near); each phase timed in m->build_seconds. */
@@ -887,6 +925,12 @@ void ps_slide_destroy(ps_slide* s);
 /* Writes the anchor targets of the sliding base vertices (N rows, x/y/z columns) for skinning
  * matrices (16 floats per joint; NULL: rest pose, which gives the rest positions exactly). */
 void ps_slide_targets(ps_slide* s, const float* skinning, double* target, uint32_t N);
+/* The hard anchors' targets after the bones placed them (fps, pbd): skin sliding near joints
+ * (Sec. 4.2, when `slide`), then the joints' contacts (2018 Sec. 5, when `joints`) keep the
+ * anchors near a folding joint on their side of its plane, their clamp spread by `spread`
+ * (ps_clamp_spread.c). */
+void ps_hard_targets_adjust(ps_slide* slide, ps_collide* joints, ps_clamp_spread* spread,
+                            const float* skinning, double* target, uint32_t N);
 
 /* ---- the backend instance (ps.c) ---- */
 

@@ -238,3 +238,57 @@ sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* 
     *has_mls = true;
     return SINEW_OK;
 }
+
+void ps_mls_upsample_skin(const sinew_host_api* host, const ps_model* m,
+                          const sinew_mls_weights* mls, const float* blend_from,
+                          float blend_fraction, float* skin_f, float* skin_n,
+                          const float* skinning, float* positions, size_t position_stride,
+                          float* normals, size_t normal_stride)
+{
+    if (blend_from) sinew_step_blend(blend_from, skin_f, 3u * m->n, blend_fraction, skin_f);
+    ps_skin_normals(host, m, skin_f, skin_n);
+    if (mls) {
+        /* 2019 eq. 8: positions as weighted sums; normals by linear MLS of the skin's normals.
+         * The inputs are finite (the step checked them), so apply cannot refuse them. */
+        sinew_mls_apply(host, mls, m->n, skin_f, normals ? skin_n : NULL, positions,
+                        position_stride, normals, normal_stride);
+    } else {
+        ps_upsample_render(host, m, skin_f, skin_n, skinning, positions, position_stride,
+                           normals, normal_stride);
+    }
+}
+
+/* Row of skin vertex i in the simulation's arrays. */
+static inline uint32_t row_of(const uint32_t* inv, uint32_t i)
+{
+    return inv ? inv[i] : i;
+}
+
+void ps_mls_render_velocities(const sinew_host_api* host, const ps_model* m,
+                              const sinew_mls_weights* mls, const double* v, uint32_t N,
+                              const uint32_t* inv, float* skin_f, float* velocities)
+{
+    if (mls) {
+        /* The MLS weights reproduce affine fields, so they carry velocities as positions. */
+        for (uint32_t i = 0; i < m->n; ++i)
+            for (int c = 0; c < 3; ++c)
+                skin_f[3u * i + c] = (float)v[(size_t)c * N + row_of(inv, i)];
+        sinew_mls_apply(host, mls, m->n, skin_f, NULL, velocities, 12u, NULL, 0u);
+        return;
+    }
+    for (uint32_t r = 0; r < m->render_count; ++r) {
+        const ps_upsample* u = &m->upsample[r];
+        for (int c = 0; c < 3; ++c) {
+            const double* vc = v + (size_t)c * N;
+            double val;
+            if (u->triangle == PS_NONE) {
+                val = vc[row_of(inv, u->vertex)];
+            } else {
+                const uint32_t* t = m->triangles + 3u * u->triangle;
+                val = u->bary[0] * vc[row_of(inv, t[0])] + u->bary[1] * vc[row_of(inv, t[1])] +
+                      u->bary[2] * vc[row_of(inv, t[2])];
+            }
+            velocities[3u * r + c] = (float)val;
+        }
+    }
+}

@@ -47,6 +47,25 @@ sinew_result ps_bake_read_mls(const sinew_host_api* host, const sinew_rig_view* 
                               const void* data, size_t size, ps_model* model,
                               sinew_mls_weights* mls, bool* has_mls);
 
+/* The render mesh from the simulated skin's float positions `skin_f` (3 per skin vertex, the
+ * model's numbering), blended from `blend_from` (NULL: none) towards them by `blend_fraction`
+ * first: its vertex normals into `skin_n`, then the render mesh by the MLS weights (2019 eq. 8)
+ * when `mls`, else by normal displacement (2018 Sec. 6), into strided arrays (byte strides;
+ * either may be NULL). */
+void ps_mls_upsample_skin(const sinew_host_api* host, const ps_model* m,
+                          const sinew_mls_weights* mls, const float* blend_from,
+                          float blend_fraction, float* skin_f, float* skin_n,
+                          const float* skinning, float* positions, size_t position_stride,
+                          float* normals, size_t normal_stride);
+
+/* The render mesh's velocities (3 floats per render vertex) from the skin's, `v` (N rows,
+ * x/y/z columns, skin vertex i in row inv[i]; inv NULL: row i): by the MLS weights when `mls`
+ * (through `skin_f`, 3 floats per skin vertex), else by the upsampling's barycentric
+ * coordinates. */
+void ps_mls_render_velocities(const sinew_host_api* host, const ps_model* m,
+                              const sinew_mls_weights* mls, const double* v, uint32_t N,
+                              const uint32_t* inv, float* skin_f, float* velocities);
+
 /* Makes ps_sim_upsample and ps_sim_render_velocities use MLS weights (NULL: normal
  * displacement). The weights must outlive the simulation or the next call. */
 void ps_sim_set_mls(ps_sim* sim, const sinew_mls_weights* mls);

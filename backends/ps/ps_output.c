@@ -73,11 +73,7 @@ void ps_output_fill_binding(ps_output* o)
 {
     if (!o->bound || o->binding_current) return;
     ps_output_refresh(o, o->binding.normals != NULL);
-    sinew_output_copy(o->positions, o->render_count, o->binding.positions,
-                      o->binding.position_stride);
-    if (o->binding.normals)
-        sinew_output_copy(o->normals, o->render_count, o->binding.normals,
-                          o->binding.normal_stride);
+    sinew_output_copy_view(o->positions, o->normals, o->render_count, &o->binding);
     o->binding_current = true;
 }
 
@@ -87,11 +83,7 @@ sinew_result ps_output_read(ps_output* o, const sinew_host_api* host,
     sinew_result r = sinew_output_check(host, o->backend, "read_output", out, o->render_count);
     if (r != SINEW_OK) return r;
     ps_output_refresh(o, out->normals != NULL);
-    sinew_output_copy(o->positions, o->render_count, out->positions,
-                      out->position_stride ? out->position_stride : 12u);
-    if (out->normals)
-        sinew_output_copy(o->normals, o->render_count, out->normals,
-                          out->normal_stride ? out->normal_stride : 12u);
+    sinew_output_copy_view(o->positions, o->normals, o->render_count, out);
     return SINEW_OK;
 }
 

@@ -19,11 +19,9 @@
  * three coordinates at once with that factor, its elimination tree cut into two parts that two
  * threads substitute at the same time (sinew_ldl.h). Only CHOLMOD's Core and Cholesky modules
  * are used (analyze, factorize and Core utilities). */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include <cholmod.h>
 
@@ -152,13 +150,6 @@ sinew_result ps_simd_resolve(const sinew_host_api* host, sinew_simd* simd)
                            sinew_simd_name(*simd));
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void ps_sim_destroy(ps_sim* s)
 {
     if (!s) return;
@@ -228,20 +219,10 @@ static void column_entries(const ps_sim* s, const ps_vertex_tets* vt, uint32_t j
             uint32_t i = tv[c];
             if (i > j) continue;
             double v = acc ? tet_entry(s, t, c < cj ? c : cj, c < cj ? cj : c) : 0.0;
-            if (mark[i] == j + 1u) {
-                if (acc) acc[i] += v;
-            } else {
-                mark[i] = j + 1u;
-                if (acc) acc[i] = v;
-                rows[k++] = i;
-            }
+            ps_gather_entry(i, j + 1u, v, acc, mark, rows, &k);
         }
     }
-    if (!acc) {
-        *count = k;
-        return;
-    }
-    ps_sort_short(rows, k);
+    if (acc) ps_sort_short(rows, k);
     *count = k;
 }
 
@@ -751,14 +732,8 @@ static sinew_result sim_order_parts(ps_sim* s)
 /* CHOLMOD: simplicial LDL^T, AMD ordering only, quiet (errors come back as status). */
 static void sim_start_cholmod(ps_sim* s)
 {
-    cholmod_start(&s->cc);
+    sinew_cholmod_start_ldl(&s->cc);
     s->cc_started = 1;
-    s->cc.print = 0;
-    s->cc.supernodal = CHOLMOD_SIMPLICIAL;
-    s->cc.final_ll = 0;
-    s->cc.nmethods = 1;
-    s->cc.method[0].ordering = CHOLMOD_AMD;
-    s->cc.postorder = 1;
 }
 
 /* The parts that only some models use: the collision matrix of Sec. 5.3 and the sliding
@@ -839,10 +814,7 @@ size_t ps_sim_factor_nnz(const ps_sim* s)
 
 void ps_sim_set_pose(ps_sim* s, const float* skinning)
 {
-    const ps_model* m = s->m;
-    for (uint32_t j = 0; j < m->joint_count; ++j)
-        for (int k = 0; k < 16; ++k)
-            s->skinning[16u * j + k] = skinning ? skinning[16u * j + k] : ((k % 5 == 0) ? 1.0f : 0.0f);
+    ps_copy_skinning(s->skinning, skinning, s->m->joint_count);
     s->pose_dirty = 1;
 }
 
@@ -852,11 +824,7 @@ static void update_targets(ps_sim* s)
     uint32_t N = s->N;
     for (uint32_t a = 0; a < s->anchored_count; ++a) {
         uint32_t i = s->anchored[a];
-        const float* T = s->skinning + 16u * s->anchor_joint[i];
-        const double* q = s->m->rest + 3u * i;
-        for (int r = 0; r < 3; ++r)
-            s->target[(size_t)r * N + i] =
-                (double)T[r] * q[0] + (double)T[4 + r] * q[1] + (double)T[8 + r] * q[2] + T[12 + r];
+        ps_bone_target(s->target, N, i, s->skinning + 16u * s->anchor_joint[i], s->m->rest);
     }
     /* Sec. 4.2: base vertices near joints slide instead of following one bone. */
     if (s->slide) ps_slide_targets(s->slide, s->skinning, s->target, N);
@@ -1022,10 +990,10 @@ static void step_pose(ps_sim* s, step_times* t)
     if (!s->pose_dirty) return;
     update_targets(s);
     if (s->col) {
-        double a = s->p.profile ? now_seconds() : 0.0;
+        double a = s->p.profile ? ps_seconds() : 0.0;
         ps_collide_pose(s->col, s->skinning);
         ps_collide_clamp_targets(s->col, s->target, s->N);
-        if (s->p.profile) t->collide += now_seconds() - a;
+        if (s->p.profile) t->collide += ps_seconds() - a;
     }
     s->pose_dirty = 0;
 }
@@ -1106,11 +1074,11 @@ static void second_half_targets(ps_sim* s, uint32_t it)
 static sinew_result step_contacts(ps_sim* s, step_times* t)
 {
     if (!s->glob) return SINEW_OK;
-    double a = s->p.profile ? now_seconds() : 0.0;
+    double a = s->p.profile ? ps_seconds() : 0.0;
     int changed = 0;
     sinew_result r = fps_collide_update(s->glob, s->x, s->N, &changed);
     s->global_step = fps_collide_pair_count(s->glob) + fps_collide_capsule_count(s->glob) > 0;
-    if (s->p.profile) t->collide += now_seconds() - a;
+    if (s->p.profile) t->collide += ps_seconds() - a;
     return r;
 }
 
@@ -1119,12 +1087,12 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
 {
     uint32_t N = s->N;
     local_ctx ctx = {s};
-    double a = s->p.profile ? now_seconds() : 0.0;
+    double a = s->p.profile ? ps_seconds() : 0.0;
     if (s->part_jobs)
         sinew_host_parallel_for(&s->host, local_part_range, &ctx, SINEW_LDL_PARTS, 1u);
     else
         sinew_host_parallel_for(&s->host, local_range, &ctx, s->block_count, 8u);
-    double b = s->p.profile ? now_seconds() : 0.0;
+    double b = s->p.profile ? ps_seconds() : 0.0;
     /* The joints' volume is judged on the first half's shape, which the plain matrix gives
      * alike in every step of a held pose (judged at the prediction, a step that restored the
      * volume would switch the next one off). */
@@ -1141,9 +1109,9 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
             sinew_host_parallel_for(&s->host, rhs_part_range, &ctx, SINEW_LDL_PARTS, 1u);
         else
             sinew_host_parallel_for(&s->host, rhs_range, &ctx, N, 1024u);
-        c = s->p.profile ? now_seconds() : 0.0;
+        c = s->p.profile ? ps_seconds() : 0.0;
         second_half_targets(s, it);
-        c2 = s->p.profile ? now_seconds() : 0.0;
+        c2 = s->p.profile ? ps_seconds() : 0.0;
         sinew_ldl_solve(L, (const double*)s->B->x, N, s->x, N);
     } else {
         /* without projections to add, each part's rows of the right-hand side are computed
@@ -1151,7 +1119,7 @@ static sinew_result step_iterate(ps_sim* s, uint32_t it, step_times* t)
         sinew_ldl_solve_with(L, rhs_rows, s, s->x, N);
     }
     if (s->p.profile) {
-        double d = now_seconds();
+        double d = ps_seconds();
         t->local += b - a;
         t->rhs += c - b;
         t->solve += d - c;
@@ -1192,13 +1160,13 @@ static void step_profile(ps_sim* s, const step_times* t, double t0)
     s->profile[2] += t->solve;
     s->profile_collide[0] += t->collide;
     s->profile_collide[1] += t->solve2;
-    s->profile[4] += now_seconds() - t0;
+    s->profile[4] += ps_seconds() - t0;
     s->profile_steps++;
 }
 
 sinew_result ps_sim_step(ps_sim* s, double* energies)
 {
-    double t0 = s->p.profile ? now_seconds() : 0.0;
+    double t0 = s->p.profile ? ps_seconds() : 0.0;
     step_times t = {0.0, 0.0, 0.0, 0.0, 0.0};
     step_pose(s, &t);
     step_snap(s);
@@ -1283,21 +1251,12 @@ void ps_sim_set_output_blend(ps_sim* s, const float* previous, float fraction)
 void ps_sim_upsample(ps_sim* s, float* positions, size_t position_stride, float* normals,
                      size_t normal_stride)
 {
-    double t0 = s->p.profile ? now_seconds() : 0.0;
+    double t0 = s->p.profile ? ps_seconds() : 0.0;
     sinew_host_parallel_for(&s->host, skin_float_range, s, s->n, 2048u);
-    if (s->blend_from) sinew_step_blend(s->blend_from, s->skin_f, 3u * s->n, s->blend_fraction,
-                                        s->skin_f);
-    ps_skin_normals(&s->host, s->m, s->skin_f, s->skin_n);
-    if (s->mls) {
-        /* 2019 eq. 8: positions as weighted sums; normals by linear MLS of the skin's normals.
-         * The inputs are finite (the step checked them), so apply cannot refuse them. */
-        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, normals ? s->skin_n : NULL,
-                        positions, position_stride, normals, normal_stride);
-    } else {
-        ps_upsample_render(&s->host, s->m, s->skin_f, s->skin_n, s->skinning, positions,
-                           position_stride, normals, normal_stride);
-    }
-    if (s->p.profile) s->profile[3] += now_seconds() - t0;
+    ps_mls_upsample_skin(&s->host, s->m, s->mls, s->blend_from, s->blend_fraction, s->skin_f,
+                         s->skin_n, s->skinning, positions, position_stride, normals,
+                         normal_stride);
+    if (s->p.profile) s->profile[3] += ps_seconds() - t0;
 }
 
 void ps_sim_set_mls(ps_sim* s, const sinew_mls_weights* mls)
@@ -1307,29 +1266,7 @@ void ps_sim_set_mls(ps_sim* s, const sinew_mls_weights* mls)
 
 void ps_sim_render_velocities(const ps_sim* s, float* velocities)
 {
-    const ps_model* m = s->m;
-    uint32_t N = s->N;
-    if (s->mls) {
-        /* The MLS weights reproduce affine fields, so they carry velocities as positions. */
-        for (uint32_t i = 0; i < s->n; ++i)
-            for (int c = 0; c < 3; ++c) s->skin_f[3u * i + c] = (float)s->v[(size_t)c * N + i];
-        sinew_mls_apply(&s->host, s->mls, s->n, s->skin_f, NULL, velocities, 12u, NULL, 0u);
-        return;
-    }
-    for (uint32_t r = 0; r < m->render_count; ++r) {
-        const ps_upsample* u = &m->upsample[r];
-        for (int c = 0; c < 3; ++c) {
-            const double* v = s->v + (size_t)c * N;
-            double val;
-            if (u->triangle == PS_NONE) {
-                val = v[u->vertex];
-            } else {
-                const uint32_t* t = m->triangles + 3u * u->triangle;
-                val = u->bary[0] * v[t[0]] + u->bary[1] * v[t[1]] + u->bary[2] * v[t[2]];
-            }
-            velocities[3u * r + c] = (float)val;
-        }
-    }
+    ps_mls_render_velocities(&s->host, s->m, s->mls, s->v, s->N, NULL, s->skin_f, velocities);
 }
 
 sinew_result ps_sim_dump(const ps_sim* s, const sinew_bake_writer* w)

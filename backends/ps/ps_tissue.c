@@ -73,10 +73,8 @@ static bool prism_base_below(const ps_model* m, uint32_t p)
         down[k] = (m->rest[3u * ((size_t)m->n + v[0]) + k] + m->rest[3u * ((size_t)m->n + v[1]) + k] +
                    m->rest[3u * ((size_t)m->n + v[2]) + k] - x0[k] - x1[k] - x2[k]) / 3.0;
     }
-    nrm[0] = e1[1] * e2[2] - e1[2] * e2[1];
-    nrm[1] = e1[2] * e2[0] - e1[0] * e2[2];
-    nrm[2] = e1[0] * e2[1] - e1[1] * e2[0];
-    return nrm[0] * down[0] + nrm[1] * down[1] + nrm[2] * down[2] <= 0.0;
+    ps_cross3(e1, e2, nrm);
+    return ps_dot3(nrm, down) <= 0.0;
 }
 
 /* Marks (flag 2) the parts (ps_skin_parts), by their vertex, in which a directed edge occurs
