@@ -90,6 +90,22 @@ sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd,
     return SINEW_OK;
 }
 
+void sinew_vk_cmd_results_barrier(const sinew_vk_context* ctx, VkCommandBuffer cmd,
+                                  VkPipelineStageFlags src_stage, VkAccessFlags src_access)
+{
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = src_access;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT |
+                       VK_ACCESS_SHADER_READ_BIT;
+    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    if (ctx->caps & SINEW_VK_CAP_GRAPHICS) {
+        mb.dstAccessMask |= VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT;
+        dst |= VK_PIPELINE_STAGE_VERTEX_INPUT_BIT;
+    }
+    vkCmdPipelineBarrier(cmd, src_stage, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
 sinew_result sinew_vk_fail(const sinew_vk_context* ctx, VkResult vr, const char* what)
 {
     sinew_result r = SINEW_ERROR_DEVICE;

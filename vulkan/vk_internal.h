@@ -141,6 +141,11 @@ sinew_result sinew_vk_buffer_flush(sinew_vk_context* ctx, VkDeviceMemory memory,
 sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd, VkFence fence,
                                      const sinew_vk_output* wait_output, uint64_t wait_read,
                                      const char* what);
+/* Records the barrier after a compute step's writes (made at src_stage with src_access): the
+ * results feed vertex fetch (a renderer on this queue), copies, the host and later shaders;
+ * vertex input exists only on a queue with graphics. */
+void sinew_vk_cmd_results_barrier(const sinew_vk_context* ctx, VkCommandBuffer cmd,
+                                  VkPipelineStageFlags src_stage, VkAccessFlags src_access);
 
 /* ---- the world's Vulkan service and its tie to a context (vk_service.c) ---- */
 

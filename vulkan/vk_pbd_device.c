@@ -537,20 +537,10 @@ sinew_result vk_pbd_device_submit(vk_pbd_device* d, sinew_vk_output* wait_output
 {
     sinew_vk_context* ctx = d->ctx;
     d->recording = false;
-    /* The results feed vertex fetch (a renderer on this queue), copies, the host and later
-     * shaders; vertex input exists only on a queue with graphics. */
-    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT |
-                       VK_ACCESS_SHADER_READ_BIT;
-    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
-                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    if (ctx->caps & SINEW_VK_CAP_GRAPHICS) {
-        mb.dstAccessMask |= VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT;
-        dst |= VK_PIPELINE_STAGE_VERTEX_INPUT_BIT;
-    }
-    vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         dst, 0, 1, &mb, 0, NULL, 0, NULL);
+    sinew_vk_cmd_results_barrier(ctx, d->cmd,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                     VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
     sinew_result r = sinew_vk_submit_compute(ctx, d->cmd, d->fence, wait_output, wait_read, "vk-pbd");
     if (r != SINEW_OK) return r;
     d->in_flight = true;

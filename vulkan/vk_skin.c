@@ -442,20 +442,8 @@ static sinew_result vk_dispatch(vk_skin* s, dispatch_target t, uint32_t flags,
     uint32_t pc[3] = {s->n, s->width, flags};
     vkCmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
     vkCmdDispatch(cmd, (s->n + GROUP_SIZE - 1u) / GROUP_SIZE, 1, 1);
-    /* The results feed vertex fetch (a renderer on this queue), copies, the host, and later
-     * shaders; vertex input exists only on a queue with graphics. */
-    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT |
-                       VK_ACCESS_SHADER_READ_BIT;
-    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
-                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    if (ctx->caps & SINEW_VK_CAP_GRAPHICS) {
-        mb.dstAccessMask |= VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT;
-        dst |= VK_PIPELINE_STAGE_VERTEX_INPUT_BIT;
-    }
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst, 0, 1, &mb, 0, NULL, 0,
-                         NULL);
+    sinew_vk_cmd_results_barrier(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                 VK_ACCESS_SHADER_WRITE_BIT);
     r = sinew_vk_submit_compute(ctx, cmd, s->fence, wait_output, wait_read, "skin");
     if (r != SINEW_OK) return r;
     s->in_flight = true;
