@@ -90,6 +90,43 @@ sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd,
     return SINEW_OK;
 }
 
+/* sinew_vk_fail for the Vulkan call `call`, with " (what)" after it unless what is empty. */
+static sinew_result fail_named(const sinew_vk_context* ctx, VkResult vr, const char* call,
+                               const char* what)
+{
+    char name[96];
+    snprintf(name, sizeof name, what[0] ? "%s (%s)" : "%s", call, what);
+    return sinew_vk_fail(ctx, vr, name);
+}
+
+sinew_result sinew_vk_compute_layouts(sinew_vk_context* ctx, uint32_t count, uint32_t push_bytes,
+                                      const char* what, VkDescriptorSetLayout* set_layout,
+                                      VkPipelineLayout* layout)
+{
+    VkDescriptorSetLayoutBinding b[SINEW_VK_MAX_STORAGE_BINDINGS];
+    memset(b, 0, sizeof b);
+    for (uint32_t i = 0; i < count; ++i) {
+        b[i].binding = i;
+        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        b[i].descriptorCount = 1;
+        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dl.bindingCount = count;
+    dl.pBindings = b;
+    VkResult vr = vkCreateDescriptorSetLayout(ctx->device, &dl, NULL, set_layout);
+    if (vr != VK_SUCCESS) return fail_named(ctx, vr, "vkCreateDescriptorSetLayout", what);
+    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = set_layout;
+    pl.pushConstantRangeCount = 1;
+    pl.pPushConstantRanges = &pc;
+    vr = vkCreatePipelineLayout(ctx->device, &pl, NULL, layout);
+    if (vr != VK_SUCCESS) return fail_named(ctx, vr, "vkCreatePipelineLayout", what);
+    return SINEW_OK;
+}
+
 void sinew_vk_cmd_results_barrier(const sinew_vk_context* ctx, VkCommandBuffer cmd,
                                   VkPipelineStageFlags src_stage, VkAccessFlags src_access)
 {

@@ -279,34 +279,14 @@ static sinew_result make_readback(vk_pbd_device* d)
 /* One set layout of B_COUNT storage buffers and one push-constant block for every stage. */
 static sinew_result make_layout(vk_pbd_device* d)
 {
-    VkDevice dev = d->ctx->device;
     if (d->ctx->properties.limits.maxPerStageDescriptorStorageBuffers < B_COUNT)
         return sinew_host_fail(&d->host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "vk-pbd: the device binds %u storage buffers per stage, %u needed",
                                d->ctx->properties.limits.maxPerStageDescriptorStorageBuffers,
                                (unsigned)B_COUNT);
-    VkDescriptorSetLayoutBinding b[B_COUNT];
-    memset(b, 0, sizeof b);
-    for (uint32_t i = 0; i < B_COUNT; ++i) {
-        b[i].binding = i;
-        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        b[i].descriptorCount = 1;
-        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dl.bindingCount = B_COUNT;
-    dl.pBindings = b;
-    VkResult vr = vkCreateDescriptorSetLayout(dev, &dl, NULL, &d->set_layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(d->ctx, vr, "vkCreateDescriptorSetLayout (vk-pbd)");
-    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push_block)};
-    VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &d->set_layout;
-    pl.pushConstantRangeCount = 1;
-    pl.pPushConstantRanges = &pc;
-    vr = vkCreatePipelineLayout(dev, &pl, NULL, &d->layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(d->ctx, vr, "vkCreatePipelineLayout (vk-pbd)");
-    return SINEW_OK;
+    _Static_assert(B_COUNT <= SINEW_VK_MAX_STORAGE_BINDINGS, "too many bindings");
+    return sinew_vk_compute_layouts(d->ctx, B_COUNT, (uint32_t)sizeof(push_block), "vk-pbd",
+                                    &d->set_layout, &d->layout);
 }
 
 static sinew_result make_pipelines(vk_pbd_device* d)

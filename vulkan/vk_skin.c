@@ -143,31 +143,13 @@ static sinew_result vk_create_compute(vk_skin* s)
 {
     sinew_vk_context* ctx = s->ctx;
     VkDevice dev = ctx->device;
-    VkDescriptorSetLayoutBinding b[6];
-    memset(b, 0, sizeof b);
-    for (uint32_t i = 0; i < 6; ++i) {
-        b[i].binding = i;
-        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        b[i].descriptorCount = 1;
-        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dl.bindingCount = 6;
-    dl.pBindings = b;
-    VkResult vr = vkCreateDescriptorSetLayout(dev, &dl, NULL, &s->set_layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreateDescriptorSetLayout");
-    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 3u * sizeof(uint32_t)};
-    VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &s->set_layout;
-    pl.pushConstantRangeCount = 1;
-    pl.pPushConstantRanges = &pc;
-    vr = vkCreatePipelineLayout(dev, &pl, NULL, &s->layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreatePipelineLayout");
+    sinew_result r = sinew_vk_compute_layouts(ctx, 6u, 3u * (uint32_t)sizeof(uint32_t), "",
+                                              &s->set_layout, &s->layout);
+    if (r != SINEW_OK) return r;
     VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     sm.codeSize = s->ops->spirv_size;
     sm.pCode = s->ops->spirv;
-    vr = vkCreateShaderModule(dev, &sm, NULL, &s->module);
+    VkResult vr = vkCreateShaderModule(dev, &sm, NULL, &s->module);
     if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreateShaderModule");
     VkComputePipelineCreateInfo cp = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
