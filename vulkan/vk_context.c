@@ -127,6 +127,22 @@ sinew_result sinew_vk_compute_layouts(sinew_vk_context* ctx, uint32_t count, uin
     return SINEW_OK;
 }
 
+void sinew_vk_write_storage(const sinew_vk_context* ctx, VkDescriptorSet set, uint32_t first,
+                            uint32_t count, const VkDescriptorBufferInfo* info)
+{
+    VkWriteDescriptorSet w[SINEW_VK_MAX_STORAGE_BINDINGS];
+    memset(w, 0, sizeof w);
+    for (uint32_t i = 0; i < count; ++i) {
+        w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        w[i].dstSet = set;
+        w[i].dstBinding = first + i;
+        w[i].descriptorCount = 1;
+        w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        w[i].pBufferInfo = &info[i];
+    }
+    vkUpdateDescriptorSets(ctx->device, count, w, 0, NULL);
+}
+
 void sinew_vk_cmd_results_barrier(const sinew_vk_context* ctx, VkCommandBuffer cmd,
                                   VkPipelineStageFlags src_stage, VkAccessFlags src_access)
 {

@@ -149,6 +149,10 @@ sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd,
 sinew_result sinew_vk_compute_layouts(sinew_vk_context* ctx, uint32_t count, uint32_t push_bytes,
                                       const char* what, VkDescriptorSetLayout* set_layout,
                                       VkPipelineLayout* layout);
+/* Points bindings first .. first+count-1 of a set made by sinew_vk_compute_layouts at the
+ * buffer ranges info[0 .. count-1]. */
+void sinew_vk_write_storage(const sinew_vk_context* ctx, VkDescriptorSet set, uint32_t first,
+                            uint32_t count, const VkDescriptorBufferInfo* info);
 /* Records the barrier after a compute step's writes (made at src_stage with src_access): the
  * results feed vertex fetch (a renderer on this queue), copies, the host and later shaders;
  * vertex input exists only on a queue with graphics. */

@@ -339,22 +339,14 @@ static sinew_result make_objects(vk_pbd_device* d)
     if (vr == VK_SUCCESS) vr = vkCreateFence(dev, &fi, NULL, &d->fence);
     if (vr != VK_SUCCESS) return sinew_vk_fail(d->ctx, vr, "vk-pbd: command objects");
     VkDescriptorBufferInfo info[B_COUNT];
-    VkWriteDescriptorSet w[B_COUNT];
-    memset(w, 0, sizeof w);
     VkDeviceSize bytes = (VkDeviceSize)d->m->render_count * 12u;
     bytes = bytes ? bytes : 16u;
     for (uint32_t i = 0; i < B_COUNT; ++i) {
         info[i] = (VkDescriptorBufferInfo){d->buf[i].buffer, 0, VK_WHOLE_SIZE};
         if (i == B_OUT_POS) info[i] = (VkDescriptorBufferInfo){d->own.buffer, 0, bytes};
         if (i == B_OUT_NRM) info[i] = (VkDescriptorBufferInfo){d->own.buffer, d->own_nrm, bytes};
-        w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        w[i].dstSet = d->set;
-        w[i].dstBinding = i;
-        w[i].descriptorCount = 1;
-        w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        w[i].pBufferInfo = &info[i];
     }
-    vkUpdateDescriptorSets(dev, B_COUNT, w, 0, NULL);
+    sinew_vk_write_storage(d->ctx, d->set, 0u, B_COUNT, info);
     d->target = (vk_pbd_target){d->own.buffer, 0, d->own_nrm};
     return SINEW_OK;
 }

@@ -206,17 +206,7 @@ static void vk_bind_inputs(vk_skin* s)
         {s->weight_buf.buffer, 0, VK_WHOLE_SIZE},
         {s->transforms.buffer, 0, VK_WHOLE_SIZE},
     };
-    VkWriteDescriptorSet w[4];
-    memset(w, 0, sizeof w);
-    for (uint32_t i = 0; i < 4; ++i) {
-        w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        w[i].dstSet = s->set;
-        w[i].dstBinding = i;
-        w[i].descriptorCount = 1;
-        w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        w[i].pBufferInfo = &info[i];
-    }
-    vkUpdateDescriptorSets(s->ctx->device, 4, w, 0, NULL);
+    sinew_vk_write_storage(s->ctx, s->set, 0u, 4u, info);
 }
 
 static sinew_result vk_create_pipeline(vk_skin* s)
@@ -397,17 +387,7 @@ static sinew_result vk_dispatch(vk_skin* s, dispatch_target t, uint32_t flags,
     if (t.buffer != s->set_buffer || t.pos != s->set_pos || t.nrm != s->set_nrm) {
         VkDeviceSize bytes = (VkDeviceSize)s->n * 12u;
         VkDescriptorBufferInfo info[2] = {{t.buffer, t.pos, bytes}, {t.buffer, t.nrm, bytes}};
-        VkWriteDescriptorSet w[2];
-        memset(w, 0, sizeof w);
-        for (uint32_t i = 0; i < 2; ++i) {
-            w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-            w[i].dstSet = s->set;
-            w[i].dstBinding = 4u + i;
-            w[i].descriptorCount = 1;
-            w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-            w[i].pBufferInfo = &info[i];
-        }
-        vkUpdateDescriptorSets(ctx->device, 2, w, 0, NULL);
+        sinew_vk_write_storage(ctx, s->set, 4u, 2u, info);
         s->set_buffer = t.buffer;
         s->set_pos = t.pos;
         s->set_nrm = t.nrm;
