@@ -284,13 +284,19 @@ static __device__ __forceinline__ fpsc_col_view dev_col(const fpsc_dev& D)
 
 /* ---- the phases of a step (one virtual block each) ---- */
 
+/* A phase's prologue: the member i that owns virtual block vb, its data D, and this thread's
+ * row in it; an inactive member leaves the phase (uniform over the block: one member per
+ * block). */
+#define PHASE_MEMBER(kind, row)                                                                    \
+    uint32_t i = find_member(t, kind, vb);                                                         \
+    const fpsc_dev& D = t.dev[i];                                                                  \
+    if (!t.out[i].active) return;                                                                  \
+    uint32_t row = member_row(t, kind, i, vb)
+
 /* Alg. 1 lines 1-2; constrained rows then sit on their targets (Sec. 4.3). */
 static __device__ void ph_predict(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_TISSUE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t j = member_row(t, K_TISSUE, i, vb);
+    PHASE_MEMBER(K_TISSUE, j);
     if (j >= D.N) return;
     fps_predict_row(D.x, D.v, D.x_prev, D.pred, D.N, j, D.h);
     if (j >= D.ns)
@@ -300,10 +306,7 @@ static __device__ void ph_predict(const fpsc_table& t, uint32_t vb)
 
 static __device__ void ph_rhs_const(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_FREE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t s = member_row(t, K_FREE, i, vb);
+    PHASE_MEMBER(K_FREE, s);
     if (s >= D.ns) return;
     sinew_crs Ksb;
     Ksb.rows = D.ns;
@@ -316,10 +319,7 @@ static __device__ void ph_rhs_const(const fpsc_table& t, uint32_t vb)
 /* Sec. 4.1: one thread per prism. */
 static __device__ void ph_local(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_PRISM, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t p = member_row(t, K_PRISM, i, vb);
+    PHASE_MEMBER(K_PRISM, p);
     if (p >= D.prism_count) return;
     fps_prisms P;
     P.stride = D.stride;
@@ -336,10 +336,8 @@ static __device__ void ph_local(const fpsc_table& t, uint32_t vb)
  * pair, at the current iterate (after the local step in fps; both only read x). */
 static __device__ void ph_col_pairs(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_PAIR, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active || !D.col_hdr) return; /* uniform over the block */
-    uint32_t p = member_row(t, K_PAIR, i, vb);
+    PHASE_MEMBER(K_PAIR, p);
+    if (!D.col_hdr) return; /* uniform over the block */
     fpsc_col_view C = dev_col(D);
     if (p >= C.pairs) return;
     fpsc_col_pair(&C, D.x, D.N, p);
@@ -349,10 +347,7 @@ static __device__ void ph_col_pairs(const fpsc_table& t, uint32_t vb)
  * ph_col_pairs, summed as fps_collide_rhs does), which this thread alone then reads. */
 static __device__ void ph_rhs(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_FREE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t s = member_row(t, K_FREE, i, vb);
+    PHASE_MEMBER(K_FREE, s);
     if (s >= D.ns) return;
     const double* extra = NULL;
     if (D.col_hdr) {
@@ -365,10 +360,7 @@ static __device__ void ph_rhs(const fpsc_table& t, uint32_t vb)
 /* Alg. 2 lines 1-3 (warm start: x holds the previous iterate). */
 static __device__ void ph_pcg_init(const fpsc_table& t, uint32_t vb, uint32_t it)
 {
-    uint32_t i = find_member(t, K_FREE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t s = member_row(t, K_FREE, i, vb);
+    PHASE_MEMBER(K_FREE, s);
     double delta[3] = {0.0, 0.0, 0.0};
     sinew_ellcrs A = dev_matrix(D);
     sinew_crs staged;
@@ -381,10 +373,7 @@ static __device__ void ph_pcg_init(const fpsc_table& t, uint32_t vb, uint32_t it
 /* Kernel 1 of Alg. 2: q = A d and d^T q. */
 static __device__ void ph_pcg_matvec(const fpsc_table& t, uint32_t vb, uint32_t it, uint32_t j)
 {
-    uint32_t i = find_member(t, K_FREE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t s = member_row(t, K_FREE, i, vb);
+    PHASE_MEMBER(K_FREE, s);
     double dq[3] = {0.0, 0.0, 0.0};
     sinew_ellcrs A = dev_matrix(D);
     sinew_crs staged;
@@ -396,10 +385,7 @@ static __device__ void ph_pcg_matvec(const fpsc_table& t, uint32_t vb, uint32_t 
 /* Kernel 2: alpha from the sums of the kernels before, x and r updated, the new delta's share. */
 static __device__ void ph_pcg_update(const fpsc_table& t, uint32_t vb, uint32_t it, uint32_t j)
 {
-    uint32_t i = find_member(t, K_FREE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t s = member_row(t, K_FREE, i, vb);
+    PHASE_MEMBER(K_FREE, s);
     double delta[3] = {0.0, 0.0, 0.0};
     if (s < D.ns) {
         double gamma[3], dq[3], alpha[3];
@@ -414,10 +400,7 @@ static __device__ void ph_pcg_update(const fpsc_table& t, uint32_t vb, uint32_t 
 /* Kernel 3: d = J r + beta d. */
 static __device__ void ph_pcg_direction(const fpsc_table& t, uint32_t vb, uint32_t it, uint32_t j)
 {
-    uint32_t i = find_member(t, K_FREE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t s = member_row(t, K_FREE, i, vb);
+    PHASE_MEMBER(K_FREE, s);
     if (s >= D.ns) return;
     double gamma[3], delta[3], beta[3];
     site_sum(D, site_delta(t.pcg, it, j), gamma);
@@ -429,10 +412,7 @@ static __device__ void ph_pcg_direction(const fpsc_table& t, uint32_t vb, uint32
 /* Alg. 1 line 7, and the check fps makes after a step (any non-finite value). */
 static __device__ void ph_velocity(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_TISSUE, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t j = member_row(t, K_TISSUE, i, vb);
+    PHASE_MEMBER(K_TISSUE, j);
     if (j >= D.N) return;
     fps_velocity_row(D.x, D.x_prev, D.v, D.N, j, D.vel_f);
     double sum = 0.0;
@@ -494,10 +474,7 @@ static __device__ __forceinline__ bool step_failed(const fpsc_dev& D)
 
 static __device__ void ph_skin_positions(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_SKIN, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t s = member_row(t, K_SKIN, i, vb);
+    PHASE_MEMBER(K_SKIN, s);
     if (s >= D.n || step_failed(D)) return;
     uint32_t j = D.inv[s];
     for (int c = 0; c < 3; ++c) D.skin_f[3u * s + c] = (float)D.x[(size_t)c * D.N + j];
@@ -505,10 +482,7 @@ static __device__ void ph_skin_positions(const fpsc_table& t, uint32_t vb)
 
 static __device__ void ph_skin_normals(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_SKIN, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t v = member_row(t, K_SKIN, i, vb);
+    PHASE_MEMBER(K_SKIN, v);
     if (v >= D.n || step_failed(D)) return;
     float s[3] = {0.0f, 0.0f, 0.0f};
     for (uint32_t k = D.vt_off[v]; k < D.vt_off[v + 1]; ++k) {
@@ -529,10 +503,7 @@ static __device__ void ph_skin_normals(const fpsc_table& t, uint32_t vb)
 /* 2018 Sec. 6: each render vertex is an offset in the frame of a point of the skin. */
 static __device__ void ph_render(const fpsc_table& t, uint32_t vb)
 {
-    uint32_t i = find_member(t, K_RENDER, vb);
-    const fpsc_dev& D = t.dev[i];
-    if (!t.out[i].active) return; /* uniform over the block: one member per block */
-    uint32_t r = member_row(t, K_RENDER, i, vb);
+    PHASE_MEMBER(K_RENDER, r);
     if (r >= D.render_count || step_failed(D)) return;
     const fpsc_out& o = t.out[i];
     float pos[3], nrm[3];

@@ -158,34 +158,46 @@ void sinew_cuda_release_timeline(sinew_cuda_imported_timeline* timeline)
     timeline->handle = NULL;
 }
 
+/* Waits for (signal 0) or signals (signal 1) `value` of the imported timeline on stream;
+ * fn names the public call in the line of a missing semaphore. */
+static sinew_result timeline_op(const sinew_host_api* host,
+                                const sinew_cuda_imported_timeline* timeline, uint64_t value,
+                                void* stream, int signal, const char* fn)
+{
+    if (!timeline || !timeline->handle)
+        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "%s: no imported semaphore",
+                               fn);
+    cudaExternalSemaphore_t sem = (cudaExternalSemaphore_t)timeline->handle;
+    cudaError_t e;
+    const char* call;
+    if (signal) {
+        struct cudaExternalSemaphoreSignalParams p;
+        memset(&p, 0, sizeof p);
+        p.params.fence.value = value;
+        e = cudaSignalExternalSemaphoresAsync(&sem, &p, 1, (cudaStream_t)stream);
+        call = "cudaSignalExternalSemaphoresAsync";
+    } else {
+        struct cudaExternalSemaphoreWaitParams p;
+        memset(&p, 0, sizeof p);
+        p.params.fence.value = value;
+        e = cudaWaitExternalSemaphoresAsync(&sem, &p, 1, (cudaStream_t)stream);
+        call = "cudaWaitExternalSemaphoresAsync";
+    }
+    return e == cudaSuccess ? SINEW_OK : cuda_fail(host, e, call);
+}
+
 sinew_result sinew_cuda_timeline_wait(const sinew_host_api* host,
                                       const sinew_cuda_imported_timeline* timeline,
                                       uint64_t value, void* stream)
 {
-    if (!timeline || !timeline->handle)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_cuda_timeline_wait: no imported semaphore");
-    struct cudaExternalSemaphoreWaitParams p;
-    memset(&p, 0, sizeof p);
-    p.params.fence.value = value;
-    cudaExternalSemaphore_t sem = (cudaExternalSemaphore_t)timeline->handle;
-    cudaError_t e = cudaWaitExternalSemaphoresAsync(&sem, &p, 1, (cudaStream_t)stream);
-    return e == cudaSuccess ? SINEW_OK : cuda_fail(host, e, "cudaWaitExternalSemaphoresAsync");
+    return timeline_op(host, timeline, value, stream, 0, "sinew_cuda_timeline_wait");
 }
 
 sinew_result sinew_cuda_timeline_signal(const sinew_host_api* host,
                                         const sinew_cuda_imported_timeline* timeline,
                                         uint64_t value, void* stream)
 {
-    if (!timeline || !timeline->handle)
-        return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT,
-                               "sinew_cuda_timeline_signal: no imported semaphore");
-    struct cudaExternalSemaphoreSignalParams p;
-    memset(&p, 0, sizeof p);
-    p.params.fence.value = value;
-    cudaExternalSemaphore_t sem = (cudaExternalSemaphore_t)timeline->handle;
-    cudaError_t e = cudaSignalExternalSemaphoresAsync(&sem, &p, 1, (cudaStream_t)stream);
-    return e == cudaSuccess ? SINEW_OK : cuda_fail(host, e, "cudaSignalExternalSemaphoresAsync");
+    return timeline_op(host, timeline, value, stream, 1, "sinew_cuda_timeline_signal");
 }
 
 /* Driver API entry points, fetched through the runtime so that nothing links libcuda (absent

@@ -192,6 +192,11 @@ sinew_rig_data* sinew_world_get_rig(const sinew_world* world, sinew_rig rig);
 /* The live skin of a handle, or NULL; and the one line for a bad handle (world.c). */
 sinew_skin_data* sinew_world_get_skin(const sinew_world* world, sinew_skin skin);
 sinew_result sinew_world_bad_skin(const sinew_world* world, sinew_skin skin, const char* fn);
+/* The skin that call `fn` changes: INVALID_ARGUMENT for a NULL world, else the line of
+ * sinew_world_check_idle or sinew_world_bad_skin when the world steps or the handle is stale;
+ * *out is NULL unless SINEW_OK (world.c). */
+sinew_result sinew_world_idle_skin(const sinew_world* world, sinew_skin skin, const char* fn,
+                                   sinew_skin_data** out);
 /* Parameters with a NULL key or value refused with one line naming `fn` (world.c). */
 sinew_result sinew_world_check_params(const sinew_world* world, const sinew_param* params,
                                       uint32_t count, const char* fn);

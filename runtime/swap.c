@@ -128,11 +128,9 @@ static sinew_result swap_finish(sinew_swap* s, void** instance)
 sinew_result sinew_skin_set_backend(sinew_world* world, sinew_skin skin, const char* backend,
                                     const sinew_param* params, uint32_t param_count)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_backend");
+    sinew_skin_data* data;
+    sinew_result r = sinew_world_idle_skin(world, skin, "sinew_skin_set_backend", &data);
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = sinew_world_get_skin(world, skin);
-    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_set_backend");
     r = sinew_world_check_params(world, params, param_count, "sinew_skin_set_backend");
     if (r != SINEW_OK) return r;
     const sinew_backend_vtable* vt;
@@ -210,11 +208,9 @@ sinew_result sinew_skin_swap_status(const sinew_world* world, sinew_skin skin)
 
 sinew_result sinew_skin_wait_swap(sinew_world* world, sinew_skin skin)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_skin_wait_swap");
+    sinew_skin_data* data;
+    sinew_result r = sinew_world_idle_skin(world, skin, "sinew_skin_wait_swap", &data);
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = sinew_world_get_skin(world, skin);
-    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_wait_swap");
     if (!data->swap) return SINEW_OK;
     sinew_skin_apply_swap(world, data, true);
     return data->swap_result;

@@ -367,6 +367,14 @@ static uint32_t make_id(uint32_t slot, uint32_t generation)
     return (generation << SINEW_HANDLE_SLOT_BITS) | (slot + 1u);
 }
 
+/* Takes slot for a new object: counts it among the used slots when it is the next one, moves
+ * its generation on, and returns the new handle id. */
+static uint32_t slot_publish(uint32_t slot, uint32_t* slot_count, uint32_t* generation)
+{
+    if (slot == *slot_count) (*slot_count)++;
+    return make_id(slot, ++*generation);
+}
+
 static bool split_id(uint32_t id, uint32_t* slot, uint32_t* generation)
 {
     uint32_t s = id & SINEW_HANDLE_MAX_SLOTS;
@@ -423,6 +431,17 @@ sinew_result sinew_world_bad_skin(const sinew_world* world, sinew_skin skin, con
                            "%s: skin handle 0x%08x is not a live skin", fn, skin.id);
 }
 
+sinew_result sinew_world_idle_skin(const sinew_world* world, sinew_skin skin, const char* fn,
+                                   sinew_skin_data** out)
+{
+    *out = NULL;
+    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = sinew_world_check_idle(world, fn);
+    if (r != SINEW_OK) return r;
+    *out = sinew_world_get_skin(world, skin);
+    return *out ? SINEW_OK : sinew_world_bad_skin(world, skin, fn);
+}
+
 /* ---- rigs ---- */
 
 sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, sinew_rig* out_rig)
@@ -448,11 +467,8 @@ sinew_result sinew_rig_create(sinew_world* world, const sinew_rig_desc* desc, si
     sinew_rig_data* rig = NULL;
     r = sinew_rig_data_create(&world->host, desc, &rig);
     if (r != SINEW_OK) return r;
-    if (slot == world->rig_slot_count) world->rig_slot_count++;
-    sinew_rig_slot* s = &world->rigs[slot];
-    s->generation++;
-    s->rig = rig;
-    out_rig->id = make_id(slot, s->generation);
+    world->rigs[slot].rig = rig;
+    out_rig->id = slot_publish(slot, &world->rig_slot_count, &world->rigs[slot].generation);
     return SINEW_OK;
 }
 
@@ -694,21 +710,16 @@ sinew_result sinew_world_add_skin(sinew_world* world, const sinew_skin_desc* des
         skin_free(world, skin);
         return r;
     }
-    if (slot == world->skin_slot_count) world->skin_slot_count++;
-    sinew_skin_slot* s = &world->skins[slot];
-    s->generation++;
-    s->skin = skin;
-    out_skin->id = make_id(slot, s->generation);
+    world->skins[slot].skin = skin;
+    out_skin->id = slot_publish(slot, &world->skin_slot_count, &world->skins[slot].generation);
     return SINEW_OK;
 }
 
 sinew_result sinew_world_remove_skin(sinew_world* world, sinew_skin skin)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_world_remove_skin");
+    sinew_skin_data* data;
+    sinew_result r = sinew_world_idle_skin(world, skin, "sinew_world_remove_skin", &data);
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = sinew_world_get_skin(world, skin);
-    if (!data) return sinew_world_bad_skin(world, skin, "sinew_world_remove_skin");
     uint32_t slot = (skin.id & SINEW_HANDLE_MAX_SLOTS) - 1u;
     skin_free(world, data);
     world->skins[slot].skin = NULL;
@@ -760,11 +771,9 @@ static sinew_result check_pose_desc(const sinew_host_api* host, const sinew_skin
 
 sinew_result sinew_skin_set_pose(sinew_world* world, sinew_skin skin, const sinew_pose_desc* pose)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_skin_set_pose");
+    sinew_skin_data* data;
+    sinew_result r = sinew_world_idle_skin(world, skin, "sinew_skin_set_pose", &data);
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = sinew_world_get_skin(world, skin);
-    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_set_pose");
     const sinew_host_api* host = &world->host;
     uint32_t flags = 0;
     r = check_pose_desc(host, data, pose, &flags);
@@ -864,11 +873,9 @@ sinew_result sinew_world_update(sinew_world* world, float dt)
 
 sinew_result sinew_skin_update(sinew_world* world, sinew_skin skin, float dt)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_skin_update");
+    sinew_skin_data* data;
+    sinew_result r = sinew_world_idle_skin(world, skin, "sinew_skin_update", &data);
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = sinew_world_get_skin(world, skin);
-    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_update");
     r = check_dt(world, dt, "sinew_skin_update");
     if (r != SINEW_OK) return r;
     sinew_skin_apply_swap(world, data, false);
@@ -988,11 +995,9 @@ sinew_result sinew_skin_read_output(const sinew_world* world, sinew_skin skin,
 sinew_result sinew_skin_bind_output(sinew_world* world, sinew_skin skin,
                                     const sinew_output_desc* desc)
 {
-    if (!world) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = sinew_world_check_idle(world, "sinew_skin_bind_output");
+    sinew_skin_data* data;
+    sinew_result r = sinew_world_idle_skin(world, skin, "sinew_skin_bind_output", &data);
     if (r != SINEW_OK) return r;
-    sinew_skin_data* data = sinew_world_get_skin(world, skin);
-    if (!data) return sinew_world_bad_skin(world, skin, "sinew_skin_bind_output");
     if (!desc) {
         r = bind_backend_output(world, data->vt, data->instance, NULL);
         if (r == SINEW_OK) data->bound = false;

@@ -90,6 +90,75 @@ sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd,
     return SINEW_OK;
 }
 
+/* sinew_vk_fail for the Vulkan call `call`, with " (what)" after it unless what is empty. */
+static sinew_result fail_named(const sinew_vk_context* ctx, VkResult vr, const char* call,
+                               const char* what)
+{
+    char name[96];
+    snprintf(name, sizeof name, what[0] ? "%s (%s)" : "%s", call, what);
+    return sinew_vk_fail(ctx, vr, name);
+}
+
+sinew_result sinew_vk_compute_layouts(sinew_vk_context* ctx, uint32_t count, uint32_t push_bytes,
+                                      const char* what, VkDescriptorSetLayout* set_layout,
+                                      VkPipelineLayout* layout)
+{
+    VkDescriptorSetLayoutBinding b[SINEW_VK_MAX_STORAGE_BINDINGS];
+    memset(b, 0, sizeof b);
+    for (uint32_t i = 0; i < count; ++i) {
+        b[i].binding = i;
+        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        b[i].descriptorCount = 1;
+        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dl.bindingCount = count;
+    dl.pBindings = b;
+    VkResult vr = vkCreateDescriptorSetLayout(ctx->device, &dl, NULL, set_layout);
+    if (vr != VK_SUCCESS) return fail_named(ctx, vr, "vkCreateDescriptorSetLayout", what);
+    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = set_layout;
+    pl.pushConstantRangeCount = 1;
+    pl.pPushConstantRanges = &pc;
+    vr = vkCreatePipelineLayout(ctx->device, &pl, NULL, layout);
+    if (vr != VK_SUCCESS) return fail_named(ctx, vr, "vkCreatePipelineLayout", what);
+    return SINEW_OK;
+}
+
+void sinew_vk_write_storage(const sinew_vk_context* ctx, VkDescriptorSet set, uint32_t first,
+                            uint32_t count, const VkDescriptorBufferInfo* info)
+{
+    VkWriteDescriptorSet w[SINEW_VK_MAX_STORAGE_BINDINGS];
+    memset(w, 0, sizeof w);
+    for (uint32_t i = 0; i < count; ++i) {
+        w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        w[i].dstSet = set;
+        w[i].dstBinding = first + i;
+        w[i].descriptorCount = 1;
+        w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        w[i].pBufferInfo = &info[i];
+    }
+    vkUpdateDescriptorSets(ctx->device, count, w, 0, NULL);
+}
+
+void sinew_vk_cmd_results_barrier(const sinew_vk_context* ctx, VkCommandBuffer cmd,
+                                  VkPipelineStageFlags src_stage, VkAccessFlags src_access)
+{
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = src_access;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT |
+                       VK_ACCESS_SHADER_READ_BIT;
+    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    if (ctx->caps & SINEW_VK_CAP_GRAPHICS) {
+        mb.dstAccessMask |= VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT;
+        dst |= VK_PIPELINE_STAGE_VERTEX_INPUT_BIT;
+    }
+    vkCmdPipelineBarrier(cmd, src_stage, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
 sinew_result sinew_vk_fail(const sinew_vk_context* ctx, VkResult vr, const char* what)
 {
     sinew_result r = SINEW_ERROR_DEVICE;

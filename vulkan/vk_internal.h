@@ -141,6 +141,23 @@ sinew_result sinew_vk_buffer_flush(sinew_vk_context* ctx, VkDeviceMemory memory,
 sinew_result sinew_vk_submit_compute(sinew_vk_context* ctx, VkCommandBuffer cmd, VkFence fence,
                                      const sinew_vk_output* wait_output, uint64_t wait_read,
                                      const char* what);
+/* The most storage buffers sinew_vk_compute_layouts binds. */
+#define SINEW_VK_MAX_STORAGE_BINDINGS 32u
+/* Creates the layouts of compute pipelines: a set of `count` storage buffers at bindings 0 ..
+ * count-1 and one push-constant range of push_bytes. A failure's line names the Vulkan call,
+ * followed by " (what)" unless what is empty. */
+sinew_result sinew_vk_compute_layouts(sinew_vk_context* ctx, uint32_t count, uint32_t push_bytes,
+                                      const char* what, VkDescriptorSetLayout* set_layout,
+                                      VkPipelineLayout* layout);
+/* Points bindings first .. first+count-1 of a set made by sinew_vk_compute_layouts at the
+ * buffer ranges info[0 .. count-1]. */
+void sinew_vk_write_storage(const sinew_vk_context* ctx, VkDescriptorSet set, uint32_t first,
+                            uint32_t count, const VkDescriptorBufferInfo* info);
+/* Records the barrier after a compute step's writes (made at src_stage with src_access): the
+ * results feed vertex fetch (a renderer on this queue), copies, the host and later shaders;
+ * vertex input exists only on a queue with graphics. */
+void sinew_vk_cmd_results_barrier(const sinew_vk_context* ctx, VkCommandBuffer cmd,
+                                  VkPipelineStageFlags src_stage, VkAccessFlags src_access);
 
 /* ---- the world's Vulkan service and its tie to a context (vk_service.c) ---- */
 

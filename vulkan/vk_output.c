@@ -866,19 +866,27 @@ static sinew_result check_transfer(const sinew_vk_output* out, const char* fn, u
     return SINEW_OK;
 }
 
+/* The public acquire and release: the arguments checked, then the barrier recorded where
+ * the slot's ownership crosses to or from the external writer. */
+static sinew_result cmd_transfer(const sinew_vk_output* output, const char* fn, uint32_t slot,
+                                 VkCommandBuffer cmd, uint32_t family, int acquire,
+                                 VkPipelineStageFlags stage, VkAccessFlags access)
+{
+    const sinew_vk_output* out = output_cast(output);
+    if (!out) return SINEW_ERROR_INVALID_ARGUMENT;
+    sinew_result r = check_transfer(out, fn, slot, cmd, family, stage, access, acquire);
+    if (r != SINEW_OK) return r;
+    if (transfers_ownership(out)) record_transfer(out, slot, cmd, family, acquire, stage, access);
+    return SINEW_OK;
+}
+
 sinew_result sinew_vk_output_cmd_acquire(const sinew_vk_output* output, uint32_t slot,
                                          VkCommandBuffer cmd, uint32_t queue_family_index,
                                          VkPipelineStageFlags dst_stage,
                                          VkAccessFlags dst_access)
 {
-    const sinew_vk_output* out = output_cast(output);
-    if (!out) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_transfer(out, "sinew_vk_output_cmd_acquire", slot, cmd,
-                                    queue_family_index, dst_stage, dst_access, 1);
-    if (r != SINEW_OK) return r;
-    if (transfers_ownership(out))
-        record_transfer(out, slot, cmd, queue_family_index, 1, dst_stage, dst_access);
-    return SINEW_OK;
+    return cmd_transfer(output, "sinew_vk_output_cmd_acquire", slot, cmd, queue_family_index, 1,
+                        dst_stage, dst_access);
 }
 
 sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output, uint32_t slot,
@@ -886,12 +894,6 @@ sinew_result sinew_vk_output_cmd_release(const sinew_vk_output* output, uint32_t
                                          VkPipelineStageFlags src_stage,
                                          VkAccessFlags src_access)
 {
-    const sinew_vk_output* out = output_cast(output);
-    if (!out) return SINEW_ERROR_INVALID_ARGUMENT;
-    sinew_result r = check_transfer(out, "sinew_vk_output_cmd_release", slot, cmd,
-                                    queue_family_index, src_stage, src_access, 0);
-    if (r != SINEW_OK) return r;
-    if (transfers_ownership(out))
-        record_transfer(out, slot, cmd, queue_family_index, 0, src_stage, src_access);
-    return SINEW_OK;
+    return cmd_transfer(output, "sinew_vk_output_cmd_release", slot, cmd, queue_family_index, 0,
+                        src_stage, src_access);
 }

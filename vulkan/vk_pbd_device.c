@@ -279,34 +279,14 @@ static sinew_result make_readback(vk_pbd_device* d)
 /* One set layout of B_COUNT storage buffers and one push-constant block for every stage. */
 static sinew_result make_layout(vk_pbd_device* d)
 {
-    VkDevice dev = d->ctx->device;
     if (d->ctx->properties.limits.maxPerStageDescriptorStorageBuffers < B_COUNT)
         return sinew_host_fail(&d->host, SINEW_ERROR_BACKEND_UNAVAILABLE,
                                "vk-pbd: the device binds %u storage buffers per stage, %u needed",
                                d->ctx->properties.limits.maxPerStageDescriptorStorageBuffers,
                                (unsigned)B_COUNT);
-    VkDescriptorSetLayoutBinding b[B_COUNT];
-    memset(b, 0, sizeof b);
-    for (uint32_t i = 0; i < B_COUNT; ++i) {
-        b[i].binding = i;
-        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        b[i].descriptorCount = 1;
-        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dl.bindingCount = B_COUNT;
-    dl.pBindings = b;
-    VkResult vr = vkCreateDescriptorSetLayout(dev, &dl, NULL, &d->set_layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(d->ctx, vr, "vkCreateDescriptorSetLayout (vk-pbd)");
-    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push_block)};
-    VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &d->set_layout;
-    pl.pushConstantRangeCount = 1;
-    pl.pPushConstantRanges = &pc;
-    vr = vkCreatePipelineLayout(dev, &pl, NULL, &d->layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(d->ctx, vr, "vkCreatePipelineLayout (vk-pbd)");
-    return SINEW_OK;
+    _Static_assert(B_COUNT <= SINEW_VK_MAX_STORAGE_BINDINGS, "too many bindings");
+    return sinew_vk_compute_layouts(d->ctx, B_COUNT, (uint32_t)sizeof(push_block), "vk-pbd",
+                                    &d->set_layout, &d->layout);
 }
 
 static sinew_result make_pipelines(vk_pbd_device* d)
@@ -359,22 +339,14 @@ static sinew_result make_objects(vk_pbd_device* d)
     if (vr == VK_SUCCESS) vr = vkCreateFence(dev, &fi, NULL, &d->fence);
     if (vr != VK_SUCCESS) return sinew_vk_fail(d->ctx, vr, "vk-pbd: command objects");
     VkDescriptorBufferInfo info[B_COUNT];
-    VkWriteDescriptorSet w[B_COUNT];
-    memset(w, 0, sizeof w);
     VkDeviceSize bytes = (VkDeviceSize)d->m->render_count * 12u;
     bytes = bytes ? bytes : 16u;
     for (uint32_t i = 0; i < B_COUNT; ++i) {
         info[i] = (VkDescriptorBufferInfo){d->buf[i].buffer, 0, VK_WHOLE_SIZE};
         if (i == B_OUT_POS) info[i] = (VkDescriptorBufferInfo){d->own.buffer, 0, bytes};
         if (i == B_OUT_NRM) info[i] = (VkDescriptorBufferInfo){d->own.buffer, d->own_nrm, bytes};
-        w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        w[i].dstSet = d->set;
-        w[i].dstBinding = i;
-        w[i].descriptorCount = 1;
-        w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        w[i].pBufferInfo = &info[i];
     }
-    vkUpdateDescriptorSets(dev, B_COUNT, w, 0, NULL);
+    sinew_vk_write_storage(d->ctx, d->set, 0u, B_COUNT, info);
     d->target = (vk_pbd_target){d->own.buffer, 0, d->own_nrm};
     return SINEW_OK;
 }
@@ -537,20 +509,10 @@ sinew_result vk_pbd_device_submit(vk_pbd_device* d, sinew_vk_output* wait_output
 {
     sinew_vk_context* ctx = d->ctx;
     d->recording = false;
-    /* The results feed vertex fetch (a renderer on this queue), copies, the host and later
-     * shaders; vertex input exists only on a queue with graphics. */
-    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT |
-                       VK_ACCESS_SHADER_READ_BIT;
-    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
-                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    if (ctx->caps & SINEW_VK_CAP_GRAPHICS) {
-        mb.dstAccessMask |= VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT;
-        dst |= VK_PIPELINE_STAGE_VERTEX_INPUT_BIT;
-    }
-    vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         dst, 0, 1, &mb, 0, NULL, 0, NULL);
+    sinew_vk_cmd_results_barrier(ctx, d->cmd,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                     VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
     sinew_result r = sinew_vk_submit_compute(ctx, d->cmd, d->fence, wait_output, wait_read, "vk-pbd");
     if (r != SINEW_OK) return r;
     d->in_flight = true;

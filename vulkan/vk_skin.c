@@ -143,31 +143,13 @@ static sinew_result vk_create_compute(vk_skin* s)
 {
     sinew_vk_context* ctx = s->ctx;
     VkDevice dev = ctx->device;
-    VkDescriptorSetLayoutBinding b[6];
-    memset(b, 0, sizeof b);
-    for (uint32_t i = 0; i < 6; ++i) {
-        b[i].binding = i;
-        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        b[i].descriptorCount = 1;
-        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dl.bindingCount = 6;
-    dl.pBindings = b;
-    VkResult vr = vkCreateDescriptorSetLayout(dev, &dl, NULL, &s->set_layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreateDescriptorSetLayout");
-    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 3u * sizeof(uint32_t)};
-    VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &s->set_layout;
-    pl.pushConstantRangeCount = 1;
-    pl.pPushConstantRanges = &pc;
-    vr = vkCreatePipelineLayout(dev, &pl, NULL, &s->layout);
-    if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreatePipelineLayout");
+    sinew_result r = sinew_vk_compute_layouts(ctx, 6u, 3u * (uint32_t)sizeof(uint32_t), "",
+                                              &s->set_layout, &s->layout);
+    if (r != SINEW_OK) return r;
     VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     sm.codeSize = s->ops->spirv_size;
     sm.pCode = s->ops->spirv;
-    vr = vkCreateShaderModule(dev, &sm, NULL, &s->module);
+    VkResult vr = vkCreateShaderModule(dev, &sm, NULL, &s->module);
     if (vr != VK_SUCCESS) return sinew_vk_fail(ctx, vr, "vkCreateShaderModule");
     VkComputePipelineCreateInfo cp = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
@@ -224,17 +206,7 @@ static void vk_bind_inputs(vk_skin* s)
         {s->weight_buf.buffer, 0, VK_WHOLE_SIZE},
         {s->transforms.buffer, 0, VK_WHOLE_SIZE},
     };
-    VkWriteDescriptorSet w[4];
-    memset(w, 0, sizeof w);
-    for (uint32_t i = 0; i < 4; ++i) {
-        w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        w[i].dstSet = s->set;
-        w[i].dstBinding = i;
-        w[i].descriptorCount = 1;
-        w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        w[i].pBufferInfo = &info[i];
-    }
-    vkUpdateDescriptorSets(s->ctx->device, 4, w, 0, NULL);
+    sinew_vk_write_storage(s->ctx, s->set, 0u, 4u, info);
 }
 
 static sinew_result vk_create_pipeline(vk_skin* s)
@@ -415,17 +387,7 @@ static sinew_result vk_dispatch(vk_skin* s, dispatch_target t, uint32_t flags,
     if (t.buffer != s->set_buffer || t.pos != s->set_pos || t.nrm != s->set_nrm) {
         VkDeviceSize bytes = (VkDeviceSize)s->n * 12u;
         VkDescriptorBufferInfo info[2] = {{t.buffer, t.pos, bytes}, {t.buffer, t.nrm, bytes}};
-        VkWriteDescriptorSet w[2];
-        memset(w, 0, sizeof w);
-        for (uint32_t i = 0; i < 2; ++i) {
-            w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-            w[i].dstSet = s->set;
-            w[i].dstBinding = 4u + i;
-            w[i].descriptorCount = 1;
-            w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-            w[i].pBufferInfo = &info[i];
-        }
-        vkUpdateDescriptorSets(ctx->device, 2, w, 0, NULL);
+        sinew_vk_write_storage(ctx, s->set, 4u, 2u, info);
         s->set_buffer = t.buffer;
         s->set_pos = t.pos;
         s->set_nrm = t.nrm;
@@ -442,20 +404,8 @@ static sinew_result vk_dispatch(vk_skin* s, dispatch_target t, uint32_t flags,
     uint32_t pc[3] = {s->n, s->width, flags};
     vkCmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
     vkCmdDispatch(cmd, (s->n + GROUP_SIZE - 1u) / GROUP_SIZE, 1, 1);
-    /* The results feed vertex fetch (a renderer on this queue), copies, the host, and later
-     * shaders; vertex input exists only on a queue with graphics. */
-    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT |
-                       VK_ACCESS_SHADER_READ_BIT;
-    VkPipelineStageFlags dst = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
-                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    if (ctx->caps & SINEW_VK_CAP_GRAPHICS) {
-        mb.dstAccessMask |= VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT;
-        dst |= VK_PIPELINE_STAGE_VERTEX_INPUT_BIT;
-    }
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst, 0, 1, &mb, 0, NULL, 0,
-                         NULL);
+    sinew_vk_cmd_results_barrier(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                 VK_ACCESS_SHADER_WRITE_BIT);
     r = sinew_vk_submit_compute(ctx, cmd, s->fence, wait_output, wait_read, "skin");
     if (r != SINEW_OK) return r;
     s->in_flight = true;

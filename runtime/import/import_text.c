@@ -69,6 +69,16 @@ static void reader_init(text_reader* r, const import_context* ctx, const char* f
     r->line = 1;
 }
 
+/* Reads the file at path whole and points r at it; the caller frees *data. */
+static sinew_result reader_open(text_reader* r, const import_context* ctx, const char* path,
+                                char** data)
+{
+    size_t size;
+    sinew_result res = import_read_file(ctx, path, data, &size);
+    if (res == SINEW_OK) reader_init(r, ctx, path, *data, size);
+    return res;
+}
+
 static int is_blank(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
@@ -163,6 +173,22 @@ static sinew_result expect_end(text_reader* r, const char* what)
     return SINEW_OK;
 }
 
+/* Fails with "file:line: <what> is <why>" for the token t. */
+static sinew_result token_fail(const text_reader* r, token t, const char* what, const char* why)
+{
+    return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s is %s", r->file,
+                       (unsigned)t.line, what, why);
+}
+
+/* Whether the token is a string of decimal digits after an optional sign. */
+static int token_is_integer(token t)
+{
+    size_t i = (t.text[0] == '-' || t.text[0] == '+') ? 1 : 0;
+    int valid = i < t.length;
+    for (; i < t.length && valid; ++i) valid = t.text[i] >= '0' && t.text[i] <= '9';
+    return valid;
+}
+
 static sinew_result read_float(text_reader* r, int same_line, const char* what, float* out)
 {
     token t;
@@ -177,9 +203,7 @@ static sinew_result read_float(text_reader* r, int same_line, const char* what, 
         number = sinew_number_parse(buffer, &value);
     }
     if (!number || fabs(value) > FLT_MAX)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT,
-                           "%s:%u: %s is not a finite decimal number within the float range",
-                           r->file, (unsigned)t.line, what);
+        return token_fail(r, t, what, "not a finite decimal number within the float range");
     *out = (float)value;
     return SINEW_OK;
 }
@@ -199,16 +223,11 @@ static sinew_result read_count(text_reader* r, int same_line, const char* what, 
     }
     if (!valid) {
         /* Say why: a sign, a number too large, or no number at all. */
-        size_t first = (t.text[0] == '-' || t.text[0] == '+') ? 1 : 0;
-        int numeric = first < t.length;
-        for (size_t i = first; numeric && i < t.length; ++i)
-            numeric = t.text[i] >= '0' && t.text[i] <= '9';
-        const char* why = !numeric            ? "not a count"
-                          : t.text[0] == '-'  ? "negative"
-                          : first == 1        ? "not a plain count (no sign allowed)"
-                                              : "larger than 4294967295";
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s is %s", r->file,
-                           (unsigned)t.line, what, why);
+        const char* why = !token_is_integer(t) ? "not a count"
+                          : t.text[0] == '-'   ? "negative"
+                          : t.text[0] == '+'   ? "not a plain count (no sign allowed)"
+                                               : "larger than 4294967295";
+        return token_fail(r, t, what, why);
     }
     *out = (uint32_t)value;
     return SINEW_OK;
@@ -220,13 +239,7 @@ static sinew_result read_integer(text_reader* r, int same_line, const char* what
     token t;
     sinew_result res = next_token(r, same_line, what, &t);
     if (res != SINEW_OK) return res;
-    size_t i = (t.text[0] == '-' || t.text[0] == '+') ? 1 : 0;
-    int valid = i < t.length;
-    for (; i < t.length && valid; ++i) valid = t.text[i] >= '0' && t.text[i] <= '9';
-    if (!valid)
-        return import_fail(r->ctx, SINEW_ERROR_FILE_FORMAT, "%s:%u: %s is not an integer",
-                           r->file, (unsigned)t.line, what);
-    return SINEW_OK;
+    return token_is_integer(t) ? SINEW_OK : token_fail(r, t, what, "not an integer");
 }
 
 static int token_equals(token t, const char* word)
@@ -372,11 +385,9 @@ static sinew_result parse_off(const import_context* ctx, const char* path, text_
 {
     memset(out, 0, sizeof *out);
     char* data;
-    size_t size;
-    sinew_result res = import_read_file(ctx, path, &data, &size);
-    if (res != SINEW_OK) return res;
     text_reader r;
-    reader_init(&r, ctx, path, data, size);
+    sinew_result res = reader_open(&r, ctx, path, &data);
+    if (res != SINEW_OK) return res;
     res = parse_off_body(&r, out);
     free(data);
     if (res != SINEW_OK) text_mesh_free(out);
@@ -558,11 +569,9 @@ static sinew_result parse_skel(const import_context* ctx, const char* path,
                                sinew_character* character)
 {
     char* data;
-    size_t size;
-    sinew_result res = import_read_file(ctx, path, &data, &size);
-    if (res != SINEW_OK) return res;
     text_reader r;
-    reader_init(&r, ctx, path, data, size);
+    sinew_result res = reader_open(&r, ctx, path, &data);
+    if (res != SINEW_OK) return res;
     skel_scratch s;
     memset(&s, 0, sizeof s);
     res = parse_skel_body(&r, character, &s);
@@ -717,11 +726,9 @@ static sinew_result parse_anim(const import_context* ctx, const char* path,
     anim->name = import_path_stem(path);
     if (!anim->name) return import_fail(ctx, SINEW_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
     char* data;
-    size_t size;
-    sinew_result res = import_read_file(ctx, path, &data, &size);
-    if (res != SINEW_OK) return res;
     text_reader r;
-    reader_init(&r, ctx, path, data, size);
+    sinew_result res = reader_open(&r, ctx, path, &data);
+    if (res != SINEW_OK) return res;
     anim_scratch s;
     memset(&s, 0, sizeof s);
     res = parse_anim_body(&r, character, anim, &s);
