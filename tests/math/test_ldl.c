@@ -140,6 +140,10 @@ static void jobs_threads(sinew_job_fn fn, void* data, uint32_t count, uint32_t g
     for (uint32_t k = 1; k < count; ++k) pthread_join(t[k], NULL);
 }
 
+/* The job systems every solve is checked with: serial, the parts in reverse, real threads. */
+static void (*const job_kinds[3])(sinew_job_fn, void*, uint32_t, uint32_t, void*) = {
+    jobs_serial, jobs_reverse, jobs_threads};
+
 static void* ldl_alloc(size_t size, size_t alignment, void* user)
 {
     (void)user;
@@ -203,10 +207,8 @@ static void test_solves_like_a_dense_factor(void** state)
     static double b[3 * N], ref[3 * N], x[3][3 * N];
     for (int k = 0; k < 3 * N; ++k) b[k] = math_rng_range(&rng, -1.0, 1.0);
     reference(&g_f, b, ref);
-    void (*kinds[3])(sinew_job_fn, void*, uint32_t, uint32_t, void*) = {jobs_serial, jobs_reverse,
-                                                                          jobs_threads};
     for (int kind = 0; kind < 3; ++kind) {
-        sinew_host_api h = host_with(kinds[kind]);
+        sinew_host_api h = host_with(job_kinds[kind]);
         sinew_ldl* s = NULL;
         assert_int_equal(sinew_ldl_create(&h, &v, &s), SINEW_OK);
         double share = sinew_ldl_top_share(s);
@@ -290,10 +292,8 @@ static void test_solve_with_rows(void** state)
     static double b[3 * N], x[3 * N], y[3 * N];
     math_rng rng = {13};
     for (int k = 0; k < 3 * N; ++k) b[k] = math_rng_range(&rng, -1.0, 1.0);
-    void (*kinds[3])(sinew_job_fn, void*, uint32_t, uint32_t, void*) = {jobs_serial, jobs_reverse,
-                                                                          jobs_threads};
     for (int kind = 0; kind < 3; ++kind) {
-        sinew_host_api h = host_with(kinds[kind]);
+        sinew_host_api h = host_with(job_kinds[kind]);
         sinew_ldl* s = NULL;
         assert_int_equal(sinew_ldl_create(&h, &v, &s), SINEW_OK);
         sinew_ldl_solve(s, b, N, x, N);
