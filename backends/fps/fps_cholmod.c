@@ -124,8 +124,8 @@ sinew_result fps_cholmod_solve(fps_cholmod* c, const double* b, size_t ldb, doub
     return SINEW_OK;
 }
 
-void fps_cholmod_solve_with(fps_cholmod* c, void (*fn)(void*, const uint32_t*, uint32_t, double*),
-                            void* user, double* x, size_t ldx)
+void fps_cholmod_solve_with(fps_cholmod* c, sinew_ldl_rhs_fn fn, void* user, double* x,
+                            size_t ldx)
 {
     sinew_ldl_solve_with(c->ldl, fn, user, x, ldx);
 }

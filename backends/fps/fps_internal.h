@@ -17,6 +17,7 @@
 #include "fps_kernels.h"
 #include "ps_internal.h"
 #include "ps_param_rows.h"
+#include "sinew_ldl.h"
 #include "sparse_ellcrs.h"
 
 #define FPS_NAME "fps"
@@ -141,8 +142,8 @@ sinew_result fps_cholmod_refactor(fps_cholmod* c, const sinew_crs* K);
 /* Solves the three columns of b (rows x 3, ldb apart) into x (ldx apart). */
 sinew_result fps_cholmod_solve(fps_cholmod* c, const double* b, size_t ldb, double* x, size_t ldx);
 /* The same with b's rows computed by fn on the threads that solve them (sinew_ldl_solve_with). */
-void fps_cholmod_solve_with(fps_cholmod* c, void (*fn)(void*, const uint32_t*, uint32_t, double*),
-                            void* user, double* x, size_t ldx);
+void fps_cholmod_solve_with(fps_cholmod* c, sinew_ldl_rhs_fn fn, void* user, double* x,
+                            size_t ldx);
 size_t fps_cholmod_factor_nnz(const fps_cholmod* c);
 /* The two-part solver of the current factor (sinew_ldl.h): which part each row belongs to. */
 const struct sinew_ldl* fps_cholmod_solver(const fps_cholmod* c);
