@@ -1235,7 +1235,9 @@ static void* plain_alloc(size_t size, size_t alignment, void* user)
     (void)user;
     void* p = NULL;
     if (alignment < sizeof(void*)) alignment = sizeof(void*);
-    return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
+    if (posix_memalign(&p, alignment, size) != 0) return NULL;
+    sinew_advise_large_block(p, size);
+    return p;
 }
 
 static void plain_free(void* ptr, void* user)
@@ -1278,15 +1280,13 @@ sinew_result sinew_bake_read(const char* path, const sinew_logger* logger,
     baked_impl* impl = NULL;
     sinew_result r = read_baked(&host, path, &impl);
     if (r != SINEW_OK) return r;
-    /* Build (and drop) the rig once, so the caller gets only content that sinew_rig_create
-     * accepts: tools index the arrays before they create a rig. */
-    sinew_rig_data* check = NULL;
-    r = sinew_rig_data_create(&host, &impl->rig, &check);
+    /* The rig's checks, so the caller gets only content that sinew_rig_create accepts: tools
+     * index the arrays before they create a rig. */
+    r = sinew_rig_data_check(&host, &impl->rig);
     if (r != SINEW_OK) {
         free_impl(impl);
         return r;
     }
-    sinew_rig_data_destroy(&host, check);
     *out_file = &impl->file;
     return SINEW_OK;
 }

@@ -20,6 +20,16 @@ sinew_result sinew_pool_create(const sinew_host_api* host, uint32_t threads, sin
 void sinew_pool_destroy(const sinew_host_api* host, sinew_pool* pool);
 sinew_job_system sinew_pool_job_system(sinew_pool* pool);
 
+/* ---- large blocks (large_pages.c) ---- */
+/* On Linux, blocks of SINEW_POPULATED_BLOCK bytes and more are populated when allocated (one
+ * madvise instead of a fault per page), and those of SINEW_LARGE_BLOCK and more are first
+ * advised for transparent huge pages. */
+#define SINEW_POPULATED_BLOCK ((size_t)64u << 10)
+#define SINEW_LARGE_BLOCK ((size_t)4u << 20)
+void sinew_advise_large_block(void* p, size_t size);
+/* An allocator that calls `inner` (which must outlive it) and advises the large blocks. */
+sinew_allocator sinew_advising_allocator(const sinew_allocator* inner);
+
 /* ---- handles ---- */
 /* A handle id is (generation << 16) | (slot + 1): 0 is never valid, and a slot reused after a
  * destroy gets a new generation, so stale handles are caught. Generations run from 1 to
@@ -46,6 +56,8 @@ typedef struct sinew_rig_data {
 
 sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_desc* desc,
                                    sinew_rig_data** out);
+/* The checks of sinew_rig_data_create, with the same errors, without building the rig. */
+sinew_result sinew_rig_data_check(const sinew_host_api* host, const sinew_rig_desc* desc);
 void sinew_rig_data_destroy(const sinew_host_api* host, sinew_rig_data* rig);
 /* The rig's view as `backend` is prepared on it (valid as long as the rig): with its baked
  * blob when the rig carries one for that backend, else the rig's own view with the first blob
@@ -119,7 +131,9 @@ typedef struct sinew_destroy_hook {
 } sinew_destroy_hook;
 
 struct sinew_world {
-    sinew_host_api host;         /* its jobs are world_parallel_for over `jobs` (world.c) */
+    sinew_host_api host;         /* its jobs are world_parallel_for over `jobs` (world.c), its
+                                    allocator advises large blocks over `allocator` */
+    sinew_allocator allocator;   /* the host's allocator, or the default one */
     sinew_job_system jobs;       /* the host's job system, or the pool's, or serial */
     sinew_pool* pool;            /* NULL when the host brought a job system */
 

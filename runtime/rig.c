@@ -456,10 +456,11 @@ static sinew_result find_baked_ext(const sinew_host_api* host, const void* next,
 static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc* desc,
                                const sinew_baked_rig_ext* baked, sinew_rig_data** out);
 
-sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_desc* desc,
-                                   sinew_rig_data** out)
+/* Checks desc and, where out is not NULL, builds the rig from it. */
+static sinew_result check_and_create(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                     sinew_rig_data** out)
 {
-    *out = NULL;
+    if (out) *out = NULL;
     if (!desc) return sinew_host_fail(host, SINEW_ERROR_INVALID_ARGUMENT, "rig: desc is NULL");
     if (desc->struct_size < RIG_DESC_MIN_SIZE)
         return sinew_host_fail(host, SINEW_ERROR_STRUCT_SIZE,
@@ -473,6 +474,17 @@ sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_d
     sinew_prefix_logger prefix;
     sinew_host_api named = sinew_host_with_prefix(host, baked->source, &prefix);
     return create_rig(&named, desc, baked, out);
+}
+
+sinew_result sinew_rig_data_create(const sinew_host_api* host, const sinew_rig_desc* desc,
+                                   sinew_rig_data** out)
+{
+    return check_and_create(host, desc, out);
+}
+
+sinew_result sinew_rig_data_check(const sinew_host_api* host, const sinew_rig_desc* desc)
+{
+    return check_and_create(host, desc, NULL);
 }
 
 /* The baked blobs of the extension in order (the first, then the extra ones, when the
@@ -736,6 +748,19 @@ static void fill_baked_views(sinew_rig_data* rig)
     }
 }
 
+/* Zeroes the block except the blobs' bytes, which fill_baked copies: a baked rig's blobs are
+ * most of its size, and writing them twice doubles the cost of fresh memory. */
+static void zero_all_but_blobs(char* block, const rig_layout* l, const sinew_baked_blob* blobs,
+                               uint32_t count)
+{
+    size_t at = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        memset(block + at, 0, l->baked[i] - at);
+        at = l->baked[i] + blobs[i].size;
+    }
+    memset(block + at, 0, l->size - at);
+}
+
 /* The rig in one allocation, from checked parts: skeleton, meshes, weights, baked blobs. */
 static sinew_result fill_rig(const sinew_host_api* host, const sinew_rig_desc* desc, bool exact,
                              bool has_sim, const uint32_t* order, const weight_rows* rows,
@@ -748,7 +773,7 @@ static sinew_result fill_rig(const sinew_host_api* host, const sinew_rig_desc* d
     if (!block)
         return sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY,
                                "rig: out of memory (%zu bytes)", l.size);
-    memset(block, 0, l.size);
+    zero_all_but_blobs(block, &l, blobs, blob_count);
     sinew_rig_data* rig = (sinew_rig_data*)(block + l.rig);
     rig->block = block;
     sinew_rig_view* v = &rig->view;
@@ -780,7 +805,7 @@ static sinew_result create_rig(const sinew_host_api* host, const sinew_rig_desc*
     weight_rows rows = { 0 };
     r = order_skeleton(host, &desc->skeleton, order);
     if (r == SINEW_OK) r = weight_rows_of(host, desc, exact, &rows);
-    if (r == SINEW_OK)
+    if (r == SINEW_OK && out)
         r = fill_rig(host, desc, exact, has_sim, order, &rows, blobs, blob_count, out);
     free_rows(host, &rows);
     sinew_host_free(host, order);

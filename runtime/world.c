@@ -132,6 +132,8 @@ sinew_result sinew_world_create(const sinew_world_desc* desc, sinew_world** out_
     sinew_world* world = (sinew_world*)sinew_host_calloc(&host, 1, sizeof *world);
     if (!world) return sinew_host_fail(&host, SINEW_ERROR_OUT_OF_MEMORY, "world: out of memory");
     world->host = host;
+    world->allocator = host.allocator;
+    world->host.allocator = sinew_advising_allocator(&world->allocator);
     if (desc->jobs) {
         world->host.jobs = *desc->jobs;
         if (world->host.jobs.thread_count == 0) world->host.jobs.thread_count = 1;

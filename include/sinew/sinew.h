@@ -144,7 +144,10 @@ typedef struct sinew_ext_header {
 /* ---------------------------------------------------------------------------------------- */
 
 /* Allocator. alloc returns memory aligned to `alignment` (a power of two, at most 4096) or
- * NULL. free accepts NULL. Both must be thread-safe: jobs may allocate. */
+ * NULL. free accepts NULL. Both must be thread-safe: jobs may allocate. On Linux the world
+ * populates every block of 64 KiB or more it gets (madvise MADV_POPULATE_WRITE, one call
+ * instead of a page fault per page) and advises the whole 2 MiB pages inside blocks of 4 MiB or
+ * more for transparent huge pages; both are hints that change no byte of the memory. */
 typedef struct sinew_allocator {
     void* (*alloc)(size_t size, size_t alignment, void* user);
     void (*free)(void* ptr, void* user);
