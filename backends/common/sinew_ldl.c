@@ -1,46 +1,10 @@
 /* Two-part triangular solves with a simplicial LDL^T factor (sinew_ldl.h says what and why).
  * SPDX-License-Identifier: MIT */
-#include "sinew_ldl.h"
+#include "sinew_ldl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define LDL_TOP UINT32_MAX
-#define LDL_COUNT (SINEW_LDL_PARTS + 1u) /* the parts, then the top */
-
-/* A part's columns in increasing order, renumbered: local row r < m is its own column r, row
- * m + t the top's column t. The top's rows are its own columns only. */
-typedef struct ldl_part {
-    uint32_t m;
-    uint32_t* cols; /* the factor's (permuted) index of each own column */
-    uint32_t* orig; /* the row of A of each own column (perm[cols[c]]) */
-    uint32_t* ptr;  /* m + 1: the below-diagonal entries of local column j */
-    uint32_t* rows;
-    double* values;
-    double* diag;
-    double* w; /* 3 (m + top count) values, x y z interleaved: the part's solution */
-} ldl_part;
-
-struct sinew_ldl {
-    sinew_host_api host;
-    uint32_t n;
-    int32_t* perm;
-    uint8_t* row_part; /* the part of each row of A (SINEW_LDL_PARTS: the top) */
-    ldl_part part[LDL_COUNT];
-    double top_share;
-    size_t entries;
-    /* sinew_ldl_create_like: the solver whose cut, pattern and permutation this one shares
-     * (it owns them; NULL when this one does). */
-    const struct sinew_ldl* like;
-    /* The solve in progress: b, or fn and user (sinew_ldl_solve_with). */
-    const double* b;
-    size_t ldb;
-    sinew_ldl_rhs_fn fn;
-    void* user;
-    double* x;
-    size_t ldx;
-};
 
 /* ---- the cut of the elimination tree ---- */
 
@@ -308,6 +272,45 @@ static sinew_result build_parts(sinew_ldl* s, const sinew_ldl_view* L, const uin
     return r;
 }
 
+/* What the numeric factorization needs of the pattern (sinew_ldl_internal.h): local numbers,
+ * the elimination tree, the inverse permutation, the columns' parts and the entries' rows. */
+static sinew_result keep_tree(sinew_ldl* s, const sinew_ldl_view* L, const uint32_t* local)
+{
+    const uint32_t n = L->n;
+    s->local = (uint32_t*)sinew_host_alloc(&s->host, n * sizeof(uint32_t));
+    s->parent = (int32_t*)sinew_host_alloc(&s->host, n * sizeof(int32_t));
+    s->inv = (int32_t*)sinew_host_alloc(&s->host, n * sizeof(int32_t));
+    s->col_part = (uint8_t*)sinew_host_alloc(&s->host, n);
+    int ok = s->local && s->parent && s->inv && s->col_part;
+    for (uint32_t k = 0; k < LDL_COUNT; ++k) {
+        s->entry_row[k] = (uint32_t*)sinew_host_alloc(
+            &s->host, ((size_t)s->part[k].ptr[s->part[k].m] + 1u) * sizeof(uint32_t));
+        ok = ok && s->entry_row[k];
+    }
+    if (!ok)
+        return sinew_host_fail(&s->host, SINEW_ERROR_OUT_OF_MEMORY,
+                               "ldl: out of memory (%u columns)", n);
+    memcpy(s->local, local, n * sizeof(uint32_t));
+    for (uint32_t j = 0; j < n; ++j) {
+        s->parent[j] = -1;
+        for (int32_t p = L->colptr[j] + 1; p < L->colptr[j] + L->colcount[j]; ++p)
+            if (s->parent[j] < 0 || L->rows[p] < s->parent[j]) s->parent[j] = L->rows[p];
+        s->inv[L->perm[j]] = (int32_t)j;
+        s->col_part[j] = s->row_part[L->perm[j]];
+    }
+    const ldl_part* T = &s->part[SINEW_LDL_PARTS];
+    for (uint32_t k = 0; k < LDL_COUNT; ++k) {
+        const ldl_part* P = &s->part[k];
+        for (uint32_t e = 0; e < P->ptr[P->m]; ++e) {
+            uint32_t r = P->rows[e];
+            s->entry_row[k][e] = k == SINEW_LDL_PARTS ? T->cols[r]
+                                 : r < P->m           ? P->cols[r]
+                                                      : T->cols[r - P->m];
+        }
+    }
+    return SINEW_OK;
+}
+
 void sinew_ldl_destroy(sinew_ldl* s)
 {
     if (!s) return;
@@ -323,10 +326,17 @@ void sinew_ldl_destroy(sinew_ldl* s)
         sinew_host_free(&host, P->values);
         sinew_host_free(&host, P->diag);
         sinew_host_free(&host, P->w);
+        sinew_host_free(&host, P->next_values);
+        sinew_host_free(&host, P->next_diag);
     }
     if (!s->like) {
         sinew_host_free(&host, s->perm);
         sinew_host_free(&host, s->row_part);
+        sinew_host_free(&host, s->local);
+        sinew_host_free(&host, s->parent);
+        sinew_host_free(&host, s->inv);
+        sinew_host_free(&host, s->col_part);
+        for (uint32_t k = 0; k < LDL_COUNT; ++k) sinew_host_free(&host, s->entry_row[k]);
     }
     sinew_host_free(&host, s);
 }
@@ -366,6 +376,8 @@ static sinew_result create_shared(const sinew_host_api* host, const sinew_ldl* l
         P->values = NULL;
         P->diag = NULL;
         P->w = NULL;
+        P->next_values = NULL;
+        P->next_diag = NULL;
     }
     for (uint32_t k = 0; k < LDL_COUNT; ++k) {
         ldl_part* P = &s->part[k];
@@ -431,6 +443,7 @@ sinew_result sinew_ldl_create(const sinew_host_api* host, const sinew_ldl_view* 
         r = cut_tree(host, L, part_of);
     }
     if (r == SINEW_OK) r = build_parts(s, L, part_of, local);
+    if (r == SINEW_OK) r = keep_tree(s, L, local);
     sinew_host_free(host, part_of);
     sinew_host_free(host, local);
     if (r != SINEW_OK) {

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sinew/sinew_host.h>
 
+#include "sparse_ellcrs.h"
+
 #define SINEW_LDL_PARTS 2u
 
 /* A simplicial LDL^T factor of an n x n matrix A = P^T L D L^T P: column j of L holds
@@ -46,6 +48,17 @@ sinew_result sinew_ldl_create(const sinew_host_api* host, const sinew_ldl_view* 
 sinew_result sinew_ldl_create_like(const sinew_host_api* host, const sinew_ldl* like,
                                    const sinew_ldl_view* L, sinew_ldl** out);
 void sinew_ldl_destroy(sinew_ldl* s);
+
+/* Refactors s in place for a matrix A whose factor has s's pattern and permutation (the same
+ * A with other values: ps's system plus collision weights on the diagonal, fps's contacts that
+ * keep their pairs), on the host's jobs like a solve: A as rows of the symmetric matrix, both
+ * triangles, in A's own numbering. SINEW_ERROR_INVALID_ARGUMENT without a log line when A's
+ * factor has another pattern or a pivot is zero or not finite (the caller then factors A
+ * another way), with one line for a matrix of another size or a column out of range; s is
+ * unchanged after any failure. The parts' rows run on their threads, so every thread count
+ * gives the same bits, which differ from CHOLMOD's in the last places. The first call
+ * allocates a second set of values, which the factor alternates with. */
+sinew_result sinew_ldl_refactor(sinew_ldl* s, const sinew_crs* A);
 
 /* x = A^-1 b for three right-hand sides: column c of b at b + c ldb, of x at x + c ldx (n
  * values each); x may be b. The parts run over the host's jobs; one solve at a time per

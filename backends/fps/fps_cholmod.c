@@ -1,8 +1,9 @@
 /* The direct solver of `fps`: CHOLMOD's simplicial LDL^T with AMD ordering of the reduced
- * system (fast projective skinning Sec. 4.3), analysed once; a changed matrix (collisions,
- * Sec. 6: A + A_col) is refactored numerically on the kept analysis. The solves run on a copy
- * of the factor cut into two parts that two threads substitute at once (sinew_ldl.h), made
- * anew after each factorization. Only CHOLMOD's Core and Cholesky modules are called (LGPL):
+ * system (fast projective skinning Sec. 4.3), analysed once. The solves run on a copy of the
+ * factor cut into two parts that two threads substitute at once (sinew_ldl.h). A changed matrix
+ * (collisions, Sec. 6: A + A_col) is refactored by sinew_ldl_refactor on that copy, the parts
+ * on two threads, when its factor keeps the pattern, else by CHOLMOD on the kept analysis and
+ * copied anew. Only CHOLMOD's Core and Cholesky modules are called (LGPL):
  * no cholmod_updown (Modify, GPL).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
@@ -20,6 +21,11 @@ struct fps_cholmod {
     cholmod_sparse* K; /* lower triangle, compressed columns */
     cholmod_factor* L;
     sinew_ldl* ldl; /* L's solves */
+    /* the pattern of the matrix last factored (its CRS ptr and col), which a matrix must
+     * repeat for sinew_ldl_refactor */
+    uint32_t* pattern_ptr;
+    uint32_t* pattern_col;
+    size_t pattern_room;
 };
 
 static sinew_result fail(fps_cholmod* c, const char* what)
@@ -39,7 +45,37 @@ void fps_cholmod_destroy(fps_cholmod* c)
         cholmod_finish(&c->cc);
     }
     sinew_ldl_destroy(c->ldl);
+    sinew_host_free(&host, c->pattern_ptr);
+    sinew_host_free(&host, c->pattern_col);
     sinew_host_free(&host, c);
+}
+
+/* Whether K has the pattern of the matrix last factored. */
+static int same_pattern(const fps_cholmod* c, const sinew_crs* K)
+{
+    return c->pattern_ptr && memcmp(c->pattern_ptr, K->ptr, ((size_t)c->n + 1u) * 4u) == 0 &&
+           memcmp(c->pattern_col, K->col, (size_t)K->ptr[c->n] * 4u) == 0;
+}
+
+/* Keeps K's pattern as the one last factored (forgotten when out of memory). */
+static void keep_pattern(fps_cholmod* c, const sinew_crs* K)
+{
+    const size_t nnz = K->ptr[c->n];
+    if (!c->pattern_ptr) c->pattern_ptr = (uint32_t*)sinew_host_alloc(&c->host, ((size_t)c->n + 1u) * 4u);
+    if (nnz > c->pattern_room) {
+        sinew_host_free(&c->host, c->pattern_col);
+        c->pattern_room = nnz + nnz / 4u + 16u;
+        c->pattern_col = (uint32_t*)sinew_host_alloc(&c->host, c->pattern_room * 4u);
+    }
+    if (!c->pattern_ptr || !c->pattern_col) {
+        sinew_host_free(&c->host, c->pattern_ptr);
+        sinew_host_free(&c->host, c->pattern_col);
+        c->pattern_ptr = c->pattern_col = NULL;
+        c->pattern_room = 0;
+        return;
+    }
+    memcpy(c->pattern_ptr, K->ptr, ((size_t)c->n + 1u) * 4u);
+    memcpy(c->pattern_col, K->col, nnz * 4u);
 }
 
 /* The lower triangle of a symmetric CRS matrix as CHOLMOD compressed columns: column j holds
@@ -85,6 +121,7 @@ sinew_result fps_cholmod_create(const sinew_host_api* host, const sinew_crs* K, 
     if (r == SINEW_OK && (!cholmod_factorize(c->K, c->L, &c->cc) || c->cc.status != CHOLMOD_OK))
         r = fail(c, "factorize");
     if (r == SINEW_OK) r = sinew_ldl_from_cholmod(host, NULL, c->L, &c->ldl);
+    if (r == SINEW_OK) keep_pattern(c, K);
     if (r != SINEW_OK) {
         fps_cholmod_destroy(c);
         return r;
@@ -99,6 +136,11 @@ sinew_result fps_cholmod_refactor(fps_cholmod* c, const sinew_crs* K)
         return sinew_host_fail(&c->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "fps: refactoring a matrix of %u rows with a factor of %u",
                                K ? K->rows : 0u, c->n);
+    /* most changes of the contacts (capsules, pairs' weights) keep the matrix's pattern, and
+     * so the factor's: a numeric factorization over the solver's parts, on the host's jobs */
+    sinew_result r = same_pattern(c, K) ? sinew_ldl_refactor(c->ldl, K)
+                                        : SINEW_ERROR_INVALID_ARGUMENT;
+    if (r != SINEW_ERROR_INVALID_ARGUMENT) return r;
     cholmod_sparse* A = to_lower(c, K);
     if (!A) return fail(c, "allocate_sparse");
     /* cholmod_factorize keeps L's permutation and symbolic data; a simplicial LDL^T factor
@@ -111,10 +153,11 @@ sinew_result fps_cholmod_refactor(fps_cholmod* c, const sinew_crs* K)
     cholmod_free_sparse(&c->K, &c->cc);
     c->K = A;
     sinew_ldl* ldl = NULL;
-    sinew_result r = sinew_ldl_from_cholmod(&c->host, NULL, c->L, &ldl);
+    r = sinew_ldl_from_cholmod(&c->host, NULL, c->L, &ldl);
     if (r != SINEW_OK) return r;
     sinew_ldl_destroy(c->ldl);
     c->ldl = ldl;
+    keep_pattern(c, K);
     return SINEW_OK;
 }
 

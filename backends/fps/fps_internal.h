@@ -136,8 +136,9 @@ typedef struct fps_cholmod fps_cholmod;
 /* Simplicial LDL^T with AMD ordering of a symmetric CRS matrix (both triangles stored). */
 sinew_result fps_cholmod_create(const sinew_host_api* host, const sinew_crs* K, fps_cholmod** out);
 void fps_cholmod_destroy(fps_cholmod* c);
-/* Numeric refactorization of K on the kept symbolic analysis (same ordering): K may have
- * entries the analysed matrix lacked (the simplicial factor grows its columns). */
+/* Numeric refactorization of K with the kept ordering: on the solver's pattern when K's factor
+ * has it (sinew_ldl_refactor), else by CHOLMOD on the kept analysis, where K may have entries
+ * the analysed matrix lacked (the simplicial factor grows its columns). */
 sinew_result fps_cholmod_refactor(fps_cholmod* c, const sinew_crs* K);
 /* Solves the three columns of b (rows x 3, ldb apart) into x (ldx apart). */
 sinew_result fps_cholmod_solve(fps_cholmod* c, const double* b, size_t ldb, double* x, size_t ldx);

@@ -359,6 +359,98 @@ static void test_like_shares_the_cut(void** state)
     free(g2.values);
 }
 
+/* A's rows, both triangles, as CRS (its nonzeros). */
+typedef struct crs_copy {
+    uint32_t ptr[N + 1];
+    uint32_t col[N * 8];
+    double val[N * 8];
+} crs_copy;
+
+static sinew_crs crs_of(double (*A)[N], crs_copy* c)
+{
+    uint32_t e = 0;
+    for (int i = 0; i < N; ++i) {
+        c->ptr[i] = e;
+        for (int j = 0; j < N; ++j)
+            if (A[i][j] != 0.0) {
+                assert_true(e < N * 8);
+                c->col[e] = (uint32_t)j;
+                c->val[e++] = A[i][j];
+            }
+    }
+    c->ptr[N] = e;
+    sinew_crs m = {N, c->ptr, c->col, c->val};
+    return m;
+}
+
+/* sinew_ldl_refactor: a factor of A refactored for A plus a diagonal (collision weights on
+ * some rows) solves that system, with the same bits for every job system and for a solver
+ * that shares the pattern; a matrix with another pattern is refused without a line, leaving
+ * the factor as it was; a matrix of another size is refused with one. */
+static void test_refactor_same_pattern(void** state)
+{
+    (void)state;
+    static dense_ldl g2;
+    static crs_copy c1, c2, c3;
+    memcpy(g2.A, g_f.A, sizeof g2.A);
+    memcpy(g2.perm, g_f.perm, sizeof g2.perm);
+    math_rng rng = {17};
+    for (int i = 0; i < N; i += 3) g2.A[i][i] += math_rng_range(&rng, 0.1, 5.0);
+    factor(&g2);
+    sinew_crs A1 = crs_of(g_f.A, &c1), A2 = crs_of(g2.A, &c2);
+    static double b[3 * N], ref1[3 * N], ref2[3 * N], x[3][3 * N], y[3 * N];
+    for (int k = 0; k < 3 * N; ++k) b[k] = math_rng_range(&rng, -1.0, 1.0);
+    reference(&g_f, b, ref1);
+    reference(&g2, b, ref2);
+    sinew_ldl_view v1 = view_of(&g_f);
+    g_errors = 0;
+    for (int kind = 0; kind < 3; ++kind) {
+        sinew_host_api h = host_with(job_kinds[kind]);
+        sinew_ldl *s = NULL, *like = NULL;
+        assert_int_equal(sinew_ldl_create(&h, &v1, &s), SINEW_OK);
+        assert_int_equal(sinew_ldl_create_like(&h, s, &v1, &like), SINEW_OK);
+        assert_int_equal(sinew_ldl_refactor(s, &A2), SINEW_OK);
+        sinew_ldl_solve(s, b, N, x[kind], N);
+        for (int k = 0; k < 3 * N; ++k) assert_true(fabs(x[kind][k] - ref2[k]) < 1e-9);
+        assert_memory_equal(x[kind], x[0], sizeof x[0]);
+        assert_int_equal(sinew_ldl_refactor(like, &A2), SINEW_OK);
+        sinew_ldl_solve(like, b, N, y, N);
+        assert_memory_equal(y, x[0], sizeof y);
+        /* back to A itself */
+        assert_int_equal(sinew_ldl_refactor(s, &A1), SINEW_OK);
+        sinew_ldl_solve(s, b, N, y, N);
+        for (int k = 0; k < 3 * N; ++k) assert_true(fabs(y[k] - ref1[k]) < 1e-9);
+        sinew_ldl_destroy(like);
+        sinew_ldl_destroy(s);
+    }
+    assert_int_equal(g_errors, 0);
+    /* a coupling between the two halves of the grid: another pattern */
+    static double A3[N][N];
+    memcpy(A3, g2.A, sizeof A3);
+    A3[0][N - 1] = A3[N - 1][0] = -0.01;
+    sinew_crs M3 = crs_of(A3, &c3);
+    sinew_host_api h = host_with(jobs_threads);
+    sinew_ldl* s = NULL;
+    assert_int_equal(sinew_ldl_create(&h, &v1, &s), SINEW_OK);
+    assert_int_equal(sinew_ldl_refactor(s, &A2), SINEW_OK);
+    assert_int_equal(sinew_ldl_refactor(s, &M3), SINEW_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(g_errors, 0);
+    /* unchanged: still A2's factor */
+    sinew_ldl_solve(s, b, N, y, N);
+    assert_memory_equal(y, x[0], sizeof y);
+    assert_int_equal(sinew_ldl_refactor(s, &A2), SINEW_OK);
+    sinew_ldl_solve(s, b, N, y, N);
+    assert_memory_equal(y, x[0], sizeof y);
+    sinew_crs small = A2;
+    small.rows = N - 1;
+    assert_int_equal(sinew_ldl_refactor(s, &small), SINEW_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(g_errors, 1);
+    assert_int_equal(sinew_ldl_refactor(NULL, &A2), SINEW_ERROR_INVALID_ARGUMENT);
+    sinew_ldl_destroy(s);
+    free(g2.rows);
+    free(g2.values);
+}
+
 static void expect_refused(sinew_ldl_view v)
 {
     sinew_host_api h = host_with(jobs_serial);
@@ -417,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_strided_columns),
         cmocka_unit_test(test_solve_with_rows),
         cmocka_unit_test(test_like_shares_the_cut),
+        cmocka_unit_test(test_refactor_same_pattern),
         cmocka_unit_test(test_refuses_malformed_factors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
