@@ -6,9 +6,9 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
-#define SMALL_PAGE ((uintptr_t)4096u)
 #define HUGE_PAGE ((uintptr_t)2u << 20)
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -29,7 +29,8 @@ void sinew_advise_large_block(void* p, size_t size)
     if (!p || size < SINEW_POPULATED_BLOCK) return;
     if (size >= SINEW_LARGE_BLOCK) advise_inside(p, size, HUGE_PAGE, MADV_HUGEPAGE);
 #if defined(MADV_POPULATE_WRITE)
-    advise_inside(p, size, SMALL_PAGE, MADV_POPULATE_WRITE);
+    long page = sysconf(_SC_PAGESIZE);
+    if (page > 0) advise_inside(p, size, (uintptr_t)page, MADV_POPULATE_WRITE);
 #endif
 #else
     (void)p;

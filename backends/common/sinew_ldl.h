@@ -50,8 +50,8 @@ sinew_result sinew_ldl_create_like(const sinew_host_api* host, const sinew_ldl* 
 void sinew_ldl_destroy(sinew_ldl* s);
 
 /* Refactors s in place for a matrix A whose factor has s's pattern and permutation (the same
- * A with other values: ps's system plus collision weights on the diagonal, fps's contacts that
- * keep their pairs), on the host's jobs like a solve: A as rows of the symmetric matrix, both
+ * A with other values: fps's system with contacts that keep their pairs), on the host's jobs
+ * like a solve: A as rows of the symmetric matrix, both
  * triangles, in A's own numbering. SINEW_ERROR_INVALID_ARGUMENT without a log line when A's
  * factor has another pattern or a pivot is zero or not finite (the caller then factors A
  * another way), with one line for a matrix of another size or a column out of range; s is

@@ -76,7 +76,8 @@ static int factor_row(factor_job* job, uint32_t j, uint32_t own, row_scratch* w)
         const double yi = w->y[i];
         w->y[i] = 0.0;
         const uint32_t* rows = s->entry_row[q];
-        for (uint32_t e = P->ptr[c]; e < job->fill[i]; ++e) w->y[rows[e]] -= P->next_values[e] * yi;
+        for (uint32_t e = P->ptr[c]; e < job->fill[i]; ++e)
+            w->y[rows[e]] -= P->next_values[e] * yi;
         const double l = yi / P->next_diag[c];
         d -= l * yi;
         if (job->fill[i] >= P->ptr[c + 1u] || rows[job->fill[i]] != j) return 0;
@@ -143,11 +144,14 @@ static int start_job(sinew_ldl* s, factor_job* job)
     for (uint32_t q = 0; q < LDL_COUNT; ++q) {
         ldl_part* P = &s->part[q];
         if (!P->next_values)
-            P->next_values = (double*)sinew_host_alloc(host, ((size_t)P->ptr[P->m] + 1u) * sizeof(double));
-        if (!P->next_diag) P->next_diag = (double*)sinew_host_alloc(host, (P->m + 1u) * sizeof(double));
+            P->next_values =
+                (double*)sinew_host_alloc(host, ((size_t)P->ptr[P->m] + 1u) * sizeof(double));
+        if (!P->next_diag)
+            P->next_diag = (double*)sinew_host_alloc(host, (P->m + 1u) * sizeof(double));
         ok = ok && P->next_values && P->next_diag;
     }
-    for (uint32_t j = 0; ok && j < n; ++j) job->fill[j] = s->part[part_index(s, j)].ptr[s->local[j]];
+    for (uint32_t j = 0; ok && j < n; ++j)
+        job->fill[j] = s->part[part_index(s, j)].ptr[s->local[j]];
     return ok;
 }
 
@@ -167,8 +171,10 @@ static void swap_in(sinew_ldl* s)
 
 sinew_result sinew_ldl_refactor(sinew_ldl* s, const sinew_crs* A)
 {
-    if (!s || !A || !A->ptr || !A->col || !A->val)
-        return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!s) return SINEW_ERROR_INVALID_ARGUMENT;
+    if (!A || !A->ptr || !A->col || !A->val)
+        return sinew_host_fail(&s->host, SINEW_ERROR_INVALID_ARGUMENT,
+                               "ldl: refactoring without a matrix");
     if (A->rows != s->n)
         return sinew_host_fail(&s->host, SINEW_ERROR_INVALID_ARGUMENT,
                                "ldl: refactoring a matrix of %u rows with a factor of %u",

@@ -61,7 +61,8 @@ static int same_pattern(const fps_cholmod* c, const sinew_crs* K)
 static void keep_pattern(fps_cholmod* c, const sinew_crs* K)
 {
     const size_t nnz = K->ptr[c->n];
-    if (!c->pattern_ptr) c->pattern_ptr = (uint32_t*)sinew_host_alloc(&c->host, ((size_t)c->n + 1u) * 4u);
+    if (!c->pattern_ptr)
+        c->pattern_ptr = (uint32_t*)sinew_host_alloc(&c->host, ((size_t)c->n + 1u) * 4u);
     if (nnz > c->pattern_room) {
         sinew_host_free(&c->host, c->pattern_col);
         c->pattern_room = nnz + nnz / 4u + 16u;

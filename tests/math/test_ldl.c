@@ -445,6 +445,8 @@ static void test_refactor_same_pattern(void** state)
     small.rows = N - 1;
     assert_int_equal(sinew_ldl_refactor(s, &small), SINEW_ERROR_INVALID_ARGUMENT);
     assert_int_equal(g_errors, 1);
+    assert_int_equal(sinew_ldl_refactor(s, NULL), SINEW_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(g_errors, 2);
     assert_int_equal(sinew_ldl_refactor(NULL, &A2), SINEW_ERROR_INVALID_ARGUMENT);
     sinew_ldl_destroy(s);
     free(g2.rows);
