@@ -172,6 +172,20 @@ static double max_rel_diff(const double* a, const double* b, size_t count)
     return d / (m > 0.0 ? m : 1.0);
 }
 
+/* x = (K + A_col)^-1 b by a fresh analysis and factorization. */
+static void fresh_solve(const sinew_host_api* host, const sinew_crs* K, const sinew_crs* A_col,
+                        const double* b, double* x)
+{
+    fps_csr sum;
+    assert_int_equal(fps_csr_add(host, K, A_col, &sum), SINEW_OK);
+    sinew_crs sv = fps_csr_view(&sum);
+    fps_cholmod* fresh = NULL;
+    assert_int_equal(fps_cholmod_create(host, &sv, &fresh), SINEW_OK);
+    assert_int_equal(fps_cholmod_solve(fresh, b, K->rows, x, K->rows), SINEW_OK);
+    fps_cholmod_destroy(fresh);
+    fps_csr_free(host, &sum);
+}
+
 static void test_refactor(void** state)
 {
     (void)state;
@@ -217,12 +231,7 @@ static void test_refactor(void** state)
     print_message("male reduced system: %u unknowns, A_col adds %u entries outside K's pattern; "
                   "refactored solve residual %.2e\n", n, fresh_entries, res);
     assert_true(res < 1e-12);
-    fps_csr sum;
-    assert_int_equal(fps_csr_add(&host.api, &K, &Av, &sum), SINEW_OK);
-    sinew_crs sv = fps_csr_view(&sum);
-    fps_cholmod* fresh = NULL;
-    assert_int_equal(fps_cholmod_create(&host.api, &sv, &fresh), SINEW_OK);
-    assert_int_equal(fps_cholmod_solve(fresh, b, n, x2, n), SINEW_OK);
+    fresh_solve(&host.api, &K, &Av, b, x2);
     double d12 = max_rel_diff(x1, x2, 3u * n);
     print_message("refactorization against a fresh factorization: %.2e relative\n", d12);
     assert_true(d12 < 1e-12);
@@ -234,19 +243,12 @@ static void test_refactor(void** state)
     assert_int_equal(fps_sim_set_collision_matrix(sc, &Av), SINEW_OK);
     assert_int_equal(fps_sim_solve(sc, b, x1, &res), SINEW_OK);
     assert_true(res < 1e-12);
-    fps_csr sum2;
-    assert_int_equal(fps_csr_add(&host.api, &K, &Av, &sum2), SINEW_OK);
-    sinew_crs sv2 = fps_csr_view(&sum2);
-    fps_cholmod* fresh2 = NULL;
-    assert_int_equal(fps_cholmod_create(&host.api, &sv2, &fresh2), SINEW_OK);
-    assert_int_equal(fps_cholmod_solve(fresh2, b, n, x3, n), SINEW_OK);
+    fresh_solve(&host.api, &K, &Av, b, x3);
     double d13 = max_rel_diff(x1, x3, 3u * n);
     print_message("refactorization on the solver's pattern against a fresh factorization: "
                   "%.2e relative\n", d13);
     assert_true(d13 < 1e-12);
     assert_true(max_rel_diff(x3, x2, 3u * n) > 1e-6); /* the weights did change */
-    fps_cholmod_destroy(fresh2);
-    fps_csr_free(&host.api, &sum2);
     for (uint32_t e = 0; e < Acol.ptr[n]; ++e) Acol.val[e] *= 0.5;
     memset(x3, 0, sizeof(double) * 3u * n);
 
@@ -274,8 +276,6 @@ static void test_refactor(void** state)
     assert_int_equal(fps_sim_set_collision_matrix(sc, &bad), SINEW_ERROR_INVALID_ARGUMENT);
     assert_int_equal(host.log.count[SINEW_LOG_ERROR], 1);
 
-    fps_cholmod_destroy(fresh);
-    fps_csr_free(&host.api, &sum);
     free(Acol.ptr);
     free(Acol.col);
     free(Acol.val);
