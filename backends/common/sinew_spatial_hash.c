@@ -76,8 +76,9 @@ static int count_entries(sinew_spatial_hash* h, const double* boxes, uint32_t co
     return 1;
 }
 
-/* Room for `large` large boxes, `entries` entries and a table of at least twice as many
- * buckets as entries (which keeps buckets short), zeroed. 0 when out of memory. */
+/* Room for `large` large boxes, `entries` entries and a table of at least as many buckets as
+ * entries, zeroed (the table is what each build clears, sums and scatters through; twice as
+ * many buckets only shortened buckets that queries filter anyway). 0 when out of memory. */
 static int reserve(const sinew_host_api* host, sinew_spatial_hash* h, size_t entries,
                    uint32_t large)
 {
@@ -90,7 +91,7 @@ static int reserve(const sinew_host_api* host, sinew_spatial_hash* h, size_t ent
     if (!grow(host, &h->entry_bucket, &bucket_cap, entries ? entries : 1u)) return 0;
     h->entry_capacity = entry_cap < bucket_cap ? entry_cap : bucket_cap;
     uint32_t table = 64u;
-    while (table < SINEW_SPATIAL_HASH_MAX_TABLE && (size_t)table < 2u * entries) table <<= 1;
+    while (table < SINEW_SPATIAL_HASH_MAX_TABLE && (size_t)table < entries) table <<= 1;
     size_t table_cap = h->table_capacity;
     if (!grow(host, &h->bucket_start, &table_cap, (size_t)table + 1u)) return 0;
     h->table_capacity = (uint32_t)table_cap;

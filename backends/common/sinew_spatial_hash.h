@@ -132,7 +132,7 @@ static inline SINEW_HD uint32_t sinew_spatial_hash_query_point(const sinew_spati
 typedef struct sinew_spatial_hash {
     double cell;
     uint32_t max_cells;       /* boxes spanning more cubes go to `large` */
-    uint32_t table_size;      /* power of two, at least twice the entry count */
+    uint32_t table_size;      /* power of two, at least the entry count */
     uint32_t box_count;
     size_t entry_count;
     uint32_t* bucket_start;   /* table_size + 1 */
