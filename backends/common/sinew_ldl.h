@@ -11,7 +11,8 @@
  * rows of their own part or of the top, which each part accumulates privately), the top after
  * them; the backward solve runs the top, then each part on its own. The cut depends on the
  * factor's pattern only, never on the thread count, so every thread count gives the same
- * bits. */
+ * bits. The same cut lets a matrix of the factor's pattern be factored again on two threads
+ * (sinew_ldl_refactor): a part's rows reach only its own columns. */
 #ifndef SINEW_COMMON_LDL_H
 #define SINEW_COMMON_LDL_H
 
