@@ -125,24 +125,31 @@ static int cut_valid(const sinew_ldl_view* L, const uint32_t* part_of)
     return 1;
 }
 
-/* The elimination tree of the factor's pattern, its subtree weights and the cut. */
+/* The elimination tree of the factor's pattern: the parent of column j is the smallest row
+ * below its diagonal, -1 for a root. */
+static void elimination_tree(const sinew_ldl_view* L, int32_t* parent)
+{
+    for (uint32_t j = 0; j < L->n; ++j) {
+        parent[j] = -1;
+        for (int32_t p = L->colptr[j] + 1; p < L->colptr[j] + L->colcount[j]; ++p)
+            if (parent[j] < 0 || L->rows[p] < parent[j]) parent[j] = L->rows[p];
+    }
+}
+
+/* The subtree weights of the elimination tree (parent) and the cut. */
 static sinew_result cut_tree(const sinew_host_api* host, const sinew_ldl_view* L,
-                             uint32_t* part_of)
+                             const int32_t* parent, uint32_t* part_of)
 {
     uint32_t n = L->n;
-    int32_t* parent = (int32_t*)sinew_host_alloc(host, n * sizeof(int32_t));
     uint32_t* child_start = (uint32_t*)sinew_host_calloc(host, n + 2u, sizeof(uint32_t));
     uint32_t* child = (uint32_t*)sinew_host_alloc(host, (n + 1u) * sizeof(uint32_t));
     uint32_t* order = (uint32_t*)sinew_host_alloc(host, (n + 1u) * sizeof(uint32_t));
     uint32_t* heap = (uint32_t*)sinew_host_alloc(host, (n + 1u) * sizeof(uint32_t));
     double* weight = (double*)sinew_host_alloc(host, (n + 1u) * sizeof(double));
     sinew_result r = SINEW_OK;
-    if (!parent || !child_start || !child || !order || !heap || !weight)
+    if (!child_start || !child || !order || !heap || !weight)
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ldl: out of memory (%u columns)", n);
     for (uint32_t j = 0; r == SINEW_OK && j < n; ++j) {
-        parent[j] = -1;
-        for (int32_t p = L->colptr[j] + 1; p < L->colptr[j] + L->colcount[j]; ++p)
-            if (parent[j] < 0 || L->rows[p] < parent[j]) parent[j] = L->rows[p];
         weight[j] = (double)L->colcount[j];
         if (parent[j] >= 0) child_start[parent[j] + 2]++;
     }
@@ -160,7 +167,6 @@ static sinew_result cut_tree(const sinew_host_api* host, const sinew_ldl_view* L
         if (!cut_valid(L, part_of))
             for (uint32_t j = 0; j < n; ++j) part_of[j] = 0; /* one part: a plain solve */
     }
-    sinew_host_free(host, parent);
     sinew_host_free(host, child_start);
     sinew_host_free(host, child);
     sinew_host_free(host, order);
@@ -272,16 +278,16 @@ static sinew_result build_parts(sinew_ldl* s, const sinew_ldl_view* L, const uin
     return r;
 }
 
-/* What the numeric factorization needs of the pattern (sinew_ldl_internal.h): local numbers,
- * the elimination tree, the inverse permutation, the columns' parts and the entries' rows. */
+/* What the numeric factorization needs of the pattern besides the elimination tree
+ * (sinew_ldl_internal.h): local numbers, the inverse permutation, the columns' parts and the
+ * entries' rows. */
 static sinew_result keep_tree(sinew_ldl* s, const sinew_ldl_view* L, const uint32_t* local)
 {
     const uint32_t n = L->n;
     s->local = (uint32_t*)sinew_host_alloc(&s->host, n * sizeof(uint32_t));
-    s->parent = (int32_t*)sinew_host_alloc(&s->host, n * sizeof(int32_t));
     s->inv = (int32_t*)sinew_host_alloc(&s->host, n * sizeof(int32_t));
     s->col_part = (uint8_t*)sinew_host_alloc(&s->host, n);
-    int ok = s->local && s->parent && s->inv && s->col_part;
+    int ok = s->local && s->inv && s->col_part;
     for (uint32_t k = 0; k < LDL_COUNT; ++k) {
         s->entry_row[k] = (uint32_t*)sinew_host_alloc(
             &s->host, ((size_t)s->part[k].ptr[s->part[k].m] + 1u) * sizeof(uint32_t));
@@ -292,9 +298,6 @@ static sinew_result keep_tree(sinew_ldl* s, const sinew_ldl_view* L, const uint3
                                "ldl: out of memory (%u columns)", n);
     memcpy(s->local, local, n * sizeof(uint32_t));
     for (uint32_t j = 0; j < n; ++j) {
-        s->parent[j] = -1;
-        for (int32_t p = L->colptr[j] + 1; p < L->colptr[j] + L->colcount[j]; ++p)
-            if (s->parent[j] < 0 || L->rows[p] < s->parent[j]) s->parent[j] = L->rows[p];
         s->inv[L->perm[j]] = (int32_t)j;
         s->col_part[j] = s->row_part[L->perm[j]];
     }
@@ -431,7 +434,8 @@ sinew_result sinew_ldl_create(const sinew_host_api* host, const sinew_ldl_view* 
     uint32_t* local = (uint32_t*)sinew_host_alloc(host, L->n * sizeof(uint32_t));
     if (s) s->perm = (int32_t*)sinew_host_alloc(host, L->n * sizeof(int32_t));
     if (s) s->row_part = (uint8_t*)sinew_host_alloc(host, L->n);
-    if (!s || !part_of || !local || !s->perm || !s->row_part)
+    if (s) s->parent = (int32_t*)sinew_host_alloc(host, L->n * sizeof(int32_t));
+    if (!s || !part_of || !local || !s->perm || !s->row_part || !s->parent)
         r = sinew_host_fail(host, SINEW_ERROR_OUT_OF_MEMORY, "ldl: out of memory (%u columns)",
                             L->n);
     if (r == SINEW_OK) {
@@ -440,7 +444,8 @@ sinew_result sinew_ldl_create(const sinew_host_api* host, const sinew_ldl_view* 
     }
     if (r == SINEW_OK) {
         memcpy(s->perm, L->perm, L->n * sizeof(int32_t));
-        r = cut_tree(host, L, part_of);
+        elimination_tree(L, s->parent);
+        r = cut_tree(host, L, s->parent, part_of);
     }
     if (r == SINEW_OK) r = build_parts(s, L, part_of, local);
     if (r == SINEW_OK) r = keep_tree(s, L, local);
